@@ -1,0 +1,117 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/eddystream/eddy/internal/keys"
+	"github.com/eddystream/eddy/internal/runtime"
+	"github.com/eddystream/eddy/internal/state"
+)
+
+// BackendFactory creates the keyed state backend of one operator subtask
+// owning the key groups kgs.
+type BackendFactory func(ctx *runtime.Context, kgs state.KeyGroupRange) (state.Backend, error)
+
+// KeySpec says how an operator finds the key of its records.
+type KeySpec[K comparable, T any] struct {
+	// Key extracts the key of a record.
+	Key func(T) K
+	// Hash hashes a key; its value modulo the max parallelism is the key
+	// group.
+	Hash func(K) uint64
+	// Codec encodes keys for snapshots and byte-oriented backends; nil
+	// means the default codec of K.
+	Codec state.Codec[K]
+}
+
+// NewKeySpec returns the key spec of key, with the stable hash of K.
+func NewKeySpec[K comparable, T any](key func(T) K) (KeySpec[K, T], error) {
+	h, err := keys.HasherFor[K]()
+	if err != nil {
+		return KeySpec[K, T]{}, err
+	}
+	return KeySpec[K, T]{Key: key, Hash: h}, nil
+}
+
+// Partitioner returns the hash function an exchange uses to route records
+// of type T by this key.
+func (ks KeySpec[K, T]) Partitioner() func(T) uint64 {
+	key, hash := ks.Key, ks.Hash
+	return func(v T) uint64 { return hash(key(v)) }
+}
+
+// keyedBase is what every keyed operator has: its key groups, its state
+// backend and store, and the current key.
+type keyedBase[K comparable, T any] struct {
+	spec    KeySpec[K, T]
+	maxP    uint64
+	kgs     state.KeyGroupRange
+	backend state.Backend
+	kc      *state.KeyContext[K]
+	store   *state.Store[K]
+	ctx     *runtime.Context
+}
+
+func newKeyedBase[K comparable, T any](ctx *runtime.Context, spec KeySpec[K, T], newBackend BackendFactory) (*keyedBase[K, T], error) {
+	kgs := state.RangeOf(ctx.Subtask, ctx.Parallelism, ctx.MaxParallelism)
+	b, err := newBackend(ctx, kgs)
+	if err != nil {
+		return nil, fmt.Errorf("creating state backend: %w", err)
+	}
+	kc := &state.KeyContext[K]{}
+	codec := spec.Codec
+	if codec == nil {
+		codec = lazyCodec[K]()
+	}
+	return &keyedBase[K, T]{
+		spec: spec, maxP: uint64(ctx.MaxParallelism), kgs: kgs, backend: b, kc: kc, ctx: ctx,
+		store: state.NewStore(b, kc, ctx.ProcessingTime, codec),
+	}, nil
+}
+
+// setKeyOf makes v's key the current key and returns its key group.
+func (k *keyedBase[K, T]) setKeyOf(v T) int {
+	key := k.spec.Key(v)
+	kg := int(k.spec.Hash(key) % k.maxP)
+	if !k.kgs.Contains(kg) {
+		panic(fmt.Sprintf("ops: record with key %v in key group %d reached subtask %d owning %v", key, kg, k.ctx.Subtask, k.kgs))
+	}
+	k.kc.KG, k.kc.Key = kg, key
+	return kg
+}
+
+// setKey makes key (of key group kg) the current key.
+func (k *keyedBase[K, T]) setKey(kg int, key K) { k.kc.KG, k.kc.Key = kg, key }
+
+// Close closes the state backend.
+func (k *keyedBase[K, T]) Close() error { return k.backend.Close() }
+
+// lazyCodec returns the default codec of T, or a codec that fails when used
+// if T has none, so that jobs whose state is never encoded (heap state
+// without checkpoints) do not need one.
+func lazyCodec[T any]() state.Codec[T] {
+	c, err := state.DefaultCodec[T]()
+	if err != nil {
+		return failingCodec[T]{err}
+	}
+	return c
+}
+
+type failingCodec[T any] struct{ err error }
+
+func (f failingCodec[T]) Append(dst []byte, v T) []byte {
+	panic(&state.BackendError{Op: "encode", Err: f.err})
+}
+
+func (f failingCodec[T]) Decode(src []byte) (v T, n int, err error) { return v, 0, f.err }
+
+// newTimers returns a timer service of the operator's key groups.
+func newTimers[K, N comparable](k interface {
+	keyGroups() state.KeyGroupRange
+	keyCodec() state.Codec[K]
+}) *state.TimerService[K, N] {
+	return state.NewTimerService[K, N](k.keyGroups(), k.keyCodec(), lazyCodec[N]())
+}
+
+func (k *keyedBase[K, T]) keyGroups() state.KeyGroupRange { return k.kgs }
+func (k *keyedBase[K, T]) keyCodec() state.Codec[K]       { return k.store.KeyCodec() }

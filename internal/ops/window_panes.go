@@ -1,0 +1,343 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/eddystream/eddy/internal/runtime"
+	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/window"
+)
+
+// WindowLogic is what a window operator computes: how records accumulate in
+// a pane (or session) and what a firing window emits from the accumulators
+// of its panes.
+type WindowLogic[K comparable, T, ACC, O any] struct {
+	// Create returns an empty accumulator.
+	Create func() ACC
+	// Add adds a record to an accumulator and returns it.
+	Add func(acc ACC, v T) ACC
+	// Merge merges b into a and returns the result; it may modify a, not b.
+	// Session windows use it when sessions merge.
+	Merge func(a, b ACC) ACC
+	// Fire emits the result of window w of key from the accumulators of its
+	// panes, oldest first. It must not modify them.
+	Fire func(key K, w window.Window, accs []ACC, emit func(O)) error
+}
+
+// WindowOptions are the settings shared by the window operators.
+type WindowOptions struct {
+	// Assigner places records into windows.
+	Assigner window.Assigner
+	// AllowedLateness keeps windows for this long (ms) after they fire;
+	// records arriving in that time update the panes and fire the windows
+	// again.
+	AllowedLateness int64
+	// LateTag is the side output of records that arrive after their windows
+	// are gone; "" drops them (they are always counted).
+	LateTag string
+}
+
+// paneSet is the state of one key: its panes with data, by start time.
+type paneSet[ACC any] struct {
+	Starts []int64
+	Accs   []ACC
+}
+
+// find returns the index of the pane starting at start, or where it goes.
+func (p *paneSet[ACC]) find(start int64) (int, bool) {
+	// Records mostly land in the newest pane.
+	if n := len(p.Starts); n > 0 && p.Starts[n-1] == start {
+		return n - 1, true
+	}
+	return slices.BinarySearch(p.Starts, start)
+}
+
+// windowTimer is the namespace of a window operator's timers: the end of the
+// window to fire, or a pane cleanup.
+type windowTimer struct {
+	End     int64
+	Cleanup bool
+}
+
+// PaneWindow evaluates tumbling, sliding and cumulate windows on a keyed
+// stream through panes: each record updates the accumulator of the one pane
+// it falls in, and a window's result is assembled from its panes when the
+// watermark passes its end. Per key, one timer chain walks the windows that
+// have data.
+type PaneWindow[K comparable, T, ACC, O any] struct {
+	*keyedBase[K, T]
+	logic  WindowLogic[K, T, ACC, O]
+	a      window.Assigner
+	late   int64
+	panes  state.ValueTable[K, state.VoidNamespace, paneSet[ACC]]
+	timers *state.TimerService[K, windowTimer]
+	out    *Emitter[O]
+	lateE  *Emitter[T]
+	outs   map[string]any
+	wm     int64
+	emitFn func(O)
+	fireTS int64
+	accBuf []ACC
+	wakeAt int64
+}
+
+// NewPaneWindow returns a pane window operator writing results to the main
+// output of outs and late records to opts.LateTag.
+func NewPaneWindow[K comparable, T, ACC, O any](ctx *runtime.Context, spec KeySpec[K, T], newBackend BackendFactory,
+	opts WindowOptions, logic WindowLogic[K, T, ACC, O], outs map[string]any) (*PaneWindow[K, T, ACC, O], error) {
+	if err := opts.Assigner.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Assigner.Kind() == window.SessionKind {
+		return nil, fmt.Errorf("ops: session windows are not pane windows")
+	}
+	base, err := newKeyedBase(ctx, spec, newBackend)
+	if err != nil {
+		return nil, err
+	}
+	panes, err := state.NewValueTable(base.backend, "window-panes", base.keyCodec(), lazyCodec[state.VoidNamespace](), lazyCodec[paneSet[ACC]]())
+	if err != nil {
+		return nil, err
+	}
+	w := &PaneWindow[K, T, ACC, O]{
+		keyedBase: base, logic: logic, a: opts.Assigner, late: opts.AllowedLateness,
+		panes: panes, timers: newTimers[K, windowTimer](base),
+		out: NewEmitter(outs[""].(runtime.Input[O])), outs: outs, wm: runtime.MinWatermark,
+	}
+	w.emitFn = func(o O) { w.out.Emit(o, w.fireTS) }
+	if opts.LateTag != "" {
+		if o, ok := outs[opts.LateTag]; ok {
+			w.lateE = NewEmitter(o.(runtime.Input[T]))
+		}
+	}
+	return w, nil
+}
+
+// ProcessBatch adds every record to its pane.
+func (w *PaneWindow[K, T, ACC, O]) ProcessBatch(b *runtime.Batch[T]) error {
+	proc := w.a.IsProcessingTime()
+	var now int64
+	if proc {
+		now = w.ctx.ProcessingTime()
+	}
+	for i, v := range b.Data {
+		ts := b.TS[i]
+		if proc {
+			ts = now
+		} else if ts == runtime.NoTimestamp {
+			return fmt.Errorf("record has no event timestamp; give the source a watermark strategy with a timestamp extractor, or use processing-time windows")
+		}
+		if err := w.add(v, ts); err != nil {
+			return err
+		}
+	}
+	return w.flush()
+}
+
+func (w *PaneWindow[K, T, ACC, O]) flush() error {
+	if err := w.out.Flush(); err != nil {
+		return err
+	}
+	if w.lateE != nil {
+		return w.lateE.Flush()
+	}
+	return nil
+}
+
+// current returns the operator's notion of "now" for lateness: the
+// watermark, or processing time for processing-time windows.
+func (w *PaneWindow[K, T, ACC, O]) current() int64 {
+	if w.a.IsProcessingTime() {
+		return w.ctx.ProcessingTime() - 1
+	}
+	return w.wm
+}
+
+func (w *PaneWindow[K, T, ACC, O]) add(v T, ts int64) error {
+	p := w.a.Pane(ts)
+	first, last := w.a.FirstEnd(p), w.a.LastEnd(p)
+	if first > last {
+		return nil // the record falls in a gap between windows
+	}
+	now := w.current()
+	if last-1+w.late <= now {
+		w.ctx.Metrics.LateRecords.Add(1)
+		if w.lateE != nil {
+			w.lateE.Emit(v, ts)
+		}
+		return nil
+	}
+	kg := w.setKeyOf(v)
+	key := w.kc.Key
+	set, _ := w.panes.Get(kg, key, state.VoidNamespace{})
+	i, found := set.find(p.Start)
+	if found {
+		set.Accs[i] = w.logic.Add(set.Accs[i], v)
+	} else {
+		set.Starts = slices.Insert(set.Starts, i, p.Start)
+		set.Accs = slices.Insert(set.Accs, i, w.logic.Add(w.logic.Create(), v))
+	}
+	w.panes.Put(kg, key, state.VoidNamespace{}, set)
+	if first-1 > now {
+		if !found {
+			w.register(kg, key, first)
+		}
+		return nil
+	}
+	// Some windows of this pane have fired already: fire them again with
+	// the late record, and make sure the rest will fire.
+	e := first
+	for ; e <= last && e-1 <= now; e = w.a.Next(e) {
+		if err := w.emitWindow(kg, key, set, e); err != nil {
+			return err
+		}
+	}
+	if e <= last {
+		w.register(kg, key, e)
+	} else {
+		registerTimer(w.timers, w.a.IsProcessingTime(), kg, key, windowTimer{End: last, Cleanup: true}, last-1+w.late)
+	}
+	return nil
+}
+
+// register schedules the firing of the window ending at end for key.
+func (w *PaneWindow[K, T, ACC, O]) register(kg int, key K, end int64) {
+	registerTimer(w.timers, w.a.IsProcessingTime(), kg, key, windowTimer{End: end}, end-1)
+	if w.a.IsProcessingTime() {
+		w.scheduleWake()
+	}
+}
+
+// scheduleWake asks the subtask to wake the operator for its earliest
+// processing-time timer.
+func (w *PaneWindow[K, T, ACC, O]) scheduleWake() {
+	ts, ok := w.timers.NextProcessingTime()
+	if !ok || (w.wakeAt != 0 && w.wakeAt <= ts) {
+		return
+	}
+	w.wakeAt = ts
+	w.ctx.WakeAt(ts, func(now int64) error {
+		w.wakeAt = 0
+		if err := w.timers.AdvanceProcessingTime(now, w.onTimer); err != nil {
+			return err
+		}
+		w.scheduleWake()
+		return w.flush()
+	})
+}
+
+// emitWindow emits the result of the window ending at end from set.
+func (w *PaneWindow[K, T, ACC, O]) emitWindow(kg int, key K, set paneSet[ACC], end int64) error {
+	start := w.a.Start(end)
+	w.accBuf = w.accBuf[:0]
+	for i, s := range set.Starts {
+		if s >= start && s < end {
+			w.accBuf = append(w.accBuf, set.Accs[i])
+		}
+	}
+	if len(w.accBuf) == 0 {
+		return nil
+	}
+	w.fireTS = end - 1
+	err := w.logic.Fire(key, window.Window{Start: start, End: end}, w.accBuf, w.emitFn)
+	clear(w.accBuf)
+	return err
+}
+
+// onTimer fires a window or cleans up panes.
+func (w *PaneWindow[K, T, ACC, O]) onTimer(kg int, key K, t windowTimer, ts int64) error {
+	w.setKey(kg, key)
+	set, ok := w.panes.Get(kg, key, state.VoidNamespace{})
+	if !ok {
+		return nil
+	}
+	if !t.Cleanup {
+		if err := w.emitWindow(kg, key, set, t.End); err != nil {
+			return err
+		}
+	}
+	// Drop the panes whose windows have all fired and whose lateness has
+	// passed; find the next window with data.
+	now := max(ts, w.current())
+	next := int64(0)
+	hasNext := false
+	keep := 0
+	for i, s := range set.Starts {
+		p := window.Window{Start: s, End: s + w.a.PaneSize()}
+		last := w.a.LastEnd(p)
+		if last <= t.End {
+			// Every window of the pane has fired.
+			if last-1+w.late <= now {
+				continue
+			}
+			registerTimer(w.timers, w.a.IsProcessingTime(), kg, key, windowTimer{End: last, Cleanup: true}, last-1+w.late)
+		}
+		set.Starts[keep], set.Accs[keep] = s, set.Accs[i]
+		keep++
+		if t.Cleanup {
+			continue
+		}
+		c := max(w.a.FirstEnd(p), w.a.Next(t.End))
+		if c <= last && (!hasNext || c < next) {
+			next, hasNext = c, true
+		}
+	}
+	clear(set.Accs[keep:])
+	set.Starts, set.Accs = set.Starts[:keep], set.Accs[:keep]
+	if keep == 0 {
+		w.panes.Delete(kg, key, state.VoidNamespace{})
+	} else {
+		w.panes.Put(kg, key, state.VoidNamespace{}, set)
+	}
+	if hasNext {
+		w.register(kg, key, next)
+	}
+	return nil
+}
+
+// ProcessWatermark fires the windows wm completes, then forwards wm.
+func (w *PaneWindow[K, T, ACC, O]) ProcessWatermark(wm int64) error {
+	if wm <= w.wm {
+		return nil
+	}
+	w.wm = wm
+	if !w.a.IsProcessingTime() {
+		if err := w.timers.AdvanceWatermark(wm, w.onTimer); err != nil {
+			return err
+		}
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if err := w.out.Out().ProcessWatermark(wm); err != nil {
+		return err
+	}
+	return ForwardWatermark(w.outs, wm)
+}
+
+// EndInput fires what processing-time windows hold (event-time windows
+// fired on the final watermark), then ends the outputs.
+func (w *PaneWindow[K, T, ACC, O]) EndInput() error {
+	if w.a.IsProcessingTime() {
+		if err := w.timers.AdvanceProcessingTime(runtime.MaxWatermark, w.onTimer); err != nil {
+			return err
+		}
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if err := w.out.Out().EndInput(); err != nil {
+		return err
+	}
+	return ForwardEnd(w.outs)
+}
+
+// registerTimer registers a processing-time or an event-time timer.
+func registerTimer[K, N comparable](t *state.TimerService[K, N], proc bool, kg int, key K, n N, ts int64) {
+	if proc {
+		t.RegisterProcessingTime(kg, key, n, ts)
+	} else {
+		t.RegisterEventTime(kg, key, n, ts)
+	}
+}

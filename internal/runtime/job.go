@@ -1,0 +1,373 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config holds the settings of a job run.
+type Config struct {
+	// Parallelism is the default number of subtasks per operator.
+	Parallelism int
+	// MaxParallelism is the default number of key groups.
+	MaxParallelism int
+	// BatchSize is the number of records an exchange batch holds before it
+	// is sent.
+	BatchSize int
+	// Linger is how long a partly filled batch may wait before it is sent.
+	Linger time.Duration
+	// ChannelCapacity is the number of batches an exchange channel buffers
+	// before its sender blocks.
+	ChannelCapacity int
+	// DisableChaining runs every operator in its own subtasks.
+	DisableChaining bool
+	// Log receives the job's log records.
+	Log *slog.Logger
+	// Clock supplies processing time; nil means time.Now.
+	Clock func() time.Time
+}
+
+// EnsureDefaults fills unset fields with their defaults.
+func (c *Config) EnsureDefaults() {
+	if c.Parallelism <= 0 {
+		c.Parallelism = 1
+	}
+	if c.MaxParallelism <= 0 {
+		c.MaxParallelism = 128
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 1024
+	}
+	if c.Linger <= 0 {
+		c.Linger = 10 * time.Millisecond
+	}
+	if c.ChannelCapacity <= 0 {
+		c.ChannelCapacity = 4
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+}
+
+// Plan is the physical form of a graph: chains of operators and their
+// parallelism. It is what a job graph view shows.
+type Plan struct {
+	Chains []*Chain
+}
+
+// Chain is a group of operators fused into one subtask.
+type Chain struct {
+	Nodes       []*Node
+	Parallelism int
+}
+
+// Name joins the names of the chain's operators.
+func (c *Chain) Name() string {
+	names := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		names[i] = n.Name
+	}
+	return strings.Join(names, " -> ")
+}
+
+// String renders the plan, one chain a line, with the exchanges between.
+func (p *Plan) String() string {
+	var b strings.Builder
+	for _, c := range p.Chains {
+		fmt.Fprintf(&b, "%s (parallelism %d)\n", c.Name(), c.Parallelism)
+		for _, n := range c.Nodes {
+			for _, e := range n.Outputs {
+				if !e.chained {
+					fmt.Fprintf(&b, "  %s\n", e)
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// Compile resolves parallelism and partitioning and fuses chainable
+// operators.
+func Compile(g *Graph, cfg Config) (*Plan, error) {
+	cfg.EnsureDefaults()
+	for _, n := range g.Nodes {
+		n.parallelism = n.Parallelism
+		if n.parallelism <= 0 {
+			n.parallelism = cfg.Parallelism
+		}
+		n.maxParallelism = n.MaxParallelism
+		if n.maxParallelism <= 0 {
+			n.maxParallelism = cfg.MaxParallelism
+		}
+		if n.parallelism > n.maxParallelism {
+			return nil, fmt.Errorf("runtime: operator %q has parallelism %d above its max parallelism %d; lower the parallelism or raise the max parallelism", n.Name, n.parallelism, n.maxParallelism)
+		}
+		if n.Source == nil && n.Build == nil {
+			return nil, fmt.Errorf("runtime: operator %q has neither a source nor a build function", n.Name)
+		}
+		if n.Source == nil && len(n.Inputs) == 0 {
+			return nil, fmt.Errorf("runtime: operator %q has no input", n.Name)
+		}
+	}
+	for _, n := range g.Nodes {
+		for _, e := range n.Outputs {
+			if e.Partition == Forward && e.From.parallelism != e.To.parallelism {
+				e.Partition = Rebalance
+			}
+			e.chained = !cfg.DisableChaining && e.Partition == Forward && !e.From.NoChain && !e.To.NoChain &&
+				e.To.Source == nil && len(e.To.Inputs) == 1 && e.To.NumInputs == 1
+		}
+	}
+	p := &Plan{}
+	for _, n := range g.Nodes {
+		if len(n.Inputs) == 1 && n.Inputs[0].chained {
+			continue
+		}
+		c := &Chain{Parallelism: n.parallelism}
+		var walk func(*Node)
+		walk = func(m *Node) {
+			c.Nodes = append(c.Nodes, m)
+			for _, e := range m.Outputs {
+				if e.chained {
+					walk(e.To)
+				}
+			}
+		}
+		walk(n)
+		p.Chains = append(p.Chains, c)
+	}
+	return p, nil
+}
+
+// Job is a compiled graph ready to run.
+type Job struct {
+	Plan *Plan
+	cfg  Config
+
+	mu      sync.Mutex
+	metrics []*OperatorMetrics
+}
+
+// Metrics returns the counters of every operator subtask of a running or
+// finished job.
+func (j *Job) Metrics() []*OperatorMetrics {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]*OperatorMetrics(nil), j.metrics...)
+}
+
+// NewJob compiles g.
+func NewJob(g *Graph, cfg Config) (*Job, error) {
+	cfg.EnsureDefaults()
+	p, err := Compile(g, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Job{Plan: p, cfg: cfg}, nil
+}
+
+// Run executes the job until its bounded inputs end, an operator fails, or
+// ctx is cancelled. It returns the first operator failure; a cancelled job
+// returns nil.
+func (j *Job) Run(ctx context.Context) error {
+	cfg := j.cfg
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := ctx.Done()
+
+	// One gate per subtask of each chain head that has inputs.
+	gates := map[*Node][]*gate{}
+	for _, c := range j.Plan.Chains {
+		head := c.Nodes[0]
+		if head.Source != nil {
+			continue
+		}
+		gs := make([]*gate, c.Parallelism)
+		for i := range gs {
+			gs[i] = newGate()
+		}
+		gates[head] = gs
+	}
+	// Channels: for each network edge, sender subtask and receiver subtask.
+	type chanKey struct {
+		e        *Edge
+		from, to int
+	}
+	channels := map[chanKey]*inChannel{}
+	pools := map[*Edge]any{}
+	for _, c := range j.Plan.Chains {
+		head := c.Nodes[0]
+		for _, e := range head.Inputs {
+			ot := e.From.OutTypes[e.Tag]
+			if ot == nil {
+				return fmt.Errorf("runtime: operator %q has no output %q", e.From.Name, e.Tag)
+			}
+			pool, recycle := ot.newPool(cfg.BatchSize)
+			pools[e] = pool
+			for to := 0; to < head.parallelism; to++ {
+				for from := 0; from < e.From.parallelism; from++ {
+					if e.Partition == Forward && from != to {
+						continue
+					}
+					ch := gates[head][to].addChannel(e.Input, cfg.ChannelCapacity,
+						fmt.Sprintf("%s#%d", e.From.Name, from), recycle, done)
+					channels[chanKey{e, from, to}] = ch
+				}
+			}
+		}
+	}
+	for _, gs := range gates {
+		for _, g := range gs {
+			g.finish()
+		}
+	}
+
+	var tasks []*task
+	for _, c := range j.Plan.Chains {
+		head := c.Nodes[0]
+		for i := 0; i < c.Parallelism; i++ {
+			t := &task{name: c.Name(), subtask: i, linger: cfg.Linger, clock: cfg.Clock, done: done}
+			if gs := gates[head]; gs != nil {
+				t.gate = gs[i]
+			}
+			built := map[*Node]*Built{}
+			var build func(n *Node) error
+			build = func(n *Node) error {
+				ctx := &Context{
+					Operator: n.Name, Subtask: i, Parallelism: n.parallelism, MaxParallelism: n.maxParallelism,
+					Log: cfg.Log.With("operator", n.Name, "subtask", i), Metrics: &OperatorMetrics{Name: n.Name},
+					now: t.now, done: done,
+				}
+				ctx.wakeAt = func(ts int64, fn func(int64) error) { t.timers.add(ts, fn, ctx) }
+				j.mu.Lock()
+				j.metrics = append(j.metrics, ctx.Metrics)
+				j.mu.Unlock()
+				outs := map[string][]any{}
+				for _, e := range n.Outputs {
+					if e.chained {
+						if err := build(e.To); err != nil {
+							return err
+						}
+						outs[e.Tag] = append(outs[e.Tag], built[e.To].Inputs[0])
+						continue
+					}
+					var targets []*inChannel
+					for to := 0; to < e.To.parallelism; to++ {
+						if ch, ok := channels[chanKey{e, i, to}]; ok {
+							targets = append(targets, ch)
+						}
+					}
+					w, f := n.OutTypes[e.Tag].newWriter(e, targets, pools[e], cfg.BatchSize, e.To.maxParallelism)
+					t.writers = append(t.writers, f)
+					outs[e.Tag] = append(outs[e.Tag], w)
+				}
+				combined := map[string]any{}
+				for tag, ot := range n.OutTypes {
+					combined[tag] = ot.combine(outs[tag])
+				}
+				if n.Source != nil {
+					d, err := n.Source(ctx, combined)
+					if err != nil {
+						return ctx.wrap(err)
+					}
+					t.source = d
+					t.headCtx = ctx
+					return nil
+				}
+				b, err := buildGuarded(ctx, n, combined)
+				if err != nil {
+					return err
+				}
+				for k, in := range b.Inputs {
+					b.Inputs[k] = n.InTypes[k].guard(in, ctx)
+				}
+				var closer Closer
+				if b.Control == nil {
+					b.Control = b.Inputs[0].(Control)
+				} else {
+					closer, _ = b.Control.(Closer)
+					b.Control = &guardControl{c: b.Control, ctx: ctx}
+				}
+				if cl, ok := b.Inputs[0].(closerOf); ok {
+					if c := cl.closer(); c != nil {
+						t.closers = append(t.closers, c)
+					}
+				}
+				if closer != nil {
+					t.closers = append(t.closers, closer)
+				}
+				built[n] = b
+				if n == head {
+					t.headCtx = ctx
+					t.control = b.Control
+					t.deliver = make([]func(any) error, len(b.Inputs))
+					for k, in := range b.Inputs {
+						t.deliver[k] = n.InTypes[k].bind(in)
+					}
+				}
+				return nil
+			}
+			if err := build(head); err != nil {
+				for _, pt := range tasks {
+					for _, c := range pt.closers {
+						c.Close()
+					}
+				}
+				return err
+			}
+			tasks = append(tasks, t)
+		}
+	}
+
+	var (
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+	)
+	for _, t := range tasks {
+		wg.Add(1)
+		go func(t *task) {
+			defer wg.Done()
+			if err := t.run(); err != nil {
+				errMu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				errMu.Unlock()
+				cancel()
+			}
+		}(t)
+	}
+	wg.Wait()
+	return firstErr
+}
+
+func buildGuarded(ctx *Context, n *Node, outs map[string]any) (b *Built, err error) {
+	defer ctx.recoverInto(&err)
+	b, err = n.Build(ctx, outs)
+	if err != nil {
+		return nil, ctx.wrap(err)
+	}
+	if b == nil || len(b.Inputs) != len(n.InTypes) {
+		return nil, ctx.wrap(errors.New("runtime: build returned the wrong number of inputs"))
+	}
+	return b, nil
+}
+
+// closerOf lets a guarded input expose the Closer of the operator it wraps.
+type closerOf interface {
+	closer() Closer
+}
+
+func (g *guard[T]) closer() Closer {
+	c, _ := g.in.(Closer)
+	return c
+}

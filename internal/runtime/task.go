@@ -1,0 +1,258 @@
+package runtime
+
+import (
+	"errors"
+	"time"
+)
+
+// task is one subtask of an operator chain: a goroutine that reads its gate
+// (or drives its source), runs the chain, and writes to its exchanges.
+type task struct {
+	name    string // the chain's name, for logs
+	subtask int
+
+	gate    *gate
+	deliver []func(payload any) error // per input index
+	control Control
+	headCtx *Context
+	source  SourceDriver
+
+	writers []flusher
+	closers []Closer
+	timers  procTimers
+
+	linger time.Duration
+	clock  func() time.Time
+	done   <-chan struct{}
+}
+
+func (t *task) now() int64 { return millis(t.clock()) }
+
+// run executes the subtask until its input ends, it fails, or the job is
+// cancelled.
+func (t *task) run() (err error) {
+	defer func() {
+		for _, c := range t.closers {
+			if cerr := c.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+		if t.source != nil {
+			if cerr := t.source.Close(); cerr != nil && err == nil {
+				err = t.headCtx.wrap(cerr)
+			}
+		}
+	}()
+	if t.source != nil {
+		err = t.runSource()
+	} else {
+		err = t.runInputs()
+	}
+	if errors.Is(err, errCanceled) {
+		return nil
+	}
+	return err
+}
+
+// flushAll sends every partly filled batch.
+func (t *task) flushAll() error {
+	for _, w := range t.writers {
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *task) setIdle(idle bool) error {
+	for _, w := range t.writers {
+		if err := w.setIdle(idle); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fireTimers runs the processing-time callbacks that are due.
+func (t *task) fireTimers() error {
+	if ts, ok := t.timers.next(); ok && ts <= t.now() {
+		return t.timers.fire(t.now())
+	}
+	return nil
+}
+
+func (t *task) runSource() error {
+	lastFlush := t.clock()
+	idle := false
+	for {
+		select {
+		case <-t.done:
+			return errCanceled
+		default:
+		}
+		res, err := callStep(t.headCtx, t.source)
+		if err != nil {
+			return err
+		}
+		if res.Done {
+			return t.flushAll()
+		}
+		if res.Idle != idle {
+			idle = res.Idle
+			if err := t.setIdle(idle); err != nil {
+				return err
+			}
+		}
+		if err := t.fireTimers(); err != nil {
+			return err
+		}
+		if res.N == 0 {
+			if err := t.flushAll(); err != nil {
+				return err
+			}
+			lastFlush = t.clock()
+		} else if now := t.clock(); now.Sub(lastFlush) >= t.linger {
+			if err := t.flushAll(); err != nil {
+				return err
+			}
+			lastFlush = now
+		}
+	}
+}
+
+func callStep(ctx *Context, s SourceDriver) (res StepResult, err error) {
+	defer ctx.recoverInto(&err)
+	res, err = s.Step()
+	return res, ctx.wrap(err)
+}
+
+func (t *task) runInputs() error {
+	g := t.gate
+	lastFlush := t.clock()
+	var wake *time.Timer
+	for {
+		c, m, ok := g.poll()
+		if !ok {
+			// Nothing waiting: send what is buffered, then block.
+			if err := t.flushAll(); err != nil {
+				return err
+			}
+			lastFlush = t.clock()
+			var wakeC <-chan time.Time
+			if ts, ok := t.timers.next(); ok {
+				d := time.Duration(ts-t.now()) * time.Millisecond
+				if d <= 0 {
+					if err := t.timers.fire(t.now()); err != nil {
+						return err
+					}
+					continue
+				}
+				if wake == nil {
+					wake = time.NewTimer(d)
+				} else {
+					wake.Reset(d)
+				}
+				wakeC = wake.C
+			}
+			select {
+			case idx := <-g.ready:
+				if c, m, ok = g.take(idx); !ok {
+					continue
+				}
+			case <-wakeC:
+				if err := t.timers.fire(t.now()); err != nil {
+					return err
+				}
+				continue
+			case <-t.done:
+				return errCanceled
+			}
+		}
+		finished, err := t.handle(c, m)
+		if err != nil {
+			return err
+		}
+		if finished {
+			return t.flushAll()
+		}
+		if err := t.fireTimers(); err != nil {
+			return err
+		}
+		if now := t.clock(); now.Sub(lastFlush) >= t.linger {
+			if err := t.flushAll(); err != nil {
+				return err
+			}
+			lastFlush = now
+		}
+	}
+}
+
+// handle processes one message from channel c. It reports whether all
+// inputs have ended.
+func (t *task) handle(c *inChannel, m message) (finished bool, err error) {
+	g := t.gate
+	i := int(c.idx)
+	switch m.kind {
+	case msgData:
+		err = t.deliver[c.input](m.payload)
+		c.recycle(m.payload)
+		return false, err
+	case msgWatermark:
+		if m.val > g.wm[i] {
+			g.wm[i] = m.val
+		}
+		return false, t.advance()
+	case msgIdle, msgActive:
+		g.idle[i] = m.kind == msgIdle
+		if idle, changed := g.status(); changed {
+			if err := t.setIdle(idle); err != nil {
+				return false, err
+			}
+		}
+		return false, t.advance()
+	case msgBarrier:
+		if g.blockForBarrier(i, m.val) {
+			return false, t.aligned()
+		}
+		return false, nil
+	case msgEnd:
+		g.ended[i] = true
+		g.nEnded++
+		if err := t.advance(); err != nil {
+			return false, err
+		}
+		if g.alignedLater() {
+			if err := t.aligned(); err != nil {
+				return false, err
+			}
+		}
+		if g.nEnded == len(g.chans) {
+			return true, t.control.EndInput()
+		}
+		return false, nil
+	}
+	panic("runtime: unknown message kind")
+}
+
+// advance passes the combined watermark on if it moved.
+func (t *task) advance() error {
+	if wm, moved := t.gate.watermark(); moved {
+		t.headCtx.Metrics.Watermark.Store(wm)
+		return t.control.ProcessWatermark(wm)
+	}
+	return nil
+}
+
+// aligned is called when every live channel has delivered the barrier of
+// the checkpoint being aligned: the chain snapshots its state, the barrier
+// goes downstream, and the channels are released.
+func (t *task) aligned() error {
+	id := t.gate.barrier
+	for _, w := range t.writers {
+		if err := w.broadcastBarrier(id); err != nil {
+			return err
+		}
+	}
+	t.gate.unblockAll()
+	return nil
+}

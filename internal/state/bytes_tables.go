@@ -1,0 +1,217 @@
+package state
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Key layout of tables on a BytesBackend:
+//
+//	key group (2 bytes, big-endian) | table id (4 bytes, big-endian) | key | namespace [| user key]
+//
+// Codec encodings are prefix-free, so the keys of one (key, namespace) map
+// share a prefix that no other pair's keys have.
+
+// tablePrefixLen is the length of the key group and table id at the front
+// of every key.
+const tablePrefixLen = 6
+
+func appendTablePrefix(dst []byte, kg int, id uint32) []byte {
+	return binary.BigEndian.AppendUint32(append(dst, byte(kg>>8), byte(kg)), id)
+}
+
+// corrupt panics with a BackendError for stored bytes that do not decode: the
+// storage holds something the table did not write.
+func corrupt(name string, err error) {
+	panic(&BackendError{Op: fmt.Sprintf("decode table %q", name), Err: err})
+}
+
+// bytesValueTable is a ValueTable on a BytesBackend. key and val are scratch
+// buffers reused by every call, so Get and Put of primitive types do not
+// allocate.
+type bytesValueTable[K, N comparable, V any] struct {
+	b    BytesBackend
+	name string
+	id   uint32
+	kgs  KeyGroupRange
+	kc   Codec[K]
+	nc   Codec[N]
+	vc   Codec[V]
+	key  []byte
+	val  []byte
+}
+
+func newBytesValueTable[K, N comparable, V any](b BytesBackend, name string, id uint32, kc Codec[K], nc Codec[N], vc Codec[V]) *bytesValueTable[K, N, V] {
+	return &bytesValueTable[K, N, V]{b: b, name: name, id: id, kgs: b.KeyGroups(), kc: kc, nc: nc, vc: vc}
+}
+
+func (t *bytesValueTable[K, N, V]) encodeKey(kg int, k K, n N) []byte {
+	checkKeyGroup(kg, t.kgs)
+	t.key = t.nc.Append(t.kc.Append(appendTablePrefix(t.key[:0], kg, t.id), k), n)
+	return t.key
+}
+
+// Get returns the value for (k, n), or ok=false.
+func (t *bytesValueTable[K, N, V]) Get(kg int, k K, n N) (v V, ok bool) {
+	raw, ok := t.b.Get(t.encodeKey(kg, k, n))
+	if !ok {
+		return v, false
+	}
+	v, _, err := t.vc.Decode(raw)
+	if err != nil {
+		corrupt(t.name, err)
+	}
+	return v, true
+}
+
+// Put stores v for (k, n).
+func (t *bytesValueTable[K, N, V]) Put(kg int, k K, n N, v V) {
+	key := t.encodeKey(kg, k, n)
+	t.val = t.vc.Append(t.val[:0], v)
+	t.b.Set(key, t.val)
+}
+
+// Delete removes the value for (k, n), if any.
+func (t *bytesValueTable[K, N, V]) Delete(kg int, k K, n N) {
+	t.b.Delete(t.encodeKey(kg, k, n))
+}
+
+// Range calls fn for every entry of key group kg until fn returns false.
+func (t *bytesValueTable[K, N, V]) Range(kg int, fn func(k K, n N, v V) bool) {
+	checkKeyGroup(kg, t.kgs)
+	prefix := appendTablePrefix(make([]byte, 0, tablePrefixLen), kg, t.id)
+	t.b.Scan(prefix, func(key, raw []byte) bool {
+		var k K
+		var n N
+		var v V
+		pos, err := decodeAt(t.kc, key, tablePrefixLen, &k)
+		if err == nil {
+			pos, err = decodeAt(t.nc, key, pos, &n)
+		}
+		if err == nil && pos != len(key) {
+			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
+		}
+		if err == nil {
+			_, err = decodeAt(t.vc, raw, 0, &v)
+		}
+		if err != nil {
+			corrupt(t.name, err)
+		}
+		return fn(k, n, v)
+	})
+}
+
+// bytesMapTable is a MapTable on a BytesBackend: one backend entry per user
+// entry, under key | namespace | user key.
+type bytesMapTable[K, N, UK comparable, UV any] struct {
+	b    BytesBackend
+	name string
+	id   uint32
+	kgs  KeyGroupRange
+	kc   Codec[K]
+	nc   Codec[N]
+	ukc  Codec[UK]
+	uvc  Codec[UV]
+	key  []byte
+	val  []byte
+}
+
+func newBytesMapTable[K, N, UK comparable, UV any](b BytesBackend, name string, id uint32, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV]) *bytesMapTable[K, N, UK, UV] {
+	return &bytesMapTable[K, N, UK, UV]{b: b, name: name, id: id, kgs: b.KeyGroups(), kc: kc, nc: nc, ukc: ukc, uvc: uvc}
+}
+
+// appendMapPrefix appends the prefix of the map of (k, n).
+func (t *bytesMapTable[K, N, UK, UV]) appendMapPrefix(dst []byte, kg int, k K, n N) []byte {
+	checkKeyGroup(kg, t.kgs)
+	return t.nc.Append(t.kc.Append(appendTablePrefix(dst, kg, t.id), k), n)
+}
+
+func (t *bytesMapTable[K, N, UK, UV]) encodeKey(kg int, k K, n N, uk UK) []byte {
+	t.key = t.ukc.Append(t.appendMapPrefix(t.key[:0], kg, k, n), uk)
+	return t.key
+}
+
+func (t *bytesMapTable[K, N, UK, UV]) decodeValue(raw []byte) UV {
+	uv, _, err := t.uvc.Decode(raw)
+	if err != nil {
+		corrupt(t.name, err)
+	}
+	return uv
+}
+
+// Get returns the value for uk in the map of (k, n).
+func (t *bytesMapTable[K, N, UK, UV]) Get(kg int, k K, n N, uk UK) (uv UV, ok bool) {
+	raw, ok := t.b.Get(t.encodeKey(kg, k, n, uk))
+	if !ok {
+		return uv, false
+	}
+	return t.decodeValue(raw), true
+}
+
+// Put sets uk to uv in the map of (k, n).
+func (t *bytesMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
+	key := t.encodeKey(kg, k, n, uk)
+	t.val = t.uvc.Append(t.val[:0], uv)
+	t.b.Set(key, t.val)
+}
+
+// Delete removes uk from the map of (k, n).
+func (t *bytesMapTable[K, N, UK, UV]) Delete(kg int, k K, n N, uk UK) {
+	t.b.Delete(t.encodeKey(kg, k, n, uk))
+}
+
+// Clear removes the whole map of (k, n).
+func (t *bytesMapTable[K, N, UK, UV]) Clear(kg int, k K, n N) {
+	t.b.DeletePrefix(t.appendMapPrefix(nil, kg, k, n))
+}
+
+// IsEmpty reports whether the map of (k, n) has no entries.
+func (t *bytesMapTable[K, N, UK, UV]) IsEmpty(kg int, k K, n N) bool {
+	empty := true
+	t.b.Scan(t.appendMapPrefix(nil, kg, k, n), func(_, _ []byte) bool {
+		empty = false
+		return false
+	})
+	return empty
+}
+
+// Entries calls fn for each entry of the map of (k, n) until it returns false.
+func (t *bytesMapTable[K, N, UK, UV]) Entries(kg int, k K, n N, fn func(uk UK, uv UV) bool) {
+	prefix := t.appendMapPrefix(nil, kg, k, n)
+	t.b.Scan(prefix, func(key, raw []byte) bool {
+		var uk UK
+		pos, err := decodeAt(t.ukc, key, len(prefix), &uk)
+		if err == nil && pos != len(key) {
+			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
+		}
+		if err != nil {
+			corrupt(t.name, err)
+		}
+		return fn(uk, t.decodeValue(raw))
+	})
+}
+
+// Range calls fn for every entry of key group kg until fn returns false.
+func (t *bytesMapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv UV) bool) {
+	checkKeyGroup(kg, t.kgs)
+	prefix := appendTablePrefix(make([]byte, 0, tablePrefixLen), kg, t.id)
+	t.b.Scan(prefix, func(key, raw []byte) bool {
+		var k K
+		var n N
+		var uk UK
+		pos, err := decodeAt(t.kc, key, tablePrefixLen, &k)
+		if err == nil {
+			pos, err = decodeAt(t.nc, key, pos, &n)
+		}
+		if err == nil {
+			pos, err = decodeAt(t.ukc, key, pos, &uk)
+		}
+		if err == nil && pos != len(key) {
+			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
+		}
+		if err != nil {
+			corrupt(t.name, err)
+		}
+		return fn(k, n, uk, t.decodeValue(raw))
+	})
+}

@@ -1,0 +1,144 @@
+// Package memtest is a BytesBackend kept in memory: a map from key to value
+// plus a sorted index of keys rebuilt when a scan finds it stale. It runs the
+// bytes path of the typed tables (the one the Pebble backend will take)
+// without a disk, in tests and benchmarks.
+package memtest
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/eddystream/eddy/internal/state"
+)
+
+// Backend is an in-memory BytesBackend.
+//
+// Concurrency: used on its subtask's goroutine only.
+type Backend struct {
+	kgs    state.KeyGroupRange
+	maxP   int
+	data   map[string]*entry
+	sorted []string // every key in data, in order, and maybe deleted ones
+	stale  bool     // keys were added since sorted was built
+	tables map[string]table
+	nextID uint32
+}
+
+type entry struct{ value []byte }
+
+type table struct {
+	id   uint32
+	kind string
+}
+
+var _ state.BytesBackend = (*Backend)(nil)
+
+// New returns an empty backend for the key groups kgs of an operator with
+// maxParallelism key groups. It panics if kgs does not lie within
+// [0, maxParallelism) or maxParallelism is out of [1, state.MaxKeyGroups].
+func New(kgs state.KeyGroupRange, maxParallelism int) *Backend {
+	if maxParallelism < 1 || maxParallelism > state.MaxKeyGroups || kgs.Start < 0 || kgs.End < kgs.Start || kgs.End > maxParallelism {
+		panic(fmt.Sprintf("memtest: key groups %v do not fit max parallelism %d", kgs, maxParallelism))
+	}
+	return &Backend{kgs: kgs, maxP: maxParallelism, data: map[string]*entry{}, tables: map[string]table{}}
+}
+
+// KeyGroups returns the key groups the backend holds state for.
+func (b *Backend) KeyGroups() state.KeyGroupRange { return b.kgs }
+
+// MaxParallelism returns the total number of key groups of the operator.
+func (b *Backend) MaxParallelism() int { return b.maxP }
+
+// Close drops all data.
+func (b *Backend) Close() error {
+	b.data, b.sorted = nil, nil
+	return nil
+}
+
+// TableID returns the id of the table called name, allocating one on first
+// use, or an error wrapping state.ErrIncompatibleTable if name has another
+// kind.
+func (b *Backend) TableID(name, kind string) (uint32, error) {
+	if t, ok := b.tables[name]; ok {
+		if t.kind != kind {
+			return 0, state.IncompatibleTableError(name, t.kind, kind)
+		}
+		return t.id, nil
+	}
+	b.nextID++
+	b.tables[name] = table{b.nextID, kind}
+	return b.nextID, nil
+}
+
+// Len returns the number of keys stored.
+func (b *Backend) Len() int { return len(b.data) }
+
+// Get returns the value stored under key, or ok=false.
+func (b *Backend) Get(key []byte) ([]byte, bool) {
+	e, ok := b.data[string(key)]
+	if !ok {
+		return nil, false
+	}
+	return e.value, true
+}
+
+// Set stores a copy of value under a copy of key.
+func (b *Backend) Set(key, value []byte) {
+	if e, ok := b.data[string(key)]; ok {
+		e.value = append(e.value[:0], value...)
+		return
+	}
+	b.data[string(key)] = &entry{value: bytes.Clone(value)}
+	b.stale = true
+}
+
+// Delete removes key.
+func (b *Backend) Delete(key []byte) {
+	delete(b.data, string(key))
+}
+
+// DeletePrefix removes every key that starts with prefix.
+func (b *Backend) DeletePrefix(prefix []byte) {
+	for _, k := range b.keys(prefix) {
+		if !strings.HasPrefix(k, string(prefix)) {
+			break
+		}
+		delete(b.data, k)
+	}
+}
+
+// Scan calls fn for each key starting with prefix, in key order, until fn
+// returns false. Keys fn adds are not visited.
+func (b *Backend) Scan(prefix []byte, fn func(key, value []byte) bool) {
+	for _, k := range b.keys(prefix) {
+		if !strings.HasPrefix(k, string(prefix)) {
+			return
+		}
+		e, ok := b.data[k]
+		if !ok {
+			continue
+		}
+		if !fn([]byte(k), e.value) {
+			return
+		}
+	}
+}
+
+// keys returns the sorted keys from the first one not before prefix, first
+// rebuilding the index if it is stale or mostly deleted keys. A rebuild
+// makes a new slice, so scans in progress keep theirs.
+func (b *Backend) keys(prefix []byte) []string {
+	if b.stale || len(b.sorted) > 2*len(b.data)+64 {
+		sorted := make([]string, 0, len(b.data))
+		for k := range b.data {
+			sorted = append(sorted, k)
+		}
+		slices.Sort(sorted)
+		b.sorted, b.stale = sorted, false
+	}
+	i := sort.Search(len(b.sorted), func(i int) bool { return b.sorted[i] >= string(prefix) })
+	return b.sorted[i:]
+}

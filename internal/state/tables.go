@@ -1,0 +1,151 @@
+package state
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// NewValueTable returns the value table called name on b, creating it on first
+// use. A nil codec means DefaultCodec. Declaring a name again with the same
+// types returns the same table (on an object backend, the same object; the
+// codecs of the first declaration stay); with other types it returns an error
+// that wraps ErrIncompatibleTable and names the table and both kinds.
+func NewValueTable[K, N comparable, V any](b Backend, name string, kc Codec[K], nc Codec[N], vc Codec[V]) (ValueTable[K, N, V], error) {
+	kind := fmt.Sprintf("value[%s,%s,%s]", typeName[K](), typeName[N](), typeName[V]())
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	var err error
+	if kc, err = codecOrDefault(kc); err != nil {
+		return nil, fmt.Errorf("state: table %q: key: %w", name, err)
+	}
+	if nc, err = codecOrDefault(nc); err != nil {
+		return nil, fmt.Errorf("state: table %q: namespace: %w", name, err)
+	}
+	if vc, err = codecOrDefault(vc); err != nil {
+		return nil, fmt.Errorf("state: table %q: value: %w", name, err)
+	}
+	switch b := b.(type) {
+	case ObjectBackend:
+		if t, ok := b.Table(name); ok {
+			if vt, ok := t.(*objectValueTable[K, N, V]); ok {
+				return vt, nil
+			}
+			return nil, incompatible(name, t.Kind(), kind)
+		}
+		t := newObjectValueTable(kind, b.KeyGroups(), kc, nc, vc)
+		if err := b.RegisterTable(name, t); err != nil {
+			return nil, err
+		}
+		return t, nil
+	case BytesBackend:
+		id, err := b.TableID(name, kind)
+		if err != nil {
+			return nil, err
+		}
+		return newBytesValueTable(b, name, id, kc, nc, vc), nil
+	}
+	return nil, fmt.Errorf("state: backend %T is neither an ObjectBackend nor a BytesBackend", b)
+}
+
+// NewMapTable returns the map table called name on b, creating it on first
+// use, with the same rules as NewValueTable.
+func NewMapTable[K, N, UK comparable, UV any](b Backend, name string, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV]) (MapTable[K, N, UK, UV], error) {
+	kind := fmt.Sprintf("map[%s,%s,%s,%s]", typeName[K](), typeName[N](), typeName[UK](), typeName[UV]())
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	var err error
+	if kc, err = codecOrDefault(kc); err != nil {
+		return nil, fmt.Errorf("state: table %q: key: %w", name, err)
+	}
+	if nc, err = codecOrDefault(nc); err != nil {
+		return nil, fmt.Errorf("state: table %q: namespace: %w", name, err)
+	}
+	if ukc, err = codecOrDefault(ukc); err != nil {
+		return nil, fmt.Errorf("state: table %q: user key: %w", name, err)
+	}
+	if uvc, err = codecOrDefault(uvc); err != nil {
+		return nil, fmt.Errorf("state: table %q: user value: %w", name, err)
+	}
+	switch b := b.(type) {
+	case ObjectBackend:
+		if t, ok := b.Table(name); ok {
+			if mt, ok := t.(*objectMapTable[K, N, UK, UV]); ok {
+				return mt, nil
+			}
+			return nil, incompatible(name, t.Kind(), kind)
+		}
+		t := newObjectMapTable(kind, b.KeyGroups(), kc, nc, ukc, uvc)
+		if err := b.RegisterTable(name, t); err != nil {
+			return nil, err
+		}
+		return t, nil
+	case BytesBackend:
+		id, err := b.TableID(name, kind)
+		if err != nil {
+			return nil, err
+		}
+		return newBytesMapTable(b, name, id, kc, nc, ukc, uvc), nil
+	}
+	return nil, fmt.Errorf("state: backend %T is neither an ObjectBackend nor a BytesBackend", b)
+}
+
+// DropKeyGroup removes all state of key group kg from b: every table of an
+// object backend, or every key under kg on a bytes backend. The runtime calls
+// it for key groups it restored but does not own.
+func DropKeyGroup(b Backend, kg int) {
+	switch b := b.(type) {
+	case ObjectBackend:
+		for _, name := range b.Tables() {
+			t, _ := b.Table(name)
+			t.DropKeyGroup(kg)
+		}
+	case BytesBackend:
+		b.DeletePrefix([]byte{byte(kg >> 8), byte(kg)})
+	default:
+		panic(fmt.Sprintf("state: backend %T is neither an ObjectBackend nor a BytesBackend", b))
+	}
+}
+
+// IncompatibleTableError returns the error for declaring table name, which
+// has kind was, as kind now. It wraps ErrIncompatibleTable. Backends use it
+// so that the message reads the same everywhere.
+func IncompatibleTableError(name, was, now string) error {
+	return incompatible(name, was, now)
+}
+
+func incompatible(name, was, now string) error {
+	return fmt.Errorf("state: table %q is %s and cannot be declared as %s (use another name): %w", name, was, now, ErrIncompatibleTable)
+}
+
+func checkName(name string) error {
+	if name == "" {
+		return fmt.Errorf("state: a table needs a name")
+	}
+	return nil
+}
+
+func codecOrDefault[T any](c Codec[T]) (Codec[T], error) {
+	if c != nil {
+		return c, nil
+	}
+	return DefaultCodec[T]()
+}
+
+// typeName names T in table kinds.
+func typeName[T any]() string {
+	t := reflect.TypeFor[T]()
+	if t == reflect.TypeFor[VoidNamespace]() {
+		return "void"
+	}
+	return t.String()
+}
+
+// checkKeyGroup panics unless kg is in r: passing a key group the subtask does
+// not own is a bug in the caller.
+func checkKeyGroup(kg int, r KeyGroupRange) {
+	if !r.Contains(kg) {
+		panic(fmt.Sprintf("state: key group %d out of range %v", kg, r))
+	}
+}

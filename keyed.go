@@ -1,0 +1,64 @@
+package eddy
+
+import (
+	"fmt"
+
+	"github.com/eddystream/eddy/internal/ops"
+	"github.com/eddystream/eddy/internal/runtime"
+	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/heap"
+)
+
+// KeyedStream is a stream partitioned by a key: records with equal keys go
+// to the same subtask of the next operator, which can keep state and timers
+// per key. Keys hash to key groups (the max parallelism, 128 by default),
+// the unit in which keyed state is redistributed when parallelism changes.
+type KeyedStream[K comparable, T any] struct {
+	s    *Stream[T]
+	spec ops.KeySpec[K, T]
+}
+
+// KeyBy partitions s by key. K must be made of numbers, strings, bools, and
+// arrays and structs of them, so that it hashes the same in every process.
+func KeyBy[T any, K comparable](s *Stream[T], key func(T) K) *KeyedStream[K, T] {
+	spec, err := ops.NewKeySpec[K](key)
+	if err != nil {
+		s.env.fail(fmt.Errorf("eddy: KeyBy after %q: %w", s.node.Name, err))
+		spec = ops.KeySpec[K, T]{Key: key, Hash: func(K) uint64 { return 0 }}
+	}
+	return &KeyedStream[K, T]{s: s, spec: spec}
+}
+
+// connect adds a hash-partitioned edge from the keyed stream into input
+// index input of n.
+func (k *KeyedStream[K, T]) connect(n *runtime.Node, input int) {
+	k.s.env.graph.Connect(k.s.node, k.s.tag, n, input, runtime.Hash, k.spec.Partitioner())
+}
+
+// Env returns the environment of the stream.
+func (k *KeyedStream[K, T]) Env() *Environment { return k.s.env }
+
+// backendFactory returns how keyed operators of the environment create
+// their state backends.
+func (e *Environment) backendFactory() ops.BackendFactory {
+	return func(ctx *runtime.Context, kgs state.KeyGroupRange) (state.Backend, error) {
+		return heap.New(kgs, ctx.MaxParallelism), nil
+	}
+}
+
+// fail records an error found while the job is built; Execute returns it.
+func (e *Environment) fail(err error) { e.errs = append(e.errs, err) }
+
+// keyedNode adds a keyed one-input operator consuming k.
+func keyedNode[K comparable, T, O any](k *KeyedStream[K, T], name string, build func(ctx *runtime.Context, outs map[string]any) (runtime.Input[T], error)) *Stream[O] {
+	n := newNode[O](k.s.env, name, runtime.NewInType[T]())
+	n.Build = func(ctx *runtime.Context, outs map[string]any) (*runtime.Built, error) {
+		in, err := build(ctx, outs)
+		if err != nil {
+			return nil, err
+		}
+		return &runtime.Built{Inputs: []any{in}}, nil
+	}
+	k.connect(n, 0)
+	return &Stream[O]{env: k.s.env, node: n}
+}

@@ -1,0 +1,94 @@
+package eddy
+
+import (
+	"github.com/eddystream/eddy/internal/ops"
+	"github.com/eddystream/eddy/internal/runtime"
+)
+
+// ProcessContext is what a ProcessFunction sees while it handles a record:
+// the record's timestamp, the current watermark, and its outputs (Emit, and
+// side outputs through OutputTag.Emit).
+type ProcessContext[O any] = ops.ProcessContext[O]
+
+// KeyedContext is what a KeyedProcessFunction sees: a ProcessContext plus
+// the current key, its keyed state (Store) and timers.
+type KeyedContext[K comparable, O any] = ops.KeyedContext[K, O]
+
+// TimeDomain says which clock fired a timer.
+type TimeDomain = ops.TimeDomain
+
+// The time domains of timers.
+const (
+	EventTime      = ops.EventTime
+	ProcessingTime = ops.ProcessingTime
+)
+
+// ProcessFunction handles the records of a stream one at a time with full
+// access to timestamps, the watermark and side outputs. It may also
+// implement Open(*ProcessContext[O]) error and Close() error.
+type ProcessFunction[T, O any] interface {
+	ProcessElement(ctx *ProcessContext[O], v T) error
+}
+
+// ProcessFunc adapts a function to a ProcessFunction.
+type ProcessFunc[T, O any] func(ctx *ProcessContext[O], v T) error
+
+// ProcessElement calls f.
+func (f ProcessFunc[T, O]) ProcessElement(ctx *ProcessContext[O], v T) error { return f(ctx, v) }
+
+// KeyedProcessFunction handles the records of a keyed stream with keyed
+// state and timers. It may also implement
+// Open(*KeyedContext[K, O]) error (declare state there),
+// OnTimer(*KeyedContext[K, O], ts int64) error, and Close() error.
+type KeyedProcessFunction[K comparable, T, O any] interface {
+	ProcessElement(ctx *KeyedContext[K, O], v T) error
+}
+
+type opener[C any] interface{ Open(C) error }
+type closer interface{ Close() error }
+type timerHandler[C any] interface {
+	OnTimer(ctx C, ts int64) error
+}
+
+// Process applies a process function to every record. newFn is called once
+// per parallel subtask, so each has its own function value.
+func Process[T, O any](s *Stream[T], newFn func() ProcessFunction[T, O]) *Stream[O] {
+	return oneInput[T, O](s, "Process", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[T], error) {
+		return ops.NewProcess(ctx, processLogic(newFn()), outs)
+	})
+}
+
+func processLogic[T, O any](fn ProcessFunction[T, O]) ops.ProcessLogic[T, O] {
+	l := ops.ProcessLogic[T, O]{Process: fn.ProcessElement}
+	if o, ok := fn.(opener[*ProcessContext[O]]); ok {
+		l.Open = o.Open
+	}
+	if c, ok := fn.(closer); ok {
+		l.Close = c.Close
+	}
+	return l
+}
+
+// ProcessKeyed applies a keyed process function to every record, with
+// state and timers scoped to the record's key. newFn is called once per
+// parallel subtask.
+func ProcessKeyed[K comparable, T, O any](k *KeyedStream[K, T], newFn func() KeyedProcessFunction[K, T, O]) *Stream[O] {
+	env := k.s.env
+	return keyedNode[K, T, O](k, "KeyedProcess", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[T], error) {
+		return ops.NewKeyedProcess(ctx, k.spec, env.backendFactory(), keyedLogic(newFn()), outs)
+	})
+}
+
+func keyedLogic[K comparable, T, O any](fn KeyedProcessFunction[K, T, O]) ops.KeyedProcessLogic[K, T, O] {
+	l := ops.KeyedProcessLogic[K, T, O]{Process: fn.ProcessElement}
+	if o, ok := fn.(opener[*KeyedContext[K, O]]); ok {
+		l.Open = o.Open
+	}
+	if t, ok := fn.(timerHandler[*KeyedContext[K, O]]); ok {
+		l.OnTimer = t.OnTimer
+	}
+	if c, ok := fn.(closer); ok {
+		l.Close = c.Close
+	}
+	return l
+}

@@ -1,0 +1,44 @@
+package eddy
+
+import (
+	"github.com/eddystream/eddy/internal/ops"
+	"github.com/eddystream/eddy/internal/runtime"
+)
+
+// OutputTag names a side output of type T: a second stream an operator can
+// emit to, besides its main output.
+type OutputTag[T any] struct {
+	id string
+}
+
+// NewOutputTag returns the tag of a side output called id. Ids must be
+// unique among the side outputs of one operator.
+func NewOutputTag[T any](id string) OutputTag[T] { return OutputTag[T]{id: "side:" + id} }
+
+// ID returns the tag's id.
+func (t OutputTag[T]) ID() string { return t.id }
+
+// SideOutputContext is a function context that can emit to side outputs.
+type SideOutputContext interface {
+	SideOutputs() (*ops.SideOutputs, map[string]any)
+	Timestamp() int64
+}
+
+// Emit sends v to the side output t of the operator whose context c is,
+// with the current timestamp. If nothing consumes the side output, v is
+// dropped.
+func (t OutputTag[T]) Emit(c SideOutputContext, v T) {
+	sides, outs := c.SideOutputs()
+	if e := ops.SideEmitter[T](sides, t.id, outs); e != nil {
+		e.Emit(v, c.Timestamp())
+	}
+}
+
+// SideOutput returns the stream of side output t of the operator that
+// produces s.
+func SideOutput[T, U any](s *Stream[U], t OutputTag[T]) *Stream[T] {
+	if s.node.OutTypes[t.id] == nil {
+		s.node.OutTypes[t.id] = runtime.NewOutType[T]()
+	}
+	return &Stream[T]{env: s.env, node: s.node, tag: t.id}
+}

@@ -1,0 +1,198 @@
+package eddy
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/eddystream/eddy/internal/ops"
+	"github.com/eddystream/eddy/internal/runtime"
+)
+
+// Sink is the end of a pipeline. Its methods configure the sink operator.
+type Sink struct {
+	node *runtime.Node
+}
+
+// Name sets the sink operator's name.
+func (s *Sink) Name(name string) *Sink {
+	s.node.Name = name
+	return s
+}
+
+// Parallelism sets the number of parallel sink subtasks.
+func (s *Sink) Parallelism(n int) *Sink {
+	s.node.Parallelism = n
+	return s
+}
+
+// sinkNode adds a sink consuming s whose operator build returns.
+func sinkNode[T any](s *Stream[T], name string, build func(ctx *runtime.Context) (runtime.Input[T], error)) *Sink {
+	n := s.env.graph.AddNode(&runtime.Node{
+		Name: "Sink: " + name, NumInputs: 1,
+		InTypes:  []*runtime.InType{runtime.NewInType[T]()},
+		OutTypes: map[string]*runtime.OutType{},
+	})
+	n.Build = func(ctx *runtime.Context, _ map[string]any) (*runtime.Built, error) {
+		in, err := build(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &runtime.Built{Inputs: []any{in}}, nil
+	}
+	// A sink runs with the parallelism of what it consumes unless told
+	// otherwise, so that it chains to it.
+	n.Parallelism = s.node.Parallelism
+	s.connect(n, 0)
+	return &Sink{node: n}
+}
+
+// SinkTo hands every record to fn. fn is called on the sink subtask's
+// goroutine; an error fails the job. Like every non-transactional sink, it
+// sees each record at least once across failures.
+func SinkTo[T any](s *Stream[T], fn func(v T) error) *Sink {
+	return sinkNode(s, "Func", func(*runtime.Context) (runtime.Input[T], error) {
+		return ops.NewSink(func(v T, _ int64) error { return fn(v) }, nil, nil), nil
+	})
+}
+
+// Discard consumes the stream and drops its records, as a blackhole sink
+// does in benchmarks.
+func Discard[T any](s *Stream[T]) *Sink {
+	return sinkNode(s, "Discard", func(ctx *runtime.Context) (runtime.Input[T], error) {
+		m := ctx.Metrics
+		return ops.NewBatchSink(func(b *runtime.Batch[T]) error {
+			m.RecordsIn.Add(int64(b.Len()))
+			return nil
+		}, nil, nil), nil
+	})
+}
+
+// syncWriter serialises writes of whole lines from several subtasks.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) write(p []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.w.Write(p)
+	return err
+}
+
+// Print writes every record to standard output, one a line, as fmt's %v
+// renders it; with parallelism above 1 each line starts with the subtask
+// number ("2> ") as Flink's print sink does.
+func Print[T any](s *Stream[T]) *Sink { return PrintTo(s, os.Stdout) }
+
+// PrintTo is Print writing to w.
+func PrintTo[T any](s *Stream[T], w io.Writer) *Sink {
+	sw := &syncWriter{w: w}
+	return sinkNode(s, "Print", func(ctx *runtime.Context) (runtime.Input[T], error) {
+		prefix := ""
+		if ctx.Parallelism > 1 {
+			prefix = fmt.Sprintf("%d> ", ctx.Subtask+1)
+		}
+		var line []byte
+		return ops.NewBatchSink(func(b *runtime.Batch[T]) error {
+			line = line[:0]
+			for _, v := range b.Data {
+				line = fmt.Appendf(line, "%s%v\n", prefix, v)
+			}
+			return sw.write(line)
+		}, nil, nil), nil
+	})
+}
+
+// WriteJSONLines writes every record as a JSON object on its own line to
+// the file at path, which it creates or truncates. The sink runs as one
+// subtask. It is at-least-once: after a failure and restart, records
+// written since the last checkpoint may be written again.
+func WriteJSONLines[T any](s *Stream[T], path string) *Sink {
+	sk := sinkNode(s, "JSONLines", func(ctx *runtime.Context) (runtime.Input[T], error) {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, fmt.Errorf("json-lines sink: %w", err)
+		}
+		bw := bufio.NewWriterSize(f, 1<<16)
+		enc := json.NewEncoder(bw)
+		enc.SetEscapeHTML(false)
+		closed := false
+		closeFile := func() error {
+			if closed {
+				return nil
+			}
+			closed = true
+			if err := bw.Flush(); err != nil {
+				f.Close()
+				return fmt.Errorf("json-lines sink: writing %s: %w", path, err)
+			}
+			if err := f.Close(); err != nil {
+				return fmt.Errorf("json-lines sink: closing %s: %w", path, err)
+			}
+			return nil
+		}
+		return ops.NewSink(func(v T, _ int64) error {
+			if err := enc.Encode(v); err != nil {
+				return fmt.Errorf("json-lines sink: encoding a %T for %s: %w", v, path, err)
+			}
+			return nil
+		}, closeFile, closeFile), nil
+	})
+	return sk.Parallelism(1)
+}
+
+// Record is a value with its event timestamp (milliseconds; NoTimestamp if
+// it has none).
+type Record[T any] struct {
+	Value     T
+	Timestamp int64
+}
+
+// NoTimestamp is the timestamp of a record that has none.
+const NoTimestamp = runtime.NoTimestamp
+
+// Collected holds what a Collect sink received. It is safe to read while
+// the job runs.
+type Collected[T any] struct {
+	mu      sync.Mutex
+	records []Record[T]
+}
+
+// Values returns the values received so far, in the order they arrived.
+func (c *Collected[T]) Values() []T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]T, len(c.records))
+	for i, r := range c.records {
+		out[i] = r.Value
+	}
+	return out
+}
+
+// Records returns the records received so far with their timestamps.
+func (c *Collected[T]) Records() []Record[T] {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Record[T](nil), c.records...)
+}
+
+// Collect keeps every record of s in memory, for tests and small results.
+func Collect[T any](s *Stream[T]) *Collected[T] {
+	c := &Collected[T]{}
+	sinkNode(s, "Collect", func(*runtime.Context) (runtime.Input[T], error) {
+		return ops.NewBatchSink(func(b *runtime.Batch[T]) error {
+			c.mu.Lock()
+			for i, v := range b.Data {
+				c.records = append(c.records, Record[T]{Value: v, Timestamp: b.TS[i]})
+			}
+			c.mu.Unlock()
+			return nil
+		}, nil, nil), nil
+	})
+	return c
+}

@@ -1,0 +1,135 @@
+package eddy
+
+import (
+	"github.com/eddystream/eddy/internal/ops"
+	"github.com/eddystream/eddy/internal/runtime"
+)
+
+// Stream is a stream of records of type T: the output of a source or an
+// operator. Transformations are generic functions that take a stream and
+// return a new one.
+type Stream[T any] struct {
+	env  *Environment
+	node *runtime.Node
+	tag  string
+	part runtime.Partitioning
+}
+
+// Env returns the environment the stream belongs to.
+func (s *Stream[T]) Env() *Environment { return s.env }
+
+// Name sets the name of the operator that produces the stream, as plans,
+// metrics and errors show it.
+func (s *Stream[T]) Name(name string) *Stream[T] {
+	s.node.Name = name
+	return s
+}
+
+// Parallelism sets the number of parallel subtasks of the operator that
+// produces the stream.
+func (s *Stream[T]) Parallelism(n int) *Stream[T] {
+	s.node.Parallelism = n
+	return s
+}
+
+// DisableChaining keeps the operator that produces the stream in subtasks
+// of its own.
+func (s *Stream[T]) DisableChaining() *Stream[T] {
+	s.node.NoChain = true
+	return s
+}
+
+// Rebalance returns the stream redistributed round-robin over the subtasks
+// of the next operator.
+func (s *Stream[T]) Rebalance() *Stream[T] {
+	c := *s
+	c.part = runtime.Rebalance
+	return &c
+}
+
+// Broadcast returns the stream with every record sent to every subtask of
+// the next operator.
+func (s *Stream[T]) Broadcast() *Stream[T] {
+	c := *s
+	c.part = runtime.Broadcast
+	return &c
+}
+
+// connect adds an edge from s into input index input of n.
+func (s *Stream[T]) connect(n *runtime.Node, input int) {
+	s.env.graph.Connect(s.node, s.tag, n, input, s.part, nil)
+}
+
+// newNode adds a node with a main output of type O and the given inputs.
+func newNode[O any](env *Environment, name string, inputs ...*runtime.InType) *runtime.Node {
+	return env.graph.AddNode(&runtime.Node{
+		Name:      name,
+		NumInputs: len(inputs),
+		InTypes:   inputs,
+		OutTypes:  map[string]*runtime.OutType{"": runtime.NewOutType[O]()},
+	})
+}
+
+// oneInput adds a one-input operator consuming s.
+func oneInput[I, O any](s *Stream[I], name string, build func(ctx *runtime.Context, outs map[string]any) (runtime.Input[I], error)) *Stream[O] {
+	n := newNode[O](s.env, name, runtime.NewInType[I]())
+	n.Build = func(ctx *runtime.Context, outs map[string]any) (*runtime.Built, error) {
+		in, err := build(ctx, outs)
+		if err != nil {
+			return nil, err
+		}
+		return &runtime.Built{Inputs: []any{in}}, nil
+	}
+	s.connect(n, 0)
+	return &Stream[O]{env: s.env, node: n}
+}
+
+// mainOut returns the main output of an operator being built.
+func mainOut[O any](outs map[string]any) runtime.Input[O] { return outs[""].(runtime.Input[O]) }
+
+// Map applies fn to every record. Records keep their timestamps.
+func Map[T, U any](s *Stream[T], fn func(T) U) *Stream[U] {
+	return oneInput[T, U](s, "Map", func(_ *runtime.Context, outs map[string]any) (runtime.Input[T], error) {
+		return ops.NewMap(fn, mainOut[U](outs)), nil
+	})
+}
+
+// TryMap applies fn to every record; an error fails the job, naming the
+// operator.
+func TryMap[T, U any](s *Stream[T], fn func(T) (U, error)) *Stream[U] {
+	return oneInput[T, U](s, "Map", func(_ *runtime.Context, outs map[string]any) (runtime.Input[T], error) {
+		return ops.NewTryMap(fn, mainOut[U](outs)), nil
+	})
+}
+
+// Filter keeps the records for which pred returns true.
+func Filter[T any](s *Stream[T], pred func(T) bool) *Stream[T] {
+	return oneInput[T, T](s, "Filter", func(_ *runtime.Context, outs map[string]any) (runtime.Input[T], error) {
+		return ops.NewFilter(pred, mainOut[T](outs)), nil
+	})
+}
+
+// FlatMap turns every record into zero or more: fn calls emit for each
+// record it produces. Produced records take the timestamp of their input.
+func FlatMap[T, U any](s *Stream[T], fn func(v T, emit func(U))) *Stream[U] {
+	return oneInput[T, U](s, "FlatMap", func(_ *runtime.Context, outs map[string]any) (runtime.Input[T], error) {
+		return ops.NewFlatMap(fn, mainOut[U](outs)), nil
+	})
+}
+
+// Union merges streams of the same type into one. The merged stream's
+// watermark is the minimum of its inputs'.
+func Union[T any](first *Stream[T], rest ...*Stream[T]) *Stream[T] {
+	n := newNode[T](first.env, "Union", runtime.NewInType[T]())
+	n.Build = func(_ *runtime.Context, outs map[string]any) (*runtime.Built, error) {
+		return &runtime.Built{Inputs: []any{runtime.Input[T](ops.NewUnion(mainOut[T](outs)))}}, nil
+	}
+	first.connect(n, 0)
+	for _, s := range rest {
+		if s.env != first.env {
+			panic("eddy: Union of streams from different environments")
+		}
+		s.connect(n, 0)
+	}
+	return &Stream[T]{env: first.env, node: n}
+}
