@@ -183,7 +183,7 @@ type keyedHandle[K comparable] interface {
 	stateStore() *state.Store[K]
 }
 
-func (k *keyedBase[K, T]) currentKey() (int, K)          { return k.kc.KG, k.kc.Key }
+func (k *keyedBase[K, T]) currentKey() (int, K)        { return k.kc.KG, k.kc.Key }
 func (k *keyedBase[K, T]) stateStore() *state.Store[K] { return k.store }
 
 // Key returns the current key.
