@@ -25,10 +25,6 @@ const (
 // instant makes runs reproducible.
 const DefaultBaseTime int64 = 1767225600000
 
-// DDLWatermarkDelayMs is the watermark delay of the reference DDL
-// ("dateTime - INTERVAL '4' SECOND"), in milliseconds.
-const DDLWatermarkDelayMs = 4000
-
 // maxOutOfOrderGroupSize keeps the scrambling arithmetic within int64.
 const maxOutOfOrderGroupSize = 1 << 40
 

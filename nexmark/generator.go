@@ -173,7 +173,7 @@ func (g *Generator) TimestampForEvent(eventNumber int64) int64 {
 // time of the first event number of the current out-of-order group, as the
 // reference computes the watermark of its next event. With
 // OutOfOrderGroupSize 1 it is the event time of the next event. (The
-// reference DDL instead declares dateTime - DDLWatermarkDelayMs.)
+// reference DDL instead declares dateTime - INTERVAL '4' SECOND.)
 func (g *Generator) Watermark() int64 {
 	num := g.firstNum + g.pos
 	return g.TimestampForEvent(num / g.ooo * g.ooo)

@@ -21,7 +21,8 @@
 // and trailing bytes with errors that wrap ErrVersion, ErrCorrupt and
 // ErrTruncated.
 //
-// None of the types is safe for concurrent use; callers that share one must
+// Create synopses with their constructors; only the zero Moments is ready
+// to use. None of the types is safe for concurrent use; callers that share one must
 // synchronise. Query methods of HyperLogLog and KLL may reorganise internal
 // buffers and count as writes.
 package sketch

@@ -137,7 +137,7 @@ func (h *HyperLogLog) addSparseKey(k uint32) {
 }
 
 // flush merges the pending keys into the sorted list and turns the sketch
-// dense once the list exceeds 6m bits.
+// dense once the list outgrows the m bytes of the dense registers.
 func (h *HyperLogLog) flush() {
 	if h.regs != nil || len(h.tmp) == 0 {
 		return

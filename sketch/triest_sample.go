@@ -15,8 +15,8 @@ const triestVersion = 1
 
 // VertexEstimate is a vertex with its estimated local triangle count.
 type VertexEstimate struct {
-	Vertex   uint64
-	Estimate float64
+	Vertex   uint64  // vertex id
+	Estimate float64 // estimated number of triangles containing Vertex
 }
 
 type triEdge struct{ u, v uint64 } // u < v

@@ -33,8 +33,8 @@ type WeightedReservoir[T any] struct {
 
 // WeightedItem is one sampled item with its weight.
 type WeightedItem[T any] struct {
-	Item   T
-	Weight float64
+	Item   T       // the sampled item
+	Weight float64 // the weight it was offered with
 }
 
 type wrEntry[T any] struct {

@@ -147,32 +147,27 @@ func (g *gate) take(idx int32) (*inChannel, message, bool) {
 	return c, <-c.ch, true
 }
 
-// live reports whether channel i still counts for watermarks: it has not
-// ended and is not idle.
-func (g *gate) live(i int) bool { return !g.ended[i] && !g.idle[i] }
-
 // watermark returns the combined watermark of the channels and whether it is
-// ahead of the last one passed on. Idle and ended channels do not hold it
-// back; when every channel that has not ended is idle, the highest watermark
-// among them counts, so that downstream time still advances.
+// ahead of the last one passed on: the minimum over the channels that are
+// not idle, where an ended channel counts with the maximum watermark (as a
+// finished source's final watermark). When every channel that has not ended
+// is idle and none has ended, the highest watermark among them counts, so
+// that downstream time still advances.
 func (g *gate) watermark() (int64, bool) {
 	wm, any := MaxWatermark, false
 	for i := range g.chans {
-		if g.live(i) {
+		switch {
+		case g.ended[i]:
+			any = true
+		case !g.idle[i]:
 			any = true
 			wm = min(wm, g.wm[i])
 		}
 	}
 	if !any {
-		if g.nEnded == len(g.chans) {
-			wm = MaxWatermark
-		} else {
-			wm = MinWatermark
-			for i := range g.chans {
-				if !g.ended[i] {
-					wm = max(wm, g.wm[i])
-				}
-			}
+		wm = MinWatermark
+		for i := range g.chans {
+			wm = max(wm, g.wm[i])
 		}
 	}
 	if wm > g.combined {

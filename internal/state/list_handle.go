@@ -1,7 +1,6 @@
 package state
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 )
@@ -177,38 +176,4 @@ func (h *ListHandle[K, N, T]) MergeNamespaces(target N, sources ...N) {
 		t = unexpired(t, h.ttl, now)
 		h.timed.Put(kc.KG, kc.Key, target, append(t, l...))
 	}
-}
-
-// ListCodec returns the codec of []T: a uvarint count, then the elements
-// encoded by ec. An empty list decodes as nil.
-func ListCodec[T any](ec Codec[T]) Codec[[]T] { return listCodec[T]{ec} }
-
-type listCodec[T any] struct{ ec Codec[T] }
-
-func (c listCodec[T]) Append(dst []byte, l []T) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(l)))
-	for _, v := range l {
-		dst = c.ec.Append(dst, v)
-	}
-	return dst
-}
-
-func (c listCodec[T]) Decode(src []byte) ([]T, int, error) {
-	n, pos := binary.Uvarint(src)
-	if pos <= 0 {
-		return nil, 0, shortErr("list length")
-	}
-	if n == 0 {
-		return nil, pos, nil
-	}
-	l := make([]T, 0, min(n, uint64(len(src))))
-	for range n {
-		v, k, err := c.ec.Decode(src[pos:])
-		if err != nil {
-			return nil, 0, err
-		}
-		l = append(l, v)
-		pos += k
-	}
-	return l, pos, nil
 }

@@ -28,12 +28,23 @@ func NewValueTable[K, N comparable, V any](b Backend, name string, kc Codec[K], 
 	switch b := b.(type) {
 	case ObjectBackend:
 		if t, ok := b.Table(name); ok {
-			if vt, ok := t.(*objectValueTable[K, N, V]); ok {
+			if vt, ok := t.(ValueTable[K, N, V]); ok && t.Kind() == kind {
 				return vt, nil
 			}
 			return nil, incompatible(name, t.Kind(), kind)
 		}
-		t := newObjectValueTable(kind, b.KeyGroups(), kc, nc, vc)
+		var t interface {
+			ObjectTable
+			ValueTable[K, N, V]
+		}
+		if vnc, ok := any(nc).(Codec[VoidNamespace]); ok {
+			t = any(newObjectVoidTable(kind, b.KeyGroups(), kc, vnc, vc)).(interface {
+				ObjectTable
+				ValueTable[K, N, V]
+			})
+		} else {
+			t = newObjectValueTable(kind, b.KeyGroups(), kc, nc, vc)
+		}
 		if err := b.RegisterTable(name, t); err != nil {
 			return nil, err
 		}
@@ -71,7 +82,7 @@ func NewMapTable[K, N, UK comparable, UV any](b Backend, name string, kc Codec[K
 	switch b := b.(type) {
 	case ObjectBackend:
 		if t, ok := b.Table(name); ok {
-			if mt, ok := t.(*objectMapTable[K, N, UK, UV]); ok {
+			if mt, ok := t.(MapTable[K, N, UK, UV]); ok && t.Kind() == kind {
 				return mt, nil
 			}
 			return nil, incompatible(name, t.Kind(), kind)

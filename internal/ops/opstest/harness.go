@@ -445,10 +445,11 @@ func (h *Harness) render(out *strings.Builder) {
 		if e.tag != "" && quiet[e.tag] && (e.kind == watermarkEvent || e.kind == endEvent) {
 			continue
 		}
+		line := e.line()
 		if e.tag != "" {
-			out.WriteString("side " + e.tag + " ")
+			line = "side " + e.tag + " " + strings.TrimPrefix(line, "emit ")
 		}
-		out.WriteString(e.line() + "\n")
+		out.WriteString(line + "\n")
 	}
 	if n := h.LateRecords(); n != h.late {
 		h.late = n

@@ -1,0 +1,163 @@
+package eddy_test
+
+import (
+	"context"
+	"io"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/agg"
+	"github.com/eddystream/eddy/window"
+)
+
+type tick struct {
+	Src string
+	TS  int64
+}
+
+// heldReader emits one record at ts, then nothing until release is closed.
+type heldReader struct {
+	ts      int64
+	release chan struct{}
+	sent    bool
+}
+
+func (r *heldReader) Read(out *eddy.SourceOutput[tick]) error {
+	if !r.sent {
+		r.sent = true
+		out.AddSplit(0)
+		out.Emit(0, tick{"held", r.ts})
+		return nil
+	}
+	select {
+	case <-r.release:
+		out.FinishSplit(0)
+		return io.EOF
+	case <-time.After(2 * time.Millisecond):
+		return nil
+	}
+}
+
+func (r *heldReader) Close() error { return nil }
+
+// waitFor polls cond until it holds or a generous deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// unionJob unions a fast bounded source (ticks every second of event time
+// up to 99 s) with a held one, counts per 1 s window, and runs the job.
+func unionJob(t *testing.T, idleness time.Duration) (results *eddy.Collected[eddy.Windowed[struct{}, int64]], release chan struct{}, done chan error) {
+	env := eddy.NewEnvironment(eddy.WithParallelism(1))
+	var fast []tick
+	for i := int64(0); i < 100; i++ {
+		fast = append(fast, tick{"fast", i * 1000})
+	}
+	a := eddy.FromSlice(env, fast, eddy.Monotonous(func(k tick) int64 { return k.TS }))
+	release = make(chan struct{})
+	ws := eddy.Monotonous(func(k tick) int64 { return k.TS })
+	if idleness > 0 {
+		ws = ws.WithIdleness(idleness)
+	}
+	b := eddy.FromReader(env, "held", ws, func(int, int) (eddy.SplitReader[tick], error) {
+		return &heldReader{ts: 2500, release: release}, nil
+	})
+	counts := eddy.Aggregate(eddy.WindowAll(eddy.Union(a, b), window.Tumbling(time.Second)), agg.Count[tick]())
+	results = eddy.Collect(counts)
+	done = make(chan error, 1)
+	go func() { done <- env.Execute(context.Background(), "union") }()
+	return results, release, done
+}
+
+func maxEnd(c *eddy.Collected[eddy.Windowed[struct{}, int64]]) int64 {
+	m := int64(-1)
+	for _, r := range c.Values() {
+		m = max(m, r.Window.End)
+	}
+	return m
+}
+
+func TestUnionWatermarkIsMinimumOfInputs(t *testing.T) {
+	results, release, done := unionJob(t, 0)
+	waitFor(t, "the windows before the held input's watermark", func() bool { return maxEnd(results) >= 2000 })
+	time.Sleep(100 * time.Millisecond)
+	if e := maxEnd(results); e > 2000 {
+		t.Fatalf("window ending at %d fired while an input's watermark was 2499", e)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if e := maxEnd(results); e != 100000 {
+		t.Fatalf("after the end of input the last window ends at %d, want 100000", e)
+	}
+	var total int64
+	for _, r := range results.Values() {
+		total += r.Value
+	}
+	if total != 101 {
+		t.Fatalf("counted %d records, want 101", total)
+	}
+}
+
+func TestIdleInputDoesNotHoldBackWatermark(t *testing.T) {
+	results, release, done := unionJob(t, 20*time.Millisecond)
+	waitFor(t, "every window of the active input", func() bool { return maxEnd(results) == 100000 })
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBackpressureBoundsWhatIsBuffered(t *testing.T) {
+	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithChannelCapacity(2), eddy.WithBatchSize(100))
+	var produced atomic.Int64
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: -1}, func(i int64) int64 {
+		produced.Add(1)
+		return i
+	}, eddy.NoWatermarks[int64]())
+	gate := make(chan struct{})
+	eddy.SinkTo(src.Rebalance(), func(int64) error {
+		<-gate
+		return nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(ctx, "backpressure") }()
+	waitFor(t, "the source to start", func() bool { return produced.Load() > 0 })
+	time.Sleep(200 * time.Millisecond)
+	// The sink holds one batch, the channel two, the writer one, the
+	// source one being built: about 5 batches of 100.
+	if n := produced.Load(); n > 1000 {
+		t.Fatalf("the source produced %d records while the sink was blocked", n)
+	}
+	cancel()
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLingerFlushesSlowStream(t *testing.T) {
+	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithLinger(5*time.Millisecond))
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: -1, RatePerSecond: 200}, func(i int64) int64 { return i }, eddy.NoWatermarks[int64]())
+	out := eddy.Collect(eddy.Map(src, func(v int64) int64 { return v }).Rebalance())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(ctx, "linger") }()
+	// Far fewer than a batch of records exist; they must still arrive.
+	waitFor(t, "records of a partly filled batch", func() bool { return len(out.Values()) >= 3 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
