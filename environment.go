@@ -19,8 +19,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/eddystream/eddy/internal/checkpoint"
 	"github.com/eddystream/eddy/internal/runtime"
 )
 
@@ -30,6 +32,14 @@ type Environment struct {
 	graph *runtime.Graph
 	job   *runtime.Job
 	errs  []error
+
+	checkpointDir string
+	restorePath   string
+	fresh         bool
+	restartSet    bool
+
+	mu      sync.Mutex
+	running *runtime.Job
 }
 
 // Option configures an Environment.
@@ -61,6 +71,72 @@ func WithoutChaining() Option { return func(e *Environment) { e.cfg.DisableChain
 
 // WithLogger sets the logger of the job.
 func WithLogger(l *slog.Logger) Option { return func(e *Environment) { e.cfg.Log = l } }
+
+// WithCheckpointing takes a checkpoint every interval, into the directory
+// set by WithCheckpointDir. With checkpoints, a failed job restarts from the
+// latest one (see WithRestartStrategy) and exactly-once sinks commit when one
+// completes.
+func WithCheckpointing(interval time.Duration) Option {
+	return func(e *Environment) { e.cfg.Checkpoints.Interval = interval }
+}
+
+// WithCheckpointDir sets where checkpoints are kept. A job started on a
+// directory that holds checkpoints of an earlier run resumes from the latest
+// valid one, unless WithFreshStart is given.
+func WithCheckpointDir(dir string) Option { return func(e *Environment) { e.checkpointDir = dir } }
+
+// WithRetainedCheckpoints keeps the newest n completed checkpoints (default 3).
+func WithRetainedCheckpoints(n int) Option {
+	return func(e *Environment) { e.cfg.Checkpoints.Retain = n }
+}
+
+// WithCheckpointTimeout aborts checkpoints that take longer than d (default
+// 10 minutes).
+func WithCheckpointTimeout(d time.Duration) Option {
+	return func(e *Environment) { e.cfg.Checkpoints.Timeout = d }
+}
+
+// WithFreshStart ignores (and deletes) the checkpoints of earlier runs in
+// the checkpoint directory, so the job starts from the beginning.
+func WithFreshStart() Option { return func(e *Environment) { e.fresh = true } }
+
+// WithRestoreFrom starts the job from the savepoint or checkpoint in
+// directory path. Its parallelism may differ from the job's that took it;
+// its max parallelism may not.
+func WithRestoreFrom(path string) Option { return func(e *Environment) { e.restorePath = path } }
+
+// WithAllowNonRestoredState lets a job start from a savepoint that holds
+// state for operators it no longer has.
+func WithAllowNonRestoredState() Option {
+	return func(e *Environment) { e.cfg.AllowNonRestoredState = true }
+}
+
+// RestartStrategy says how often and how soon a failed job restarts from its
+// latest checkpoint.
+type RestartStrategy = runtime.RestartStrategy
+
+// NoRestart fails the job on its first failure.
+func NoRestart() RestartStrategy { return RestartStrategy{} }
+
+// FixedDelayRestart restarts up to attempts times (negative: without limit),
+// waiting delay before each.
+func FixedDelayRestart(attempts int, delay time.Duration) RestartStrategy {
+	return RestartStrategy{MaxAttempts: attempts, Delay: delay}
+}
+
+// ExponentialDelayRestart restarts up to attempts times (negative: without
+// limit), waiting initial before the first and multiplying the wait by
+// multiplier each time, up to maxDelay.
+func ExponentialDelayRestart(attempts int, initial, maxDelay time.Duration, multiplier float64) RestartStrategy {
+	return RestartStrategy{MaxAttempts: attempts, Delay: initial, MaxDelay: maxDelay, Multiplier: multiplier}
+}
+
+// WithRestartStrategy sets the restart strategy. The default is no restart
+// without checkpoints, and with them exponential back-off from 1 s to 1 min
+// without limit.
+func WithRestartStrategy(r RestartStrategy) Option {
+	return func(e *Environment) { e.cfg.Restart, e.restartSet = r, true }
+}
 
 // NewEnvironment returns an environment for building one job.
 func NewEnvironment(opts ...Option) *Environment {
@@ -98,15 +174,105 @@ func (e *Environment) Execute(ctx context.Context, name string) error {
 	if len(e.graph.Nodes) == 0 {
 		return fmt.Errorf("eddy: job %q has no operators; add a source and a sink", name)
 	}
-	job, err := runtime.NewJob(e.graph, e.cfg)
+	cfg := e.cfg
+	cfg.Name = name
+	finished, err := e.prepareCheckpoints(&cfg)
+	if err != nil {
+		return fmt.Errorf("eddy: job %q: %w", name, err)
+	}
+	if finished {
+		return nil
+	}
+	job, err := runtime.NewJob(e.graph, cfg)
 	if err != nil {
 		return fmt.Errorf("eddy: job %q: %w", name, err)
 	}
 	e.job = job
+	e.mu.Lock()
+	e.running = job
+	e.mu.Unlock()
 	if err := job.Run(ctx); err != nil {
 		return fmt.Errorf("eddy: job %q failed: %w", name, err)
 	}
 	return nil
+}
+
+// prepareCheckpoints sets up checkpoint storage and what to restore. It
+// reports finished if the checkpoint directory says the job has completed.
+func (e *Environment) prepareCheckpoints(cfg *runtime.Config) (finished bool, err error) {
+	if cfg.Checkpoints.Interval > 0 && e.checkpointDir == "" {
+		return false, errors.New("checkpointing needs a directory: add eddy.WithCheckpointDir")
+	}
+	if e.checkpointDir != "" {
+		d, err := checkpoint.NewDir(e.checkpointDir)
+		if err != nil {
+			return false, err
+		}
+		cfg.Checkpoints.Storage = d
+		if !e.restartSet && cfg.Checkpoints.Interval > 0 {
+			cfg.Restart = ExponentialDelayRestart(-1, time.Second, time.Minute, 2)
+		}
+		refs, err := d.List()
+		if err != nil {
+			return false, err
+		}
+		if e.fresh {
+			if len(refs) > 0 {
+				cfg.Log.Info("starting fresh: deleting the checkpoints of an earlier run", "dir", e.checkpointDir, "checkpoints", len(refs))
+			}
+			for _, r := range refs {
+				if err := d.Delete(r); err != nil {
+					return false, err
+				}
+			}
+		} else if e.restorePath == "" {
+			latest, err := checkpoint.LatestValid(d, cfg.Log)
+			if err != nil {
+				return false, err
+			}
+			if latest != nil {
+				if latest.Metadata.Final {
+					cfg.Log.Info("the job has already finished; nothing to do (start fresh to run it again)", "job", cfg.Name, "checkpoint", latest.Ref.Path)
+					return true, nil
+				}
+				cfg.Log.Info("resuming from the latest checkpoint (start fresh to ignore it)", "job", cfg.Name, "checkpoint", latest.Ref.Path)
+				cfg.Restore = latest
+			}
+		}
+	}
+	if e.restorePath != "" {
+		l, err := checkpoint.LoadPath(e.restorePath)
+		if err != nil {
+			return false, err
+		}
+		cfg.Log.Info("restoring", "job", cfg.Name, "from", l.Ref.Path)
+		cfg.Restore = l
+	}
+	return false, nil
+}
+
+// TriggerSavepoint takes a savepoint of the running job into the directory
+// dir and returns its path. With stop, the job stops once the savepoint is
+// complete, and Execute returns nil.
+func (e *Environment) TriggerSavepoint(ctx context.Context, dir string, stop bool) (string, error) {
+	e.mu.Lock()
+	j := e.running
+	e.mu.Unlock()
+	if j == nil {
+		return "", errors.New("eddy: the job is not running")
+	}
+	return j.TriggerSavepoint(ctx, dir, stop)
+}
+
+// Restarts returns how many times the executing job has restarted after a
+// failure.
+func (e *Environment) Restarts() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running == nil {
+		return 0
+	}
+	return e.running.Restarts()
 }
 
 // Metrics returns the counters of the operators of the executing or

@@ -66,30 +66,57 @@ func expandPaths(patterns []string) ([]string, error) {
 	return files, nil
 }
 
-// fileSource adds a source reading files with one split per file: file i
-// goes to subtask i mod parallelism. decode turns one line into a record.
+// fileSource adds a source reading files with one split per file; decode
+// turns one line into a record.
 func fileSource[T any](env *Environment, name string, patterns []string, opts FileOptions[T], header bool, newDecoder func() lineDecoder[T]) *Stream[T] {
 	files, err := expandPaths(patterns)
 	if err != nil {
 		env.fail(fmt.Errorf("eddy: %s source: %w", name, err))
 	}
-	var s *Stream[T]
-	s = FromReader(env, name, opts.Watermarks, func(i, p int) (SplitReader[T], error) {
-		r := &fileReader[T]{policy: opts.OnBadRecord, decode: newDecoder(), source: s.node.Name, header: header}
-		for k := i; k < len(files); k += p {
-			r.files = append(r.files, fileSplit{index: k, path: files[k]})
-		}
-		return r, nil
-	})
+	src := &fileSplits[T]{files: files, policy: opts.OnBadRecord, header: header, newDecoder: newDecoder}
+	s := FromSource[T](env, name, src, opts.Watermarks)
+	src.source = s.node
 	return s
+}
+
+// fileSplits is a SplitSource of files. A split is (file number, byte
+// offset of the next line, number of lines read) and the file's path.
+type fileSplits[T any] struct {
+	files      []string
+	policy     BadRecordPolicy
+	header     bool
+	newDecoder func() lineDecoder[T]
+	source     *runtime.Node
+}
+
+func (f *fileSplits[T]) Splits(int) ([][]byte, error) {
+	var out [][]byte
+	for i, p := range f.files {
+		out = append(out, ops.EncodeSplit(p, int64(i), 0, 0))
+	}
+	return out, nil
+}
+
+func (f *fileSplits[T]) NewReader(_ *runtime.Context, splits [][]byte) (CheckpointedReader[T], error) {
+	r := &fileReader[T]{policy: f.policy, decode: f.newDecoder(), source: f.source.Name, header: f.header}
+	for _, b := range splits {
+		v, path, err := ops.DecodeSplit(b, 3)
+		if err != nil {
+			return nil, fmt.Errorf("file source: %w", err)
+		}
+		r.files = append(r.files, fileSplit{index: int(v[0]), path: path, offset: v[1], line: v[2]})
+	}
+	return r, nil
 }
 
 // lineDecoder parses one line of a file.
 type lineDecoder[T any] func(line []byte) (T, error)
 
 type fileSplit struct {
-	index int
-	path  string
+	index  int
+	path   string
+	offset int64 // of the next line
+	line   int64 // lines read so far
 }
 
 // fileReader reads its files one after the other, a line at a time.
@@ -98,7 +125,6 @@ type fileReader[T any] struct {
 	cur    int
 	f      *os.File
 	r      *bufio.Reader
-	line   int64
 	buf    []byte
 	policy BadRecordPolicy
 	decode lineDecoder[T]
@@ -108,29 +134,32 @@ type fileReader[T any] struct {
 
 func (r *fileReader[T]) Read(out *SourceOutput[T]) error {
 	for !out.Full() {
+		if r.cur == len(r.files) {
+			return io.EOF
+		}
+		sp := &r.files[r.cur]
 		if r.f == nil {
-			if r.cur == len(r.files) {
-				return io.EOF
-			}
-			sp := r.files[r.cur]
 			f, err := os.Open(sp.path)
 			if err != nil {
 				return fmt.Errorf("opening %s: %w", sp.path, err)
 			}
-			r.f, r.r, r.line = f, bufio.NewReaderSize(f, 1<<16), 0
+			if sp.offset > 0 {
+				if _, err := f.Seek(sp.offset, io.SeekStart); err != nil {
+					f.Close()
+					return fmt.Errorf("seeking %s to byte %d: %w", sp.path, sp.offset, err)
+				}
+			}
+			r.f, r.r = f, bufio.NewReaderSize(f, 1<<16)
 			out.AddSplit(sp.index)
 		}
-		sp := r.files[r.cur]
-		line, err := r.readLine()
-		if len(line) > 0 {
-			r.line++
-			if len(bytes.TrimSpace(line)) > 0 {
-				if r.header && r.line == 1 {
-					continue
-				}
+		line, n, err := r.readLine()
+		if n > 0 {
+			sp.offset += int64(n)
+			sp.line++
+			if len(bytes.TrimSpace(line)) > 0 && !(r.header && sp.line == 1) {
 				v, derr := r.decode(line)
 				if derr != nil {
-					loc := fmt.Sprintf("%s:%d", sp.path, r.line)
+					loc := fmt.Sprintf("%s:%d", sp.path, sp.line)
 					if r.policy == FailOnBadRecord {
 						return fmt.Errorf("%s: %w (to skip bad lines and keep them aside, set OnBadRecord to DeadLetterBadRecords and read eddy.DeadLetters of the source)", loc, derr)
 					}
@@ -148,15 +177,16 @@ func (r *fileReader[T]) Read(out *SourceOutput[T]) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("reading %s after line %d: %w", sp.path, r.line, err)
+			return fmt.Errorf("reading %s after line %d: %w", sp.path, sp.line, err)
 		}
 	}
 	return nil
 }
 
-// readLine returns the next line without its line ending, or io.EOF after
-// the last one.
-func (r *fileReader[T]) readLine() ([]byte, error) {
+// readLine returns the next line without its line ending and the number of
+// bytes it took in the file, or io.EOF at the end of the file (possibly with
+// a last line that has no line ending).
+func (r *fileReader[T]) readLine() ([]byte, int, error) {
 	r.buf = r.buf[:0]
 	for {
 		chunk, err := r.r.ReadSlice('\n')
@@ -165,19 +195,18 @@ func (r *fileReader[T]) readLine() ([]byte, error) {
 			continue
 		}
 		if err != nil && err != io.EOF {
-			return nil, err
+			return nil, 0, err
 		}
-		line := bytes.TrimRight(r.buf, "\r\n")
-		if err == io.EOF {
-			return line, io.EOF
-		}
-		if len(line) == 0 {
-			// An empty line still counts for line numbers.
-			r.line++
-			continue
-		}
-		return line, nil
+		return bytes.TrimRight(r.buf, "\r\n"), len(r.buf), err
 	}
+}
+
+func (r *fileReader[T]) SnapshotSplits() ([][]byte, error) {
+	var out [][]byte
+	for _, sp := range r.files[r.cur:] {
+		out = append(out, ops.EncodeSplit(sp.path, int64(sp.index), sp.offset, sp.line))
+	}
+	return out, nil
 }
 
 func (r *fileReader[T]) Close() error {

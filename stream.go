@@ -25,6 +25,16 @@ func (s *Stream[T]) Name(name string) *Stream[T] {
 	return s
 }
 
+// UID sets the identifier under which the operator that produces the
+// stream keeps its state in checkpoints and savepoints. Give stateful
+// operators UIDs so that savepoints restore into later versions of the job
+// even after operators are added or removed; without one, an operator is
+// identified by its position in the job.
+func (s *Stream[T]) UID(uid string) *Stream[T] {
+	s.node.UID = uid
+	return s
+}
+
 // Parallelism sets the number of parallel subtasks of the operator that
 // produces the stream.
 func (s *Stream[T]) Parallelism(n int) *Stream[T] {

@@ -50,6 +50,7 @@ type keyedBase[K comparable, T any] struct {
 	kc      *state.KeyContext[K]
 	store   *state.Store[K]
 	ctx     *runtime.Context
+	extra   map[string]state.ObjectTable
 }
 
 func newKeyedBase[K comparable, T any](ctx *runtime.Context, spec KeySpec[K, T], newBackend BackendFactory) (*keyedBase[K, T], error) {
@@ -105,12 +106,12 @@ func (f failingCodec[T]) Append(dst []byte, v T) []byte {
 
 func (f failingCodec[T]) Decode(src []byte) (v T, n int, err error) { return v, 0, f.err }
 
-// newTimers returns a timer service of the operator's key groups.
-func newTimers[K, N comparable](k interface {
-	keyGroups() state.KeyGroupRange
-	keyCodec() state.Codec[K]
-}) *state.TimerService[K, N] {
-	return state.NewTimerService[K, N](k.keyGroups(), k.keyCodec(), lazyCodec[N]())
+// newTimers returns a timer service of the operator's key groups, part of
+// its snapshots under name.
+func newTimers[K comparable, N comparable, T any](k *keyedBase[K, T], name string) *state.TimerService[K, N] {
+	ts := state.NewTimerService[K, N](k.kgs, k.keyCodec(), lazyCodec[N]())
+	k.registerExtra(name, ts)
+	return ts
 }
 
 func (k *keyedBase[K, T]) keyGroups() state.KeyGroupRange { return k.kgs }

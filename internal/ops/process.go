@@ -247,7 +247,7 @@ func NewKeyedProcess[K comparable, T, O any](rt *runtime.Context, spec KeySpec[K
 	if err != nil {
 		return nil, err
 	}
-	p := &KeyedProcess[K, T, O]{keyedBase: base, logic: logic, timers: newTimers[K, state.VoidNamespace](base)}
+	p := &KeyedProcess[K, T, O]{keyedBase: base, logic: logic, timers: newTimers[K, state.VoidNamespace](base, "timers")}
 	p.c = &KeyedContext[K, O]{ProcessContext: *newProcessContext[O](rt, outs), base: base, timers: p.timers}
 	p.c.wake = p.scheduleWake
 	if logic.Open != nil {
@@ -255,6 +255,10 @@ func NewKeyedProcess[K comparable, T, O any](rt *runtime.Context, spec KeySpec[K
 			return nil, err
 		}
 	}
+	if err := base.restore(rt.Restored); err != nil {
+		return nil, err
+	}
+	p.scheduleWake()
 	return p, nil
 }
 

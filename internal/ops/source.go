@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"io"
 	"time"
 
@@ -126,6 +127,8 @@ type SourceDriver[T any] struct {
 	clock   func() time.Time
 	ended   bool
 	metrics *runtime.OperatorMetrics
+	// checkpointed is the reader's checkpointing side, if it has one.
+	checkpointed CheckpointedReader[T]
 }
 
 // NewSourceDriver returns a driver that reads from r and emits batches of
@@ -229,3 +232,67 @@ func (d *SourceDriver[T]) watermark() (wm int64, idle bool) {
 
 // Close closes the reader.
 func (d *SourceDriver[T]) Close() error { return d.reader.Close() }
+
+// CheckpointedReader is a SplitReader whose position can be checkpointed.
+type CheckpointedReader[T any] interface {
+	SplitReader[T]
+	// SnapshotSplits returns the state of every split the reader has not
+	// finished, each as the source's own encoding, which its NewReader
+	// accepts back. It is called between Reads.
+	SnapshotSplits() ([][]byte, error)
+}
+
+// SplitSource is a source whose input is divided into splits (files,
+// partitions, ranges). Splits are enumerated once, when a job first starts;
+// from then on their positions travel in checkpoints, and on a restore, with
+// any parallelism, they are dealt round-robin to the subtasks.
+type SplitSource[T any] interface {
+	// Splits enumerates the splits of a fresh start with the given
+	// parallelism. It must return the same splits in every subtask.
+	Splits(parallelism int) ([][]byte, error)
+	// NewReader returns the reader of one subtask for the given splits.
+	NewReader(ctx *runtime.Context, splits [][]byte) (CheckpointedReader[T], error)
+}
+
+// SplitsList is the operator-state list that holds a source's splits.
+const SplitsList = "splits"
+
+// NewSplitSourceDriver returns the driver of subtask ctx.Subtask of src:
+// on a fresh start it reads the splits i, i+p, … of src.Splits(p); on a
+// restore, the splits the checkpoint deals it.
+func NewSplitSourceDriver[T any](ctx *runtime.Context, src SplitSource[T], wm Watermarks[T], outs map[string]any, size int) (*SourceDriver[T], error) {
+	var mine [][]byte
+	if ctx.Restored != nil {
+		mine = ctx.Restored.Lists[SplitsList]
+	} else {
+		all, err := src.Splits(ctx.Parallelism)
+		if err != nil {
+			return nil, err
+		}
+		for i := ctx.Subtask; i < len(all); i += ctx.Parallelism {
+			mine = append(mine, all[i])
+		}
+	}
+	r, err := src.NewReader(ctx, mine)
+	if err != nil {
+		return nil, err
+	}
+	d := NewSourceDriver[T](ctx, r, wm, outs, size)
+	d.checkpointed = r
+	return d, nil
+}
+
+// SnapshotState records the positions of the source's splits.
+func (d *SourceDriver[T]) SnapshotState(int64) (*runtime.OperatorSnapshot, error) {
+	if d.checkpointed == nil {
+		return nil, errors.New("this source cannot be checkpointed: it does not record its position; use a split source")
+	}
+	splits, err := d.checkpointed.SnapshotSplits()
+	if err != nil {
+		return nil, err
+	}
+	if splits == nil {
+		splits = [][]byte{}
+	}
+	return &runtime.OperatorSnapshot{Lists: map[string][][]byte{SplitsList: splits}}, nil
+}

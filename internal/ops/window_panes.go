@@ -102,7 +102,7 @@ func NewPaneWindow[K comparable, T, ACC, O any](ctx *runtime.Context, spec KeySp
 	}
 	w := &PaneWindow[K, T, ACC, O]{
 		keyedBase: base, logic: logic, a: opts.Assigner, late: opts.AllowedLateness,
-		panes: panes, timers: newTimers[K, windowTimer](base),
+		panes: panes, timers: newTimers[K, windowTimer](base, "window-timers"),
 		out: NewEmitter(outs[""].(runtime.Input[O])), outs: outs, wm: runtime.MinWatermark,
 	}
 	w.emitFn = func(o O) { w.out.Emit(o, w.fireTS) }
@@ -111,6 +111,10 @@ func NewPaneWindow[K comparable, T, ACC, O any](ctx *runtime.Context, spec KeySp
 			w.lateE = NewEmitter(o.(runtime.Input[T]))
 		}
 	}
+	if err := base.restore(ctx.Restored); err != nil {
+		return nil, err
+	}
+	w.scheduleWake()
 	return w, nil
 }
 

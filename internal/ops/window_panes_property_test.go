@@ -17,11 +17,13 @@ import (
 // TestPaneWindowMatchesBruteForce runs the pane window operator, counting
 // per key, on random streams with bounded disorder and random watermarks,
 // and compares what it emits with a brute-force evaluation of the
-// semantics (no allowed lateness): every window is computed by definition,
-// fires once, at the first watermark >= end-1, with its count and the
-// timestamp end-1; a record counts in each of its windows that has not
-// fired, and is late if all have. Records in no window (the gaps of
-// sliding windows with size < slide) are dropped without counting.
+// semantics: every window is computed by definition and fires at the first
+// watermark >= end-1, with its count and the timestamp end-1. A record
+// counts in each of its windows whose end-1+lateness is above the
+// watermark, and fires again at once those of them that have fired; it is
+// late if it has no such window. Records in no window (the gaps of sliding
+// windows with size < slide) are dropped without counting. Each run uses
+// no allowed lateness, or a random one.
 //
 // A failure prints a shrunk script in the syntax of testdata.
 func TestPaneWindowMatchesBruteForce(t *testing.T) {
@@ -30,11 +32,14 @@ func TestPaneWindowMatchesBruteForce(t *testing.T) {
 			rng := rand.New(rand.NewPCG(20260101, uint64(kind)))
 			for run := range 150 {
 				spec := randomWindowSpec(rng, kind)
+				if run%2 == 1 {
+					spec.lateness = 1 + rng.Int64N(10)
+				}
 				events := randomEvents(rng)
 				if diff := comparePaneWindow(spec, events); diff != "" {
 					events = shrink(events, func(evs []event) bool { return comparePaneWindow(spec, evs) != "" })
 					t.Fatalf("run %d, %s: the operator disagrees with the brute force on\n\n%s\n%s",
-						run, spec, scriptOf(spec, events), comparePaneWindow(spec, events))
+						run, spec, scriptOf(spec.String(), events), comparePaneWindow(spec, events))
 				}
 			}
 		})
@@ -55,16 +60,21 @@ func kindName(k window.Kind) string {
 type windowSpec struct {
 	kind        window.Kind
 	size, slide int64 // slide is the step of cumulate windows
+	lateness    int64
 }
 
 func (s windowSpec) String() string {
+	l := ""
+	if s.lateness > 0 {
+		l = fmt.Sprintf(" lateness=%d", s.lateness)
+	}
 	switch s.kind {
 	case window.TumblingKind:
-		return fmt.Sprintf("assigner=tumbling size=%d", s.size)
+		return fmt.Sprintf("assigner=tumbling size=%d%s", s.size, l)
 	case window.SlidingKind:
-		return fmt.Sprintf("assigner=sliding size=%d slide=%d", s.size, s.slide)
+		return fmt.Sprintf("assigner=sliding size=%d slide=%d%s", s.size, s.slide, l)
 	}
-	return fmt.Sprintf("assigner=cumulate step=%d size=%d", s.slide, s.size)
+	return fmt.Sprintf("assigner=cumulate step=%d size=%d%s", s.slide, s.size, l)
 }
 
 func (s windowSpec) assigner() window.Assigner {
@@ -162,17 +172,27 @@ func bruteForce(spec windowSpec, evs []event) (out []result, late int64) {
 		key string
 		win window.Window
 	}
-	open := map[kw]int64{}
+	counts := map[kw]int64{} // windows with data, until their lateness ends
+	fired := map[kw]bool{}
 	wm := int64(math.MinInt64)
+	emit := func(step int, k kw) {
+		out = append(out, result{step: step, ts: k.win.End - 1, key: k.key, win: k.win, count: counts[k]})
+	}
 	advance := func(step int, to int64) {
 		if to <= wm {
 			return
 		}
 		wm = to
-		for k, n := range open {
-			if k.win.End-1 <= wm {
-				out = append(out, result{step: step, ts: k.win.End - 1, key: k.key, win: k.win, count: n})
-				delete(open, k)
+		for k := range counts {
+			if k.win.End-1 <= wm && !fired[k] {
+				emit(step, k)
+				fired[k] = true
+			}
+		}
+		for k := range counts {
+			if k.win.End-1+spec.lateness <= wm {
+				delete(counts, k)
+				delete(fired, k)
 			}
 		}
 	}
@@ -184,9 +204,14 @@ func bruteForce(spec windowSpec, evs []event) (out []result, late int64) {
 		ws := spec.windowsOf(e.ts)
 		live := false
 		for _, w := range ws {
-			if w.End-1 > wm {
-				open[kw{e.key, w}]++
+			if w.End-1+spec.lateness > wm {
+				k := kw{e.key, w}
+				counts[k]++
 				live = true
+				if w.End-1 <= wm {
+					emit(i, k)
+					fired[k] = true
+				}
 			}
 		}
 		if len(ws) > 0 && !live {
@@ -232,7 +257,8 @@ func runPaneWindow(spec windowSpec, evs []event) ([]result, int64, error) {
 			return nil
 		},
 	}
-	op, err := NewPaneWindow(h.Context(), recordKey(), h.Backend, WindowOptions{Assigner: spec.assigner()}, logic, outs)
+	opts := WindowOptions{Assigner: spec.assigner(), AllowedLateness: spec.lateness}
+	op, err := NewPaneWindow(h.Context(), recordKey(), h.Backend, opts, logic, outs)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -268,30 +294,7 @@ func comparePaneWindow(spec windowSpec, evs []event) string {
 		return "error: " + err.Error()
 	}
 	want, wantLate := bruteForce(spec, evs)
-	lines := func(rs []result) []string {
-		var s []string
-		for _, r := range rs {
-			s = append(s, r.String())
-		}
-		slices.Sort(s)
-		return s
-	}
-	g, w := lines(got), lines(want)
-	var diff []string
-	for _, l := range w {
-		if i := slices.Index(g, l); i >= 0 {
-			g = slices.Delete(g, i, i+1)
-		} else {
-			diff = append(diff, "missing    "+l)
-		}
-	}
-	for _, l := range g {
-		diff = append(diff, "unexpected "+l)
-	}
-	if gotLate != wantLate {
-		diff = append(diff, fmt.Sprintf("late records: got %d, want %d", gotLate, wantLate))
-	}
-	return strings.Join(diff, "\n")
+	return diffResults(got, want, gotLate, wantLate)
 }
 
 // shrink removes events, chunks first, as long as the failure stays.
@@ -309,10 +312,11 @@ func shrink(evs []event, fails func([]event) bool) []event {
 	return evs
 }
 
-// scriptOf renders the events as a testdata case.
-func scriptOf(spec windowSpec, evs []event) string {
+// scriptOf renders the events as a testdata case of a new-window command
+// with the arguments args.
+func scriptOf(args string, evs []event) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "new-window %s\n----\nok\n\ninput\n", spec)
+	fmt.Fprintf(&b, "new-window %s\n----\nok\n\ninput\n", args)
 	for _, e := range evs {
 		if e.wm {
 			fmt.Fprintf(&b, "watermark %d\n", e.ts)

@@ -54,7 +54,7 @@ func NewSessionWindow[K comparable, T, ACC, O any](ctx *runtime.Context, spec Ke
 	}
 	w := &SessionWindow[K, T, ACC, O]{
 		keyedBase: base, logic: logic, gap: opts.Assigner.Gap(), late: opts.AllowedLateness, proc: opts.Assigner.IsProcessingTime(),
-		sessions: sessions, timers: newTimers[K, windowTimer](base),
+		sessions: sessions, timers: newTimers[K, windowTimer](base, "window-timers"),
 		out: NewEmitter(outs[""].(runtime.Input[O])), outs: outs, wm: runtime.MinWatermark, one: make([]ACC, 1),
 	}
 	w.emitFn = func(o O) { w.out.Emit(o, w.fireTS) }
@@ -63,6 +63,10 @@ func NewSessionWindow[K comparable, T, ACC, O any](ctx *runtime.Context, spec Ke
 			w.lateE = NewEmitter(o.(runtime.Input[T]))
 		}
 	}
+	if err := base.restore(ctx.Restored); err != nil {
+		return nil, err
+	}
+	w.scheduleWake()
 	return w, nil
 }
 

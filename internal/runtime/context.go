@@ -23,6 +23,12 @@ type Context struct {
 	Log *slog.Logger
 	// Metrics counts what the operator does.
 	Metrics *OperatorMetrics
+	// Restored is the operator's state when the job restores from a
+	// checkpoint or savepoint; nil on a fresh start.
+	Restored *RestoredState
+	// Checkpointing reports whether the job takes checkpoints, so that
+	// sources that cannot be checkpointed refuse to run.
+	Checkpointing bool
 
 	now    func() int64
 	wakeAt func(ts int64, fn func(now int64) error)

@@ -15,6 +15,13 @@ type Graph struct {
 type Node struct {
 	ID   int
 	Name string
+	// UID identifies the operator's state in checkpoints and savepoints; it
+	// must stay the same across versions of a job for its state to be
+	// restored. Empty means "op<ID>".
+	UID string
+	// UnionLists names the operator-state lists that every subtask receives
+	// whole on restore, rather than a round-robin share.
+	UnionLists []string
 	// Parallelism is the number of subtasks; 0 means the job's default.
 	Parallelism int
 	// MaxParallelism is the number of key groups of a keyed operator; 0
@@ -106,6 +113,14 @@ func NewInType[T any]() *InType {
 		},
 		guard: func(in any, ctx *Context) any { return Input[T](&guard[T]{in: in.(Input[T]), ctx: ctx}) },
 	}
+}
+
+// StateUID returns the UID under which the node's state is checkpointed.
+func (n *Node) StateUID() string {
+	if n.UID != "" {
+		return n.UID
+	}
+	return fmt.Sprintf("op%d", n.ID)
 }
 
 // AddNode adds n to the graph and assigns its id.

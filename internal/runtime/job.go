@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/eddystream/eddy/internal/checkpoint"
+	"github.com/eddystream/eddy/internal/state"
 )
 
 // Config holds the settings of a job run.
@@ -30,6 +33,60 @@ type Config struct {
 	Log *slog.Logger
 	// Clock supplies processing time; nil means time.Now.
 	Clock func() time.Time
+
+	// Name names the job in checkpoints and logs.
+	Name string
+	// Checkpoints configures checkpointing; the zero value takes none.
+	Checkpoints CheckpointConfig
+	// Restart says whether and when a failed job restarts from its latest
+	// checkpoint.
+	Restart RestartStrategy
+	// Restore, if set, is the checkpoint or savepoint the job starts from.
+	Restore *checkpoint.Loaded
+	// AllowNonRestoredState lets a job start from a checkpoint that holds
+	// state for operators the job no longer has.
+	AllowNonRestoredState bool
+}
+
+// CheckpointConfig configures checkpointing.
+type CheckpointConfig struct {
+	// Interval is the time between the end of one checkpoint and the start
+	// of the next; 0 disables periodic checkpoints.
+	Interval time.Duration
+	// Timeout aborts a checkpoint that has not completed in this time.
+	Timeout time.Duration
+	// Storage keeps completed checkpoints; required when Interval > 0.
+	Storage *checkpoint.Dir
+	// Retain is how many completed checkpoints to keep.
+	Retain int
+}
+
+// RestartStrategy says how often and how soon a failed job restarts. A
+// restart restores the latest completed checkpoint (or the one the job
+// started from), so sources replay what followed it.
+type RestartStrategy struct {
+	// MaxAttempts is the number of restarts allowed; 0 means none, a
+	// negative number means no limit.
+	MaxAttempts int
+	// Delay is the wait before the first restart.
+	Delay time.Duration
+	// Multiplier grows the delay after each restart (exponential back-off);
+	// values below 1 keep it fixed.
+	Multiplier float64
+	// MaxDelay caps the delay.
+	MaxDelay time.Duration
+}
+
+// delay returns the wait before restart attempt n (0-based).
+func (r RestartStrategy) delay(n int) time.Duration {
+	d := r.Delay
+	for i := 0; i < n && r.Multiplier > 1; i++ {
+		d = time.Duration(float64(d) * r.Multiplier)
+		if r.MaxDelay > 0 && d > r.MaxDelay {
+			return r.MaxDelay
+		}
+	}
+	return d
 }
 
 // EnsureDefaults fills unset fields with their defaults.
@@ -54,6 +111,15 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
+	}
+	if c.Name == "" {
+		c.Name = "job"
+	}
+	if c.Checkpoints.Timeout <= 0 {
+		c.Checkpoints.Timeout = 10 * time.Minute
+	}
+	if c.Checkpoints.Retain <= 0 {
+		c.Checkpoints.Retain = 3
 	}
 }
 
@@ -149,19 +215,30 @@ func Compile(g *Graph, cfg Config) (*Plan, error) {
 
 // Job is a compiled graph ready to run.
 type Job struct {
-	Plan *Plan
-	cfg  Config
+	Plan  *Plan
+	cfg   Config
+	graph *Graph
 
 	mu      sync.Mutex
 	metrics []*OperatorMetrics
+	coord   *coordinator
+	// Restarts counts the restarts of the job so far.
+	restarts int
 }
 
-// Metrics returns the counters of every operator subtask of a running or
-// finished job.
+// Metrics returns the counters of every operator subtask of the current (or
+// last) run of the job.
 func (j *Job) Metrics() []*OperatorMetrics {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return append([]*OperatorMetrics(nil), j.metrics...)
+}
+
+// Restarts returns how many times the job has restarted after a failure.
+func (j *Job) Restarts() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.restarts
 }
 
 // NewJob compiles g.
@@ -171,17 +248,96 @@ func NewJob(g *Graph, cfg Config) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Job{Plan: p, cfg: cfg}, nil
+	if cfg.Checkpoints.Interval > 0 && cfg.Checkpoints.Storage == nil {
+		return nil, errors.New("runtime: checkpointing needs a checkpoint storage; set a checkpoint directory")
+	}
+	if cfg.Restore != nil {
+		if err := checkRestore(g, cfg); err != nil {
+			return nil, err
+		}
+	}
+	return &Job{Plan: p, cfg: cfg, graph: g}, nil
 }
 
-// Run executes the job until its bounded inputs end, an operator fails, or
-// ctx is cancelled. It returns the first operator failure; a cancelled job
-// returns nil.
+// checkRestore verifies that the checkpoint to restore fits the graph.
+func checkRestore(g *Graph, cfg Config) error {
+	m := cfg.Restore.Metadata
+	byUID := map[string]*Node{}
+	for _, n := range g.Nodes {
+		byUID[n.StateUID()] = n
+	}
+	for _, op := range m.Operators {
+		n, ok := byUID[op.UID]
+		if !ok {
+			if cfg.AllowNonRestoredState {
+				continue
+			}
+			return fmt.Errorf("runtime: %s holds state of operator %q (uid %s) that this job does not have; restore it with the job that wrote it, give the operator the same UID, or allow non-restored state", cfg.Restore.Ref, op.Name, op.UID)
+		}
+		keyed := false
+		for _, st := range op.Subtasks {
+			keyed = keyed || len(st.KeyGroups) > 0
+		}
+		if keyed && op.MaxParallelism != n.maxParallelism {
+			return fmt.Errorf("runtime: operator %q was checkpointed with max parallelism %d and now has %d; keyed state is divided into that many key groups and cannot be re-divided: keep the max parallelism at %d", n.Name, op.MaxParallelism, n.maxParallelism, op.MaxParallelism)
+		}
+	}
+	return nil
+}
+
+// Run executes the job until its bounded inputs end, it fails beyond what
+// its restart strategy allows, or ctx is cancelled (which returns nil). After
+// a failure it restores the latest completed checkpoint and runs again.
 func (j *Job) Run(ctx context.Context) error {
 	cfg := j.cfg
-	ctx, cancel := context.WithCancel(ctx)
+	restore := cfg.Restore
+	for attempt := 0; ; attempt++ {
+		err := j.runOnce(ctx, restore)
+		if err == nil || ctx.Err() != nil || errors.Is(err, errStopped) {
+			return nil
+		}
+		if cfg.Restart.MaxAttempts >= 0 && attempt >= cfg.Restart.MaxAttempts {
+			if attempt > 0 {
+				return fmt.Errorf("%w (after %d restarts)", err, attempt)
+			}
+			return err
+		}
+		d := cfg.Restart.delay(attempt)
+		if s := cfg.Checkpoints.Storage; s != nil {
+			latest, lerr := checkpoint.LatestValid(s, cfg.Log)
+			if lerr != nil {
+				return fmt.Errorf("%w; then reading checkpoints to restart failed: %v", err, lerr)
+			}
+			if latest != nil {
+				restore = latest
+			}
+		}
+		from := "the beginning"
+		if restore != nil {
+			from = restore.Ref.Path
+		}
+		cfg.Log.Warn("job failed; restarting", "job", cfg.Name, "error", err, "attempt", attempt+1, "delay", d, "restore", from)
+		j.mu.Lock()
+		j.restarts++
+		j.mu.Unlock()
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// runOnce builds the subtasks, restoring state from restore if set, and
+// runs them until they all finish or one fails.
+func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error {
+	cfg := j.cfg
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	done := ctx.Done()
+	j.mu.Lock()
+	j.metrics = nil
+	j.mu.Unlock()
 
 	// One gate per subtask of each chain head that has inputs.
 	gates := map[*Node][]*gate{}
@@ -230,11 +386,23 @@ func (j *Job) Run(ctx context.Context) error {
 		}
 	}
 
+	coord := newCoordinator(cfg, restore)
 	var tasks []*task
+	closeAll := func() {
+		for _, pt := range tasks {
+			for _, c := range pt.closers {
+				c.Close()
+			}
+			if pt.source != nil {
+				pt.source.Close()
+			}
+		}
+	}
 	for _, c := range j.Plan.Chains {
 		head := c.Nodes[0]
 		for i := 0; i < c.Parallelism; i++ {
-			t := &task{name: c.Name(), subtask: i, linger: cfg.Linger, clock: cfg.Clock, done: done}
+			t := &task{name: c.Name(), subtask: i, linger: cfg.Linger, clock: cfg.Clock, done: done, coord: coord}
+			t.notifySig = make(chan struct{}, 1)
 			if gs := gates[head]; gs != nil {
 				t.gate = gs[i]
 			}
@@ -244,9 +412,22 @@ func (j *Job) Run(ctx context.Context) error {
 				ctx := &Context{
 					Operator: n.Name, Subtask: i, Parallelism: n.parallelism, MaxParallelism: n.maxParallelism,
 					Log: cfg.Log.With("operator", n.Name, "subtask", i), Metrics: &OperatorMetrics{Name: n.Name},
-					now: t.now, done: done,
+					now: t.now, done: done, Checkpointing: cfg.Checkpoints.Interval > 0,
 				}
 				ctx.wakeAt = func(ts int64, fn func(int64) error) { t.timers.add(ts, fn, ctx) }
+				if restore != nil {
+					kgs := state.RangeOf(i, n.parallelism, n.maxParallelism)
+					union := map[string]bool{}
+					for _, name := range n.UnionLists {
+						union[name] = true
+					}
+					rs, err := restore.Redistribute(n.StateUID(), i, n.parallelism, kgs.Start, kgs.End, union)
+					if err != nil {
+						return fmt.Errorf("restoring operator %q from %s: %w", n.Name, restore.Ref.Path, err)
+					}
+					// An operator the checkpoint does not know starts fresh.
+					ctx.Restored = rs
+				}
 				j.mu.Lock()
 				j.metrics = append(j.metrics, ctx.Metrics)
 				j.mu.Unlock()
@@ -280,11 +461,16 @@ func (j *Job) Run(ctx context.Context) error {
 					}
 					t.source = d
 					t.headCtx = ctx
+					t.addOp(n, ctx, d)
 					return nil
 				}
 				b, err := buildGuarded(ctx, n, combined)
 				if err != nil {
 					return err
+				}
+				raw := b.Control
+				if raw == nil {
+					raw, _ = b.Inputs[0].(Control)
 				}
 				for k, in := range b.Inputs {
 					b.Inputs[k] = n.InTypes[k].guard(in, ctx)
@@ -304,6 +490,7 @@ func (j *Job) Run(ctx context.Context) error {
 				if closer != nil {
 					t.closers = append(t.closers, closer)
 				}
+				t.addOp(n, ctx, raw)
 				built[n] = b
 				if n == head {
 					t.headCtx = ctx
@@ -316,38 +503,63 @@ func (j *Job) Run(ctx context.Context) error {
 				return nil
 			}
 			if err := build(head); err != nil {
-				for _, pt := range tasks {
-					for _, c := range pt.closers {
-						c.Close()
-					}
-				}
+				tasks = append(tasks, t)
+				closeAll()
 				return err
 			}
+			// Snapshots go in chain order: upstream operators first.
+			t.reverseOps()
 			tasks = append(tasks, t)
 		}
 	}
+	coord.tasks = tasks
+	j.mu.Lock()
+	j.coord = coord
+	j.mu.Unlock()
 
 	var (
 		wg       sync.WaitGroup
 		errMu    sync.Mutex
 		firstErr error
 	)
+	fail := func(err error) {
+		errMu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		errMu.Unlock()
+		cancel()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := coord.run(ctx); err != nil {
+			fail(err)
+		}
+	}()
 	for _, t := range tasks {
 		wg.Add(1)
 		go func(t *task) {
 			defer wg.Done()
 			if err := t.run(); err != nil {
-				errMu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				errMu.Unlock()
-				cancel()
+				fail(err)
 			}
 		}(t)
 	}
 	wg.Wait()
 	return firstErr
+}
+
+// TriggerSavepoint takes a savepoint of the running job into dir and
+// returns its path. With stop, the job ends once the savepoint is complete.
+func (j *Job) TriggerSavepoint(ctx context.Context, dir string, stop bool) (string, error) {
+	j.mu.Lock()
+	c := j.coord
+	j.mu.Unlock()
+	if c == nil {
+		return "", errors.New("runtime: the job is not running")
+	}
+	return c.savepoint(ctx, dir, stop)
 }
 
 func buildGuarded(ctx *Context, n *Node, outs map[string]any) (b *Built, err error) {

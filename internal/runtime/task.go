@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,117 @@ type task struct {
 	linger time.Duration
 	clock  func() time.Time
 	done   <-chan struct{}
+
+	// Checkpointing. ops lists the chain's operators, upstream first.
+	ops       []chainOp
+	coord     *coordinator
+	triggered atomic.Int64  // the newest checkpoint a source was asked to take
+	taken     int64         // the newest checkpoint this task has taken
+	completed atomic.Int64  // the newest completed checkpoint
+	final     atomic.Bool   // the job has ended and its last checkpoint completed
+	notified  int64         // the newest completion passed to listeners
+	notifySig chan struct{} // signalled when completed, final or triggered change
+}
+
+// chainOp is an operator of the chain, for snapshots and notifications.
+type chainOp struct {
+	node *Node
+	ctx  *Context
+	op   any
+}
+
+func (t *task) addOp(n *Node, ctx *Context, op any) {
+	t.ops = append(t.ops, chainOp{node: n, ctx: ctx, op: op})
+}
+
+// reverseOps puts the operators in chain order: they are added as the chain
+// is built, downstream first.
+func (t *task) reverseOps() {
+	for i, j := 0, len(t.ops)-1; i < j; i, j = i+1, j-1 {
+		t.ops[i], t.ops[j] = t.ops[j], t.ops[i]
+	}
+}
+
+// signal wakes the task to look at its checkpoint state.
+func (t *task) signal() {
+	select {
+	case t.notifySig <- struct{}{}:
+	default:
+	}
+}
+
+// checkpoint snapshots every operator of the chain, passes the barrier
+// downstream, and acknowledges the checkpoint to the coordinator.
+func (t *task) checkpoint(id int64) error {
+	if id <= t.taken {
+		return nil
+	}
+	t.taken = id
+	states := make([]*OperatorSnapshot, len(t.ops))
+	for i, o := range t.ops {
+		s, ok := o.op.(Stateful)
+		if !ok {
+			continue
+		}
+		var snap *OperatorSnapshot
+		err := callGuarded(o.ctx, func() error {
+			var err error
+			snap, err = s.SnapshotState(id)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		states[i] = snap
+	}
+	for _, w := range t.writers {
+		if err := w.broadcastBarrier(id); err != nil {
+			return err
+		}
+	}
+	return t.coord.ack(ack{task: t, id: id, states: states})
+}
+
+// checkState reacts to checkpoint triggers (sources) and completions.
+func (t *task) checkState() error {
+	if t.source != nil {
+		if id := t.triggered.Load(); id > t.taken {
+			if err := t.checkpoint(id); err != nil {
+				return err
+			}
+		}
+	}
+	if c := t.completed.Load(); c > t.notified {
+		t.notified = c
+		for _, o := range t.ops {
+			if l, ok := o.op.(CheckpointListener); ok {
+				if err := callGuarded(o.ctx, func() error { return l.NotifyCheckpointComplete(c) }); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// finish reports the end of the task's input to the coordinator and waits
+// until the job's last checkpoint completes, so that transactional sinks
+// commit what they wrote last only once nothing can be replayed.
+func (t *task) finish() error {
+	if err := t.flushAll(); err != nil {
+		return err
+	}
+	if err := t.coord.ack(ack{task: t, finished: true}); err != nil {
+		return err
+	}
+	for !t.final.Load() {
+		select {
+		case <-t.notifySig:
+		case <-t.done:
+			return errCanceled
+		}
+	}
+	return t.checkState()
 }
 
 func (t *task) now() int64 { return millis(t.clock()) }
@@ -90,12 +202,15 @@ func (t *task) runSource() error {
 			return errCanceled
 		default:
 		}
+		if err := t.checkState(); err != nil {
+			return err
+		}
 		res, err := callStep(t.headCtx, t.source)
 		if err != nil {
 			return err
 		}
 		if res.Done {
-			return t.flushAll()
+			return t.finish()
 		}
 		if res.Idle != idle {
 			idle = res.Idle
@@ -159,6 +274,11 @@ func (t *task) runInputs() error {
 				if c, m, ok = g.take(idx); !ok {
 					continue
 				}
+			case <-t.notifySig:
+				if err := t.checkState(); err != nil {
+					return err
+				}
+				continue
 			case <-wakeC:
 				if err := t.timers.fire(t.now()); err != nil {
 					return err
@@ -173,7 +293,12 @@ func (t *task) runInputs() error {
 			return err
 		}
 		if finished {
-			return t.flushAll()
+			return t.finish()
+		}
+		if t.completed.Load() > t.notified {
+			if err := t.checkState(); err != nil {
+				return err
+			}
 		}
 		if err := t.fireTimers(); err != nil {
 			return err
@@ -247,11 +372,8 @@ func (t *task) advance() error {
 // the checkpoint being aligned: the chain snapshots its state, the barrier
 // goes downstream, and the channels are released.
 func (t *task) aligned() error {
-	id := t.gate.barrier
-	for _, w := range t.writers {
-		if err := w.broadcastBarrier(id); err != nil {
-			return err
-		}
+	if err := t.checkpoint(t.gate.barrier); err != nil {
+		return err
 	}
 	t.gate.unblockAll()
 	return nil

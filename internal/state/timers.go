@@ -319,33 +319,44 @@ func (q *timerQueue[K, N]) pop() timer[K, N] {
 	return t
 }
 
+// less orders heap entries by timestamp, then registration.
+func less[K, N comparable](a, b *timer[K, N]) bool {
+	return a.id.ts < b.id.ts || (a.id.ts == b.id.ts && a.seq < b.seq)
+}
+
+// up and down move an entry through a hole rather than by swaps: each level
+// costs one copy instead of three.
 func (q *timerQueue[K, N]) up(i int) {
 	h := q.heap
+	t := h[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if h[p].compare(&h[i]) <= 0 {
-			return
+		if !less(&t, &h[p]) {
+			break
 		}
-		h[p], h[i] = h[i], h[p]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = t
 }
 
 func (q *timerQueue[K, N]) down(i int) {
 	h := q.heap
 	n := len(h)
+	t := h[i]
 	for {
 		c := 2*i + 1
 		if c >= n {
-			return
+			break
 		}
-		if r := c + 1; r < n && h[r].compare(&h[c]) < 0 {
+		if r := c + 1; r < n && less(&h[r], &h[c]) {
 			c = r
 		}
-		if h[i].compare(&h[c]) <= 0 {
-			return
+		if !less(&h[c], &t) {
+			break
 		}
-		h[i], h[c] = h[c], h[i]
+		h[i] = h[c]
 		i = c
 	}
+	h[i] = t
 }

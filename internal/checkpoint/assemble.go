@@ -1,0 +1,145 @@
+package checkpoint
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// SubtaskState is the state of one operator subtask: keyed state per key
+// group and named operator-state lists.
+type SubtaskState struct {
+	KeyGroups map[int][]byte
+	Lists     map[string][][]byte
+}
+
+// OperatorState is the state of every subtask of one operator, as the
+// coordinator collects it.
+type OperatorState struct {
+	UID            string
+	Name           string
+	Parallelism    int
+	MaxParallelism int
+	// Subtasks is indexed by subtask; a nil entry has no state.
+	Subtasks []*SubtaskState
+}
+
+// Assemble lays out the state of a checkpoint as state files and metadata.
+func Assemble(job string, id int64, savepoint, final bool, ops []OperatorState) (*Metadata, map[string][]byte) {
+	m := &Metadata{Version: FormatVersion, Job: job, ID: id, Savepoint: savepoint, Final: final, Time: time.Now().UTC()}
+	files := map[string][]byte{}
+	for oi, op := range ops {
+		mo := Operator{UID: op.UID, Name: op.Name, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism}
+		for i, st := range op.Subtasks {
+			if st == nil || (len(st.KeyGroups) == 0 && len(st.Lists) == 0) {
+				continue
+			}
+			sub := Subtask{Index: i, File: fmt.Sprintf("op%03d-%s-%d.state", oi, safe(op.UID), i)}
+			var buf []byte
+			kgs := make([]int, 0, len(st.KeyGroups))
+			for kg := range st.KeyGroups {
+				kgs = append(kgs, kg)
+			}
+			sort.Ints(kgs)
+			for _, kg := range kgs {
+				b := st.KeyGroups[kg]
+				sub.KeyGroups = append(sub.KeyGroups, Section{KeyGroup: kg, Offset: int64(len(buf)), Length: int64(len(b))})
+				buf = append(buf, b...)
+			}
+			names := make([]string, 0, len(st.Lists))
+			for name := range st.Lists {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				l := List{Name: name}
+				for _, item := range st.Lists[name] {
+					l.Items = append(l.Items, Section{Offset: int64(len(buf)), Length: int64(len(item))})
+					buf = append(buf, item...)
+				}
+				sub.Lists = append(sub.Lists, l)
+			}
+			sub.Size, sub.CRC32C = int64(len(buf)), Checksum(buf)
+			files[sub.File] = buf
+			mo.Subtasks = append(mo.Subtasks, sub)
+		}
+		m.Operators = append(m.Operators, mo)
+	}
+	return m, files
+}
+
+// safe keeps the characters of s that are safe in a file name.
+func safe(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 40 {
+		b = b[:40]
+	}
+	return string(b)
+}
+
+// Redistribute returns the state of subtask i of an operator now running
+// with parallelism p and owning key groups [kgStart, kgEnd): the sections of
+// exactly those key groups, whatever subtask held them before, and a
+// round-robin share of each operator-state list (or all of it for the lists
+// named in union).
+func (l *Loaded) Redistribute(uid string, i, p, kgStart, kgEnd int, union map[string]bool) (*SubtaskState, error) {
+	op, ok := l.Metadata.Operator(uid)
+	if !ok {
+		return nil, nil
+	}
+	st := &SubtaskState{KeyGroups: map[int][]byte{}, Lists: map[string][][]byte{}}
+	all := map[string][][]byte{}
+	var order []string
+	for _, sub := range op.Subtasks {
+		data := l.Files[sub.File]
+		slice := func(s Section) ([]byte, error) {
+			if s.Offset < 0 || s.Length < 0 || s.Offset+s.Length > int64(len(data)) {
+				return nil, fmt.Errorf("%w: section [%d,+%d) outside state file %s of %d bytes", ErrCorrupt, s.Offset, s.Length, sub.File, len(data))
+			}
+			return data[s.Offset : s.Offset+s.Length], nil
+		}
+		for _, s := range sub.KeyGroups {
+			if s.KeyGroup < kgStart || s.KeyGroup >= kgEnd {
+				continue
+			}
+			b, err := slice(s)
+			if err != nil {
+				return nil, err
+			}
+			st.KeyGroups[s.KeyGroup] = b
+		}
+		for _, list := range sub.Lists {
+			if _, seen := all[list.Name]; !seen {
+				order = append(order, list.Name)
+			}
+			for _, s := range list.Items {
+				b, err := slice(s)
+				if err != nil {
+					return nil, err
+				}
+				all[list.Name] = append(all[list.Name], b)
+			}
+			if all[list.Name] == nil {
+				all[list.Name] = [][]byte{}
+			}
+		}
+	}
+	for _, name := range order {
+		items := all[name]
+		if union[name] {
+			st.Lists[name] = items
+			continue
+		}
+		share := [][]byte{}
+		for j := i; j < len(items); j += p {
+			share = append(share, items[j])
+		}
+		st.Lists[name] = share
+	}
+	return st, nil
+}

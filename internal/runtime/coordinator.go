@@ -1,0 +1,259 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/eddystream/eddy/internal/checkpoint"
+)
+
+// ack is a task's message to the coordinator: its snapshot for a
+// checkpoint, or that its input has ended.
+type ack struct {
+	task     *task
+	id       int64
+	states   []*OperatorSnapshot // per chain operator, nil if stateless
+	finished bool
+}
+
+// savepointRequest asks the coordinator for a savepoint.
+type savepointRequest struct {
+	dir   string
+	stop  bool
+	reply chan savepointReply
+}
+
+type savepointReply struct {
+	path string
+	err  error
+}
+
+// pending is a checkpoint in flight.
+type pending struct {
+	id        int64
+	started   time.Time
+	acks      map[*task][]*OperatorSnapshot
+	savepoint *savepointRequest
+}
+
+// coordinator triggers checkpoints at the sources, collects the tasks'
+// acknowledgements, writes completed checkpoints, and tells the tasks when
+// one completes. It also ends the job: once every task's input has ended it
+// completes a final checkpoint, on which transactional sinks commit their
+// last output. At most one checkpoint is in flight.
+type coordinator struct {
+	cfg        Config
+	tasks      []*task
+	acks       chan ack
+	savepoints chan savepointRequest
+	nextID     int64
+	finished   map[*task]bool
+	pending    *pending
+	lastDone   time.Time
+	stop       bool
+}
+
+func newCoordinator(cfg Config, restore *checkpoint.Loaded) *coordinator {
+	c := &coordinator{
+		cfg: cfg, acks: make(chan ack, 64), savepoints: make(chan savepointRequest),
+		nextID: 1, finished: map[*task]bool{}, lastDone: time.Now(),
+	}
+	if restore != nil {
+		c.nextID = restore.Metadata.ID + 1
+	}
+	if s := cfg.Checkpoints.Storage; s != nil {
+		if refs, err := s.List(); err == nil && len(refs) > 0 && refs[0].ID >= c.nextID {
+			c.nextID = refs[0].ID + 1
+		}
+	}
+	return c
+}
+
+// ack delivers a task's message; it gives up if the job is cancelled.
+func (c *coordinator) ack(a ack) error {
+	select {
+	case c.acks <- a:
+		return nil
+	case <-a.task.done:
+		return errCanceled
+	}
+}
+
+// savepoint asks for a savepoint and waits for it.
+func (c *coordinator) savepoint(ctx context.Context, dir string, stop bool) (string, error) {
+	r := savepointRequest{dir: dir, stop: stop, reply: make(chan savepointReply, 1)}
+	select {
+	case c.savepoints <- r:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	select {
+	case rep := <-r.reply:
+		return rep.path, rep.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func (c *coordinator) run(ctx context.Context) error {
+	interval := c.cfg.Checkpoints.Interval
+	tick := time.NewTicker(time.Second)
+	if interval > 0 {
+		tick.Reset(min(interval, 100*time.Millisecond))
+	}
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			c.abort("the job stopped")
+			return nil
+		case r := <-c.savepoints:
+			if c.pending != nil || len(c.finished) > 0 {
+				r.reply <- savepointReply{err: errors.New("runtime: cannot take a savepoint now: a checkpoint is in flight or the input is ending; try again")}
+				continue
+			}
+			c.trigger(&r)
+		case now := <-tick.C:
+			if p := c.pending; p != nil && now.Sub(p.started) > c.cfg.Checkpoints.Timeout {
+				c.abort(fmt.Sprintf("checkpoint %d timed out after %v", p.id, c.cfg.Checkpoints.Timeout))
+			}
+			if interval > 0 && c.pending == nil && len(c.finished) == 0 && now.Sub(c.lastDone) >= interval {
+				c.trigger(nil)
+			}
+		case a := <-c.acks:
+			if a.finished {
+				c.finished[a.task] = true
+				if p := c.pending; p != nil {
+					if _, acked := p.acks[a.task]; !acked {
+						c.abort(fmt.Sprintf("checkpoint %d cannot complete: a task finished before taking it", p.id))
+					}
+				}
+				if len(c.finished) == len(c.tasks) {
+					return c.complete(c.nextID, nil, true)
+				}
+				continue
+			}
+			p := c.pending
+			if p == nil || a.id != p.id {
+				continue // an aborted checkpoint
+			}
+			p.acks[a.task] = a.states
+			if len(p.acks) == len(c.tasks) {
+				c.pending = nil
+				if err := c.complete(p.id, p, false); err != nil {
+					return err
+				}
+				if c.stop {
+					return errStopped
+				}
+			}
+		}
+	}
+}
+
+// errStopped ends a job stopped with a savepoint.
+var errStopped = errors.New("runtime: job stopped with a savepoint")
+
+func (c *coordinator) trigger(sp *savepointRequest) {
+	id := c.nextID
+	c.nextID++
+	c.pending = &pending{id: id, started: time.Now(), acks: map[*task][]*OperatorSnapshot{}, savepoint: sp}
+	for _, t := range c.tasks {
+		if t.source != nil {
+			t.triggered.Store(id)
+			t.signal()
+		}
+	}
+}
+
+func (c *coordinator) abort(why string) {
+	p := c.pending
+	if p == nil {
+		return
+	}
+	c.pending = nil
+	c.lastDone = time.Now()
+	c.cfg.Log.Warn("checkpoint aborted", "job", c.cfg.Name, "checkpoint", p.id, "reason", why)
+	if p.savepoint != nil {
+		p.savepoint.reply <- savepointReply{err: fmt.Errorf("runtime: savepoint aborted: %s", why)}
+	}
+}
+
+// complete writes checkpoint id (unless there is nowhere to write it) and
+// notifies the tasks. final marks the checkpoint at the end of the job.
+func (c *coordinator) complete(id int64, p *pending, final bool) error {
+	var ops []checkpoint.OperatorState
+	if p != nil {
+		byUID := map[string]*checkpoint.OperatorState{}
+		var order []string
+		for _, t := range c.tasks {
+			for i, o := range t.ops {
+				n := o.node
+				st := byUID[n.StateUID()]
+				if st == nil {
+					st = &checkpoint.OperatorState{UID: n.StateUID(), Name: n.Name,
+						Parallelism: n.parallelism, MaxParallelism: n.maxParallelism, Subtasks: make([]*checkpoint.SubtaskState, n.parallelism)}
+					byUID[n.StateUID()] = st
+					order = append(order, n.StateUID())
+				}
+				if snaps := p.acks[t]; snaps != nil && snaps[i] != nil {
+					st.Subtasks[o.ctx.Subtask] = snaps[i]
+				}
+			}
+		}
+		for _, uid := range order {
+			ops = append(ops, *byUID[uid])
+		}
+	}
+	savepoint := p != nil && p.savepoint != nil
+	var storage *checkpoint.Dir
+	switch {
+	case savepoint:
+		d, err := checkpoint.NewSavepointDir(p.savepoint.dir)
+		if err != nil {
+			p.savepoint.reply <- savepointReply{err: err}
+			return nil
+		}
+		storage = d
+	default:
+		storage = c.cfg.Checkpoints.Storage
+	}
+	if storage != nil {
+		start := time.Now()
+		m, files := checkpoint.Assemble(c.cfg.Name, id, savepoint, final, ops)
+		ref, err := storage.Write(m, files)
+		if err != nil {
+			if savepoint {
+				p.savepoint.reply <- savepointReply{err: err}
+				return nil
+			}
+			c.cfg.Log.Error("writing checkpoint failed", "checkpoint", id, "error", err)
+			c.lastDone = time.Now()
+			return nil
+		}
+		size := 0
+		for _, f := range files {
+			size += len(f)
+		}
+		c.cfg.Log.Debug("checkpoint complete", "checkpoint", id, "path", ref.Path, "bytes", size, "write", time.Since(start))
+		if savepoint {
+			p.savepoint.reply <- savepointReply{path: ref.Path}
+			c.stop = p.savepoint.stop
+		} else if err := checkpoint.Retain(c.cfg.Checkpoints.Storage, c.cfg.Checkpoints.Retain); err != nil {
+			c.cfg.Log.Warn("deleting old checkpoints failed", "error", err)
+		}
+	}
+	c.lastDone = time.Now()
+	for _, t := range c.tasks {
+		if id > t.completed.Load() {
+			t.completed.Store(id)
+		}
+		if final {
+			t.final.Store(true)
+		}
+		t.signal()
+	}
+	return nil
+}
