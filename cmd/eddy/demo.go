@@ -6,11 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/internal/demo"
 )
 
 func newDemoCmd() *cobra.Command {
 	o := demo.Options{}
+	var restAddr string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the hot-items demo job on the built-in Nexmark generator",
@@ -26,6 +28,11 @@ outside services.`,
 			if o.Parallelism <= 0 {
 				return fmt.Errorf("--parallelism must be positive, got %d", o.Parallelism)
 			}
+			if restAddr != "" {
+				o.Started = func(env *eddy.Environment) {
+					serveREST(cmd, restAddr, env, "hot-items")
+				}
+			}
 			start := time.Now()
 			if err := demo.HotItems(cmd.Context(), cmd.OutOrStdout(), o); err != nil {
 				return err
@@ -38,5 +45,11 @@ outside services.`,
 	cmd.Flags().Int64Var(&o.Events, "events", 2_000_000, "number of Nexmark events to generate")
 	cmd.Flags().IntVar(&o.Parallelism, "parallelism", 2, "parallel subtasks per operator")
 	cmd.Flags().IntVar(&o.TopN, "top", 3, "auctions to report per window")
+	cmd.Flags().StringVar(&o.FromSavepoint, "from-savepoint", "", "restore the job from this savepoint (the parallelism may differ)")
+	cmd.Flags().StringVar(&restAddr, "rest-address", "", "serve the job's REST API (status, savepoints) on this address, e.g. localhost:8081")
+	cmd.Flags().StringVar(&o.CheckpointDir, "checkpoint-dir", "", "take checkpoints in this directory; a run on a directory with checkpoints resumes from the latest")
+	cmd.Flags().DurationVar(&o.CheckpointInterval, "checkpoint-interval", 10*time.Second, "time between checkpoints")
+	cmd.Flags().BoolVar(&o.Fresh, "fresh", false, "ignore (and delete) the checkpoints of an earlier run and start from the beginning")
+	cmd.Flags().StringVar(&o.Output, "output", "", "write the results exactly once as JSON-lines part files into this directory instead of printing them")
 	return cmd
 }

@@ -14,7 +14,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCmd(), newVersionCmd())
+	root.AddCommand(newDemoCmd(), newSavepointCmd(), newVersionCmd())
 	return root
 }
 

@@ -140,6 +140,7 @@ type Report struct {
 	Final  bool                    // whether the input has ended
 }
 
+// String renders the report as the command prints it.
 func (r Report) String() string {
 	var b strings.Builder
 	if r.Final {

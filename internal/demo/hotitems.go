@@ -26,6 +26,20 @@ type Options struct {
 	Parallelism int
 	// TopN is how many auctions each window reports.
 	TopN int
+	// CheckpointDir, if set, enables checkpoints every CheckpointInterval
+	// there; a run on a directory with checkpoints resumes from them.
+	CheckpointDir      string
+	CheckpointInterval time.Duration
+	// Fresh ignores the checkpoints of an earlier run.
+	Fresh bool
+	// Output, if set, is a directory the results go to through the
+	// exactly-once file sink, instead of w.
+	Output string
+	// FromSavepoint, if set, restores the job from this savepoint.
+	FromSavepoint string
+	// Started, if set, is called with the environment once the job is
+	// built, so that a caller can serve its REST API.
+	Started func(env *eddy.Environment)
 }
 
 // HotItems counts the bids per auction in 10-second windows sliding every 2
@@ -35,7 +49,17 @@ func HotItems(ctx context.Context, w io.Writer, o Options) error {
 	cfg := nexmark.DefaultConfig()
 	cfg.MaxEvents = o.Events
 	cfg.FirstEventRate = 100_000 // events per second of event time
-	env := eddy.NewEnvironment(eddy.WithParallelism(o.Parallelism))
+	opts := []eddy.Option{eddy.WithParallelism(o.Parallelism)}
+	if o.CheckpointDir != "" {
+		opts = append(opts, eddy.WithCheckpointDir(o.CheckpointDir), eddy.WithCheckpointing(o.CheckpointInterval))
+	}
+	if o.Fresh {
+		opts = append(opts, eddy.WithFreshStart())
+	}
+	if o.FromSavepoint != "" {
+		opts = append(opts, eddy.WithRestoreFrom(o.FromSavepoint))
+	}
+	env := eddy.NewEnvironment(opts...)
 	bids := nexmark.Bids(env, cfg)
 	perAuction := eddy.KeyBy(bids, func(b nexmark.Bid) int64 { return b.Auction })
 	counts := eddy.Aggregate(eddy.Window(perAuction, window.Sliding(10*time.Second, 2*time.Second)), agg.Count[nexmark.Bid]())
@@ -59,6 +83,13 @@ func HotItems(ctx context.Context, w io.Writer, o Options) error {
 			emit(strings.TrimSuffix(sb.String(), ";"))
 			return nil
 		})
-	eddy.PrintTo(top, w).Name("top auctions")
+	if o.Output != "" {
+		eddy.WriteFiles(top, o.Output).Name("top auctions")
+	} else {
+		eddy.PrintTo(top, w).Name("top auctions")
+	}
+	if o.Started != nil {
+		o.Started(env)
+	}
 	return env.Execute(ctx, "hot-items")
 }

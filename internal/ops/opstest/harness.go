@@ -12,6 +12,10 @@
 //	late-records 1
 //	end
 //
+// Side outputs are expected to receive the watermarks and end of input of
+// the main output; a side output that does not says so in a line such as
+// "side late missed: watermark 9".
+//
 // A script is a list of lines, each one step:
 //
 //	a 3                      a record of key a, timestamp 3, value 3
@@ -418,31 +422,28 @@ type event struct {
 	text string
 }
 
-// render appends the events of the step to out and forgets them. A
-// watermark or end that a side output receives is shown only where it
-// differs from what the main output received in the step.
+// render appends the events of the step to out and forgets them. The
+// watermarks and end of input of side outputs are not shown where they are
+// the same as the main output's in the step; where they differ, a line says
+// what the side output missed or got in addition.
 func (h *Harness) render(out *strings.Builder) {
 	evs := h.events
 	h.events = nil
 	if h.SortTies {
 		sortTies(evs)
 	}
+	isControl := func(e event) bool { return e.kind == watermarkEvent || e.kind == endEvent }
 	control := func(tag string) []string {
 		var s []string
 		for _, e := range evs {
-			if e.tag == tag && (e.kind == watermarkEvent || e.kind == endEvent) {
+			if e.tag == tag && isControl(e) {
 				s = append(s, e.line())
 			}
 		}
 		return s
 	}
-	mainControl := control("")
-	quiet := map[string]bool{}
-	for _, tag := range h.tags {
-		quiet[tag] = slices.Equal(control(tag), mainControl)
-	}
 	for _, e := range evs {
-		if e.tag != "" && quiet[e.tag] && (e.kind == watermarkEvent || e.kind == endEvent) {
+		if e.tag != "" && isControl(e) {
 			continue
 		}
 		line := e.line()
@@ -451,10 +452,34 @@ func (h *Harness) render(out *strings.Builder) {
 		}
 		out.WriteString(line + "\n")
 	}
+	mainControl := control("")
+	for _, tag := range h.tags {
+		side := control(tag)
+		if missed := minus(mainControl, side); len(missed) > 0 {
+			fmt.Fprintf(out, "side %s missed: %s\n", tag, strings.Join(missed, ", "))
+		}
+		if extra := minus(side, mainControl); len(extra) > 0 {
+			fmt.Fprintf(out, "side %s extra: %s\n", tag, strings.Join(extra, ", "))
+		}
+	}
 	if n := h.LateRecords(); n != h.late {
 		h.late = n
 		fmt.Fprintf(out, "late-records %d\n", n)
 	}
+}
+
+// minus returns the elements of a that are not in b, as multisets.
+func minus(a, b []string) []string {
+	b = slices.Clone(b)
+	var d []string
+	for _, x := range a {
+		if i := slices.Index(b, x); i >= 0 {
+			b = slices.Delete(b, i, i+1)
+		} else {
+			d = append(d, x)
+		}
+	}
+	return d
 }
 
 func (e event) line() string {

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildEddy builds the eddy binary for end-to-end tests.
+func buildEddy(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "eddy")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building eddy: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func committed(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if l != "" {
+				lines = append(lines, l)
+			}
+		}
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+// TestKill9ExactlyOnce kills the eddy process with SIGKILL several times
+// while it writes through the exactly-once file sink, restarts it on the
+// same checkpoint directory each time, and checks that the committed output
+// equals that of a run without failures.
+func TestKill9ExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the eddy binary")
+	}
+	bin := buildEddy(t)
+	args := func(chk, out string) []string {
+		return []string{"demo", "--events", "3000000", "--parallelism", "2", "--checkpoint-dir", chk,
+			"--checkpoint-interval", "100ms", "--output", out}
+	}
+	root := t.TempDir()
+	ref := filepath.Join(root, "ref")
+	if out, err := exec.Command(bin, args(filepath.Join(root, "refchk"), ref)...).CombinedOutput(); err != nil {
+		t.Fatalf("reference run: %v\n%s", err, out)
+	}
+	want := committed(t, ref)
+	if len(want) == 0 {
+		t.Fatal("reference run committed nothing")
+	}
+
+	chk, out := filepath.Join(root, "chk"), filepath.Join(root, "out")
+	rng := rand.New(rand.NewPCG(1, 2))
+	kills := 0
+	for attempt := 0; attempt < 50; attempt++ {
+		cmd := exec.Command(bin, args(chk, out)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		if kills < 3 {
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Fatalf("run %d failed: %v\n%s", attempt, err, stderr.String())
+				}
+				// It finished before the kill; the output must be
+				// complete anyway.
+				kills = 3
+				continue
+			case <-time.After(time.Duration(200+rng.IntN(600)) * time.Millisecond):
+			}
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-exited
+			kills++
+			continue
+		}
+		if err := <-exited; err != nil {
+			t.Fatalf("final run failed: %v\n%s", err, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "resuming from the latest checkpoint") && !strings.Contains(stderr.String(), "already finished") {
+			t.Logf("final run did not resume (it may have been killed before the first checkpoint):\n%s", stderr.String())
+		}
+		break
+	}
+	got := committed(t, out)
+	if !slices.Equal(got, want) {
+		t.Fatalf("after %d kills the committed output has %d lines, a failure-free run %d", kills, len(got), len(want))
+	}
+	t.Logf("killed %d times; %d committed lines equal the failure-free run", kills, len(got))
+}

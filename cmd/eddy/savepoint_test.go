@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bufio"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSavepointFromCLIAndRescale runs the demo at parallelism 2, stops it
+// with a savepoint taken by `eddy savepoint --stop`, resumes it from the
+// savepoint at parallelism 3, and checks the committed output equals a run
+// without interruption.
+func TestSavepointFromCLIAndRescale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the eddy binary")
+	}
+	bin := buildEddy(t)
+	root := t.TempDir()
+	base := []string{"demo", "--events", "3000000", "--top", "10"}
+	ref := filepath.Join(root, "ref")
+	if out, err := exec.Command(bin, append(base, "--parallelism", "2", "--output", ref)...).CombinedOutput(); err != nil {
+		t.Fatalf("reference run: %v\n%s", err, out)
+	}
+	want := committed(t, ref)
+
+	out := filepath.Join(root, "out")
+	cmd := exec.Command(bin, append(base, "--parallelism", "2", "--output", out, "--rest-address", "127.0.0.1:0")...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	addr := ""
+	re := regexp.MustCompile(`REST API on (http://\S+)`)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+			break
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	if addr == "" {
+		t.Fatal("the job did not announce its REST address")
+	}
+	var path string
+	for i := 0; i < 200 && path == ""; i++ {
+		b, err := exec.Command(bin, "savepoint", "--address", addr, "--dir", filepath.Join(root, "sp"), "--stop").Output()
+		if err == nil {
+			path = strings.TrimSpace(string(b))
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if path == "" {
+		t.Fatal("no savepoint could be taken")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the stopped job exited with %v", err)
+	}
+	if b, err := exec.Command(bin, append(base, "--parallelism", "3", "--output", out, "--from-savepoint", path)...).CombinedOutput(); err != nil {
+		t.Fatalf("resuming at parallelism 3: %v\n%s", err, b)
+	}
+	if got := committed(t, out); !slices.Equal(got, want) {
+		t.Fatalf("output after savepoint and rescale: %d lines, uninterrupted run %d", len(got), len(want))
+	}
+}

@@ -1,0 +1,190 @@
+package pebble
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	lsm "github.com/cockroachdb/pebble/v2"
+)
+
+// Memory budget.
+//
+// All backends of the process share one block cache (a *pebble.Cache) of
+// MemoryBudget bytes and one table-file cache. Pebble charges every memtable
+// it allocates to the block cache as a reservation (Cache.Reserve), so the
+// memory the cache may hold shrinks by what the memtables take: block cache
+// plus memtables stay within the budget by construction, whatever the number
+// of backends, as long as the memtables alone fit in it. To leave at least
+// half of the budget to cached blocks, each backend gets memtables of
+//
+//	memtable size S = clamp(B / (2 · n · (T+1)), 1 MiB, 64 MiB)
+//
+// where B is the budget, T = 2 is Pebble's MemTableStopWritesThreshold (one
+// mutable memtable plus one being flushed; writes stall beyond), the +1 is the
+// flushed memtable Pebble keeps for recycling, and n is the number of
+// backends the process is expected to hold open at once:
+// max(Options.Backends, backends open when this one opens, counting itself).
+// With n set right, memtables take at most B/2 and the block cache at least
+// B/2. If more backends open than Options.Backends says, later ones get
+// smaller memtables, and the total is still bounded by B through the
+// reservations, as long as n·(T+1)·S ≤ B; below S = 1 MiB (more than B/3 MiB
+// backends) memtables can exceed the budget.
+//
+// Not in the budget: Go heap (iterators, indexes being built by
+// compactions, decoded values), table readers in the file cache (a few KiB
+// each, at most maxOpenFiles of them), and the OS page cache (not RSS).
+
+// DefaultMemoryBudgetCap bounds the default memory budget.
+const DefaultMemoryBudgetCap = 1 << 30
+
+// minMemoryBudget is the smallest budget accepted.
+const minMemoryBudget = 16 << 20
+
+const (
+	memTableStopWrites = 2
+	minMemTableSize    = 1 << 20
+	maxMemTableSize    = 64 << 20
+	// maxOpenFiles is the size of the shared table-file cache.
+	maxOpenFiles = 4096
+)
+
+// DefaultMemoryBudget returns min(25% of the physical memory, 1 GiB), where
+// physical memory is MemTotal of /proc/meminfo or the cgroup memory limit if
+// lower. If neither can be read it returns 256 MiB.
+func DefaultMemoryBudget() int64 {
+	phys := physicalMemory()
+	if phys <= 0 {
+		return 256 << 20
+	}
+	return max(min(phys/4, DefaultMemoryBudgetCap), minMemoryBudget)
+}
+
+// physicalMemory returns the memory this process may use, or 0 if unknown.
+func physicalMemory() int64 {
+	var total int64
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+				fields := strings.Fields(rest)
+				if len(fields) > 0 {
+					if kb, err := strconv.ParseInt(fields[0], 10, 64); err == nil {
+						total = kb << 10
+					}
+				}
+				break
+			}
+		}
+		f.Close()
+	}
+	// cgroup v2, then v1.
+	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		if b, err := os.ReadFile(p); err == nil {
+			if lim, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil && lim > 0 && (total == 0 || lim < total) {
+				total = lim
+			}
+			break
+		}
+	}
+	return total
+}
+
+// shared is the process-wide memory budget: the block cache and file cache
+// every open backend uses. It exists while at least one backend is open.
+//
+// Concurrency: guarded by mu; safe for concurrent Open and Close.
+var shared struct {
+	mu        sync.Mutex
+	budget    int64
+	cache     *lsm.Cache
+	fileCache *lsm.FileCache
+	open      int
+}
+
+// lease is one backend's share of the process budget.
+type lease struct {
+	cache        *lsm.Cache
+	fileCache    *lsm.FileCache
+	memTableSize uint64
+}
+
+// acquire joins the process budget, creating the shared caches for the first
+// backend, and returns the caches and memtable size the new backend uses.
+func acquire(opts Options) (lease, error) {
+	budget := opts.MemoryBudget
+	if budget < 0 {
+		return lease{}, fmt.Errorf("pebble: negative memory budget %d", budget)
+	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.open == 0 {
+		if budget == 0 {
+			budget = DefaultMemoryBudget()
+		}
+		budget = max(budget, minMemoryBudget)
+		shared.budget = budget
+		shared.cache = lsm.NewCache(budget)
+		shared.fileCache = lsm.NewFileCache(2*runtime.GOMAXPROCS(0), maxOpenFiles)
+	} else if budget != 0 && max(budget, minMemoryBudget) != shared.budget {
+		return lease{}, fmt.Errorf("pebble: memory budget %d differs from the process budget %d fixed by the %d open backends (use one budget per process)", budget, shared.budget, shared.open)
+	}
+	shared.open++
+	n := max(opts.Backends, shared.open)
+	return lease{cache: shared.cache, fileCache: shared.fileCache, memTableSize: memTableSize(shared.budget, n)}, nil
+}
+
+// release leaves the process budget; the last backend frees the caches.
+// Pebble holds its own references to the caches while a DB is open, so
+// release may run before or after the DB is closed.
+func release() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	shared.open--
+	if shared.open == 0 {
+		shared.cache.Unref()
+		shared.fileCache.Unref()
+		shared.cache, shared.fileCache, shared.budget = nil, nil, 0
+	}
+}
+
+// memTableSize returns the memtable size of a backend when n backends share
+// budget bytes: clamp(budget / (2·n·(T+1)), 1 MiB, 64 MiB).
+func memTableSize(budget int64, n int) uint64 {
+	s := budget / int64(2*n*(memTableStopWrites+1))
+	return uint64(min(max(s, minMemTableSize), maxMemTableSize))
+}
+
+// BudgetStats describes the process-wide memory budget.
+type BudgetStats struct {
+	// Budget is the byte budget of block cache plus memtables; 0 if no
+	// backend is open.
+	Budget int64
+	// Backends is the number of open backends.
+	Backends int
+	// CacheSize is the bytes held by cached blocks.
+	CacheSize int64
+	// CacheMaxSize is the capacity of the shared cache (the budget).
+	CacheMaxSize int64
+	// CacheHits and CacheMisses count block cache lookups since the cache was
+	// created.
+	CacheHits, CacheMisses int64
+}
+
+// Budget returns the state of the process-wide memory budget. It is safe for
+// concurrent use.
+func Budget() BudgetStats {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	s := BudgetStats{Budget: shared.budget, Backends: shared.open}
+	if shared.cache != nil {
+		m := shared.cache.Metrics()
+		s.CacheSize, s.CacheMaxSize, s.CacheHits, s.CacheMisses = m.Size, shared.cache.MaxSize(), m.Hits, m.Misses
+	}
+	return s
+}
