@@ -264,6 +264,20 @@ func (e *Environment) TriggerSavepoint(ctx context.Context, dir string, stop boo
 	return j.TriggerSavepoint(ctx, dir, stop)
 }
 
+// CheckpointStats describes a completed checkpoint.
+type CheckpointStats = runtime.CheckpointStats
+
+// CheckpointStats returns the checkpoints completed by the current (or
+// last) run of the job.
+func (e *Environment) CheckpointStats() []CheckpointStats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running == nil {
+		return nil
+	}
+	return e.running.CheckpointStats()
+}
+
 // Restarts returns how many times the executing job has restarted after a
 // failure.
 func (e *Environment) Restarts() int {

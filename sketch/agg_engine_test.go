@@ -68,7 +68,9 @@ func expectedWindows(vs []visit, size, slide int64) map[windowKey][]visit {
 func runWindows[ACC, R any](t *testing.T, vs []visit, a window.Assigner, f agg.Function[visit, ACC, R]) map[windowKey]R {
 	t.Helper()
 	env := eddy.NewEnvironment(eddy.WithParallelism(2))
-	src := eddy.FromSlice(env, vs, eddy.Monotonous(func(v visit) int64 { return v.At }))
+	// One source subtask keeps each page's visits in order, so that the
+	// order-dependent synopses (KLL, samples) give the same result every run.
+	src := eddy.FromSlice(env, vs, eddy.Monotonous(func(v visit) int64 { return v.At })).Parallelism(1)
 	byPage := eddy.KeyBy(src, func(v visit) string { return v.Page })
 	out := eddy.Collect(eddy.Aggregate(eddy.Window(byPage, a), f))
 	if err := env.Execute(context.Background(), "sketch windows"); err != nil {
@@ -300,7 +302,8 @@ func (f *distinctUsers) ProcessElement(ctx *eddy.KeyedContext[string, pageStats]
 func TestEngineSketchInKeyedState(t *testing.T) {
 	vs := visits(30000, 5)
 	env := eddy.NewEnvironment(eddy.WithParallelism(2))
-	src := eddy.FromSlice(env, vs, eddy.Monotonous(func(v visit) int64 { return v.At }))
+	// One source subtask keeps each page's visits in order, for DGIM.
+	src := eddy.FromSlice(env, vs, eddy.Monotonous(func(v visit) int64 { return v.At })).Parallelism(1)
 	out := eddy.Collect(eddy.ProcessKeyed(eddy.KeyBy(src, func(v visit) string { return v.Page }),
 		func() eddy.KeyedProcessFunction[string, visit, pageStats] { return &distinctUsers{} }))
 	if err := env.Execute(context.Background(), "distinct users"); err != nil {

@@ -161,10 +161,18 @@ func (w *PaneWindow[K, T, ACC, O]) current() int64 {
 func (w *PaneWindow[K, T, ACC, O]) add(v T, ts int64) error {
 	p := w.a.Pane(ts)
 	first, last := w.a.FirstEnd(p), w.a.LastEnd(p)
-	if first > last {
-		return nil // the record falls in a gap between windows
-	}
 	now := w.current()
+	if first > last {
+		// The record falls in a gap between windows: it belongs to none.
+		// As in Flink, it is dropped, and counted as late if it is.
+		if ts+w.late <= now {
+			w.ctx.Metrics.LateRecords.Add(1)
+			if w.lateE != nil {
+				w.lateE.Emit(v, ts)
+			}
+		}
+		return nil
+	}
 	if last-1+w.late <= now {
 		w.ctx.Metrics.LateRecords.Add(1)
 		if w.lateE != nil {
@@ -192,6 +200,9 @@ func (w *PaneWindow[K, T, ACC, O]) add(v T, ts int64) error {
 	// Some windows of this pane have fired already: fire them again with
 	// the late record, and make sure the rest will fire.
 	e := first
+	for e <= last && e-1+w.late <= now {
+		e = w.a.Next(e) // closed: past its allowed lateness
+	}
 	for ; e <= last && e-1 <= now; e = w.a.Next(e) {
 		if err := w.emitWindow(kg, key, set, e); err != nil {
 			return err

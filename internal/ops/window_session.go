@@ -136,6 +136,14 @@ func (w *SessionWindow[K, T, ACC, O]) add(v T, ts int64) error {
 	acc := w.logic.Create()
 	for _, s := range absorbed {
 		acc = w.logic.Merge(acc, s.Acc)
+		if s.End != merged.End {
+			// The absorbed session will not fire on its own.
+			if w.proc {
+				w.timers.DeleteProcessingTime(kg, key, windowTimer{End: s.End}, s.End-1)
+			} else {
+				w.timers.DeleteEventTime(kg, key, windowTimer{End: s.End}, s.End-1)
+			}
+		}
 	}
 	merged.Acc = w.logic.Merge(acc, merged.Acc)
 	list = append(keep, merged)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/eddystream/eddy/internal/checkpoint"
@@ -53,6 +54,23 @@ type coordinator struct {
 	pending    *pending
 	lastDone   time.Time
 	stop       bool
+
+	statsMu sync.Mutex
+	stats   []CheckpointStats
+}
+
+// CheckpointStats describes a completed checkpoint.
+type CheckpointStats struct {
+	ID int64
+	// Duration is the time from triggering the checkpoint at the sources to
+	// its metadata being durable.
+	Duration time.Duration
+	// Write is the part of Duration spent writing files, while the tasks go
+	// on processing.
+	Write time.Duration
+	// Bytes is the size of the state files.
+	Bytes     int64
+	Savepoint bool
 }
 
 func newCoordinator(cfg Config, restore *checkpoint.Loaded) *coordinator {
@@ -238,6 +256,11 @@ func (c *coordinator) complete(id int64, p *pending, final bool) error {
 			size += len(f)
 		}
 		c.cfg.Log.Debug("checkpoint complete", "checkpoint", id, "path", ref.Path, "bytes", size, "write", time.Since(start))
+		if p != nil {
+			c.statsMu.Lock()
+			c.stats = append(c.stats, CheckpointStats{ID: id, Duration: time.Since(p.started), Write: time.Since(start), Bytes: int64(size), Savepoint: savepoint})
+			c.statsMu.Unlock()
+		}
 		if savepoint {
 			p.savepoint.reply <- savepointReply{path: ref.Path}
 			c.stop = p.savepoint.stop

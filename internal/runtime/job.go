@@ -550,6 +550,19 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 	return firstErr
 }
 
+// CheckpointStats returns the completed checkpoints of the current run.
+func (j *Job) CheckpointStats() []CheckpointStats {
+	j.mu.Lock()
+	c := j.coord
+	j.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	return append([]CheckpointStats(nil), c.stats...)
+}
+
 // TriggerSavepoint takes a savepoint of the running job into dir and
 // returns its path. With stop, the job ends once the savepoint is complete.
 func (j *Job) TriggerSavepoint(ctx context.Context, dir string, stop bool) (string, error) {

@@ -1,0 +1,448 @@
+// Package pebble is the Pebble state backend: keyed state kept as encoded
+// bytes in an embedded LSM (github.com/cockroachdb/pebble/v2), so that state
+// can be larger than memory, checkpoints are incremental (SST files are
+// immutable and uploaded once) and rescaling moves key-group ranges of files
+// instead of records.
+//
+// # Keys
+//
+// Data keys are built by the typed tables of package state:
+//
+//	key group (2 bytes BE) | table id (4 bytes BE) | key | namespace [| user key]
+//
+// Key groups are below state.MaxKeyGroups = 0x8000, so the keys from 0xFFFF on
+// are reserved for the backend's metadata: the format version, the max
+// parallelism, the key-group range and the table registry (name → id, kind).
+// They travel with every checkpoint, so table ids survive restores.
+//
+// # Durability
+//
+// Writes go to the memtable with no write-ahead log (Options.DisableWAL):
+// state is made durable by checkpoints, never by the local directory. After a
+// failure the backend is rebuilt from the last checkpoint (Restore or
+// Rescale), so a WAL would only double the bytes written. Checkpoint flushes
+// the memtables first, so a checkpoint holds every write made before it.
+// Consequently a directory left by a crashed or closed backend holds an
+// arbitrary prefix of its writes and is never reopened: Open requires an
+// empty directory.
+//
+// # Concurrency
+//
+// A Backend belongs to one subtask and is used on that subtask's goroutine
+// only, like every state.Backend; Checkpoint must be called there too (at the
+// barrier, with no write in flight). The files Checkpoint leaves are hard
+// links that later writes and compactions do not touch, so uploading them can
+// proceed on another goroutine. Pebble's own flushes and compactions run on
+// background goroutines. Open, Restore, Rescale, Close, Budget and
+// SharedFiles are safe for concurrent use; the process-wide memory budget is
+// shared by all backends (see DefaultMemoryBudget and Options).
+package pebble
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+
+	lsm "github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+
+	"github.com/eddystream/eddy/internal/state"
+)
+
+// FormatVersion is the version of the backend's on-disk layout (key layout
+// and metadata keys) that this code writes and reads.
+const FormatVersion = 1
+
+// Options configures a backend.
+type Options struct {
+	// MemoryBudget bounds the block cache plus memtables of all backends of
+	// the process, in bytes. 0 means DefaultMemoryBudget(). The first backend
+	// to open fixes the budget until every backend is closed; a backend that
+	// asks for another non-zero budget meanwhile fails to open.
+	MemoryBudget int64
+	// Backends is the number of backends the process expects to hold open at
+	// once (e.g. the keyed subtasks it runs); it sizes the memtables. 0 means
+	// the number open when this one opens.
+	Backends int
+}
+
+// Backend is a state.BytesBackend on a Pebble DB in a local directory.
+//
+// Concurrency: see the package comment; used on its subtask's goroutine.
+type Backend struct {
+	db     *lsm.DB
+	dir    string
+	popts  *lsm.Options
+	kgs    state.KeyGroupRange
+	maxP   int
+	tables map[string]tableInfo
+	nextID uint32
+	id     string
+	get    []byte // Get's result, reused
+	closed bool
+}
+
+type tableInfo struct {
+	id   uint32
+	kind string
+}
+
+var _ state.BytesBackend = (*Backend)(nil)
+
+// Reserved metadata keys: 0xFF 0xFF followed by one letter.
+var (
+	metaPrefix    = []byte{0xFF, 0xFF}
+	keyFormat     = []byte{0xFF, 0xFF, 'v'}
+	keyMaxP       = []byte{0xFF, 0xFF, 'p'}
+	keyKeyGroups  = []byte{0xFF, 0xFF, 'k'}
+	keyTablesFrom = []byte{0xFF, 0xFF, 't'}
+	keyTablesTo   = []byte{0xFF, 0xFF, 'u'}
+)
+
+var noSync = lsm.NoSync
+
+func checkRange(kgs state.KeyGroupRange, maxP int) error {
+	if maxP < 1 || maxP > state.MaxKeyGroups || kgs.Start < 0 || kgs.End < kgs.Start || kgs.End > maxP {
+		return fmt.Errorf("pebble: key groups %v do not fit max parallelism %d", kgs, maxP)
+	}
+	return nil
+}
+
+// Open creates an empty backend in dir for the key groups kgs of an operator
+// with maxParallelism key groups. dir must not exist or be empty: a local
+// directory is never reused (see the package comment); to continue from a
+// checkpoint use Restore or Rescale.
+func Open(dir string, kgs state.KeyGroupRange, maxParallelism int, opts Options) (*Backend, error) {
+	if err := checkRange(kgs, maxParallelism); err != nil {
+		return nil, err
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return nil, fmt.Errorf("pebble: %s is not empty: Open starts from empty state in a new directory; to continue from a checkpoint use Restore or Rescale", dir)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("pebble: %w", err)
+	}
+	b, err := openDB(dir, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	b.kgs, b.maxP = kgs, maxParallelism
+	if err := b.writeHeader(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// openDB opens the Pebble DB in dir with the process budget. It does not read
+// or write the metadata.
+func openDB(dir string, opts Options, mustExist bool) (*Backend, error) {
+	ls, err := acquire(opts)
+	if err != nil {
+		return nil, err
+	}
+	po := &lsm.Options{
+		Cache:                       ls.cache,
+		FileCache:                   ls.fileCache,
+		MemTableSize:                ls.memTableSize,
+		MemTableStopWritesThreshold: memTableStopWrites,
+		DisableWAL:                  true,
+		ErrorIfNotExists:            mustExist,
+		FormatMajorVersion:          lsm.FormatNewest,
+		Logger:                      quietLogger{},
+	}
+	po.EnsureDefaults()
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		po.Levels[i].FilterType = lsm.TableFilter
+	}
+	db, err := lsm.Open(dir, po)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("pebble: open %s: %w", dir, err)
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	return &Backend{db: db, dir: dir, popts: po, tables: map[string]tableInfo{}, id: hex.EncodeToString(id[:])}, nil
+}
+
+// writeHeader stores the format version, max parallelism and key groups.
+func (b *Backend) writeHeader() error {
+	kv := [][2][]byte{
+		{keyFormat, strconv.AppendInt(nil, FormatVersion, 10)},
+		{keyMaxP, strconv.AppendInt(nil, int64(b.maxP), 10)},
+		{keyKeyGroups, binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, uint32(b.kgs.Start)), uint32(b.kgs.End))},
+	}
+	for _, e := range kv {
+		if err := b.db.Set(e[0], e[1], noSync); err != nil {
+			return fmt.Errorf("pebble: %s: write metadata: %w", b.dir, err)
+		}
+	}
+	return nil
+}
+
+// header is the metadata of a stored backend.
+type header struct {
+	format int
+	maxP   int
+	kgs    state.KeyGroupRange
+	tables map[string]tableInfo
+	nextID uint32
+}
+
+// readHeader reads the metadata of the DB in b, checking the format version.
+// what names the directory for errors ("checkpoint directory x").
+func readHeader(db *lsm.DB, dir string) (header, error) {
+	h := header{tables: map[string]tableInfo{}}
+	get := func(k []byte) ([]byte, error) {
+		v, c, err := db.Get(k)
+		if err != nil {
+			return nil, err
+		}
+		v = bytes.Clone(v)
+		return v, c.Close()
+	}
+	v, err := get(keyFormat)
+	if errors.Is(err, lsm.ErrNotFound) {
+		return h, fmt.Errorf("pebble: %s holds no eddy state (no format version under the reserved keys): it is not a checkpoint of this backend; restore from the checkpoint's own directory", dir)
+	} else if err != nil {
+		return h, fmt.Errorf("pebble: %s: read format version: %w", dir, err)
+	}
+	if h.format, err = strconv.Atoi(string(v)); err != nil || h.format != FormatVersion {
+		return h, fmt.Errorf("pebble: %s holds state in format version %q, and this build reads only version %d: restore it with an eddy release that reads that version and take a savepoint there (savepoints are portable), or start without this state", dir, v, FormatVersion)
+	}
+	if v, err = get(keyMaxP); err != nil {
+		return h, fmt.Errorf("pebble: %s: read max parallelism: %w", dir, err)
+	}
+	if h.maxP, err = strconv.Atoi(string(v)); err != nil {
+		return h, fmt.Errorf("pebble: %s: bad max parallelism %q", dir, v)
+	}
+	if v, err = get(keyKeyGroups); err != nil || len(v) != 8 {
+		return h, fmt.Errorf("pebble: %s: read key groups: %v", dir, err)
+	}
+	h.kgs = state.KeyGroupRange{Start: int(binary.BigEndian.Uint32(v)), End: int(binary.BigEndian.Uint32(v[4:]))}
+	it, err := db.NewIter(&lsm.IterOptions{LowerBound: keyTablesFrom, UpperBound: keyTablesTo})
+	if err != nil {
+		return h, fmt.Errorf("pebble: %s: read tables: %w", dir, err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		name := string(it.Key()[len(keyTablesFrom):])
+		v := it.Value()
+		if len(v) < 4 {
+			it.Close()
+			return h, fmt.Errorf("pebble: %s: bad entry for table %q", dir, name)
+		}
+		id := binary.BigEndian.Uint32(v)
+		h.tables[name] = tableInfo{id: id, kind: string(v[4:])}
+		h.nextID = max(h.nextID, id)
+	}
+	if err := it.Close(); err != nil {
+		return h, fmt.Errorf("pebble: %s: read tables: %w", dir, err)
+	}
+	return h, nil
+}
+
+// KeyGroups returns the key groups the backend holds state for.
+func (b *Backend) KeyGroups() state.KeyGroupRange { return b.kgs }
+
+// MaxParallelism returns the total number of key groups of the operator.
+func (b *Backend) MaxParallelism() int { return b.maxP }
+
+// Dir returns the directory of the DB.
+func (b *Backend) Dir() string { return b.dir }
+
+// InstanceID returns a random id made when the backend was opened. Files a
+// backend writes after it opened are unique to it only together with this id
+// (Pebble numbers files per DB, and two backends restored from one
+// checkpoint number alike), so checkpoint storage should name uploaded files
+// with it; see PlanUpload.
+func (b *Backend) InstanceID() string { return b.id }
+
+// DB returns the underlying Pebble DB, for metrics and tests. Writing to it
+// bypasses the backend's table registry.
+func (b *Backend) DB() *lsm.DB { return b.db }
+
+// Close closes the DB. Unflushed writes are lost (there is no WAL); the
+// directory is left for the caller to remove. Close is idempotent.
+func (b *Backend) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	err := b.db.Close()
+	release()
+	if err != nil {
+		return fmt.Errorf("pebble: close %s: %w", b.dir, err)
+	}
+	return nil
+}
+
+// TableID returns the id of the table called name, allocating one on first
+// use and storing it under the reserved keys, or an error wrapping
+// state.ErrIncompatibleTable if name has another kind.
+func (b *Backend) TableID(name, kind string) (uint32, error) {
+	if t, ok := b.tables[name]; ok {
+		if t.kind != kind {
+			return 0, state.IncompatibleTableError(name, t.kind, kind)
+		}
+		return t.id, nil
+	}
+	b.nextID++
+	if err := b.putTable(name, tableInfo{b.nextID, kind}); err != nil {
+		return 0, err
+	}
+	return b.nextID, nil
+}
+
+func (b *Backend) putTable(name string, t tableInfo) error {
+	k := append(bytes.Clone(keyTablesFrom), name...)
+	v := append(binary.BigEndian.AppendUint32(nil, t.id), t.kind...)
+	if err := b.db.Set(k, v, noSync); err != nil {
+		return fmt.Errorf("pebble: %s: store table %q: %w", b.dir, name, err)
+	}
+	b.tables[name] = t
+	return nil
+}
+
+func fail(op string, err error) {
+	panic(&state.BackendError{Op: "pebble " + op, Err: err})
+}
+
+// Get returns the value stored under key, or ok=false. The value is a copy
+// valid until the next call on the backend.
+func (b *Backend) Get(key []byte) ([]byte, bool) {
+	v, c, err := b.db.Get(key)
+	if err != nil {
+		if err == lsm.ErrNotFound {
+			return nil, false
+		}
+		fail("get", err)
+	}
+	b.get = append(b.get[:0], v...)
+	if err := c.Close(); err != nil {
+		fail("get", err)
+	}
+	return b.get, true
+}
+
+// Set stores value under key, without syncing.
+func (b *Backend) Set(key, value []byte) {
+	if err := b.db.Set(key, value, noSync); err != nil {
+		fail("set", err)
+	}
+}
+
+// Delete removes key.
+func (b *Backend) Delete(key []byte) {
+	if err := b.db.Delete(key, noSync); err != nil {
+		fail("delete", err)
+	}
+}
+
+// DeletePrefix removes every key that starts with prefix with one range
+// tombstone.
+func (b *Backend) DeletePrefix(prefix []byte) {
+	lo, hi := bounds(prefix)
+	if err := b.db.DeleteRange(lo, hi, noSync); err != nil {
+		fail("delete prefix", err)
+	}
+}
+
+// Scan calls fn for each key starting with prefix, in key order, until fn
+// returns false. It reads a consistent view taken when it starts: writes fn
+// makes are not visited.
+func (b *Backend) Scan(prefix []byte, fn func(key, value []byte) bool) {
+	lo, hi := bounds(prefix)
+	it, err := b.db.NewIter(&lsm.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		fail("scan", err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			it.Close() // fn panicked
+		}
+	}()
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			fail("scan", err)
+		}
+		if !fn(it.Key(), v) {
+			break
+		}
+	}
+	closed = true
+	if err := it.Close(); err != nil {
+		fail("scan", err)
+	}
+}
+
+// bounds returns [lo, hi) holding exactly the data keys that start with
+// prefix; the reserved keys from 0xFFFF on are never included.
+func bounds(prefix []byte) (lo, hi []byte) {
+	if len(prefix) == 0 {
+		return []byte{}, metaPrefix
+	}
+	hi = bytes.Clone(prefix)
+	for i := len(hi) - 1; i >= 0; i-- {
+		if hi[i] != 0xFF {
+			hi[i]++
+			hi = hi[:i+1]
+			if bytes.Compare(hi, metaPrefix) > 0 {
+				hi = metaPrefix
+			}
+			return prefix, hi
+		}
+	}
+	return prefix, metaPrefix
+}
+
+// kgKey returns the first key of key group kg; kgKey(MaxKeyGroups) is below
+// the reserved keys.
+func kgKey(kg int) []byte { return []byte{byte(kg >> 8), byte(kg)} }
+
+// excise removes every data key outside kgs without rewriting files: SSTs
+// that straddle the boundary become virtual SSTs over their remaining part.
+func (b *Backend) excise(kgs state.KeyGroupRange) error {
+	ctx := context.Background()
+	spans := []lsm.KeyRange{{Start: kgKey(0), End: kgKey(kgs.Start)}, {Start: kgKey(kgs.End), End: metaPrefix}}
+	for _, s := range spans {
+		if bytes.Compare(s.Start, s.End) >= 0 {
+			continue
+		}
+		if err := b.db.Excise(ctx, s); err != nil {
+			return fmt.Errorf("pebble: %s: drop key groups outside %v: %w", b.dir, kgs, err)
+		}
+	}
+	return nil
+}
+
+// tableNames returns the table names of b sorted by id.
+func sortedTables(m map[string]tableInfo) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return m[names[i]].id < m[names[j]].id })
+	return names
+}
+
+// quietLogger drops Pebble's informational messages and keeps errors on
+// stderr.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{}) {}
+func (quietLogger) Errorf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "pebble: fatal: "+format+"\n", args...)
+	os.Exit(2)
+}
