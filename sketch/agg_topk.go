@@ -202,8 +202,10 @@ func (t *TopK) UnmarshalBinary(data []byte) error {
 
 // TopKAgg returns an aggregate function reporting the (at most) k most
 // frequent keys of its inputs with their estimated counts, largest first,
-// tracked by a TopK over a Count-Min sketch of width × depth counters. It
-// panics on invalid parameters.
+// tracked by a TopK over a Count-Min sketch of width × depth counters. A
+// window merges the candidates of its panes, so a key that is among the k
+// most frequent of no pane is not reported. It panics on invalid
+// parameters.
 func TopKAgg[T any](k, width, depth int, seed uint64, key func(T) string) agg.Function[T, *TopK, []ItemCount] {
 	proto := NewTopK(k, width, depth, seed)
 	return agg.Of(

@@ -13,10 +13,20 @@ import (
 // ack is a task's message to the coordinator: its snapshot for a
 // checkpoint, or that its input has ended.
 type ack struct {
-	task     *task
-	id       int64
-	states   []*OperatorSnapshot // per chain operator, nil if stateless
+	task   *task
+	id     int64
+	states []*OperatorSnapshot // per chain operator, nil if stateless
+	// futures complete the asynchronous parts of the snapshots; a non-nil
+	// future fills the state of its operator.
+	futures  []func() (*OperatorSnapshot, error)
 	finished bool
+}
+
+// resolution reports that a task's asynchronous snapshot parts are done.
+type resolution struct {
+	id   int64
+	task *task
+	err  error
 }
 
 // savepointRequest asks the coordinator for a savepoint.
@@ -36,6 +46,8 @@ type pending struct {
 	id        int64
 	started   time.Time
 	acks      map[*task][]*OperatorSnapshot
+	resolved  int
+	failed    error
 	savepoint *savepointRequest
 }
 
@@ -47,7 +59,9 @@ type pending struct {
 type coordinator struct {
 	cfg        Config
 	tasks      []*task
+	done       <-chan struct{}
 	acks       chan ack
+	resolved   chan resolution
 	savepoints chan savepointRequest
 	nextID     int64
 	finished   map[*task]bool
@@ -73,9 +87,10 @@ type CheckpointStats struct {
 	Savepoint bool
 }
 
-func newCoordinator(cfg Config, restore *checkpoint.Loaded) *coordinator {
+func newCoordinator(cfg Config, restore *checkpoint.Loaded, done <-chan struct{}) *coordinator {
 	c := &coordinator{
-		cfg: cfg, acks: make(chan ack, 64), savepoints: make(chan savepointRequest),
+		done: done,
+		cfg:  cfg, acks: make(chan ack, 64), resolved: make(chan resolution, 64), savepoints: make(chan savepointRequest),
 		nextID: 1, finished: map[*task]bool{}, lastDone: time.Now(),
 	}
 	if restore != nil {
@@ -158,16 +173,64 @@ func (c *coordinator) run(ctx context.Context) error {
 				continue // an aborted checkpoint
 			}
 			p.acks[a.task] = a.states
-			if len(p.acks) == len(c.tasks) {
-				c.pending = nil
-				if err := c.complete(p.id, p, false); err != nil {
-					return err
-				}
-				if c.stop {
-					return errStopped
-				}
+			c.resolve(a)
+		case r := <-c.resolved:
+			p := c.pending
+			if p == nil || r.id != p.id {
+				continue // an aborted checkpoint
+			}
+			p.resolved++
+			if r.err != nil && p.failed == nil {
+				p.failed = r.err
+			}
+			if p.resolved < len(c.tasks) {
+				continue
+			}
+			c.pending = nil
+			if p.failed != nil {
+				c.abortFailed(p, p.failed)
+				continue
+			}
+			if err := c.complete(p.id, p, false); err != nil {
+				return err
+			}
+			if c.stop {
+				return errStopped
 			}
 		}
+	}
+}
+
+// resolve runs the asynchronous parts of a task's snapshots on a goroutine
+// of their own and reports when they are done. They run even if the
+// checkpoint is aborted meanwhile, because they release what the operators
+// froze for them.
+func (c *coordinator) resolve(a ack) {
+	go func() {
+		var err error
+		for i, f := range a.futures {
+			if f == nil {
+				continue
+			}
+			snap, ferr := f()
+			if ferr != nil && err == nil {
+				err = fmt.Errorf("snapshot of operator %q: %w", a.task.ops[i].node.Name, ferr)
+			}
+			a.states[i] = snap
+		}
+		select {
+		case c.resolved <- resolution{id: a.id, task: a.task, err: err}:
+		case <-c.done:
+		}
+	}()
+}
+
+// abortFailed gives up a checkpoint whose snapshot failed.
+func (c *coordinator) abortFailed(p *pending, err error) {
+	c.lastDone = time.Now()
+	c.cfg.Log.Warn("checkpoint failed", "job", c.cfg.Name, "checkpoint", p.id, "error", err)
+	if p.savepoint != nil {
+		p.savepoint.reply <- savepointReply{err: fmt.Errorf("runtime: savepoint failed: %w", err)}
 	}
 }
 

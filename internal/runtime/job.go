@@ -386,7 +386,7 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 		}
 	}
 
-	coord := newCoordinator(cfg, restore)
+	coord := newCoordinator(cfg, restore, done)
 	var tasks []*task
 	closeAll := func() {
 		for _, pt := range tasks {

@@ -23,6 +23,16 @@ type Stateful interface {
 	SnapshotState(id int64) (*OperatorSnapshot, error)
 }
 
+// AsyncStateful is implemented by operators whose snapshots are taken in
+// two parts: SnapshotStateAsync runs on the subtask's goroutine when the
+// barrier passes and does only what must happen there (freezing state,
+// copy-on-write); the function it returns completes the snapshot on another
+// goroutine while the subtask goes on processing. The function is always
+// called exactly once, even if the checkpoint is aborted.
+type AsyncStateful interface {
+	SnapshotStateAsync(id int64) (func() (*OperatorSnapshot, error), error)
+}
+
 // CheckpointListener is implemented by operators that act when a checkpoint
 // completes, such as transactional sinks committing. The notification may be
 // lost (a failure right after completion), so the action must also happen

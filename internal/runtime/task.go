@@ -72,7 +72,19 @@ func (t *task) checkpoint(id int64) error {
 	}
 	t.taken = id
 	states := make([]*OperatorSnapshot, len(t.ops))
+	futures := make([]func() (*OperatorSnapshot, error), len(t.ops))
 	for i, o := range t.ops {
+		if a, ok := o.op.(AsyncStateful); ok {
+			err := callGuarded(o.ctx, func() error {
+				var err error
+				futures[i], err = a.SnapshotStateAsync(id)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		s, ok := o.op.(Stateful)
 		if !ok {
 			continue
@@ -93,7 +105,7 @@ func (t *task) checkpoint(id int64) error {
 			return err
 		}
 	}
-	return t.coord.ack(ack{task: t, id: id, states: states})
+	return t.coord.ack(ack{task: t, id: id, states: states, futures: futures})
 }
 
 // checkState reacts to checkpoint triggers (sources) and completions.

@@ -8,20 +8,20 @@ import (
 
 // Q15Result is a change of q15's result table, keyed by Day.
 type Q15Result struct {
-	Op             RowKind `json:"op"`
-	Day            string  `json:"day"`
-	TotalBids      int64   `json:"total_bids"`
-	Rank1Bids      int64   `json:"rank1_bids"`
-	Rank2Bids      int64   `json:"rank2_bids"`
-	Rank3Bids      int64   `json:"rank3_bids"`
-	TotalBidders   int64   `json:"total_bidders"`
-	Rank1Bidders   int64   `json:"rank1_bidders"`
-	Rank2Bidders   int64   `json:"rank2_bidders"`
-	Rank3Bidders   int64   `json:"rank3_bidders"`
-	TotalAuctions  int64   `json:"total_auctions"`
-	Rank1Auctions  int64   `json:"rank1_auctions"`
-	Rank2Auctions  int64   `json:"rank2_auctions"`
-	Rank3Auctions  int64   `json:"rank3_auctions"`
+	Op            RowKind `json:"op"`
+	Day           string  `json:"day"`
+	TotalBids     int64   `json:"total_bids"`
+	Rank1Bids     int64   `json:"rank1_bids"`
+	Rank2Bids     int64   `json:"rank2_bids"`
+	Rank3Bids     int64   `json:"rank3_bids"`
+	TotalBidders  int64   `json:"total_bidders"`
+	Rank1Bidders  int64   `json:"rank1_bidders"`
+	Rank2Bidders  int64   `json:"rank2_bidders"`
+	Rank3Bidders  int64   `json:"rank3_bidders"`
+	TotalAuctions int64   `json:"total_auctions"`
+	Rank1Auctions int64   `json:"rank1_auctions"`
+	Rank2Auctions int64   `json:"rank2_auctions"`
+	Rank3Auctions int64   `json:"rank3_auctions"`
 }
 
 // priceRank is the price bucket of q15 to q17: 0 below 10 000, 1 below

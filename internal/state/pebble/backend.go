@@ -128,7 +128,7 @@ func Open(dir string, kgs state.KeyGroupRange, maxParallelism int, opts Options)
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("pebble: %w", err)
 	}
-	b, err := openDB(dir, opts, false)
+	b, err := openDB(dir, opts, false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func Open(dir string, kgs state.KeyGroupRange, maxParallelism int, opts Options)
 
 // openDB opens the Pebble DB in dir with the process budget. It does not read
 // or write the metadata.
-func openDB(dir string, opts Options, mustExist bool) (*Backend, error) {
+func openDB(dir string, opts Options, mustExist, readOnly bool) (*Backend, error) {
 	ls, err := acquire(opts)
 	if err != nil {
 		return nil, err
@@ -154,6 +154,7 @@ func openDB(dir string, opts Options, mustExist bool) (*Backend, error) {
 		MemTableStopWritesThreshold: memTableStopWrites,
 		DisableWAL:                  true,
 		ErrorIfNotExists:            mustExist,
+		ReadOnly:                    readOnly,
 		FormatMajorVersion:          lsm.FormatNewest,
 		Logger:                      quietLogger{},
 	}

@@ -1,0 +1,364 @@
+package pebble
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/eddystream/eddy/internal/state"
+)
+
+// FileList is the file Checkpoint adds to a checkpoint directory: the name
+// and size of every other file of the checkpoint, so that Restore can name a
+// file that is missing or truncated.
+const FileList = "EDDY-CHECKPOINT"
+
+const fileListHeader = "eddy-pebble-checkpoint 1"
+
+// Checkpoint writes a checkpoint of the backend to dir, which must not exist,
+// and returns the names of its files, sorted. It flushes the memtables, then
+// hard-links the SSTs (no copy) and writes a MANIFEST that names only them,
+// the OPTIONS file, Pebble's marker files, and FileList. There is no WAL.
+//
+// Call it on the subtask's goroutine at the barrier, when no write is in
+// flight. The files do not change afterwards (later compactions unlink the
+// DB's names, not the checkpoint's), so they may be uploaded by another
+// goroutine; remove dir when done. SSTs and blob files are immutable and
+// keep their names across checkpoints of one backend instance: see
+// PlanUpload.
+func (b *Backend) Checkpoint(dir string) ([]string, error) {
+	if err := b.db.Flush(); err != nil {
+		return nil, fmt.Errorf("pebble: checkpoint %s: flush: %w", b.dir, err)
+	}
+	if err := b.db.Checkpoint(dir); err != nil {
+		return nil, fmt.Errorf("pebble: checkpoint %s to %s: %w", b.dir, dir, err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pebble: checkpoint %s: %w", dir, err)
+	}
+	var list bytes.Buffer
+	list.WriteString(fileListHeader + "\n")
+	fmt.Fprintf(&list, "keygroups %d %d %d\n", b.kgs.Start, b.kgs.End, b.maxP)
+	names := make([]string, 0, len(ents)+1)
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil {
+			return nil, fmt.Errorf("pebble: checkpoint %s: %w", dir, err)
+		}
+		if !info.Mode().IsRegular() {
+			continue
+		}
+		names = append(names, e.Name())
+		fmt.Fprintf(&list, "%s %d\n", e.Name(), info.Size())
+	}
+	if err := writeFileSync(filepath.Join(dir, FileList), list.Bytes()); err != nil {
+		return nil, fmt.Errorf("pebble: checkpoint %s: %w", dir, err)
+	}
+	names = append(names, FileList)
+	slices.Sort(names)
+	return names, nil
+}
+
+func writeFileSync(path string, data []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// CheckpointInfo describes a checkpoint directory, as its FileList records it.
+type CheckpointInfo struct {
+	// KeyGroups are the key groups the checkpoint holds.
+	KeyGroups state.KeyGroupRange
+	// MaxParallelism is the max parallelism of its operator.
+	MaxParallelism int
+	// Files maps each file of the checkpoint but FileList to its size.
+	Files map[string]int64
+}
+
+// ReadCheckpointInfo reads the FileList of the checkpoint in dir. It does
+// not check the files.
+func ReadCheckpointInfo(dir string) (CheckpointInfo, error) {
+	ci := CheckpointInfo{Files: map[string]int64{}}
+	data, err := os.ReadFile(filepath.Join(dir, FileList))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return ci, fmt.Errorf("pebble: checkpoint directory %s has no %s: it is not a checkpoint written by (*Backend).Checkpoint, or its download is incomplete; download every file of the checkpoint into it, or restore from another checkpoint", dir, FileList)
+		}
+		return ci, fmt.Errorf("pebble: checkpoint directory %s: %w", dir, err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	if !sc.Scan() || sc.Text() != fileListHeader {
+		return ci, fmt.Errorf("pebble: checkpoint directory %s: %s does not start with %q: it was written by another version of eddy; restore it with that version and take a savepoint", dir, FileList, fileListHeader)
+	}
+	if !sc.Scan() {
+		return ci, fmt.Errorf("pebble: checkpoint directory %s: %s is truncated; download it again", dir, FileList)
+	}
+	if _, err := fmt.Sscanf(sc.Text(), "keygroups %d %d %d", &ci.KeyGroups.Start, &ci.KeyGroups.End, &ci.MaxParallelism); err != nil {
+		return ci, fmt.Errorf("pebble: checkpoint directory %s: bad line %q in %s", dir, sc.Text(), FileList)
+	}
+	for sc.Scan() {
+		name, sizeText, ok := strings.Cut(sc.Text(), " ")
+		size, err := strconv.ParseInt(sizeText, 10, 64)
+		if !ok || err != nil || name == "" || strings.ContainsAny(name, `/\`) {
+			return ci, fmt.Errorf("pebble: checkpoint directory %s: bad line %q in %s", dir, sc.Text(), FileList)
+		}
+		ci.Files[name] = size
+	}
+	return ci, nil
+}
+
+// verifyFiles reads the FileList of dir and checks that dir holds every file
+// it names, at its size.
+func verifyFiles(dir string) (CheckpointInfo, error) {
+	ci, err := ReadCheckpointInfo(dir)
+	if err != nil {
+		return ci, err
+	}
+	names := make([]string, 0, len(ci.Files))
+	for n := range ci.Files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		size := ci.Files[name]
+		info, err := os.Stat(filepath.Join(dir, name))
+		if os.IsNotExist(err) {
+			return ci, fmt.Errorf("pebble: checkpoint directory %s is missing %s, which the checkpoint references: download every file listed in %s from checkpoint storage into the directory, or restore from an earlier checkpoint", dir, name, FileList)
+		} else if err != nil {
+			return ci, fmt.Errorf("pebble: checkpoint directory %s: %w", dir, err)
+		}
+		if info.Size() != size {
+			return ci, fmt.Errorf("pebble: checkpoint directory %s: %s has %d bytes, the checkpoint recorded %d: download it again from checkpoint storage, or restore from an earlier checkpoint", dir, name, info.Size(), size)
+		}
+	}
+	return ci, nil
+}
+
+// verifyTables checks that every SST the DB's version references is in its
+// directory: Pebble itself would only notice at the first read of the file.
+func (b *Backend) verifyTables() error {
+	levels, err := b.db.SSTables()
+	if err != nil {
+		return fmt.Errorf("pebble: %s: list tables: %w", b.dir, err)
+	}
+	for _, lvl := range levels {
+		for _, t := range lvl {
+			name := fmt.Sprintf("%06d.sst", uint64(t.BackingSSTNum))
+			if _, err := os.Stat(filepath.Join(b.dir, name)); err != nil {
+				return fmt.Errorf("pebble: checkpoint directory %s is missing %s, which its MANIFEST references: download every file of the checkpoint from checkpoint storage into the directory, or restore from an earlier checkpoint (%v)", b.dir, name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Restore opens the checkpoint in dir (the files Checkpoint wrote, e.g. as
+// downloaded from checkpoint storage) as the backend of the key groups kgs,
+// in place: dir becomes the DB's working directory. kgs must lie within the
+// key groups of the checkpoint; key groups of the checkpoint outside kgs
+// are dropped without rewriting files (see Rescale). Restore fails with an
+// error naming the directory and the way out if a file is missing or
+// truncated, if the format version is not FormatVersion, or if the max
+// parallelism differs.
+func Restore(dir string, kgs state.KeyGroupRange, maxParallelism int, opts Options) (*Backend, error) {
+	if err := checkRange(kgs, maxParallelism); err != nil {
+		return nil, err
+	}
+	if _, err := verifyFiles(dir); err != nil {
+		return nil, err
+	}
+	b, h, err := openCheckpoint(dir, maxParallelism, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	if kgs.Len() > 0 && (kgs.Start < h.kgs.Start || kgs.End > h.kgs.End) {
+		b.Close()
+		return nil, fmt.Errorf("pebble: checkpoint directory %s holds key groups %v, which do not cover %v: use Rescale with the checkpoints of every old subtask whose key groups overlap %v", dir, h.kgs, kgs, kgs)
+	}
+	if err := b.finishRestore(kgs, h); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// openCheckpoint opens the DB in dir and reads and checks its metadata.
+func openCheckpoint(dir string, maxP int, opts Options, readOnly bool) (*Backend, header, error) {
+	b, err := openDB(dir, opts, true, readOnly)
+	if err != nil {
+		return nil, header{}, err
+	}
+	h, err := readHeader(b.db, dir)
+	if err == nil && h.maxP != maxP {
+		err = fmt.Errorf("pebble: checkpoint directory %s holds state of max parallelism %d, not %d: the max parallelism of an operator cannot change; run it with max parallelism %d", dir, h.maxP, maxP, h.maxP)
+	}
+	if err == nil {
+		err = b.verifyTables()
+	}
+	if err != nil {
+		b.Close()
+		return nil, header{}, err
+	}
+	b.tables, b.nextID, b.maxP, b.kgs = h.tables, h.nextID, h.maxP, h.kgs
+	return b, h, nil
+}
+
+// finishRestore drops the key groups outside kgs and records kgs.
+func (b *Backend) finishRestore(kgs state.KeyGroupRange, h header) error {
+	if kgs != h.kgs {
+		if err := b.excise(kgs); err != nil {
+			return err
+		}
+	}
+	b.kgs = kgs
+	return b.writeHeader()
+}
+
+// IsShared reports whether a checkpoint file is immutable once written, so
+// that checkpoints of one backend instance that contain a file of this name
+// contain the same bytes: SSTs and blob files. The other files (MANIFEST,
+// OPTIONS, markers, FileList) change with every checkpoint.
+func IsShared(name string) bool {
+	return strings.HasSuffix(name, ".sst") || strings.HasSuffix(name, ".blob")
+}
+
+// UploadPlan says which files of a new checkpoint must be uploaded.
+type UploadPlan struct {
+	// Upload lists the files to upload: shared files not in storage yet and
+	// every file that is not shared.
+	Upload []string
+	// Reuse maps each shared file that is already in storage to the
+	// storage key that holds it.
+	Reuse map[string]string
+}
+
+// PlanUpload decides which of the files of a checkpoint (as Checkpoint
+// returns them) must be uploaded, given uploaded: the shared files (see
+// IsShared) already in checkpoint storage, as local name → storage key.
+//
+// uploaded must describe only the backend instance that wrote the
+// checkpoint: the files of the checkpoint it was restored from (after
+// Rescale: of its base, the source with the largest overlap) plus the files
+// it uploaded since, restricted to retained checkpoints. Pebble numbers files
+// per DB, so a name alone does not identify content across instances: two
+// backends restored from one checkpoint, or a backend restored from an older
+// checkpoint, reuse the same numbers for different files. Storage keys of
+// files uploaded by an instance must therefore be unique to it, e.g.
+// "<operator>/shared/<InstanceID>-<name>".
+func PlanUpload(files []string, uploaded map[string]string) UploadPlan {
+	p := UploadPlan{Reuse: map[string]string{}}
+	for _, f := range files {
+		if key, ok := uploaded[f]; ok && IsShared(f) {
+			p.Reuse[f] = key
+			continue
+		}
+		p.Upload = append(p.Upload, f)
+	}
+	return p
+}
+
+// SharedFiles counts, for each shared file in checkpoint storage (by storage
+// key), the retained checkpoints that reference it, so that a file is
+// deleted only when no retained checkpoint needs it. One SharedFiles serves a
+// whole job: every subtask's checkpoint of id n is retained under n.
+//
+// Protocol: when checkpoint n completes, Retain(n, keys) with every shared
+// storage key each subtask's checkpoint references (reused and new) before
+// any older checkpoint is released; when checkpoint n is subsumed or
+// discarded, Release(n) and delete the keys it returns. Files uploaded for a
+// checkpoint that never completes are retained under its id too and
+// released when it is aborted. After a restart, rebuild the counts by
+// retaining every checkpoint still in storage.
+//
+// Concurrency: safe for concurrent use.
+type SharedFiles struct {
+	mu    sync.Mutex
+	refs  map[string]int
+	ckpts map[int64]map[string]bool
+}
+
+// NewSharedFiles returns an empty registry.
+func NewSharedFiles() *SharedFiles {
+	return &SharedFiles{refs: map[string]int{}, ckpts: map[int64]map[string]bool{}}
+}
+
+// Retain records that checkpoint id references the shared files keys. It
+// may be called several times for one id (once per subtask); a key counts
+// once per checkpoint.
+func (s *SharedFiles) Retain(id int64, keys []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set := s.ckpts[id]
+	if set == nil {
+		set = map[string]bool{}
+		s.ckpts[id] = set
+	}
+	for _, k := range keys {
+		if !set[k] {
+			set[k] = true
+			s.refs[k]++
+		}
+	}
+}
+
+// Release forgets checkpoint id and returns, sorted, the keys that no
+// retained checkpoint references any more: the caller deletes them from
+// storage. Releasing an unknown id returns nothing.
+func (s *SharedFiles) Release(id int64) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var unused []string
+	for k := range s.ckpts[id] {
+		if s.refs[k]--; s.refs[k] == 0 {
+			delete(s.refs, k)
+			unused = append(unused, k)
+		}
+	}
+	delete(s.ckpts, id)
+	slices.Sort(unused)
+	return unused
+}
+
+// Refs returns the number of retained checkpoints that reference key.
+func (s *SharedFiles) Refs(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refs[key]
+}
+
+// Checkpoints returns the ids of the retained checkpoints, sorted.
+func (s *SharedFiles) Checkpoints() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]int64, 0, len(s.ckpts))
+	for id := range s.ckpts {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Len returns the number of shared files referenced by retained
+// checkpoints.
+func (s *SharedFiles) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.refs)
+}

@@ -1,0 +1,103 @@
+package queries
+
+import (
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/nexmark"
+	"github.com/eddystream/eddy/state"
+)
+
+// Q20Result is a row of q20: a bid with its auction.
+type Q20Result struct {
+	Auction         int64  `json:"auction"`
+	Bidder          int64  `json:"bidder"`
+	Price           int64  `json:"price"`
+	Channel         string `json:"channel"`
+	URL             string `json:"url"`
+	BidDateTime     Time   `json:"bid_dateTime"`
+	BidExtra        string `json:"bid_extra"`
+	ItemName        string `json:"itemName"`
+	Description     string `json:"description"`
+	InitialBid      int64  `json:"initialBid"`
+	Reserve         int64  `json:"reserve"`
+	AuctionDateTime Time   `json:"auction_dateTime"`
+	Expires         Time   `json:"expires"`
+	Seller          int64  `json:"seller"`
+	Category        int64  `json:"category"`
+	AuctionExtra    string `json:"auction_extra"`
+}
+
+// q20Auction is an auction in q20's state: the auction if it is in
+// category 10, else only a marker.
+type q20Auction struct {
+	Auction nexmark.Auction
+	Match   bool
+}
+
+// q20Join joins bids to their auction, keyed by auction id.
+type q20Join struct {
+	auction state.Value[q20Auction]
+	pending state.List[nexmark.Bid]
+}
+
+func (f *q20Join) Open(ctx *eddy.KeyedContext[int64, Q20Result]) error {
+	f.auction = state.NewValue(ctx.Store(), state.ValueDescriptor[q20Auction]{Name: "auction"})
+	f.pending = state.NewList(ctx.Store(), state.ListDescriptor[nexmark.Bid]{Name: "pending-bids"})
+	return nil
+}
+
+func (f *q20Join) ProcessElement1(ctx *eddy.KeyedContext[int64, Q20Result], b nexmark.Bid) error {
+	a, ok := f.auction.Value()
+	switch {
+	case !ok:
+		f.pending.Add(b)
+	case a.Match:
+		ctx.Emit(q20Row(&b, &a.Auction))
+	}
+	return nil
+}
+
+func (f *q20Join) ProcessElement2(ctx *eddy.KeyedContext[int64, Q20Result], a nexmark.Auction) error {
+	s := q20Auction{Match: a.Category == 10}
+	if s.Match {
+		s.Auction = a
+	}
+	f.auction.Update(s)
+	if bids := f.pending.Get(); len(bids) > 0 {
+		if s.Match {
+			for i := range bids {
+				ctx.Emit(q20Row(&bids[i], &a))
+			}
+		}
+		f.pending.Clear()
+	}
+	return nil
+}
+
+func q20Row(b *nexmark.Bid, a *nexmark.Auction) Q20Result {
+	return Q20Result{
+		Auction: b.Auction, Bidder: b.Bidder, Price: b.Price, Channel: b.Channel, URL: b.URL,
+		BidDateTime: Time(b.DateTime), BidExtra: b.Extra,
+		ItemName: a.ItemName, Description: a.Description, InitialBid: a.InitialBid, Reserve: a.Reserve,
+		AuctionDateTime: Time(a.DateTime), Expires: Time(a.Expires), Seller: a.Seller, Category: a.Category,
+		AuctionExtra: a.Extra,
+	}
+}
+
+// Q20 joins bids to their auction where the auction is in category 10, an
+// unbounded regular join:
+//
+//	SELECT auction, bidder, price, channel, url, B.dateTime, B.extra,
+//	  itemName, description, initialBid, reserve, A.dateTime, expires, seller, category, A.extra
+//	FROM bid AS B INNER JOIN auction AS A on B.auction = A.id
+//	WHERE A.category = 10;
+//
+// Keyed by auction id: an auction is kept (a marker if it is not in
+// category 10, so its bids are dropped on arrival); a bid is kept only until
+// its auction arrives (auction ids are unique).
+func Q20(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[Q20Result] {
+	events := eventSource(env, cfg, auctionKind|bidKind)
+	return eddy.CoProcessKeyed(eddy.ConnectKeyed(
+		eddy.KeyBy(bidsOf(events), func(b nexmark.Bid) int64 { return b.Auction }),
+		eddy.KeyBy(auctionsOf(events, nil), func(a nexmark.Auction) int64 { return a.ID })),
+		func() eddy.KeyedCoProcessFunction[int64, nexmark.Bid, nexmark.Auction, Q20Result] { return &q20Join{} }).Name("q20")
+}
