@@ -158,6 +158,9 @@ func (r *fileReader[T]) Read(out *SourceOutput[T]) error {
 			sp.line++
 			if len(bytes.TrimSpace(line)) > 0 && !(r.header && sp.line == 1) {
 				v, derr := r.decode(line)
+				if derr == errComment {
+					continue
+				}
 				if derr != nil {
 					loc := fmt.Sprintf("%s:%d", sp.path, sp.line)
 					if r.policy == FailOnBadRecord {
@@ -238,6 +241,9 @@ type CSVOptions[T any] struct {
 	Comma rune
 	// Header skips the first line of every file.
 	Header bool
+	// Comment, if set, marks comment lines: lines that start with it are
+	// skipped.
+	Comment rune
 }
 
 // ReadCSV adds a bounded source reading comma-separated lines from the
@@ -253,6 +259,9 @@ func ReadCSV[T any](env *Environment, parse func(fields []string) (T, error), op
 		var rd bytes.Reader
 		return func(line []byte) (T, error) {
 			var zero T
+			if opts.Comment != 0 && bytes.HasPrefix(bytes.TrimSpace(line), []byte(string(opts.Comment))) {
+				return zero, errComment
+			}
 			rd.Reset(line)
 			cr := csv.NewReader(&rd)
 			cr.Comma = comma
@@ -265,3 +274,6 @@ func ReadCSV[T any](env *Environment, parse func(fields []string) (T, error), op
 		}
 	})
 }
+
+// errComment tells the file reader that a line is a comment.
+var errComment = errors.New("comment line")

@@ -75,14 +75,14 @@ func TestJSONLinesDeadLetters(t *testing.T) {
 
 func TestCSVWithHeader(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, "1.csv", "sensor,value\ns1,1.5\n\"s,2\",2.5\n")
+	writeFile(t, dir, "1.csv", "sensor,value\ns1,1.5\n# a \"comment\n\"s,2\",2.5\n")
 	writeFile(t, dir, "2.csv", "sensor,value\ns3,x\n")
 	env := eddy.NewEnvironment()
 	parse := func(f []string) (reading, error) {
 		v, err := strconv.ParseFloat(f[1], 64)
 		return reading{Sensor: f[0], Value: v}, err
 	}
-	src := eddy.ReadCSV(env, parse, eddy.CSVOptions[reading]{Header: true, FileOptions: eddy.FileOptions[reading]{OnBadRecord: eddy.DeadLetterBadRecords}}, filepath.Join(dir, "*.csv"))
+	src := eddy.ReadCSV(env, parse, eddy.CSVOptions[reading]{Header: true, Comment: '#', FileOptions: eddy.FileOptions[reading]{OnBadRecord: eddy.DeadLetterBadRecords}}, filepath.Join(dir, "*.csv"))
 	good := eddy.Collect(src)
 	dead := eddy.Collect(eddy.DeadLetters(src))
 	if err := env.Execute(context.Background(), "csv"); err != nil {

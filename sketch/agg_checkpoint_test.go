@@ -3,6 +3,7 @@ package sketch_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"sync"
 	"testing"
@@ -85,8 +86,9 @@ type sketchOutputs struct {
 // whose accumulators the window panes keep in keyed state, and runs
 // sketchState; hook runs on every record first.
 func sketchJob(t *testing.T, env *eddy.Environment, n int64, rate float64, hook func(event)) func() sketchOutputs {
-	// One source subtask fixes the order of each key's records, so that
-	// the order-dependent KLL gives the same result on every run.
+	// One source and one hook subtask fix the order of each key's records,
+	// so that the order-dependent KLL and DGIM give the same results on
+	// every run and every replay.
 	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: rate}, genEvent,
 		eddy.BoundedOutOfOrder(0, func(e event) int64 { return e.TS })).Parallelism(1)
 	checked := eddy.Map(src, func(e event) event {
@@ -94,7 +96,7 @@ func sketchJob(t *testing.T, env *eddy.Environment, n int64, rate float64, hook 
 			hook(e)
 		}
 		return e
-	}).Name("hook")
+	}).Name("hook").Parallelism(1)
 	byKey := eddy.KeyBy(checked, func(e event) int64 { return e.Key })
 	sliding := window.Sliding(4*time.Second, time.Second)
 	distinct := eddy.Collect(eddy.Aggregate(eddy.Window(byKey, sliding), sketch.HLLAgg(10, func(e event) uint64 { return e.User })))
@@ -148,7 +150,7 @@ func TestCheckpointedSketches(t *testing.T) {
 	}
 	want := ref()
 
-	env = eddy.NewEnvironment(eddy.WithParallelism(2),
+	env = eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithLogger(slog.New(slog.DiscardHandler)),
 		eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()),
 		eddy.WithRestartStrategy(eddy.FixedDelayRestart(10, 5*time.Millisecond)))
 	var mu sync.Mutex
@@ -168,9 +170,6 @@ func TestCheckpointedSketches(t *testing.T) {
 	}
 	if r := env.Restarts(); r != 3 {
 		t.Fatalf("job restarted %d times, want 3", r)
-	}
-	if len(env.CheckpointStats()) == 0 {
-		t.Log("no checkpoint completed in the last run")
 	}
 	out := got()
 	if len(out.keyed) != n {

@@ -21,6 +21,14 @@
 // and trailing bytes with errors that wrap ErrVersion, ErrCorrupt and
 // ErrTruncated.
 //
+// In the engine, every mergeable synopsis is an aggregate function for
+// windows and keyed aggregations (HLLAgg, MomentsAgg, KLLAgg, CountMinAgg,
+// AMSAgg, PCSAAgg, FMAgg, BloomAgg, ReservoirAgg, WeightedReservoirAgg,
+// TopKAgg), and BinaryCodec / BinaryValueCodec keep any synopsis in keyed
+// state through its binary encoding, so it is checkpointed and restored with
+// the job. TRIEST and DGIM do not merge; keep them in keyed state of a process
+// function (see examples/triangles).
+//
 // Create synopses with their constructors; only the zero Moments is ready
 // to use. None of the types is safe for concurrent use; callers that share one must
 // synchronise. Query methods of HyperLogLog and KLL may reorganise internal

@@ -7,49 +7,74 @@ import (
 
 // objectMapTable is a MapTable on an ObjectBackend: per key group, a Go map
 // from (key, namespace) to a Go map of user entries. An empty user map is
-// removed, so a present (key, namespace) always has entries.
+// removed, so a present (key, namespace) always has entries. During a
+// copy-on-write snapshot (see kgMaps), the user map of a (key, namespace) is
+// copied on its first write, or on its first access if user values can share
+// memory.
 type objectMapTable[K, N, UK comparable, UV any] struct {
-	kind   string
-	kgs    KeyGroupRange
-	groups []map[pair[K, N]]map[UK]UV
-	count  int // user entries in all groups
-	kc     Codec[K]
-	nc     Codec[N]
-	ukc    Codec[UK]
-	uvc    Codec[UV]
+	kind     string
+	kgs      KeyGroupRange
+	m        kgMaps[pair[K, N], map[UK]UV]
+	uvShares bool // user values can share memory: copy user maps on reads too
+	count    int  // user entries in all groups
+	kc       Codec[K]
+	nc       Codec[N]
+	ukc      Codec[UK]
+	uvc      Codec[UV]
 }
 
+var _ AsyncSnapshotter = (*objectMapTable[int, int, int, int])(nil)
+
 func newObjectMapTable[K, N, UK comparable, UV any](kind string, kgs KeyGroupRange, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV]) *objectMapTable[K, N, UK, UV] {
-	return &objectMapTable[K, N, UK, UV]{kind: kind, kgs: kgs, groups: make([]map[pair[K, N]]map[UK]UV, kgs.Len()), kc: kc, nc: nc, ukc: ukc, uvc: uvc}
+	t := &objectMapTable[K, N, UK, UV]{kind: kind, kgs: kgs, kc: kc, nc: nc, ukc: ukc, uvc: uvc}
+	t.m.groups = make([]map[pair[K, N]]map[UK]UV, kgs.Len())
+	copyUV := codecCopier(uvc)
+	t.uvShares = copyUV != nil
+	t.m.copyV = func(m map[UK]UV) map[UK]UV {
+		out := make(map[UK]UV, len(m))
+		for uk, uv := range m {
+			if copyUV != nil {
+				uv = copyUV(uv)
+			}
+			out[uk] = uv
+		}
+		return out
+	}
+	return t
 }
 
 func (t *objectMapTable[K, N, UK, UV]) index(kg int) int {
 	i := kg - t.kgs.Start
-	if uint(i) >= uint(len(t.groups)) {
+	if uint(i) >= uint(len(t.m.groups)) {
 		checkKeyGroup(kg, t.kgs)
 	}
 	return i
 }
 
+// read returns the user map of p for reading.
+func (t *objectMapTable[K, N, UK, UV]) read(i int, p pair[K, N]) map[UK]UV {
+	if t.uvShares {
+		m, _ := t.m.get(i, p)
+		return m
+	}
+	m, _ := t.m.peek(i, p)
+	return m
+}
+
 // Get returns the value for uk in the map of (k, n).
 func (t *objectMapTable[K, N, UK, UV]) Get(kg int, k K, n N, uk UK) (UV, bool) {
-	uv, ok := t.groups[t.index(kg)][pair[K, N]{k, n}][uk]
+	uv, ok := t.read(t.index(kg), pair[K, N]{k, n})[uk]
 	return uv, ok
 }
 
 // Put sets uk to uv in the map of (k, n).
 func (t *objectMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
 	i := t.index(kg)
-	g := t.groups[i]
-	if g == nil {
-		g = make(map[pair[K, N]]map[UK]UV)
-		t.groups[i] = g
-	}
 	p := pair[K, N]{k, n}
-	m := g[p]
+	m, _ := t.m.get(i, p)
 	if m == nil {
 		m = make(map[UK]UV)
-		g[p] = m
+		t.m.put(i, p, m)
 	}
 	before := len(m)
 	m[uk] = uv
@@ -58,36 +83,43 @@ func (t *objectMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
 
 // Delete removes uk from the map of (k, n).
 func (t *objectMapTable[K, N, UK, UV]) Delete(kg int, k K, n N, uk UK) {
-	g := t.groups[t.index(kg)]
+	i := t.index(kg)
 	p := pair[K, N]{k, n}
-	m := g[p]
-	if m == nil {
+	m, _ := t.m.peek(i, p)
+	if _, ok := m[uk]; !ok {
 		return
 	}
-	before := len(m)
+	if t.m.snap != nil {
+		m, _ = t.m.get(i, p)
+	}
 	delete(m, uk)
-	t.count -= before - len(m)
+	t.count--
 	if len(m) == 0 {
-		delete(g, p)
+		t.m.del(i, p)
 	}
 }
 
 // Clear removes the whole map of (k, n).
 func (t *objectMapTable[K, N, UK, UV]) Clear(kg int, k K, n N) {
-	g := t.groups[t.index(kg)]
+	i := t.index(kg)
 	p := pair[K, N]{k, n}
-	t.count -= len(g[p])
-	delete(g, p)
+	m, _ := t.m.peek(i, p)
+	if m == nil {
+		return
+	}
+	t.count -= len(m)
+	t.m.del(i, p)
 }
 
 // IsEmpty reports whether the map of (k, n) has no entries.
 func (t *objectMapTable[K, N, UK, UV]) IsEmpty(kg int, k K, n N) bool {
-	return len(t.groups[t.index(kg)][pair[K, N]{k, n}]) == 0
+	m, _ := t.m.peek(t.index(kg), pair[K, N]{k, n})
+	return len(m) == 0
 }
 
 // Entries calls fn for each entry of the map of (k, n) until it returns false.
 func (t *objectMapTable[K, N, UK, UV]) Entries(kg int, k K, n N, fn func(uk UK, uv UV) bool) {
-	for uk, uv := range t.groups[t.index(kg)][pair[K, N]{k, n}] {
+	for uk, uv := range t.read(t.index(kg), pair[K, N]{k, n}) {
 		if !fn(uk, uv) {
 			return
 		}
@@ -96,13 +128,14 @@ func (t *objectMapTable[K, N, UK, UV]) Entries(kg int, k K, n N, fn func(uk UK, 
 
 // Range calls fn for every entry of key group kg until fn returns false.
 func (t *objectMapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv UV) bool) {
-	for p, m := range t.groups[t.index(kg)] {
+	t.m.rangeKG(t.index(kg), t.uvShares, func(p pair[K, N], m map[UK]UV) bool {
 		for uk, uv := range m {
 			if !fn(p.k, p.n, uk, uv) {
-				return
+				return false
 			}
 		}
-	}
+		return true
+	})
 }
 
 // Kind names the table's kind and types.
@@ -112,19 +145,28 @@ func (t *objectMapTable[K, N, UK, UV]) Kind() string { return t.kind }
 // of maps, then for each its key, namespace, a uvarint count of entries and
 // their user keys and values.
 func (t *objectMapTable[K, N, UK, UV]) AppendKeyGroup(dst []byte, kg int) []byte {
-	g := t.groups[t.index(kg)]
-	dst = binary.AppendUvarint(dst, uint64(len(g)))
-	for p, m := range g {
-		dst = t.kc.Append(dst, p.k)
-		dst = t.nc.Append(dst, p.n)
-		dst = binary.AppendUvarint(dst, uint64(len(m)))
-		for uk, uv := range m {
-			dst = t.ukc.Append(dst, uk)
-			dst = t.uvc.Append(dst, uv)
-		}
+	return t.m.appendLive(dst, t.index(kg), t.appendEntry)
+}
+
+func (t *objectMapTable[K, N, UK, UV]) appendEntry(dst []byte, p pair[K, N], m map[UK]UV) []byte {
+	dst = t.kc.Append(dst, p.k)
+	dst = t.nc.Append(dst, p.n)
+	dst = binary.AppendUvarint(dst, uint64(len(m)))
+	for uk, uv := range m {
+		dst = t.ukc.Append(dst, uk)
+		dst = t.uvc.Append(dst, uv)
 	}
 	return dst
 }
+
+// BeginSnapshot freezes the table's contents for a snapshot encoded on
+// another goroutine; see AsyncSnapshotter.
+func (t *objectMapTable[K, N, UK, UV]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
+	return t.m.begin(t.kgs.Start, t.appendEntry)
+}
+
+// Settle finishes a released snapshot now; see Settler.
+func (t *objectMapTable[K, N, UK, UV]) Settle() { t.m.settleReleased() }
 
 // RestoreKeyGroup adds the entries encoded by AppendKeyGroup to key group kg.
 func (t *objectMapTable[K, N, UK, UV]) RestoreKeyGroup(kg int, data []byte) error {
@@ -169,10 +211,11 @@ func (t *objectMapTable[K, N, UK, UV]) RestoreKeyGroup(kg int, data []byte) erro
 // DropKeyGroup removes every entry of key group kg.
 func (t *objectMapTable[K, N, UK, UV]) DropKeyGroup(kg int) {
 	i := t.index(kg)
-	for _, m := range t.groups[i] {
+	t.m.rangeKG(i, false, func(_ pair[K, N], m map[UK]UV) bool {
 		t.count -= len(m)
-	}
-	t.groups[i] = nil
+		return true
+	})
+	t.m.drop(i)
 }
 
 // Len returns the number of user entries in the table.

@@ -12,25 +12,28 @@ type pair[K, N comparable] struct {
 }
 
 // objectValueTable is a ValueTable on an ObjectBackend: one Go map per key
-// group, allocated on first write. Codecs are used only by snapshots.
+// group, allocated on first write (see kgMaps, which also implements the
+// copy-on-write snapshots). Codecs are used only by snapshots.
 type objectValueTable[K, N comparable, V any] struct {
-	kind   string
-	kgs    KeyGroupRange
-	groups []map[pair[K, N]]V
-	kc     Codec[K]
-	nc     Codec[N]
-	vc     Codec[V]
+	kind string
+	kgs  KeyGroupRange
+	m    kgMaps[pair[K, N], V]
+	kc   Codec[K]
+	nc   Codec[N]
+	vc   Codec[V]
 }
 
+var _ AsyncSnapshotter = (*objectValueTable[int, int, int])(nil)
+
 func newObjectValueTable[K, N comparable, V any](kind string, kgs KeyGroupRange, kc Codec[K], nc Codec[N], vc Codec[V]) *objectValueTable[K, N, V] {
-	return &objectValueTable[K, N, V]{kind: kind, kgs: kgs, groups: make([]map[pair[K, N]]V, kgs.Len()), kc: kc, nc: nc, vc: vc}
+	return &objectValueTable[K, N, V]{kind: kind, kgs: kgs, m: newKGMaps[pair[K, N]](kgs.Len(), vc), kc: kc, nc: nc, vc: vc}
 }
 
 // index returns the position of key group kg in groups, panicking if the
 // subtask does not own kg.
 func (t *objectValueTable[K, N, V]) index(kg int) int {
 	i := kg - t.kgs.Start
-	if uint(i) >= uint(len(t.groups)) {
+	if uint(i) >= uint(len(t.m.groups)) {
 		checkKeyGroup(kg, t.kgs)
 	}
 	return i
@@ -38,33 +41,22 @@ func (t *objectValueTable[K, N, V]) index(kg int) int {
 
 // Get returns the value for (k, n), or ok=false.
 func (t *objectValueTable[K, N, V]) Get(kg int, k K, n N) (V, bool) {
-	v, ok := t.groups[t.index(kg)][pair[K, N]{k, n}]
-	return v, ok
+	return t.m.get(t.index(kg), pair[K, N]{k, n})
 }
 
 // Put stores v for (k, n).
 func (t *objectValueTable[K, N, V]) Put(kg int, k K, n N, v V) {
-	i := t.index(kg)
-	m := t.groups[i]
-	if m == nil {
-		m = make(map[pair[K, N]]V)
-		t.groups[i] = m
-	}
-	m[pair[K, N]{k, n}] = v
+	t.m.put(t.index(kg), pair[K, N]{k, n}, v)
 }
 
 // Delete removes the value for (k, n), if any.
 func (t *objectValueTable[K, N, V]) Delete(kg int, k K, n N) {
-	delete(t.groups[t.index(kg)], pair[K, N]{k, n})
+	t.m.del(t.index(kg), pair[K, N]{k, n})
 }
 
 // Range calls fn for every entry of key group kg until fn returns false.
 func (t *objectValueTable[K, N, V]) Range(kg int, fn func(k K, n N, v V) bool) {
-	for p, v := range t.groups[t.index(kg)] {
-		if !fn(p.k, p.n, v) {
-			return
-		}
-	}
+	t.m.rangeKG(t.index(kg), true, func(p pair[K, N], v V) bool { return fn(p.k, p.n, v) })
 }
 
 // Kind names the table's kind and types.
@@ -73,15 +65,23 @@ func (t *objectValueTable[K, N, V]) Kind() string { return t.kind }
 // AppendKeyGroup appends the entries of key group kg to dst: a uvarint count,
 // then key, namespace and value of each entry, in no particular order.
 func (t *objectValueTable[K, N, V]) AppendKeyGroup(dst []byte, kg int) []byte {
-	m := t.groups[t.index(kg)]
-	dst = binary.AppendUvarint(dst, uint64(len(m)))
-	for p, v := range m {
-		dst = t.kc.Append(dst, p.k)
-		dst = t.nc.Append(dst, p.n)
-		dst = t.vc.Append(dst, v)
-	}
-	return dst
+	return t.m.appendLive(dst, t.index(kg), t.appendEntry)
 }
+
+func (t *objectValueTable[K, N, V]) appendEntry(dst []byte, p pair[K, N], v V) []byte {
+	dst = t.kc.Append(dst, p.k)
+	dst = t.nc.Append(dst, p.n)
+	return t.vc.Append(dst, v)
+}
+
+// BeginSnapshot freezes the table's contents for a snapshot encoded on
+// another goroutine; see AsyncSnapshotter.
+func (t *objectValueTable[K, N, V]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
+	return t.m.begin(t.kgs.Start, t.appendEntry)
+}
+
+// Settle finishes a released snapshot now; see Settler.
+func (t *objectValueTable[K, N, V]) Settle() { t.m.settleReleased() }
 
 // RestoreKeyGroup adds the entries encoded by AppendKeyGroup to key group kg.
 func (t *objectValueTable[K, N, V]) RestoreKeyGroup(kg int, data []byte) error {
@@ -90,11 +90,7 @@ func (t *objectValueTable[K, N, V]) RestoreKeyGroup(kg int, data []byte) error {
 	if pos <= 0 || count > uint64(len(data)) {
 		return restoreErr(t.kind, kg, shortErr("entry count"))
 	}
-	m := t.groups[i]
-	if m == nil {
-		m = make(map[pair[K, N]]V, count)
-		t.groups[i] = m
-	}
+	t.m.presize(i, int(count))
 	for range count {
 		var p pair[K, N]
 		var v V
@@ -108,7 +104,7 @@ func (t *objectValueTable[K, N, V]) RestoreKeyGroup(kg int, data []byte) error {
 		if pos, err = decodeAt(t.vc, data, pos, &v); err != nil {
 			return restoreErr(t.kind, kg, err)
 		}
-		m[p] = v
+		t.m.put(i, p, v)
 	}
 	if pos != len(data) {
 		return restoreErr(t.kind, kg, fmt.Errorf("%d trailing bytes", len(data)-pos))
@@ -117,16 +113,10 @@ func (t *objectValueTable[K, N, V]) RestoreKeyGroup(kg int, data []byte) error {
 }
 
 // DropKeyGroup removes every entry of key group kg.
-func (t *objectValueTable[K, N, V]) DropKeyGroup(kg int) { t.groups[t.index(kg)] = nil }
+func (t *objectValueTable[K, N, V]) DropKeyGroup(kg int) { t.m.drop(t.index(kg)) }
 
 // Len returns the number of entries in the table.
-func (t *objectValueTable[K, N, V]) Len() int {
-	n := 0
-	for _, m := range t.groups {
-		n += len(m)
-	}
-	return n
-}
+func (t *objectValueTable[K, N, V]) Len() int { return t.m.total() }
 
 // decodeAt decodes one value from data[pos:] into *v and returns the position
 // after it.

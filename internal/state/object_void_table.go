@@ -10,21 +10,23 @@ import (
 // paths for integer and string keys (a struct key is hashed generically, at
 // about twice the cost). Snapshots are encoded exactly as objectValueTable's.
 type objectVoidTable[K comparable, V any] struct {
-	kind   string
-	kgs    KeyGroupRange
-	groups []map[K]V
-	kc     Codec[K]
-	nc     Codec[VoidNamespace]
-	vc     Codec[V]
+	kind string
+	kgs  KeyGroupRange
+	m    kgMaps[K, V]
+	kc   Codec[K]
+	nc   Codec[VoidNamespace]
+	vc   Codec[V]
 }
 
+var _ AsyncSnapshotter = (*objectVoidTable[int, int])(nil)
+
 func newObjectVoidTable[K comparable, V any](kind string, kgs KeyGroupRange, kc Codec[K], nc Codec[VoidNamespace], vc Codec[V]) *objectVoidTable[K, V] {
-	return &objectVoidTable[K, V]{kind: kind, kgs: kgs, groups: make([]map[K]V, kgs.Len()), kc: kc, nc: nc, vc: vc}
+	return &objectVoidTable[K, V]{kind: kind, kgs: kgs, m: newKGMaps[K](kgs.Len(), vc), kc: kc, nc: nc, vc: vc}
 }
 
 func (t *objectVoidTable[K, V]) index(kg int) int {
 	i := kg - t.kgs.Start
-	if uint(i) >= uint(len(t.groups)) {
+	if uint(i) >= uint(len(t.m.groups)) {
 		checkKeyGroup(kg, t.kgs)
 	}
 	return i
@@ -32,33 +34,22 @@ func (t *objectVoidTable[K, V]) index(kg int) int {
 
 // Get returns the value for k, or ok=false.
 func (t *objectVoidTable[K, V]) Get(kg int, k K, _ VoidNamespace) (V, bool) {
-	v, ok := t.groups[t.index(kg)][k]
-	return v, ok
+	return t.m.get(t.index(kg), k)
 }
 
 // Put stores v for k.
 func (t *objectVoidTable[K, V]) Put(kg int, k K, _ VoidNamespace, v V) {
-	i := t.index(kg)
-	m := t.groups[i]
-	if m == nil {
-		m = make(map[K]V)
-		t.groups[i] = m
-	}
-	m[k] = v
+	t.m.put(t.index(kg), k, v)
 }
 
 // Delete removes the value for k, if any.
 func (t *objectVoidTable[K, V]) Delete(kg int, k K, _ VoidNamespace) {
-	delete(t.groups[t.index(kg)], k)
+	t.m.del(t.index(kg), k)
 }
 
 // Range calls fn for every entry of key group kg until fn returns false.
 func (t *objectVoidTable[K, V]) Range(kg int, fn func(k K, n VoidNamespace, v V) bool) {
-	for k, v := range t.groups[t.index(kg)] {
-		if !fn(k, VoidNamespace{}, v) {
-			return
-		}
-	}
+	t.m.rangeKG(t.index(kg), true, func(k K, v V) bool { return fn(k, VoidNamespace{}, v) })
 }
 
 // Kind names the table's kind and types.
@@ -67,15 +58,23 @@ func (t *objectVoidTable[K, V]) Kind() string { return t.kind }
 // AppendKeyGroup appends the entries of key group kg to dst, as
 // objectValueTable does.
 func (t *objectVoidTable[K, V]) AppendKeyGroup(dst []byte, kg int) []byte {
-	m := t.groups[t.index(kg)]
-	dst = binary.AppendUvarint(dst, uint64(len(m)))
-	for k, v := range m {
-		dst = t.kc.Append(dst, k)
-		dst = t.nc.Append(dst, VoidNamespace{})
-		dst = t.vc.Append(dst, v)
-	}
-	return dst
+	return t.m.appendLive(dst, t.index(kg), t.appendEntry)
 }
+
+func (t *objectVoidTable[K, V]) appendEntry(dst []byte, k K, v V) []byte {
+	dst = t.kc.Append(dst, k)
+	dst = t.nc.Append(dst, VoidNamespace{})
+	return t.vc.Append(dst, v)
+}
+
+// BeginSnapshot freezes the table's contents for a snapshot encoded on
+// another goroutine; see AsyncSnapshotter.
+func (t *objectVoidTable[K, V]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
+	return t.m.begin(t.kgs.Start, t.appendEntry)
+}
+
+// Settle finishes a released snapshot now; see Settler.
+func (t *objectVoidTable[K, V]) Settle() { t.m.settleReleased() }
 
 // RestoreKeyGroup adds the entries encoded by AppendKeyGroup to key group kg.
 func (t *objectVoidTable[K, V]) RestoreKeyGroup(kg int, data []byte) error {
@@ -84,11 +83,7 @@ func (t *objectVoidTable[K, V]) RestoreKeyGroup(kg int, data []byte) error {
 	if pos <= 0 || count > uint64(len(data)) {
 		return restoreErr(t.kind, kg, shortErr("entry count"))
 	}
-	m := t.groups[i]
-	if m == nil {
-		m = make(map[K]V, count)
-		t.groups[i] = m
-	}
+	t.m.presize(i, int(count))
 	for range count {
 		var k K
 		var n VoidNamespace
@@ -103,7 +98,7 @@ func (t *objectVoidTable[K, V]) RestoreKeyGroup(kg int, data []byte) error {
 		if pos, err = decodeAt(t.vc, data, pos, &v); err != nil {
 			return restoreErr(t.kind, kg, err)
 		}
-		m[k] = v
+		t.m.put(i, k, v)
 	}
 	if pos != len(data) {
 		return restoreErr(t.kind, kg, fmt.Errorf("%d trailing bytes", len(data)-pos))
@@ -112,13 +107,7 @@ func (t *objectVoidTable[K, V]) RestoreKeyGroup(kg int, data []byte) error {
 }
 
 // DropKeyGroup removes every entry of key group kg.
-func (t *objectVoidTable[K, V]) DropKeyGroup(kg int) { t.groups[t.index(kg)] = nil }
+func (t *objectVoidTable[K, V]) DropKeyGroup(kg int) { t.m.drop(t.index(kg)) }
 
 // Len returns the number of entries in the table.
-func (t *objectVoidTable[K, V]) Len() int {
-	n := 0
-	for _, m := range t.groups {
-		n += len(m)
-	}
-	return n
-}
+func (t *objectVoidTable[K, V]) Len() int { return t.m.total() }

@@ -62,6 +62,38 @@ type ObjectTable interface {
 	Len() int
 }
 
+// AsyncSnapshotter is implemented by object tables that snapshot without stopping processing.
+//
+// The value and map tables of ObjectBackends implement it by copy-on-write
+// (see Settler for what follows a release); TimerService by encoding every
+// key group at BeginSnapshot, since timers are few.
+type AsyncSnapshotter interface {
+	// BeginSnapshot freezes the table's current contents, on the owning goroutine, in time
+	// O(number of key groups) — not O(entries). It returns encode, which appends the encoding
+	// of key group kg of the frozen contents (the same bytes AppendKeyGroup would have produced
+	// at that moment, readable by RestoreKeyGroup) and may be called from another goroutine
+	// while the owning goroutine goes on reading and writing the table; and release, which that
+	// other goroutine calls once when it has encoded everything (after release, encode must not
+	// be called). A table has at most one snapshot in progress; BeginSnapshot while one is in
+	// progress panics (the runtime takes one checkpoint at a time).
+	//
+	// BeginSnapshot must not be called while a Range or Entries of the
+	// table is in progress. Values the owner obtained from the table before
+	// BeginSnapshot must not be changed in place after it (get them again):
+	// the snapshot may be encoding them.
+	BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func())
+}
+
+// Settler is implemented by tables whose snapshots (AsyncSnapshotter) leave
+// work behind after release: the copy-on-write tables keep the changes made
+// during a snapshot apart from the frozen contents until the owning goroutine
+// folds them back, in time proportional to the changes, at its next access to
+// the table. Settle, on the owning goroutine, does it at once if the
+// snapshot has been released, and nothing otherwise. Calling it is optional.
+type Settler interface {
+	Settle()
+}
+
 // BytesBackend is a backend that keeps state as encoded bytes, ordered by key.
 // Keys passed to it are built by the typed tables as
 // keyGroup(2 bytes) | table id | key | namespace [| user key].

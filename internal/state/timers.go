@@ -16,7 +16,7 @@ import (
 // It implements ObjectTable, so timers are snapshotted per key group like
 // any table and can be registered on an ObjectBackend.
 //
-// Concurrency: used on the subtask's goroutine only.
+// Concurrency: used on the subtask's goroutine only (but see BeginSnapshot).
 type TimerService[K, N comparable] struct {
 	kgs   KeyGroupRange
 	kc    Codec[K]
@@ -125,6 +125,32 @@ func (s *TimerService[K, N]) AppendKeyGroup(dst []byte, kg int) []byte {
 		}
 	}
 	return dst
+}
+
+// BeginSnapshot implements AsyncSnapshotter simply: timers are few, so it
+// encodes every key group with AppendKeyGroup at once, on the owning
+// goroutine, in time proportional to the number of timers; encode copies the
+// bytes so made.
+func (s *TimerService[K, N]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
+	start := s.kgs.Start
+	ends := make([]int, s.kgs.Len())
+	var buf []byte
+	for i := range ends {
+		buf = s.AppendKeyGroup(buf, start+i)
+		ends[i] = len(buf)
+	}
+	encode = func(dst []byte, kg int) []byte {
+		i := kg - start
+		if uint(i) >= uint(len(ends)) {
+			panic(fmt.Sprintf("state: key group %d out of range [%d,%d)", kg, start, start+len(ends)))
+		}
+		from := 0
+		if i > 0 {
+			from = ends[i-1]
+		}
+		return append(dst, buf[from:ends[i]]...)
+	}
+	return encode, func() {}
 }
 
 // RestoreKeyGroup adds the timers encoded by AppendKeyGroup to key group kg,

@@ -96,6 +96,17 @@ func run[T any](t testing.TB, p int, build func(env *eddy.Environment) *eddy.Str
 	if err := env.Execute(context.Background(), t.Name()); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%d result records", len(c.Values()))
+	return c.Values()
+}
+
+// runStream executes env and returns what s produced.
+func runStream[T any](t testing.TB, env *eddy.Environment, s *eddy.Stream[T]) []T {
+	t.Helper()
+	c := eddy.Collect(s)
+	if err := env.Execute(context.Background(), t.Name()); err != nil {
+		t.Fatal(err)
+	}
 	return c.Values()
 }
 

@@ -136,7 +136,11 @@ func q7Row(b nexmark.Bid) Q7Result {
 // (the first instant of the next) that has the window's highest price is
 // emitted for that window too; such bids reach the second stage directly.
 func Q7(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[Q7Result] {
-	bids := bidSource(env, cfg)
+	return q7Stream(bidSource(env, cfg))
+}
+
+// q7Stream is q7 over a stream of bids.
+func q7Stream(bids *eddy.Stream[nexmark.Bid]) *eddy.Stream[Q7Result] {
 	maxima := eddy.Aggregate(eddy.Window(eddy.KeyBy(bids, func(b nexmark.Bid) int64 { return b.Auction }),
 		window.Tumbling(q7Window)), q7MaxBids()).Name("q7 maxima")
 	size := q7Window.Milliseconds()

@@ -46,6 +46,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sort"
 	"strconv"
@@ -155,8 +156,17 @@ func openDB(dir string, opts Options, mustExist, readOnly bool) (*Backend, error
 		DisableWAL:                  true,
 		ErrorIfNotExists:            mustExist,
 		ReadOnly:                    readOnly,
-		FormatMajorVersion:          lsm.FormatNewest,
+		FormatMajorVersion:          lsm.FormatFlushableIngestExcises,
 		Logger:                      quietLogger{},
+		EventListener: &lsm.EventListener{
+			// The read that found the corruption returns it as an error and
+			// the backend panics with a *state.BackendError; Pebble's
+			// default would end the process.
+			DataCorruption: func(info lsm.DataCorruptionInfo) {
+				slog.Error("pebble: data corruption", "path", info.Path, "err", info.Details.Error())
+			},
+			BackgroundError: func(err error) { quietLogger{}.Errorf("background error: %v", err) },
+		},
 	}
 	po.EnsureDefaults()
 	for i := range po.Levels {
@@ -435,15 +445,16 @@ func sortedTables(m map[string]tableInfo) []string {
 	return names
 }
 
-// quietLogger drops Pebble's informational messages and keeps errors on
-// stderr.
+// quietLogger drops Pebble's informational messages, logs errors with
+// log/slog, and turns fatal ones (broken invariants) into a panic with a
+// *state.BackendError instead of ending the process: on the subtask's
+// goroutine the runtime recovers it and fails the job.
 type quietLogger struct{}
 
 func (quietLogger) Infof(string, ...interface{}) {}
 func (quietLogger) Errorf(format string, args ...interface{}) {
-	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+	slog.Error("pebble: " + fmt.Sprintf(format, args...))
 }
 func (quietLogger) Fatalf(format string, args ...interface{}) {
-	fmt.Fprintf(os.Stderr, "pebble: fatal: "+format+"\n", args...)
-	os.Exit(2)
+	panic(&state.BackendError{Op: "pebble", Err: fmt.Errorf(format, args...)})
 }

@@ -39,6 +39,14 @@ func (b *Backend) Checkpoint(dir string) ([]string, error) {
 	if err := b.db.Checkpoint(dir); err != nil {
 		return nil, fmt.Errorf("pebble: checkpoint %s to %s: %w", b.dir, dir, err)
 	}
+	// Pebble keeps a WAL file even with the WAL disabled, and copies it; the
+	// memtables were just flushed, so it holds nothing the checkpoint needs.
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, l := range logs {
+		if err := os.Remove(l); err != nil {
+			return nil, fmt.Errorf("pebble: checkpoint %s: %w", dir, err)
+		}
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("pebble: checkpoint %s: %w", dir, err)
@@ -151,27 +159,10 @@ func verifyFiles(dir string) (CheckpointInfo, error) {
 	return ci, nil
 }
 
-// verifyTables checks that every SST the DB's version references is in its
-// directory: Pebble itself would only notice at the first read of the file.
-func (b *Backend) verifyTables() error {
-	levels, err := b.db.SSTables()
-	if err != nil {
-		return fmt.Errorf("pebble: %s: list tables: %w", b.dir, err)
-	}
-	for _, lvl := range levels {
-		for _, t := range lvl {
-			name := fmt.Sprintf("%06d.sst", uint64(t.BackingSSTNum))
-			if _, err := os.Stat(filepath.Join(b.dir, name)); err != nil {
-				return fmt.Errorf("pebble: checkpoint directory %s is missing %s, which its MANIFEST references: download every file of the checkpoint from checkpoint storage into the directory, or restore from an earlier checkpoint (%v)", b.dir, name, err)
-			}
-		}
-	}
-	return nil
-}
-
 // Restore opens the checkpoint in dir (the files Checkpoint wrote, e.g. as
 // downloaded from checkpoint storage) as the backend of the key groups kgs,
-// in place: dir becomes the DB's working directory. kgs must lie within the
+// in place: dir becomes the DB's working directory and stops being a
+// checkpoint (Restore removes its FileList). kgs must lie within the
 // key groups of the checkpoint; key groups of the checkpoint outside kgs
 // are dropped without rewriting files (see Rescale). Restore fails with an
 // error naming the directory and the way out if a file is missing or
@@ -196,6 +187,11 @@ func Restore(dir string, kgs state.KeyGroupRange, maxParallelism int, opts Optio
 		b.Close()
 		return nil, err
 	}
+	// dir is the DB's working directory now, no longer a checkpoint.
+	if err := os.Remove(filepath.Join(dir, FileList)); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("pebble: restore %s: %w", dir, err)
+	}
 	return b, nil
 }
 
@@ -203,14 +199,13 @@ func Restore(dir string, kgs state.KeyGroupRange, maxParallelism int, opts Optio
 func openCheckpoint(dir string, maxP int, opts Options, readOnly bool) (*Backend, header, error) {
 	b, err := openDB(dir, opts, true, readOnly)
 	if err != nil {
-		return nil, header{}, err
+		// Pebble checks at open that every file the MANIFEST references
+		// exists, and names the first missing one.
+		return nil, header{}, fmt.Errorf("%w: if files of the checkpoint are missing, download every file of the checkpoint into %s from checkpoint storage, or restore from an earlier checkpoint", err, dir)
 	}
 	h, err := readHeader(b.db, dir)
 	if err == nil && h.maxP != maxP {
 		err = fmt.Errorf("pebble: checkpoint directory %s holds state of max parallelism %d, not %d: the max parallelism of an operator cannot change; run it with max parallelism %d", dir, h.maxP, maxP, h.maxP)
-	}
-	if err == nil {
-		err = b.verifyTables()
 	}
 	if err != nil {
 		b.Close()

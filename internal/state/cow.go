@@ -1,0 +1,425 @@
+package state
+
+import (
+	"encoding/binary"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// kgMaps is the storage of the object tables: one Go map per key group, with
+// copy-on-write snapshots (AsyncSnapshotter).
+//
+// Normally groups holds the table's entries and snap is nil; every access
+// pays one nil check for the snapshot path.
+//
+// BeginSnapshot hands the maps in groups to a cowSnap as its frozen maps and
+// starts groups afresh: from then on groups holds the delta, the entries put
+// (or copied, see below) since, and snap.dead the keys of frozen entries
+// deleted since. Reads look in the delta, then in dead, then in frozen. The
+// owning goroutine never writes a frozen map nor hands out a value of one that
+// could be mutated in place: a value of a type that can share memory (see
+// mayShare) is copied with copyV when a read finds it in frozen, and the copy
+// is stored in the delta. The snapshot goroutine reads only frozen maps.
+//
+// Once the snapshot is released, the first access of the owner (or Settle)
+// folds the delta and the tombstones into the frozen maps, in time
+// proportional to the delta and the number of key groups, and they become
+// groups again.
+type kgMaps[P comparable, V any] struct {
+	groups []map[P]V      // the entries; during a snapshot, the delta
+	snap   *cowSnap[P, V] // the snapshot in progress or not yet settled, or nil
+	copyV  func(V) V      // deep copy of a value; nil if V cannot share memory
+}
+
+// cowSnap is the state of a copy-on-write snapshot of a kgMaps.
+type cowSnap[P comparable, V any] struct {
+	frozen   []map[P]V        // the maps at BeginSnapshot; read-only until settled
+	dead     []map[P]struct{} // per key group: keys of frozen deleted since
+	dropped  []bool           // per key group: dropped since, frozen is void
+	n        []int            // per key group: live entries
+	ranging  int              // Range calls in progress, which settling would upset
+	released atomic.Bool      // set by release, on the snapshot goroutine
+}
+
+func newKGMaps[P comparable, V any](groups int, vc Codec[V]) kgMaps[P, V] {
+	return kgMaps[P, V]{groups: make([]map[P]V, groups), copyV: codecCopier(vc)}
+}
+
+// get returns the value of p in key group index i for the caller to keep,
+// change in place and put back.
+func (m *kgMaps[P, V]) get(i int, p P) (V, bool) {
+	if m.snap != nil {
+		return m.snapGet(i, p, true)
+	}
+	v, ok := m.groups[i][p]
+	return v, ok
+}
+
+// peek returns the value of p in key group index i for reading only: it may
+// be a value of a frozen map.
+func (m *kgMaps[P, V]) peek(i int, p P) (V, bool) {
+	if m.snap != nil {
+		return m.snapGet(i, p, false)
+	}
+	v, ok := m.groups[i][p]
+	return v, ok
+}
+
+func (m *kgMaps[P, V]) put(i int, p P, v V) {
+	if m.snap != nil && m.snapPut(i, p, v) {
+		return
+	}
+	g := m.groups[i]
+	if g == nil {
+		g = make(map[P]V)
+		m.groups[i] = g
+	}
+	g[p] = v
+}
+
+func (m *kgMaps[P, V]) del(i int, p P) {
+	if m.snap != nil && m.snapDel(i, p) {
+		return
+	}
+	delete(m.groups[i], p)
+}
+
+// active reports whether a snapshot is in progress, settling a released one
+// if no Range is in progress.
+func (m *kgMaps[P, V]) active() bool {
+	s := m.snap
+	if s == nil {
+		return false
+	}
+	if s.released.Load() && s.ranging == 0 {
+		m.settle()
+		return false
+	}
+	return true
+}
+
+// frozenGet returns the frozen value of p unless it has been deleted or its
+// key group dropped since the snapshot began.
+func (s *cowSnap[P, V]) frozenGet(i int, p P) (V, bool) {
+	if s.dropped[i] {
+		var zero V
+		return zero, false
+	}
+	if _, dead := s.dead[i][p]; dead {
+		var zero V
+		return zero, false
+	}
+	v, ok := s.frozen[i][p]
+	return v, ok
+}
+
+// inFrozen reports whether frozen holds p and counts for the live contents
+// (it may have been deleted since: dead is not consulted).
+func (s *cowSnap[P, V]) inFrozen(i int, p P) bool {
+	if s.dropped[i] {
+		return false
+	}
+	_, ok := s.frozen[i][p]
+	return ok
+}
+
+func (m *kgMaps[P, V]) delta(i int) map[P]V {
+	d := m.groups[i]
+	if d == nil {
+		d = make(map[P]V)
+		m.groups[i] = d
+	}
+	return d
+}
+
+func (m *kgMaps[P, V]) snapGet(i int, p P, own bool) (V, bool) {
+	if !m.active() {
+		v, ok := m.groups[i][p]
+		return v, ok
+	}
+	if v, ok := m.groups[i][p]; ok {
+		return v, true
+	}
+	v, ok := m.snap.frozenGet(i, p)
+	if !ok || !own || m.copyV == nil {
+		return v, ok
+	}
+	v = m.copyV(v)
+	m.delta(i)[p] = v
+	return v, true
+}
+
+// snapPut stores v during a snapshot and returns true, or returns false if
+// the snapshot has settled.
+func (m *kgMaps[P, V]) snapPut(i int, p P, v V) bool {
+	if !m.active() {
+		return false
+	}
+	s := m.snap
+	d := m.delta(i)
+	if _, ok := d[p]; !ok {
+		if _, ok := s.frozenGet(i, p); !ok {
+			s.n[i]++
+			delete(s.dead[i], p)
+		}
+	}
+	d[p] = v
+	return true
+}
+
+// snapDel deletes p during a snapshot and returns true, or returns false if
+// the snapshot has settled.
+func (m *kgMaps[P, V]) snapDel(i int, p P) bool {
+	if !m.active() {
+		return false
+	}
+	s := m.snap
+	if _, ok := m.groups[i][p]; ok {
+		delete(m.groups[i], p)
+		s.n[i]--
+	} else if _, ok := s.frozenGet(i, p); ok {
+		s.n[i]--
+	} else {
+		return true
+	}
+	if s.inFrozen(i, p) {
+		if s.dead[i] == nil {
+			s.dead[i] = make(map[P]struct{})
+		}
+		s.dead[i][p] = struct{}{}
+	}
+	return true
+}
+
+// rangeKG calls fn for every entry of key group index i until fn returns
+// false. fn may delete or overwrite the entry it is given. If own, the values
+// are the caller's to change in place (frozen values are copied into the
+// delta first); otherwise they may be frozen values and fn must not change
+// them.
+func (m *kgMaps[P, V]) rangeKG(i int, own bool, fn func(p P, v V) bool) {
+	if !m.active() {
+		for p, v := range m.groups[i] {
+			if !fn(p, v) {
+				return
+			}
+		}
+		return
+	}
+	s := m.snap
+	s.ranging++
+	defer func() { s.ranging-- }()
+	// Frozen entries first, each in its current version: entries that fn
+	// (or what it calls) adds to the delta meanwhile are frozen ones.
+	if !s.dropped[i] {
+		for p, v := range s.frozen[i] {
+			if _, dead := s.dead[i][p]; dead {
+				continue
+			}
+			if d, ok := m.groups[i][p]; ok {
+				v = d
+			} else if own && m.copyV != nil {
+				v = m.copyV(v)
+				m.delta(i)[p] = v
+			}
+			if !fn(p, v) {
+				return
+			}
+		}
+	}
+	// Then the entries that only the delta has.
+	for p, v := range m.groups[i] {
+		if s.inFrozen(i, p) {
+			continue
+		}
+		if !fn(p, v) {
+			return
+		}
+	}
+}
+
+// count returns the number of entries of key group index i.
+func (m *kgMaps[P, V]) count(i int) int {
+	if m.snap != nil {
+		return m.snap.n[i]
+	}
+	return len(m.groups[i])
+}
+
+// total returns the number of entries of all key groups.
+func (m *kgMaps[P, V]) total() int {
+	n := 0
+	if s := m.snap; s != nil {
+		for _, c := range s.n {
+			n += c
+		}
+		return n
+	}
+	for _, g := range m.groups {
+		n += len(g)
+	}
+	return n
+}
+
+// drop removes every entry of key group index i.
+func (m *kgMaps[P, V]) drop(i int) {
+	if m.active() {
+		s := m.snap
+		s.dead[i] = nil
+		s.dropped[i] = true
+		s.n[i] = 0
+	}
+	m.groups[i] = nil
+}
+
+// presize makes the map of key group index i, if it has none, with room for
+// n entries.
+func (m *kgMaps[P, V]) presize(i, n int) {
+	if m.snap == nil && m.groups[i] == nil {
+		m.groups[i] = make(map[P]V, n)
+	}
+}
+
+// settle folds the delta of a released snapshot into its frozen maps, which
+// become the table's maps again.
+func (m *kgMaps[P, V]) settle() {
+	s := m.snap
+	for i, d := range m.groups {
+		if s.dropped[i] {
+			s.frozen[i] = d
+			continue
+		}
+		f := s.frozen[i]
+		for p := range s.dead[i] {
+			delete(f, p)
+		}
+		switch {
+		case len(d) == 0:
+		case f == nil:
+			f = d
+		default:
+			for p, v := range d {
+				f[p] = v
+			}
+		}
+		s.frozen[i] = f
+	}
+	m.groups = s.frozen
+	m.snap = nil
+}
+
+// settleReleased settles a released snapshot now rather than at the next
+// access.
+func (m *kgMaps[P, V]) settleReleased() {
+	if m.snap != nil {
+		m.active()
+	}
+}
+
+// begin starts a snapshot. start is the first key group and appendEntry
+// encodes one entry; it must be safe to call on another goroutine.
+func (m *kgMaps[P, V]) begin(start int, appendEntry func(dst []byte, p P, v V) []byte) (encode func(dst []byte, kg int) []byte, release func()) {
+	if m.active() {
+		panic("state: BeginSnapshot while a snapshot of the table is in progress")
+	}
+	n := len(m.groups)
+	s := &cowSnap[P, V]{
+		frozen:  m.groups,
+		dead:    make([]map[P]struct{}, n),
+		dropped: make([]bool, n),
+		n:       make([]int, n),
+	}
+	for i, g := range s.frozen {
+		s.n[i] = len(g)
+	}
+	m.groups = make([]map[P]V, n)
+	m.snap = s
+	frozen := s.frozen
+	encode = func(dst []byte, kg int) []byte {
+		i := kg - start
+		if uint(i) >= uint(len(frozen)) {
+			panic(fmt.Sprintf("state: key group %d out of range [%d,%d)", kg, start, start+len(frozen)))
+		}
+		if s.released.Load() {
+			panic("state: snapshot encode called after release")
+		}
+		g := frozen[i]
+		dst = binary.AppendUvarint(dst, uint64(len(g)))
+		for p, v := range g {
+			dst = appendEntry(dst, p, v)
+		}
+		return dst
+	}
+	release = func() { s.released.Store(true) }
+	return encode, release
+}
+
+// appendLive appends the live contents of key group index i, as a count and
+// the entries appendEntry encodes, on the owning goroutine.
+func (m *kgMaps[P, V]) appendLive(dst []byte, i int, appendEntry func(dst []byte, p P, v V) []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(m.count(i)))
+	m.rangeKG(i, false, func(p P, v V) bool {
+		dst = appendEntry(dst, p, v)
+		return true
+	})
+	return dst
+}
+
+// codecCopier returns a function that deep-copies a V by a round trip
+// through c, or nil if values of V cannot share memory and need no copy.
+// The function is for one goroutine: it reuses its buffer.
+func codecCopier[V any](c Codec[V]) func(V) V {
+	if !mayShare(reflect.TypeFor[V]()) {
+		return nil
+	}
+	var buf []byte
+	return func(v V) V {
+		buf = c.Append(buf[:0], v)
+		out, _, err := c.Decode(buf)
+		if err != nil {
+			panic(&BackendError{Op: "copying a value for a snapshot", Err: err})
+		}
+		if cap(buf) > 1<<16 {
+			buf = nil
+		}
+		return out
+	}
+}
+
+// mayShare reports whether values of t can share memory with other values:
+// whether they hold a slice, map, pointer, interface, channel or function.
+// time.Time counts as plain: its location is immutable.
+func mayShare(t reflect.Type) bool {
+	if c, ok := shareCache.Load(t); ok {
+		return c.(bool)
+	}
+	r := mayShareOf(t)
+	shareCache.Store(t, r)
+	return r
+}
+
+var shareCache sync.Map // reflect.Type → bool
+
+func mayShareOf(t reflect.Type) bool {
+	if t == reflect.TypeFor[time.Time]() {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && mayShareOf(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if mayShareOf(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
