@@ -156,7 +156,7 @@ func openDB(dir string, opts Options, mustExist, readOnly bool) (*Backend, error
 		DisableWAL:                  true,
 		ErrorIfNotExists:            mustExist,
 		ReadOnly:                    readOnly,
-		FormatMajorVersion:          lsm.FormatFlushableIngestExcises,
+		FormatMajorVersion:          lsm.FormatNewest,
 		Logger:                      quietLogger{},
 		EventListener: &lsm.EventListener{
 			// The read that found the corruption returns it as an error and
