@@ -186,3 +186,21 @@ func BenchmarkCheckpointLargeState(b *testing.B) {
 		b.ReportMetric(time.Since(start).Seconds()*1000, "restore-ms")
 	}
 }
+
+// BenchmarkStateBackends runs the keyed 10 s / 2 s sliding count on the
+// heap and on Pebble, at parallelism 2.
+func BenchmarkStateBackends(b *testing.B) {
+	for _, name := range []string{"heap", "pebble"} {
+		b.Run(name, func(b *testing.B) {
+			n := int64(max(b.N, 1))
+			backend := eddy.HeapState()
+			if name == "pebble" {
+				backend = eddy.PebbleState(b.TempDir(), 256<<20)
+			}
+			env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithStateBackend(backend))
+			keyed := eddy.KeyBy(clicks(env, n), func(c click) int64 { return c.Page })
+			eddy.Discard(eddy.Aggregate(eddy.Window(keyed, window.Sliding(10*time.Second, 2*time.Second)), agg.Count[click]()))
+			runJob(b, env, n)
+		})
+	}
+}

@@ -197,3 +197,26 @@ func copyDir(t *testing.T, from, to string) {
 		}
 	}
 }
+
+func TestPebbleBackendGivesTheHeapResults(t *testing.T) {
+	const n = 40000
+	want := failureFree(t, n)
+	out := t.TempDir()
+	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithStateBackend(eddy.PebbleState(t.TempDir(), 64<<20)))
+	sensorJob(env, n, 0, out, nil)
+	if err := env.Execute(context.Background(), "pebble"); err != nil {
+		t.Fatal(err)
+	}
+	if got := committedLines(t, out); !slices.Equal(got, want) {
+		t.Fatalf("pebble output differs from heap: %d lines vs %d\n%s", len(got), len(want), diff(got, want))
+	}
+}
+
+func TestPebbleBackendRefusesCheckpoints(t *testing.T) {
+	env := eddy.NewEnvironment(eddy.WithStateBackend(eddy.PebbleState(t.TempDir(), 0)),
+		eddy.WithCheckpointing(time.Second), eddy.WithCheckpointDir(t.TempDir()))
+	sensorJob(env, 10, 0, t.TempDir(), nil)
+	if err := env.Execute(context.Background(), "pebble"); err == nil || !strings.Contains(err.Error(), "does not take checkpoints yet") {
+		t.Fatalf("got %v", err)
+	}
+}

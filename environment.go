@@ -33,6 +33,8 @@ type Environment struct {
 	job   *runtime.Job
 	errs  []error
 
+	backend       StateBackend
+
 	checkpointDir string
 	restorePath   string
 	fresh         bool
@@ -140,7 +142,7 @@ func WithRestartStrategy(r RestartStrategy) Option {
 
 // NewEnvironment returns an environment for building one job.
 func NewEnvironment(opts ...Option) *Environment {
-	e := &Environment{graph: &runtime.Graph{}}
+	e := &Environment{graph: &runtime.Graph{}, backend: HeapState()}
 	for _, o := range opts {
 		o(e)
 	}
@@ -167,6 +169,9 @@ func (e *Environment) Plan() (string, error) {
 func (e *Environment) Execute(ctx context.Context, name string) error {
 	if e.job != nil {
 		return fmt.Errorf("eddy: job %q: an environment executes once; build a new one", name)
+	}
+	if err := e.checkBackend(); err != nil {
+		e.fail(err)
 	}
 	if len(e.errs) > 0 {
 		return fmt.Errorf("eddy: job %q: %w", name, errors.Join(e.errs...))

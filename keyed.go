@@ -5,8 +5,6 @@ import (
 
 	"github.com/eddystream/eddy/internal/ops"
 	"github.com/eddystream/eddy/internal/runtime"
-	"github.com/eddystream/eddy/internal/state"
-	"github.com/eddystream/eddy/internal/state/heap"
 )
 
 // KeyedStream is a stream partitioned by a key: records with equal keys go
@@ -40,11 +38,7 @@ func (k *KeyedStream[K, T]) Env() *Environment { return k.s.env }
 
 // backendFactory returns how keyed operators of the environment create
 // their state backends.
-func (e *Environment) backendFactory() ops.BackendFactory {
-	return func(ctx *runtime.Context, kgs state.KeyGroupRange) (state.Backend, error) {
-		return heap.New(kgs, ctx.MaxParallelism), nil
-	}
-}
+func (e *Environment) backendFactory() ops.BackendFactory { return e.backend.factory(e) }
 
 // fail records an error found while the job is built; Execute returns it.
 func (e *Environment) fail(err error) { e.errs = append(e.errs, err) }

@@ -1,0 +1,98 @@
+package eddy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/eddystream/eddy/internal/ops"
+	"github.com/eddystream/eddy/internal/runtime"
+	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/heap"
+	"github.com/eddystream/eddy/internal/state/pebble"
+)
+
+// StateBackend says where keyed state lives. See HeapState and PebbleState.
+type StateBackend struct {
+	name    string
+	factory func(e *Environment) ops.BackendFactory
+}
+
+// Name returns the backend's name ("heap" or "pebble").
+func (b StateBackend) Name() string { return b.name }
+
+// HeapState keeps keyed state as Go values in memory: the fastest backend,
+// bounded by memory. It is the default.
+func HeapState() StateBackend {
+	return StateBackend{name: "heap", factory: func(*Environment) ops.BackendFactory {
+		return func(ctx *runtime.Context, kgs state.KeyGroupRange) (state.Backend, error) {
+			return heap.New(kgs, ctx.MaxParallelism), nil
+		}
+	}}
+}
+
+// PebbleState keeps keyed state in an embedded LSM (Pebble) under dir, one
+// database per keyed operator subtask, so state can be larger than memory.
+// memoryBudget bounds Pebble's block cache and memtables for the whole
+// process; 0 derives it from the machine's memory. Each subtask's database
+// is deleted when the subtask ends.
+//
+// The Pebble backend does not take part in checkpoints yet: a job that
+// takes checkpoints must keep its state on the heap.
+func PebbleState(dir string, memoryBudget int64) StateBackend {
+	return StateBackend{name: "pebble", factory: func(e *Environment) ops.BackendFactory {
+		return func(ctx *runtime.Context, kgs state.KeyGroupRange) (state.Backend, error) {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("pebble state directory: %w", err)
+			}
+			sub, err := os.MkdirTemp(dir, fmt.Sprintf("%s-%d-", safeName(ctx.Operator), ctx.Subtask))
+			if err != nil {
+				return nil, fmt.Errorf("pebble state directory: %w", err)
+			}
+			b, err := pebble.Open(sub, kgs, ctx.MaxParallelism, pebble.Options{MemoryBudget: memoryBudget})
+			if err != nil {
+				os.RemoveAll(sub)
+				return nil, err
+			}
+			return &removeOnClose{Backend: b, dir: sub}, nil
+		}
+	}}
+}
+
+// removeOnClose deletes a Pebble database's directory when it closes.
+type removeOnClose struct {
+	*pebble.Backend
+	dir string
+}
+
+func (r *removeOnClose) Close() error {
+	err := r.Backend.Close()
+	if rerr := os.RemoveAll(r.dir); err == nil && rerr != nil {
+		err = fmt.Errorf("removing %s: %w", r.dir, rerr)
+	}
+	return err
+}
+
+// WithStateBackend sets where keyed state lives (default HeapState()).
+func WithStateBackend(b StateBackend) Option { return func(e *Environment) { e.backend = b } }
+
+func safeName(s string) string {
+	out := []byte(s)
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			out[i] = '_'
+		}
+	}
+	if len(out) > 32 {
+		out = out[:32]
+	}
+	return string(out)
+}
+
+// checkBackend reports a backend setting the job cannot run with.
+func (e *Environment) checkBackend() error {
+	if e.backend.name == "pebble" && e.cfg.Checkpoints.Interval > 0 {
+		return errors.New("the pebble state backend does not take checkpoints yet; keep the state of a checkpointed job on the heap (eddy.HeapState)")
+	}
+	return nil
+}
