@@ -33,7 +33,7 @@ type Environment struct {
 	job   *runtime.Job
 	errs  []error
 
-	backend       StateBackend
+	backend StateBackend
 
 	checkpointDir string
 	restorePath   string
