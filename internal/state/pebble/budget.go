@@ -13,33 +13,6 @@ import (
 	lsm "github.com/cockroachdb/pebble/v2"
 )
 
-// Memory budget.
-//
-// All backends of the process share one block cache (a *pebble.Cache) of
-// MemoryBudget bytes and one table-file cache. Pebble charges every memtable
-// it allocates to the block cache as a reservation (Cache.Reserve), so the
-// memory the cache may hold shrinks by what the memtables take: block cache
-// plus memtables stay within the budget by construction, whatever the number
-// of backends, as long as the memtables alone fit in it. To leave at least
-// half of the budget to cached blocks, each backend gets memtables of
-//
-//	memtable size S = clamp(B / (2 · n · (T+1)), 1 MiB, 64 MiB)
-//
-// where B is the budget, T = 2 is Pebble's MemTableStopWritesThreshold (one
-// mutable memtable plus one being flushed; writes stall beyond), the +1 is the
-// flushed memtable Pebble keeps for recycling, and n is the number of
-// backends the process is expected to hold open at once:
-// max(Options.Backends, backends open when this one opens, counting itself).
-// With n set right, memtables take at most B/2 and the block cache at least
-// B/2. If more backends open than Options.Backends says, later ones get
-// smaller memtables, and the total is still bounded by B through the
-// reservations, as long as n·(T+1)·S ≤ B; below S = 1 MiB (more than B/3 MiB
-// backends) memtables can exceed the budget.
-//
-// Not in the budget: Go heap (iterators, indexes being built by
-// compactions, decoded values), table readers in the file cache (a few KiB
-// each, at most maxOpenFiles of them), and the OS page cache (not RSS).
-
 // DefaultMemoryBudgetCap bounds the default memory budget.
 const DefaultMemoryBudgetCap = 1 << 30
 

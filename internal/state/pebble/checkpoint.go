@@ -172,21 +172,26 @@ func Restore(dir string, kgs state.KeyGroupRange, maxParallelism int, opts Optio
 	if err := checkRange(kgs, maxParallelism); err != nil {
 		return nil, err
 	}
-	if _, err := verifyFiles(dir); err != nil {
+	ci, err := verifyFiles(dir)
+	if err != nil {
 		return nil, err
+	}
+	if kgs.Len() > 0 && (kgs.Start < ci.KeyGroups.Start || kgs.End > ci.KeyGroups.End) {
+		return nil, fmt.Errorf("pebble: checkpoint directory %s holds key groups %v, which do not cover %v: use Rescale with the checkpoints of every old subtask whose key groups overlap %v", dir, ci.KeyGroups, kgs, kgs)
 	}
 	b, h, err := openCheckpoint(dir, maxParallelism, opts, false)
 	if err != nil {
 		return nil, err
 	}
-	if kgs.Len() > 0 && (kgs.Start < h.kgs.Start || kgs.End > h.kgs.End) {
+	if h.kgs != ci.KeyGroups {
 		b.Close()
-		return nil, fmt.Errorf("pebble: checkpoint directory %s holds key groups %v, which do not cover %v: use Rescale with the checkpoints of every old subtask whose key groups overlap %v", dir, h.kgs, kgs, kgs)
+		return nil, fmt.Errorf("pebble: checkpoint directory %s: %s says key groups %v, the DB %v: download the checkpoint again", dir, FileList, ci.KeyGroups, h.kgs)
 	}
 	if err := b.finishRestore(kgs, h); err != nil {
 		b.Close()
 		return nil, err
 	}
+	b.from = dir
 	// dir is the DB's working directory now, no longer a checkpoint.
 	if err := os.Remove(filepath.Join(dir, FileList)); err != nil {
 		b.Close()
@@ -195,8 +200,21 @@ func Restore(dir string, kgs state.KeyGroupRange, maxParallelism int, opts Optio
 	return b, nil
 }
 
-// openCheckpoint opens the DB in dir and reads and checks its metadata.
+// openCheckpoint opens the DB in dir and reads and checks its metadata. A
+// writable open is preceded by a read-only one that checks the metadata, so
+// that a checkpoint that fails the checks is left untouched (opening
+// writable rewrites Pebble's MANIFEST and OPTIONS files).
 func openCheckpoint(dir string, maxP int, opts Options, readOnly bool) (*Backend, header, error) {
+	b, h, err := openChecked(dir, maxP, opts, true)
+	if err != nil || readOnly {
+		return b, h, err
+	}
+	b.Close()
+	b, h, err = openChecked(dir, maxP, opts, false)
+	return b, h, err
+}
+
+func openChecked(dir string, maxP int, opts Options, readOnly bool) (*Backend, header, error) {
 	b, err := openDB(dir, opts, true, readOnly)
 	if err != nil {
 		// Pebble checks at open that every file the MANIFEST references

@@ -52,7 +52,7 @@ const ingestFileSize = 64 << 20
 //
 // For incremental checkpoints, the base's shared files keep their names and
 // content in dir: the files already in storage for the base's checkpoint
-// may seed PlanUpload's uploaded set.
+// (RestoredFrom names it) may seed PlanUpload's uploaded set.
 func Rescale(dir string, sources []string, kgs state.KeyGroupRange, maxParallelism int, opts Options) (*Backend, error) {
 	if err := checkRange(kgs, maxParallelism); err != nil {
 		return nil, err
@@ -110,15 +110,18 @@ func Rescale(dir string, sources []string, kgs state.KeyGroupRange, maxParalleli
 	}
 	b, h, err := openCheckpoint(dir, maxParallelism, opts, false)
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	fail := func(err error) (*Backend, error) {
 		b.Close()
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	if err := b.finishRestore(kgs, h); err != nil {
 		return fail(err)
 	}
+	b.from = srcs[base].dir
 	work, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".rescale-")
 	if err != nil {
 		return fail(fmt.Errorf("pebble: rescale: %w", err))

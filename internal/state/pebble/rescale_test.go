@@ -169,3 +169,50 @@ func TestRescaleErrors(t *testing.T) {
 		t.Errorf("%d backends open after failed rescales, want 4", n)
 	}
 }
+
+// The base of a rescale keeps its SSTs under their names, so the files
+// already uploaded for its checkpoint need not be uploaded again.
+func TestRescaleKeepsBaseFiles(t *testing.T) {
+	root := t.TempDir()
+	var cks []string
+	for i := range 2 {
+		b := open(t, state.RangeOf(i, 2, rescaleMaxP), rescaleMaxP)
+		fill(t, b, 0, rescaleKeys, "a")
+		ck := filepath.Join(root, fmt.Sprint("old", i))
+		if _, err := b.Checkpoint(ck); err != nil {
+			t.Fatal(err)
+		}
+		cks = append(cks, ck)
+	}
+	// New subtask 0 of 3 lies within old subtask 0: the base, excised.
+	nb, err := Rescale(filepath.Join(root, "new"), cks, state.RangeOf(0, 3, rescaleMaxP), rescaleMaxP, testOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nb.Close()
+	if nb.RestoredFrom() != cks[0] {
+		t.Errorf("RestoredFrom = %q, want %q", nb.RestoredFrom(), cks[0])
+	}
+	ci, err := ReadCheckpointInfo(cks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	uploaded := map[string]string{}
+	for f := range ci.Files {
+		if IsShared(f) {
+			uploaded[f] = "old0/" + f
+		}
+	}
+	files, err := nb.Checkpoint(filepath.Join(root, "new-ck"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := PlanUpload(files, uploaded)
+	if len(plan.Reuse) == 0 || len(plan.Reuse) != len(uploaded) {
+		t.Errorf("reuses %d of the base's %d SSTs: %+v", len(plan.Reuse), len(uploaded), plan)
+	}
+	// Only the flush of the new metadata is a new SST.
+	if got, want := contents(t, nb), expected(t, nb.KeyGroups()); !equalContents(got, want) {
+		t.Error("contents differ")
+	}
+}
