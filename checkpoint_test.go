@@ -212,11 +212,31 @@ func TestPebbleBackendGivesTheHeapResults(t *testing.T) {
 	}
 }
 
-func TestPebbleBackendRefusesCheckpoints(t *testing.T) {
-	env := eddy.NewEnvironment(eddy.WithStateBackend(eddy.PebbleState(t.TempDir(), 0)),
-		eddy.WithCheckpointing(time.Second), eddy.WithCheckpointDir(t.TempDir()))
-	sensorJob(env, 10, 0, t.TempDir(), nil)
-	if err := env.Execute(context.Background(), "pebble"); err == nil || !strings.Contains(err.Error(), "does not take checkpoints yet") {
-		t.Fatalf("got %v", err)
+func TestPebbleStateRecoversExactlyOnce(t *testing.T) {
+	const n = 30000
+	want := failureFree(t, n)
+	out, chk := t.TempDir(), t.TempDir()
+	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithStateBackend(eddy.PebbleState(t.TempDir(), 64<<20)),
+		eddy.WithCheckpointing(30*time.Millisecond), eddy.WithCheckpointDir(chk),
+		eddy.WithRestartStrategy(eddy.FixedDelayRestart(10, 5*time.Millisecond)))
+	var mu sync.Mutex
+	panicAt := map[int64]bool{9000: true, 21000: true}
+	sensorJob(env, n, 30000, out, func(r reading2) {
+		mu.Lock()
+		boom := panicAt[r.TS/10]
+		delete(panicAt, r.TS/10)
+		mu.Unlock()
+		if boom {
+			panic("injected failure")
+		}
+	})
+	if err := env.Execute(context.Background(), "pebble-panics"); err != nil {
+		t.Fatal(err)
+	}
+	if r := env.Restarts(); r != 2 {
+		t.Fatalf("restarted %d times, want 2", r)
+	}
+	if got := committedLines(t, out); !slices.Equal(got, want) {
+		t.Fatalf("output differs from a failure-free run: %d lines vs %d\n%s", len(got), len(want), diff(got, want))
 	}
 }

@@ -37,8 +37,9 @@ func HeapState() StateBackend {
 // process; 0 derives it from the machine's memory. Each subtask's database
 // is deleted when the subtask ends.
 //
-// The Pebble backend does not take part in checkpoints yet: a job that
-// takes checkpoints must keep its state on the heap.
+// Checkpoints of Pebble state are full copies of each key group (not yet
+// incremental), so they restore at another parallelism; they restore into
+// the Pebble backend only.
 func PebbleState(dir string, memoryBudget int64) StateBackend {
 	return StateBackend{name: "pebble", factory: func(e *Environment) ops.BackendFactory {
 		return func(ctx *runtime.Context, kgs state.KeyGroupRange) (state.Backend, error) {
@@ -91,8 +92,8 @@ func safeName(s string) string {
 
 // checkBackend reports a backend setting the job cannot run with.
 func (e *Environment) checkBackend() error {
-	if e.backend.name == "pebble" && e.cfg.Checkpoints.Interval > 0 {
-		return errors.New("the pebble state backend does not take checkpoints yet; keep the state of a checkpointed job on the heap (eddy.HeapState)")
+	if e.backend.factory == nil {
+		return errors.New("invalid state backend; use eddy.HeapState() or eddy.PebbleState(dir, budget)")
 	}
 	return nil
 }

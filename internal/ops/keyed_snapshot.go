@@ -18,6 +18,8 @@ func (k *keyedBase[K, T]) tables() (map[string]state.ObjectTable, error) {
 			t, _ := ob.Table(name)
 			out[name] = t
 		}
+	} else if bb, ok := k.backend.(tableBytesBackend); ok {
+		out[bytesTablesName] = &bytesTables{b: bb}
 	} else {
 		return nil, fmt.Errorf("checkpointing keyed state of a %T backend is not supported", k.backend)
 	}
@@ -101,6 +103,105 @@ func (k *keyedBase[K, T]) restore(rs *runtime.RestoredState) error {
 			if err := t.RestoreKeyGroup(kg, data); err != nil {
 				return fmt.Errorf("restoring state %q, key group %d: %w", name, kg, err)
 			}
+		}
+	}
+	return nil
+}
+
+// bytesTablesName is the name under which a bytes backend's tables appear in
+// a key group's snapshot.
+const bytesTablesName = "\x00bytes"
+
+// tableBytesBackend is a bytes backend that can list its tables.
+type tableBytesBackend interface {
+	state.BytesBackend
+	TableIDs() map[string]uint32
+}
+
+// bytesTables snapshots the key groups of a bytes backend (such as Pebble)
+// as one pseudo-table: for each table, its name and its entries with the
+// key group and table id cut off, so that a restore into a backend that
+// numbered the tables otherwise puts them back under its own ids. It is a
+// full (not incremental) snapshot of the key group.
+type bytesTables struct {
+	b tableBytesBackend
+}
+
+func (t *bytesTables) Kind() string { return "bytes-tables" }
+func (t *bytesTables) Len() int     { return 0 }
+
+func (t *bytesTables) DropKeyGroup(kg int) { t.b.DeletePrefix([]byte{byte(kg >> 8), byte(kg)}) }
+
+func tablePrefix(kg int, id uint32) []byte {
+	return []byte{byte(kg >> 8), byte(kg), byte(id >> 24), byte(id >> 16), byte(id >> 8), byte(id)}
+}
+
+func (t *bytesTables) AppendKeyGroup(dst []byte, kg int) []byte {
+	ids := t.b.TableIDs()
+	names := make([]string, 0, len(ids))
+	for name := range ids {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		prefix := tablePrefix(kg, ids[name])
+		var entries []byte
+		n := 0
+		t.b.Scan(prefix, func(key, value []byte) bool {
+			entries = binary.AppendUvarint(entries, uint64(len(key)-len(prefix)))
+			entries = append(entries, key[len(prefix):]...)
+			entries = binary.AppendUvarint(entries, uint64(len(value)))
+			entries = append(entries, value...)
+			n++
+			return true
+		})
+		if n == 0 {
+			continue
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(name)))
+		dst = append(dst, name...)
+		dst = binary.AppendUvarint(dst, uint64(n))
+		dst = append(dst, entries...)
+	}
+	return dst
+}
+
+func (t *bytesTables) RestoreKeyGroup(kg int, data []byte) error {
+	ids := t.b.TableIDs()
+	next := func() ([]byte, error) {
+		n, m := binary.Uvarint(data)
+		if m <= 0 || uint64(len(data)-m) < n {
+			return nil, fmt.Errorf("restored key group %d of a bytes backend is corrupt", kg)
+		}
+		b := data[m : m+int(n)]
+		data = data[m+int(n):]
+		return b, nil
+	}
+	for len(data) > 0 {
+		name, err := next()
+		if err != nil {
+			return err
+		}
+		id, ok := ids[string(name)]
+		if !ok {
+			return fmt.Errorf("the checkpoint holds state %q that the operator does not declare; declare all state in Open", name)
+		}
+		count, m := binary.Uvarint(data)
+		if m <= 0 {
+			return fmt.Errorf("restored key group %d of a bytes backend is corrupt", kg)
+		}
+		data = data[m:]
+		prefix := tablePrefix(kg, id)
+		for i := uint64(0); i < count; i++ {
+			k, err := next()
+			if err != nil {
+				return err
+			}
+			v, err := next()
+			if err != nil {
+				return err
+			}
+			t.b.Set(append(append([]byte(nil), prefix...), k...), v)
 		}
 	}
 	return nil

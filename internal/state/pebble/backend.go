@@ -495,3 +495,12 @@ func (quietLogger) Errorf(format string, args ...interface{}) {
 func (quietLogger) Fatalf(format string, args ...interface{}) {
 	panic(&state.BackendError{Op: "pebble", Err: fmt.Errorf(format, args...)})
 }
+
+// TableIDs returns the id of every table declared on the backend, by name.
+func (b *Backend) TableIDs() map[string]uint32 {
+	out := make(map[string]uint32, len(b.tables))
+	for name, t := range b.tables {
+		out[name] = t.id
+	}
+	return out
+}
