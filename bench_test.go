@@ -176,6 +176,7 @@ func BenchmarkCheckpointLargeState(b *testing.B) {
 		b.ReportMetric(float64(st.Bytes)/1e6, "MB")
 		b.ReportMetric(st.Duration.Seconds()*1000, "checkpoint-ms")
 		b.ReportMetric(st.Write.Seconds()*1000, "write-ms")
+		b.ReportMetric(st.Sync.Seconds()*1000, "pause-ms")
 
 		restored := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithRestoreFrom(path))
 		largeStateJob(restored, keys, 0)

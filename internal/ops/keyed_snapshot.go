@@ -206,3 +206,72 @@ func (t *bytesTables) RestoreKeyGroup(kg int, data []byte) error {
 	}
 	return nil
 }
+
+// SnapshotStateAsync freezes the operator's tables copy-on-write, on the
+// subtask's goroutine, and returns the function that encodes the frozen key
+// groups on another goroutine while the subtask processes on. Tables that
+// cannot freeze (a bytes backend's) are encoded here and now.
+func (k *keyedBase[K, T]) SnapshotStateAsync(id int64) (func() (*runtime.OperatorSnapshot, error), error) {
+	tables, err := k.tables()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(tables))
+	for name := range tables {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	encoders := make([]func(dst []byte, kg int) []byte, len(names))
+	var releases []func()
+	sync := map[int][]byte{} // per key group, the part encoded now
+	for i, name := range names {
+		if a, ok := tables[name].(state.AsyncSnapshotter); ok {
+			enc, rel := a.BeginSnapshot()
+			encoders[i] = enc
+			releases = append(releases, rel)
+		}
+	}
+	// Tables without copy-on-write are encoded synchronously.
+	var data []byte
+	for kg := k.kgs.Start; kg < k.kgs.End; kg++ {
+		var buf []byte
+		for i, name := range names {
+			if encoders[i] != nil {
+				continue
+			}
+			data = tables[name].AppendKeyGroup(data[:0], kg)
+			buf = appendSection(buf, name, data)
+		}
+		sync[kg] = buf
+	}
+	kgs := k.kgs
+	return func() (*runtime.OperatorSnapshot, error) {
+		defer func() {
+			for _, rel := range releases {
+				rel()
+			}
+		}()
+		snap := &runtime.OperatorSnapshot{KeyGroups: map[int][]byte{}}
+		var data []byte
+		for kg := kgs.Start; kg < kgs.End; kg++ {
+			buf := sync[kg]
+			for i, name := range names {
+				if encoders[i] == nil {
+					continue
+				}
+				data = encoders[i](data[:0], kg)
+				buf = appendSection(buf, name, data)
+			}
+			snap.KeyGroups[kg] = buf
+		}
+		return snap, nil
+	}, nil
+}
+
+// appendSection appends one (name, data) pair of a key group's snapshot.
+func appendSection(buf []byte, name string, data []byte) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(name)))
+	buf = append(buf, name...)
+	buf = binary.AppendUvarint(buf, uint64(len(data)))
+	return append(buf, data...)
+}

@@ -20,6 +20,9 @@ type ack struct {
 	// future fills the state of its operator.
 	futures  []func() (*OperatorSnapshot, error)
 	finished bool
+	// sync is the time the task spent on its part of the snapshot, during
+	// which it did not process records.
+	sync time.Duration
 }
 
 // resolution reports that a task's asynchronous snapshot parts are done.
@@ -48,6 +51,7 @@ type pending struct {
 	acks      map[*task][]*OperatorSnapshot
 	resolved  int
 	failed    error
+	maxSync   time.Duration
 	savepoint *savepointRequest
 }
 
@@ -82,6 +86,10 @@ type CheckpointStats struct {
 	// Write is the part of Duration spent writing files, while the tasks go
 	// on processing.
 	Write time.Duration
+	// Sync is the longest time a subtask stopped processing to take its
+	// part of the snapshot (the copy-on-write freeze, or a synchronous
+	// encoding).
+	Sync time.Duration
 	// Bytes is the size of the state files.
 	Bytes     int64
 	Savepoint bool
@@ -173,6 +181,7 @@ func (c *coordinator) run(ctx context.Context) error {
 				continue // an aborted checkpoint
 			}
 			p.acks[a.task] = a.states
+			p.maxSync = max(p.maxSync, a.sync)
 			c.resolve(a)
 		case r := <-c.resolved:
 			p := c.pending
@@ -321,7 +330,7 @@ func (c *coordinator) complete(id int64, p *pending, final bool) error {
 		c.cfg.Log.Debug("checkpoint complete", "checkpoint", id, "path", ref.Path, "bytes", size, "write", time.Since(start))
 		if p != nil {
 			c.statsMu.Lock()
-			c.stats = append(c.stats, CheckpointStats{ID: id, Duration: time.Since(p.started), Write: time.Since(start), Bytes: int64(size), Savepoint: savepoint})
+			c.stats = append(c.stats, CheckpointStats{ID: id, Duration: time.Since(p.started), Write: time.Since(start), Sync: p.maxSync, Bytes: int64(size), Savepoint: savepoint})
 			c.statsMu.Unlock()
 		}
 		if savepoint {

@@ -71,6 +71,7 @@ func (t *task) checkpoint(id int64) error {
 		return nil
 	}
 	t.taken = id
+	start := time.Now()
 	states := make([]*OperatorSnapshot, len(t.ops))
 	futures := make([]func() (*OperatorSnapshot, error), len(t.ops))
 	for i, o := range t.ops {
@@ -105,7 +106,7 @@ func (t *task) checkpoint(id int64) error {
 			return err
 		}
 	}
-	return t.coord.ack(ack{task: t, id: id, states: states, futures: futures})
+	return t.coord.ack(ack{task: t, id: id, states: states, futures: futures, sync: time.Since(start)})
 }
 
 // checkState reacts to checkpoint triggers (sources) and completions.

@@ -36,7 +36,7 @@ func roundTrip[T any](t *testing.T, c Codec[T], v T) T {
 	return got
 }
 
-func mustCodec[T any](t *testing.T) Codec[T] {
+func mustCodec[T any](t testing.TB) Codec[T] {
 	t.Helper()
 	c, err := DefaultCodec[T]()
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 // kgMaps is the storage of the object tables: one Go map per key group, with
 // copy-on-write snapshots (AsyncSnapshotter).
 //
-// Normally groups holds the table's entries and snap is nil; every access
-// pays one nil check for the snapshot path.
+// Normally groups holds the table's entries, snap is nil, and fast is groups;
+// the hot paths of the tables test only fast.
 //
 // BeginSnapshot hands the maps in groups to a cowSnap as its frozen maps and
 // starts groups afresh: from then on groups holds the delta, the entries put
@@ -24,12 +24,15 @@ import (
 // mayShare) is copied with copyV when a read finds it in frozen, and the copy
 // is stored in the delta. The snapshot goroutine reads only frozen maps.
 //
-// Once the snapshot is released, the first access of the owner (or Settle)
-// folds the delta and the tombstones into the frozen maps, in time
-// proportional to the delta and the number of key groups, and they become
-// groups again.
+// Once the snapshot is released, the owner folds the delta and the
+// tombstones of each key group back into its frozen map, which becomes the
+// key group's map again, at the key group's first access; each access also
+// folds one more key group, so that all are folded after as many accesses as
+// there are key groups and no access folds more than two. Folding takes
+// time proportional to the key group's delta. Settle folds all at once.
 type kgMaps[P comparable, V any] struct {
 	groups []map[P]V      // the entries; during a snapshot, the delta
+	fast   []map[P]V      // groups when snap is nil, else nil: for fast paths
 	snap   *cowSnap[P, V] // the snapshot in progress or not yet settled, or nil
 	copyV  func(V) V      // deep copy of a value; nil if V cannot share memory
 }
@@ -39,13 +42,18 @@ type cowSnap[P comparable, V any] struct {
 	frozen   []map[P]V        // the maps at BeginSnapshot; read-only until settled
 	dead     []map[P]struct{} // per key group: keys of frozen deleted since
 	dropped  []bool           // per key group: dropped since, frozen is void
-	n        []int            // per key group: live entries
+	n        []int            // per key group: live entries, until settled
+	settled  []bool           // per key group: folded back after the release
+	left     int              // key groups not settled
+	cursor   int              // next key group to try to settle
 	ranging  int              // Range calls in progress, which settling would upset
 	released atomic.Bool      // set by release, on the snapshot goroutine
 }
 
 func newKGMaps[P comparable, V any](groups int, vc Codec[V]) kgMaps[P, V] {
-	return kgMaps[P, V]{groups: make([]map[P]V, groups), copyV: codecCopier(vc)}
+	m := kgMaps[P, V]{groups: make([]map[P]V, groups), copyV: codecCopier(vc)}
+	m.fast = m.groups
+	return m
 }
 
 // get returns the value of p in key group index i for the caller to keep,
@@ -87,18 +95,32 @@ func (m *kgMaps[P, V]) del(i int, p P) {
 	delete(m.groups[i], p)
 }
 
-// active reports whether a snapshot is in progress, settling a released one
-// if no Range is in progress.
-func (m *kgMaps[P, V]) active() bool {
+// active reports whether key group index i is in a snapshot: whether it
+// must take the snapshot paths. Once the snapshot is released it settles i,
+// and one more key group, unless a Range is in progress.
+func (m *kgMaps[P, V]) active(i int) bool {
 	s := m.snap
 	if s == nil {
 		return false
 	}
-	if s.released.Load() && s.ranging == 0 {
-		m.settle()
-		return false
+	if !s.released.Load() {
+		return true
 	}
-	return true
+	if !s.settled[i] {
+		if s.ranging > 0 {
+			return true
+		}
+		m.settleKG(i)
+	}
+	if s.ranging == 0 {
+		for s.left > 0 && s.settled[s.cursor] {
+			s.cursor = (s.cursor + 1) % len(s.settled)
+		}
+		if s.left > 0 {
+			m.settleKG(s.cursor)
+		}
+	}
+	return false
 }
 
 // frozenGet returns the frozen value of p unless it has been deleted or its
@@ -136,12 +158,13 @@ func (m *kgMaps[P, V]) delta(i int) map[P]V {
 }
 
 func (m *kgMaps[P, V]) snapGet(i int, p P, own bool) (V, bool) {
-	if !m.active() {
-		v, ok := m.groups[i][p]
-		return v, ok
-	}
+	// The delta (or the settled map) has the live value if it has one.
 	if v, ok := m.groups[i][p]; ok {
 		return v, true
+	}
+	if !m.active(i) {
+		v, ok := m.groups[i][p]
+		return v, ok
 	}
 	v, ok := m.snap.frozenGet(i, p)
 	if !ok || !own || m.copyV == nil {
@@ -153,27 +176,28 @@ func (m *kgMaps[P, V]) snapGet(i int, p P, own bool) (V, bool) {
 }
 
 // snapPut stores v during a snapshot and returns true, or returns false if
-// the snapshot has settled.
+// key group index i is not in the snapshot.
 func (m *kgMaps[P, V]) snapPut(i int, p P, v V) bool {
-	if !m.active() {
+	if !m.active(i) {
 		return false
 	}
 	s := m.snap
 	d := m.delta(i)
-	if _, ok := d[p]; !ok {
+	before := len(d)
+	d[p] = v
+	if len(d) != before {
 		if _, ok := s.frozenGet(i, p); !ok {
 			s.n[i]++
 			delete(s.dead[i], p)
 		}
 	}
-	d[p] = v
 	return true
 }
 
 // snapDel deletes p during a snapshot and returns true, or returns false if
-// the snapshot has settled.
+// key group index i is not in the snapshot.
 func (m *kgMaps[P, V]) snapDel(i int, p P) bool {
-	if !m.active() {
+	if !m.active(i) {
 		return false
 	}
 	s := m.snap
@@ -200,7 +224,7 @@ func (m *kgMaps[P, V]) snapDel(i int, p P) bool {
 // delta first); otherwise they may be frozen values and fn must not change
 // them.
 func (m *kgMaps[P, V]) rangeKG(i int, own bool, fn func(p P, v V) bool) {
-	if !m.active() {
+	if !m.active(i) {
 		for p, v := range m.groups[i] {
 			if !fn(p, v) {
 				return
@@ -242,8 +266,8 @@ func (m *kgMaps[P, V]) rangeKG(i int, own bool, fn func(p P, v V) bool) {
 
 // count returns the number of entries of key group index i.
 func (m *kgMaps[P, V]) count(i int) int {
-	if m.snap != nil {
-		return m.snap.n[i]
+	if s := m.snap; s != nil && !s.settled[i] {
+		return s.n[i]
 	}
 	return len(m.groups[i])
 }
@@ -251,21 +275,15 @@ func (m *kgMaps[P, V]) count(i int) int {
 // total returns the number of entries of all key groups.
 func (m *kgMaps[P, V]) total() int {
 	n := 0
-	if s := m.snap; s != nil {
-		for _, c := range s.n {
-			n += c
-		}
-		return n
-	}
-	for _, g := range m.groups {
-		n += len(g)
+	for i := range m.groups {
+		n += m.count(i)
 	}
 	return n
 }
 
 // drop removes every entry of key group index i.
 func (m *kgMaps[P, V]) drop(i int) {
-	if m.active() {
+	if m.active(i) {
 		s := m.snap
 		s.dead[i] = nil
 		s.dropped[i] = true
@@ -277,51 +295,70 @@ func (m *kgMaps[P, V]) drop(i int) {
 // presize makes the map of key group index i, if it has none, with room for
 // n entries.
 func (m *kgMaps[P, V]) presize(i, n int) {
-	if m.snap == nil && m.groups[i] == nil {
+	if m.groups[i] == nil && !m.active(i) {
 		m.groups[i] = make(map[P]V, n)
 	}
 }
 
-// settle folds the delta of a released snapshot into its frozen maps, which
-// become the table's maps again.
-func (m *kgMaps[P, V]) settle() {
+// settleKG folds the delta of key group index i into its frozen map, which
+// becomes its map again, after the snapshot has been released. The snapshot
+// ends when every key group is settled.
+func (m *kgMaps[P, V]) settleKG(i int) {
 	s := m.snap
-	for i, d := range m.groups {
-		if s.dropped[i] {
-			s.frozen[i] = d
-			continue
-		}
+	if s.settled[i] {
+		return
+	}
+	d := m.groups[i]
+	if !s.dropped[i] {
 		f := s.frozen[i]
 		for p := range s.dead[i] {
 			delete(f, p)
 		}
 		switch {
 		case len(d) == 0:
+			d = f
 		case f == nil:
-			f = d
+		case len(d) > len(f):
+			for p, v := range f {
+				if _, ok := d[p]; !ok {
+					d[p] = v
+				}
+			}
 		default:
 			for p, v := range d {
 				f[p] = v
 			}
+			d = f
 		}
-		s.frozen[i] = f
 	}
-	m.groups = s.frozen
-	m.snap = nil
+	m.groups[i] = d
+	s.frozen[i], s.dead[i] = nil, nil
+	s.settled[i] = true
+	if s.left--; s.left == 0 {
+		m.snap = nil
+		m.fast = m.groups
+	}
 }
 
-// settleReleased settles a released snapshot now rather than at the next
-// access.
+// settleReleased settles every key group of a released snapshot now.
 func (m *kgMaps[P, V]) settleReleased() {
-	if m.snap != nil {
-		m.active()
+	s := m.snap
+	if s == nil || !s.released.Load() || s.ranging > 0 {
+		return
+	}
+	for i := range s.settled {
+		if m.snap == nil {
+			return
+		}
+		m.settleKG(i)
 	}
 }
 
 // begin starts a snapshot. start is the first key group and appendEntry
 // encodes one entry; it must be safe to call on another goroutine.
 func (m *kgMaps[P, V]) begin(start int, appendEntry func(dst []byte, p P, v V) []byte) (encode func(dst []byte, kg int) []byte, release func()) {
-	if m.active() {
+	m.settleReleased()
+	if m.snap != nil {
 		panic("state: BeginSnapshot while a snapshot of the table is in progress")
 	}
 	n := len(m.groups)
@@ -330,12 +367,18 @@ func (m *kgMaps[P, V]) begin(start int, appendEntry func(dst []byte, p P, v V) [
 		dead:    make([]map[P]struct{}, n),
 		dropped: make([]bool, n),
 		n:       make([]int, n),
+		settled: make([]bool, n),
+		left:    n,
 	}
 	for i, g := range s.frozen {
 		s.n[i] = len(g)
 	}
 	m.groups = make([]map[P]V, n)
-	m.snap = s
+	m.fast = m.groups
+	if n > 0 {
+		m.snap = s
+		m.fast = nil
+	}
 	frozen := s.frozen
 	encode = func(dst []byte, kg int) []byte {
 		i := kg - start

@@ -28,6 +28,7 @@ var _ AsyncSnapshotter = (*objectMapTable[int, int, int, int])(nil)
 func newObjectMapTable[K, N, UK comparable, UV any](kind string, kgs KeyGroupRange, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV]) *objectMapTable[K, N, UK, UV] {
 	t := &objectMapTable[K, N, UK, UV]{kind: kind, kgs: kgs, kc: kc, nc: nc, ukc: ukc, uvc: uvc}
 	t.m.groups = make([]map[pair[K, N]]map[UK]UV, kgs.Len())
+	t.m.fast = t.m.groups
 	copyUV := codecCopier(uvc)
 	t.uvShares = copyUV != nil
 	t.m.copyV = func(m map[UK]UV) map[UK]UV {
@@ -63,6 +64,10 @@ func (t *objectMapTable[K, N, UK, UV]) read(i int, p pair[K, N]) map[UK]UV {
 
 // Get returns the value for uk in the map of (k, n).
 func (t *objectMapTable[K, N, UK, UV]) Get(kg int, k K, n N, uk UK) (UV, bool) {
+	if i := kg - t.kgs.Start; uint(i) < uint(len(t.m.fast)) {
+		uv, ok := t.m.fast[i][pair[K, N]{k, n}][uk]
+		return uv, ok
+	}
 	uv, ok := t.read(t.index(kg), pair[K, N]{k, n})[uk]
 	return uv, ok
 }
@@ -71,7 +76,12 @@ func (t *objectMapTable[K, N, UK, UV]) Get(kg int, k K, n N, uk UK) (UV, bool) {
 func (t *objectMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
 	i := t.index(kg)
 	p := pair[K, N]{k, n}
-	m, _ := t.m.get(i, p)
+	var m map[UK]UV
+	if t.m.fast != nil {
+		m = t.m.fast[i][p]
+	} else {
+		m, _ = t.m.get(i, p)
+	}
 	if m == nil {
 		m = make(map[UK]UV)
 		t.m.put(i, p, m)

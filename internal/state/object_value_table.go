@@ -41,11 +41,38 @@ func (t *objectValueTable[K, N, V]) index(kg int) int {
 
 // Get returns the value for (k, n), or ok=false.
 func (t *objectValueTable[K, N, V]) Get(kg int, k K, n N) (V, bool) {
+	// The fast path is written out, as in objectVoidTable.
+	if i := kg - t.kgs.Start; uint(i) < uint(len(t.m.fast)) {
+		v, ok := t.m.fast[i][pair[K, N]{k, n}]
+		return v, ok
+	}
+	return t.getSlow(kg, k, n)
+}
+
+// getSlow is Get for a key group out of range or during a snapshot, kept
+// out of line so that Get stays small.
+//
+//go:noinline
+func (t *objectValueTable[K, N, V]) getSlow(kg int, k K, n N) (V, bool) {
 	return t.m.get(t.index(kg), pair[K, N]{k, n})
 }
 
 // Put stores v for (k, n).
 func (t *objectValueTable[K, N, V]) Put(kg int, k K, n N, v V) {
+	if i := kg - t.kgs.Start; uint(i) < uint(len(t.m.fast)) {
+		if g := t.m.fast[i]; g != nil {
+			g[pair[K, N]{k, n}] = v
+			return
+		}
+	}
+	t.putSlow(kg, k, n, v)
+}
+
+// putSlow is Put for a key group out of range or without a map, or during a
+// snapshot.
+//
+//go:noinline
+func (t *objectValueTable[K, N, V]) putSlow(kg int, k K, n N, v V) {
 	t.m.put(t.index(kg), pair[K, N]{k, n}, v)
 }
 

@@ -34,11 +34,39 @@ func (t *objectVoidTable[K, V]) index(kg int) int {
 
 // Get returns the value for k, or ok=false.
 func (t *objectVoidTable[K, V]) Get(kg int, k K, _ VoidNamespace) (V, bool) {
+	// The fast path, for a key group in range and no snapshot, tests only
+	// kgMaps.fast (nil during a snapshot) and calls nothing but the map.
+	if i := kg - t.kgs.Start; uint(i) < uint(len(t.m.fast)) {
+		v, ok := t.m.fast[i][k]
+		return v, ok
+	}
+	return t.getSlow(kg, k)
+}
+
+// getSlow is Get for a key group out of range or during a snapshot, kept
+// out of line so that Get stays small.
+//
+//go:noinline
+func (t *objectVoidTable[K, V]) getSlow(kg int, k K) (V, bool) {
 	return t.m.get(t.index(kg), k)
 }
 
 // Put stores v for k.
 func (t *objectVoidTable[K, V]) Put(kg int, k K, _ VoidNamespace, v V) {
+	if i := kg - t.kgs.Start; uint(i) < uint(len(t.m.fast)) {
+		if g := t.m.fast[i]; g != nil {
+			g[k] = v
+			return
+		}
+	}
+	t.putSlow(kg, k, v)
+}
+
+// putSlow is Put for a key group out of range or without a map, or during a
+// snapshot.
+//
+//go:noinline
+func (t *objectVoidTable[K, V]) putSlow(kg int, k K, v V) {
 	t.m.put(t.index(kg), k, v)
 }
 

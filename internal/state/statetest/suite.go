@@ -9,7 +9,8 @@
 //
 // It covers every table and handle kind through the typed tables of package
 // state, namespaces, key-group isolation, TTL with a fake clock, timers,
-// declaration conflicts, and, for object backends, snapshot round trips.
+// declaration conflicts, and, for object backends, snapshot round trips,
+// synchronous and asynchronous (AsyncSnapshotter).
 package statetest
 
 import (
@@ -49,6 +50,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 	t.Run("CleanupExpired", func(t *testing.T) { testCleanupExpired(t, newBackend) })
 	t.Run("Timers", func(t *testing.T) { testTimers(t, newBackend) })
 	t.Run("Snapshot", func(t *testing.T) { testSnapshot(t, newBackend) })
+	t.Run("AsyncSnapshot", func(t *testing.T) { testAsyncSnapshot(t, newBackend) })
 }
 
 // env is a backend with a store keyed by strings and a fake clock.
