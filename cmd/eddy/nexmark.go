@@ -56,7 +56,9 @@ directory, removed afterwards, by default); q13 reads its side input from
   eddy nexmark --query q7 --events 100000 --output jsonl --output-file q7.jsonl
   eddy nexmark generate --events 1000 --out events.jsonl`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runNexmark(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runNexmark(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.query, "query", "all", `query to run: q0…q22, a comma-separated list, "all", or "gen" (the generator alone)`)

@@ -15,6 +15,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newDemoCmd(), newSavepointCmd(), newVersionCmd())
+	root.AddCommand(newNexmarkCmd())
 	return root
 }
 

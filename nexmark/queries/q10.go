@@ -155,8 +155,7 @@ func (w *q10Writer) closeAll() error {
 func (w *q10Writer) Close() error { return w.closeAll() }
 
 // appendQ10CSV appends r as a CSV line of the columns auction, bidder,
-// price, dateTime ("yyyy-MM-dd HH:mm:ss.SSS", as Flink's CSV format writes
-// TIMESTAMP(3)) and extra.
+// price, dateTime (in SQL's "yyyy-MM-dd HH:mm:ss.SSS", UTC) and extra.
 func appendQ10CSV(dst []byte, r *Q10Result, days *dayNames) []byte {
 	dst = strconv.AppendInt(dst, r.Auction, 10)
 	dst = append(dst, ',')

@@ -37,27 +37,33 @@ func priceRank(price int64) int {
 }
 
 // bidStats are the counts of q15 and q16: bids, distinct bidders and
-// distinct auctions, in total and per price rank.
+// distinct auctions, in total and per price rank; and, for q16, the latest
+// minute of the day.
 type bidStats struct {
 	Bids, Bidders, Auctions             int64
 	RankBids, RankBidders, RankAuctions [3]int64
+	MaxMinute                           int
 }
 
 // distinctStats maintains bidStats with keyed state: per bidder and per
-// auction the set of ranks (a bit each) it has been seen in.
+// auction the set of ranks (a bit each) it has been seen in. Bidders and
+// auctions share one map state, told apart by the low bit of the user key,
+// so that a bid touches one map per group.
 type distinctStats struct {
-	stats    state.Value[bidStats]
-	bidders  state.Map[int64, uint8]
-	auctions state.Map[int64, uint8]
+	stats state.Value[bidStats]
+	seen  state.Map[int64, uint8]
 }
 
 func newDistinctStats[K comparable](s *state.Store[K]) distinctStats {
 	return distinctStats{
-		stats:    state.NewValue(s, state.ValueDescriptor[bidStats]{Name: "stats"}),
-		bidders:  state.NewMap(s, state.MapDescriptor[int64, uint8]{Name: "bidders"}),
-		auctions: state.NewMap(s, state.MapDescriptor[int64, uint8]{Name: "auctions"}),
+		stats: state.NewValue(s, state.ValueDescriptor[bidStats]{Name: "stats"}),
+		seen:  state.NewMap(s, state.MapDescriptor[int64, uint8]{Name: "ranks-seen"}),
 	}
 }
+
+// The user keys of distinctStats.seen.
+func bidderKey(id int64) int64  { return id << 1 }
+func auctionKey(id int64) int64 { return id<<1 | 1 }
 
 // add counts bid b and returns the statistics before and after it, and
 // whether there were any before.
@@ -68,19 +74,22 @@ func (d *distinctStats) add(b *nexmark.Bid) (before, after bidStats, existed boo
 	bit := uint8(1) << r
 	after.Bids++
 	after.RankBids[r]++
-	if m, _ := d.bidders.Get(b.Bidder); m&bit == 0 {
+	if m, _ := d.seen.Get(bidderKey(b.Bidder)); m&bit == 0 {
 		if m == 0 {
 			after.Bidders++
 		}
 		after.RankBidders[r]++
-		d.bidders.Put(b.Bidder, m|bit)
+		d.seen.Put(bidderKey(b.Bidder), m|bit)
 	}
-	if m, _ := d.auctions.Get(b.Auction); m&bit == 0 {
+	if m, _ := d.seen.Get(auctionKey(b.Auction)); m&bit == 0 {
 		if m == 0 {
 			after.Auctions++
 		}
 		after.RankAuctions[r]++
-		d.auctions.Put(b.Auction, m|bit)
+		d.seen.Put(auctionKey(b.Auction), m|bit)
+	}
+	if mm := minuteOfDay(b.DateTime); !existed || mm > after.MaxMinute {
+		after.MaxMinute = mm
 	}
 	d.stats.Update(after)
 	return before, after, existed

@@ -3,7 +3,6 @@ package queries
 import (
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/nexmark"
-	"github.com/eddystream/eddy/state"
 )
 
 // Q16Result is a change of q16's result table, keyed by (Channel, Day).
@@ -35,14 +34,12 @@ type q16Key struct {
 
 // q16Stats is q16's aggregation.
 type q16Stats struct {
-	d      distinctStats
-	minute state.Value[int]
-	days   dayNames
+	d    distinctStats
+	days dayNames
 }
 
 func (f *q16Stats) Open(ctx *eddy.KeyedContext[q16Key, Q16Result]) error {
 	f.d = newDistinctStats(ctx.Store())
-	f.minute = state.NewValue(ctx.Store(), state.ValueDescriptor[int]{Name: "max-minute"})
 	return nil
 }
 
@@ -50,24 +47,18 @@ func (f *q16Stats) ProcessElement(ctx *eddy.KeyedContext[q16Key, Q16Result], b n
 	before, after, existed := f.d.add(&b)
 	k := ctx.Key()
 	day := f.days.get(k.Day)
-	old, _ := f.minute.Value()
-	m := old
-	if mm := minuteOfDay(b.DateTime); !existed || mm > m {
-		m = mm
-		f.minute.Update(m)
-	}
 	if existed {
-		ctx.Emit(q16Row(UpdateBefore, k.Channel, day, old, &before))
-		ctx.Emit(q16Row(UpdateAfter, k.Channel, day, m, &after))
+		ctx.Emit(q16Row(UpdateBefore, k.Channel, day, &before))
+		ctx.Emit(q16Row(UpdateAfter, k.Channel, day, &after))
 	} else {
-		ctx.Emit(q16Row(Insert, k.Channel, day, m, &after))
+		ctx.Emit(q16Row(Insert, k.Channel, day, &after))
 	}
 	return nil
 }
 
-func q16Row(op RowKind, channel, day string, minute int, s *bidStats) Q16Result {
+func q16Row(op RowKind, channel, day string, s *bidStats) Q16Result {
 	return Q16Result{
-		Op: op, Channel: channel, Day: day, Minute: hhmmNames[minute],
+		Op: op, Channel: channel, Day: day, Minute: hhmmNames[s.MaxMinute],
 		TotalBids: s.Bids, Rank1Bids: s.RankBids[0], Rank2Bids: s.RankBids[1], Rank3Bids: s.RankBids[2],
 		TotalBidders: s.Bidders, Rank1Bidders: s.RankBidders[0], Rank2Bidders: s.RankBidders[1], Rank3Bidders: s.RankBidders[2],
 		TotalAuctions: s.Auctions, Rank1Auctions: s.RankAuctions[0], Rank2Auctions: s.RankAuctions[1], Rank3Auctions: s.RankAuctions[2],

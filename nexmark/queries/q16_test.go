@@ -24,7 +24,7 @@ func TestQ16(t *testing.T) {
 		want := map[key]Q16Result{}
 		for k, bids := range groups {
 			s := bruteStats(bids)
-			r := q16Row(Insert, k.channel, k.day, 0, &s)
+			r := q16Row(Insert, k.channel, k.day, &s)
 			r.Minute = maxMinute[k]
 			want[k] = r
 		}

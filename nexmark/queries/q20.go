@@ -26,44 +26,50 @@ type Q20Result struct {
 	AuctionExtra    string `json:"auction_extra"`
 }
 
-// q20Auction is an auction in q20's state: the auction if it is in
-// category 10, else only a marker.
-type q20Auction struct {
-	Auction nexmark.Auction
-	Match   bool
-}
-
-// q20Join joins bids to their auction, keyed by auction id.
+// q20Join joins bids to their auction, keyed by auction id. kind says
+// whether the auction has arrived and whether it is in category 10 (a
+// small value without pointers, read for every bid); the auction itself is
+// kept only if it is in category 10.
 type q20Join struct {
-	auction state.Value[q20Auction]
+	kind    state.Value[int8]
+	auction state.Value[nexmark.Auction]
 	pending state.List[nexmark.Bid]
 }
 
+// The values of q20Join.kind.
+const (
+	q20Other    int8 = 1 // the auction is not in category 10
+	q20Category int8 = 2 // the auction is in category 10
+)
+
 func (f *q20Join) Open(ctx *eddy.KeyedContext[int64, Q20Result]) error {
-	f.auction = state.NewValue(ctx.Store(), state.ValueDescriptor[q20Auction]{Name: "auction"})
+	f.kind = state.NewValue(ctx.Store(), state.ValueDescriptor[int8]{Name: "kind"})
+	f.auction = state.NewValue(ctx.Store(), state.ValueDescriptor[nexmark.Auction]{Name: "auction"})
 	f.pending = state.NewList(ctx.Store(), state.ListDescriptor[nexmark.Bid]{Name: "pending-bids"})
 	return nil
 }
 
 func (f *q20Join) ProcessElement1(ctx *eddy.KeyedContext[int64, Q20Result], b nexmark.Bid) error {
-	a, ok := f.auction.Value()
-	switch {
-	case !ok:
+	switch k, _ := f.kind.Value(); k {
+	case 0:
 		f.pending.Add(b)
-	case a.Match:
-		ctx.Emit(q20Row(&b, &a.Auction))
+	case q20Category:
+		a, _ := f.auction.Value()
+		ctx.Emit(q20Row(&b, &a))
 	}
 	return nil
 }
 
 func (f *q20Join) ProcessElement2(ctx *eddy.KeyedContext[int64, Q20Result], a nexmark.Auction) error {
-	s := q20Auction{Match: a.Category == 10}
-	if s.Match {
-		s.Auction = a
+	match := a.Category == 10
+	if match {
+		f.kind.Update(q20Category)
+		f.auction.Update(a)
+	} else {
+		f.kind.Update(q20Other)
 	}
-	f.auction.Update(s)
 	if bids := f.pending.Get(); len(bids) > 0 {
-		if s.Match {
+		if match {
 			for i := range bids {
 				ctx.Emit(q20Row(&bids[i], &a))
 			}

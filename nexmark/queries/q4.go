@@ -15,15 +15,17 @@ type Q4Result struct {
 	Final int64 `json:"final"`
 }
 
-// q4Auction is an auction in q4's state with its highest bid so far.
+// q4Auction is what q4 reads of an auction, and keeps in state with its
+// highest bid so far.
 type q4Auction struct {
-	Category, DateTime, Expires int64
-	Max                         int64
-	HasMax                      bool
+	ID, Category, DateTime, Expires int64
+	Max                             int64
+	HasMax                          bool
 }
 
-// q4Pending is a bid that arrived before its auction.
-type q4Pending struct{ Price, DateTime int64 }
+// q4Bid is what q4 reads of a bid; a bid that arrives before its auction
+// waits as one.
+type q4Bid struct{ Auction, Price, DateTime int64 }
 
 // q4Update is a change of an auction's highest bid: Old (if HasOld) is
 // replaced by New.
@@ -36,17 +38,17 @@ type q4Update struct {
 // auction's dateTime and expires, and emits every change of it.
 type q4Max struct {
 	auction state.Value[q4Auction]
-	pending state.List[q4Pending]
+	pending state.List[q4Bid]
 }
 
 func (f *q4Max) Open(ctx *eddy.KeyedContext[int64, q4Update]) error {
 	f.auction = state.NewValue(ctx.Store(), state.ValueDescriptor[q4Auction]{Name: "auction"})
-	f.pending = state.NewList(ctx.Store(), state.ListDescriptor[q4Pending]{Name: "pending-bids"})
+	f.pending = state.NewList(ctx.Store(), state.ListDescriptor[q4Bid]{Name: "pending-bids"})
 	return nil
 }
 
-func (f *q4Max) ProcessElement1(ctx *eddy.KeyedContext[int64, q4Update], a nexmark.Auction) error {
-	s := q4Auction{Category: a.Category, DateTime: a.DateTime, Expires: a.Expires}
+func (f *q4Max) ProcessElement1(ctx *eddy.KeyedContext[int64, q4Update], a q4Auction) error {
+	s := a
 	if bids := f.pending.Get(); len(bids) > 0 {
 		for _, b := range bids {
 			if b.DateTime >= s.DateTime && b.DateTime <= s.Expires && (!s.HasMax || b.Price > s.Max) {
@@ -62,10 +64,10 @@ func (f *q4Max) ProcessElement1(ctx *eddy.KeyedContext[int64, q4Update], a nexma
 	return nil
 }
 
-func (f *q4Max) ProcessElement2(ctx *eddy.KeyedContext[int64, q4Update], b nexmark.Bid) error {
+func (f *q4Max) ProcessElement2(ctx *eddy.KeyedContext[int64, q4Update], b q4Bid) error {
 	s, ok := f.auction.Value()
 	if !ok {
-		f.pending.Add(q4Pending{Price: b.Price, DateTime: b.DateTime})
+		f.pending.Add(b)
 		return nil
 	}
 	if b.DateTime < s.DateTime || b.DateTime > s.Expires || (s.HasMax && b.Price <= s.Max) {
@@ -130,10 +132,20 @@ func (f *q4Avg) ProcessElement(ctx *eddy.KeyedContext[int64, Q4Result], u q4Upda
 // changes.
 func Q4(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[Q4Result] {
 	events := eventSource(env, cfg, auctionKind|bidKind)
+	bids := eddy.FlatMap(events, func(e event, emit func(q4Bid)) {
+		if e.kind == nexmark.BidEvent {
+			emit(q4Bid{Auction: e.bid.Auction, Price: e.bid.Price, DateTime: e.bid.DateTime})
+		}
+	}).Name("q4 bids")
+	auctions := eddy.FlatMap(events, func(e event, emit func(q4Auction)) {
+		if a := e.auction; e.kind == nexmark.AuctionEvent {
+			emit(q4Auction{ID: a.ID, Category: a.Category, DateTime: a.DateTime, Expires: a.Expires})
+		}
+	}).Name("q4 auctions")
 	maxima := eddy.CoProcessKeyed(eddy.ConnectKeyed(
-		eddy.KeyBy(auctionsOf(events, nil), func(a nexmark.Auction) int64 { return a.ID }),
-		eddy.KeyBy(bidsOf(events), func(b nexmark.Bid) int64 { return b.Auction })),
-		func() eddy.KeyedCoProcessFunction[int64, nexmark.Auction, nexmark.Bid, q4Update] { return &q4Max{} }).Name("q4 maxima")
+		eddy.KeyBy(auctions, func(a q4Auction) int64 { return a.ID }),
+		eddy.KeyBy(bids, func(b q4Bid) int64 { return b.Auction })),
+		func() eddy.KeyedCoProcessFunction[int64, q4Auction, q4Bid, q4Update] { return &q4Max{} }).Name("q4 maxima")
 	return eddy.ProcessKeyed(eddy.KeyBy(maxima, func(u q4Update) int64 { return u.Category }),
 		func() eddy.KeyedProcessFunction[int64, q4Update, Q4Result] { return &q4Avg{} }).Name("q4 averages")
 }

@@ -16,15 +16,80 @@ type Q5Result struct {
 	Num     int64 `json:"num"`
 }
 
-// q5Top is the state of one window in q5's second stage: the largest count
-// so far and the auctions that have it.
+// preAggBuckets is the number of keys the windowed queries pre-aggregate
+// under (q5, q7): records are keyed by a bucket of their auction, so that a
+// window fires once per bucket rather than once per auction, and a second
+// stage keyed by window combines the buckets' results.
+const preAggBuckets = 128
+
+// bucketOf returns the pre-aggregation bucket of an auction.
+func bucketOf(auction int64) int64 { return auction % preAggBuckets }
+
+// q5Counts is the accumulator of q5's first stage: the bid counts per
+// auction of one pane, or, once panes are merged for a window, of each of
+// the window's panes (merging only collects the panes' maps; Result adds
+// them up).
+type q5Counts struct {
+	panes []map[int64]int64
+}
+
+// q5Top is the auctions with the most bids in a window (of a bucket, or of
+// all of them) and their count.
 type q5Top struct {
 	Max      int64
 	Auctions []int64
 }
 
+// offer adds an auction with n bids.
+func (t *q5Top) offer(auction, n int64) {
+	switch {
+	case n > t.Max:
+		t.Max = n
+		t.Auctions = append(t.Auctions[:0], auction)
+	case n == t.Max:
+		t.Auctions = append(t.Auctions, auction)
+	}
+}
+
+// q5CountBids is the aggregate function of q5's first stage.
+func q5CountBids() agg.Function[nexmark.Bid, q5Counts, q5Top] {
+	return agg.Of(
+		func() q5Counts { return q5Counts{} },
+		func(a q5Counts, b nexmark.Bid) q5Counts {
+			if len(a.panes) == 0 {
+				a.panes = []map[int64]int64{make(map[int64]int64)}
+			}
+			a.panes[0][b.Auction]++
+			return a
+		},
+		func(a, b q5Counts) q5Counts {
+			a.panes = append(a.panes[:len(a.panes):len(a.panes)], b.panes...)
+			return a
+		},
+		func(a q5Counts) q5Top {
+			var t q5Top
+			for i, m := range a.panes {
+			auctions:
+				for auction, n := range m {
+					// Count each auction once, from the first pane it is in.
+					for _, earlier := range a.panes[:i] {
+						if _, ok := earlier[auction]; ok {
+							continue auctions
+						}
+					}
+					for _, later := range a.panes[i+1:] {
+						n += later[auction]
+					}
+					t.offer(auction, n)
+				}
+			}
+			return t
+		})
+}
+
 // q5Hot keeps, per window (keyed by its end), the auctions with the
-// largest count and emits them when the window is complete.
+// largest count over all buckets and emits them when the window is
+// complete.
 type q5Hot struct {
 	top state.Value[q5Top]
 }
@@ -34,22 +99,20 @@ func (f *q5Hot) Open(ctx *eddy.KeyedContext[int64, Q5Result]) error {
 	return nil
 }
 
-func (f *q5Hot) ProcessElement(ctx *eddy.KeyedContext[int64, Q5Result], c eddy.Windowed[int64, int64]) error {
+func (f *q5Hot) ProcessElement(ctx *eddy.KeyedContext[int64, Q5Result], c eddy.Windowed[int64, q5Top]) error {
 	t, ok := f.top.Value()
 	if !ok {
-		// The counts of a window carry its last timestamp; once the
-		// watermark reaches it, every count of the window is in.
+		// The results of a window carry its last timestamp; once the
+		// watermark reaches it, every bucket's result is in.
 		ctx.RegisterEventTimeTimer(c.Window.MaxTimestamp())
 	}
-	switch {
-	case !ok || c.Value > t.Max:
-		t.Max = c.Value
-		t.Auctions = append(t.Auctions[:0], c.Key)
-	case c.Value == t.Max:
-		t.Auctions = append(t.Auctions, c.Key)
-	default:
+	if ok && c.Value.Max < t.Max {
 		return nil
 	}
+	if !ok || c.Value.Max > t.Max {
+		t = q5Top{Max: c.Value.Max}
+	}
+	t.Auctions = append(t.Auctions, c.Value.Auctions...)
 	f.top.Update(t)
 	return nil
 }
@@ -76,13 +139,15 @@ func (f *q5Hot) OnTimer(ctx *eddy.KeyedContext[int64, Q5Result], _ int64) error 
 //	ON AuctionBids.starttime = MaxBids.starttime AND AuctionBids.endtime = MaxBids.endtime
 //	   AND AuctionBids.num >= MaxBids.maxn;
 //
-// The counts per auction and window come from a sliding window keyed by
-// auction; a second stage keyed by window keeps the largest count's
-// auctions and emits them when the watermark completes the window.
+// A sliding window keyed by a bucket of the auction (preAggBuckets) counts
+// the bids per auction in each pane and, when a window fires, adds up its
+// panes and emits the bucket's most-bid auctions; a second stage keyed by
+// window keeps the overall largest count's auctions and emits them when the
+// watermark completes the window.
 func Q5(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[Q5Result] {
 	bids := bidSource(env, cfg)
-	counts := eddy.Aggregate(eddy.Window(eddy.KeyBy(bids, func(b nexmark.Bid) int64 { return b.Auction }),
-		window.Sliding(10*time.Second, 2*time.Second)), agg.Count[nexmark.Bid]()).Name("q5 counts")
-	return eddy.ProcessKeyed(eddy.KeyBy(counts, func(c eddy.Windowed[int64, int64]) int64 { return c.Window.End }),
-		func() eddy.KeyedProcessFunction[int64, eddy.Windowed[int64, int64], Q5Result] { return &q5Hot{} }).Name("q5 hot")
+	tops := eddy.Aggregate(eddy.Window(eddy.KeyBy(bids, func(b nexmark.Bid) int64 { return bucketOf(b.Auction) }),
+		window.Sliding(10*time.Second, 2*time.Second)), q5CountBids()).Name("q5 counts")
+	return eddy.ProcessKeyed(eddy.KeyBy(tops, func(c eddy.Windowed[int64, q5Top]) int64 { return c.Window.End }),
+		func() eddy.KeyedProcessFunction[int64, eddy.Windowed[int64, q5Top], Q5Result] { return &q5Hot{} }).Name("q5 hot")
 }

@@ -57,7 +57,7 @@ func q7MaxBids() agg.Function[nexmark.Bid, q7Max, q7Max] {
 }
 
 // q7Join is q7's second stage, keyed by the end of a window: it merges the
-// per-auction maxima of the window and, once the watermark has passed the
+// per-bucket maxima of the window and, once the watermark has passed the
 // window's end, emits the bids of the window with the highest price and
 // the bids at exactly the end with that price (the SQL's BETWEEN includes
 // both ends).
@@ -72,7 +72,7 @@ func (f *q7Join) Open(ctx *eddy.KeyedContext[int64, Q7Result]) error {
 	return nil
 }
 
-// ProcessElement1 merges the maxima of an auction in the window ending at
+// ProcessElement1 merges the maxima of a bucket in the window ending at
 // the key.
 func (f *q7Join) ProcessElement1(ctx *eddy.KeyedContext[int64, Q7Result], w eddy.Windowed[int64, q7Max]) error {
 	t, ok := f.top.Value()
@@ -130,8 +130,9 @@ func q7Row(b nexmark.Bid) Q7Result {
 //	ON B.price = B1.maxprice
 //	WHERE B.dateTime BETWEEN B1.dateTime - INTERVAL '10' SECOND AND B1.dateTime;
 //
-// A window keyed by auction keeps, per auction, the highest price and the
-// bids that have it; a second stage keyed by window merges them. As
+// A tumbling window keyed by a bucket of the auction (preAggBuckets) keeps
+// the highest price of the bucket's bids and the bids that have it; a
+// second stage keyed by window merges the buckets'. As
 // BETWEEN includes the window's end, a bid at exactly the end of a window
 // (the first instant of the next) that has the window's highest price is
 // emitted for that window too; such bids reach the second stage directly.
@@ -141,7 +142,7 @@ func Q7(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[Q7Result] {
 
 // q7Stream is q7 over a stream of bids.
 func q7Stream(bids *eddy.Stream[nexmark.Bid]) *eddy.Stream[Q7Result] {
-	maxima := eddy.Aggregate(eddy.Window(eddy.KeyBy(bids, func(b nexmark.Bid) int64 { return b.Auction }),
+	maxima := eddy.Aggregate(eddy.Window(eddy.KeyBy(bids, func(b nexmark.Bid) int64 { return bucketOf(b.Auction) }),
 		window.Tumbling(q7Window)), q7MaxBids()).Name("q7 maxima")
 	size := q7Window.Milliseconds()
 	boundary := eddy.Filter(bids, func(b nexmark.Bid) bool { return b.DateTime%size == 0 }).Name("q7 window ends")

@@ -41,48 +41,64 @@ func betterBid(a, b *nexmark.Bid) bool {
 	return a.Extra < b.Extra
 }
 
-// q9State is an auction in q9's state with its best bid so far; once the
-// auction has closed only Closed is kept, so that later bids are dropped.
-type q9State struct {
-	Auction nexmark.Auction
-	Best    nexmark.Bid
-	HasBest bool
-	Closed  bool
+// q9Meta is what q9 keeps of an auction to check every bid against: its
+// time range and the price and time of its best bid so far. It holds no
+// pointers, so the garbage collector need not scan its table. Once the
+// auction has closed, only Closed is set, so that later bids are dropped.
+type q9Meta struct {
+	DateTime, Expires   int64
+	BestPrice, BestTime int64
+	HasBest, Closed     bool
 }
 
 // q9Winner tracks, per auction, the best bid made between its dateTime and
 // expires, and emits it when the watermark passes expires.
 type q9Winner struct {
-	auction state.Value[q9State]
+	meta    state.Value[q9Meta]
+	auction state.Value[nexmark.Auction]
+	best    state.Value[nexmark.Bid]
 	pending state.List[nexmark.Bid]
 }
 
 func (f *q9Winner) Open(ctx *eddy.KeyedContext[int64, Q9Result]) error {
-	f.auction = state.NewValue(ctx.Store(), state.ValueDescriptor[q9State]{Name: "auction"})
+	f.meta = state.NewValue(ctx.Store(), state.ValueDescriptor[q9Meta]{Name: "meta"})
+	f.auction = state.NewValue(ctx.Store(), state.ValueDescriptor[nexmark.Auction]{Name: "auction"})
+	f.best = state.NewValue(ctx.Store(), state.ValueDescriptor[nexmark.Bid]{Name: "best"})
 	f.pending = state.NewList(ctx.Store(), state.ListDescriptor[nexmark.Bid]{Name: "pending-bids"})
 	return nil
 }
 
-func (s *q9State) offer(b *nexmark.Bid) bool {
-	if b.DateTime < s.Auction.DateTime || b.DateTime > s.Auction.Expires {
+// offer makes b the auction's best bid if it is in the auction's time range
+// and ranks before the best so far, and reports whether it did.
+func (f *q9Winner) offer(m *q9Meta, b *nexmark.Bid) bool {
+	if b.DateTime < m.DateTime || b.DateTime > m.Expires {
 		return false
 	}
-	if s.HasBest && !betterBid(b, &s.Best) {
-		return false
+	if m.HasBest {
+		if b.Price < m.BestPrice || (b.Price == m.BestPrice && b.DateTime > m.BestTime) {
+			return false
+		}
+		if b.Price == m.BestPrice && b.DateTime == m.BestTime {
+			if best, _ := f.best.Value(); !betterBid(b, &best) {
+				return false
+			}
+		}
 	}
-	s.Best, s.HasBest = *b, true
+	m.BestPrice, m.BestTime, m.HasBest = b.Price, b.DateTime, true
+	f.best.Update(*b)
 	return true
 }
 
 func (f *q9Winner) ProcessElement1(ctx *eddy.KeyedContext[int64, Q9Result], a nexmark.Auction) error {
-	s := q9State{Auction: a}
+	m := q9Meta{DateTime: a.DateTime, Expires: a.Expires}
 	if bids := f.pending.Get(); len(bids) > 0 {
 		for i := range bids {
-			s.offer(&bids[i])
+			f.offer(&m, &bids[i])
 		}
 		f.pending.Clear()
 	}
-	f.auction.Update(s)
+	f.meta.Update(m)
+	f.auction.Update(a)
 	// A bid at exactly expires still counts; the watermark passes expires
 	// once every such bid has arrived.
 	ctx.RegisterEventTimeTimer(a.Expires)
@@ -90,23 +106,24 @@ func (f *q9Winner) ProcessElement1(ctx *eddy.KeyedContext[int64, Q9Result], a ne
 }
 
 func (f *q9Winner) ProcessElement2(_ *eddy.KeyedContext[int64, Q9Result], b nexmark.Bid) error {
-	s, ok := f.auction.Value()
+	m, ok := f.meta.Value()
 	switch {
 	case !ok:
 		f.pending.Add(b)
-	case !s.Closed && s.offer(&b):
-		f.auction.Update(s)
+	case !m.Closed && f.offer(&m, &b):
+		f.meta.Update(m)
 	}
 	return nil
 }
 
 func (f *q9Winner) OnTimer(ctx *eddy.KeyedContext[int64, Q9Result], _ int64) error {
-	s, ok := f.auction.Value()
-	if !ok || s.Closed {
+	m, ok := f.meta.Value()
+	if !ok || m.Closed {
 		return nil
 	}
-	if s.HasBest {
-		a, b := &s.Auction, &s.Best
+	if m.HasBest {
+		a, _ := f.auction.Value()
+		b, _ := f.best.Value()
 		ctx.Emit(Q9Result{
 			ID: a.ID, ItemName: a.ItemName, Description: a.Description, InitialBid: a.InitialBid,
 			Reserve: a.Reserve, DateTime: Time(a.DateTime), Expires: Time(a.Expires), Seller: a.Seller,
@@ -114,7 +131,9 @@ func (f *q9Winner) OnTimer(ctx *eddy.KeyedContext[int64, Q9Result], _ int64) err
 			Auction: b.Auction, Bidder: b.Bidder, Price: b.Price, BidDateTime: Time(b.DateTime), BidExtra: b.Extra,
 		})
 	}
-	f.auction.Update(q9State{Closed: true})
+	f.meta.Update(q9Meta{Closed: true})
+	f.auction.Clear()
+	f.best.Clear()
 	return nil
 }
 
@@ -131,7 +150,8 @@ func (f *q9Winner) OnTimer(ctx *eddy.KeyedContext[int64, Q9Result], _ int64) err
 //
 // Bids and auctions are keyed by auction id. The winner is emitted once,
 // when the watermark passes the auction's expiry (timestamped then); the
-// auction then leaves only a marker in state. Auctions without a bid in
+// auction then leaves only a small marker in state, so that its later bids
+// are dropped. Auctions without a bid in
 // their time range have no row.
 func Q9(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[Q9Result] {
 	return winningBids(eventSource(env, cfg, auctionKind|bidKind)).Name("q9")
