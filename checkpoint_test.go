@@ -240,3 +240,17 @@ func TestPebbleStateRecoversExactlyOnce(t *testing.T) {
 		t.Fatalf("output differs from a failure-free run: %d lines vs %d\n%s", len(got), len(want), diff(got, want))
 	}
 }
+
+func TestSetupErrorsDoNotRestart(t *testing.T) {
+	env := eddy.NewEnvironment(eddy.WithCheckpointing(time.Second), eddy.WithCheckpointDir(t.TempDir()),
+		eddy.WithRestartStrategy(eddy.FixedDelayRestart(-1, time.Millisecond)))
+	src := eddy.FromReader(env, "legacy", eddy.NoWatermarks[int](), func(int, int) (eddy.SplitReader[int], error) { return nil, nil })
+	eddy.Discard(src)
+	err := env.Execute(context.Background(), "setup")
+	if err == nil || !strings.Contains(err.Error(), "cannot be checkpointed") {
+		t.Fatalf("got %v", err)
+	}
+	if r := env.Restarts(); r != 0 {
+		t.Fatalf("restarted %d times on a setup error", r)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -181,6 +182,16 @@ func (e *Environment) Execute(ctx context.Context, name string) error {
 	}
 	cfg := e.cfg
 	cfg.Name = name
+	if e.checkpointDir != "" {
+		if err := os.MkdirAll(e.checkpointDir, 0o755); err != nil {
+			return fmt.Errorf("eddy: job %q: checkpoint directory: %w", name, err)
+		}
+		lock, err := checkpoint.LockDir(e.checkpointDir)
+		if err != nil {
+			return fmt.Errorf("eddy: job %q: %w", name, err)
+		}
+		defer lock.Unlock()
+	}
 	finished, err := e.prepareCheckpoints(&cfg)
 	if err != nil {
 		return fmt.Errorf("eddy: job %q: %w", name, err)

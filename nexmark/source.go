@@ -14,15 +14,61 @@ import (
 // the Nexmark tables: WATERMARK FOR dateTime AS dateTime - INTERVAL '4' SECOND.
 const DDLWatermarkDelay = 4 * time.Second
 
-// splitSource is the Nexmark generator as a split source: on a first start
-// with parallelism p there are p splits, split j generating part j of p of
-// the sequence (NumEventGenerators = p keeps the configured rate over all
-// parts). A split is (part, parts, position); a restored split resumes its
-// part exactly, whatever the new parallelism.
+// Picker turns a generated event into the records a source emits for it
+// (none, one or several), emitting them through out for split.
+type Picker[T any] func(e *Event, out *eddy.SourceOutput[T], split int)
+
+// SourceOptions configures SourceOf.
+type SourceOptions[T any] struct {
+	// Timestamp gives a record's event time; nil leaves the timestamps the
+	// picker gives with EmitAt.
+	Timestamp func(T) int64
+	// NewPicker is called once per reader (so a picker may keep state).
+	NewPicker func() Picker[T]
+	// OnGenerated, if set, is told how many events were generated, after
+	// every batch, for progress reports.
+	OnGenerated func(n int)
+}
+
+// SourceOf adds a source of the Nexmark sequence of cfg to env. On a first
+// start with parallelism p the sequence has p splits, split j generating
+// part j of p (NumEventGenerators = p keeps the configured rate over all
+// parts). A split's position is checkpointed; a restored split resumes its
+// part exactly, whatever the new parallelism. Records are timestamped with
+// the reference DDL's 4 s watermark delay.
+func SourceOf[T any](env *eddy.Environment, name string, cfg Config, o SourceOptions[T]) *eddy.Stream[T] {
+	ws := eddy.BoundedOutOfOrder(DDLWatermarkDelay, o.Timestamp)
+	if o.Timestamp == nil {
+		ws = eddy.CustomWatermarks(nil, func() eddy.WatermarkGenerator[T] { return &eventTimeWatermark[T]{} })
+	}
+	return eddy.FromSource[T](env, name, &splitSource[T]{cfg: cfg, o: o}, ws)
+}
+
+// eventTimeWatermark trails the largest timestamp the source gave by the
+// DDL's delay, for pickers that timestamp records themselves.
+type eventTimeWatermark[T any] struct {
+	max  int64
+	seen bool
+}
+
+func (w *eventTimeWatermark[T]) OnEvent(_ T, ts int64) {
+	if !w.seen || ts > w.max {
+		w.max, w.seen = ts, true
+	}
+}
+
+func (w *eventTimeWatermark[T]) Watermark() int64 {
+	if !w.seen {
+		return runtime.MinWatermark
+	}
+	return w.max - DDLWatermarkDelay.Milliseconds() - 1
+}
+
+// splitSource is the Nexmark generator as a split source. A split is
+// (part, parts, position).
 type splitSource[T any] struct {
-	cfg  Config
-	keep func(*Event) bool
-	pick func(*Event) T
+	cfg Config
+	o   SourceOptions[T]
 }
 
 func (s *splitSource[T]) Splits(p int) ([][]byte, error) {
@@ -34,7 +80,7 @@ func (s *splitSource[T]) Splits(p int) ([][]byte, error) {
 }
 
 func (s *splitSource[T]) NewReader(_ *runtime.Context, splits [][]byte) (eddy.CheckpointedReader[T], error) {
-	r := &reader[T]{keep: s.keep, pick: s.pick, buf: make([]Event, 256)}
+	r := &reader[T]{pick: s.o.NewPicker(), onGen: s.o.OnGenerated, buf: make([]Event, 256)}
 	for _, b := range splits {
 		v, _, err := ops.DecodeSplit(b, 3)
 		if err != nil {
@@ -62,8 +108,8 @@ type part struct {
 type reader[T any] struct {
 	parts []part
 	cur   int
-	keep  func(*Event) bool
-	pick  func(*Event) T
+	pick  Picker[T]
+	onGen func(int)
 	buf   []Event
 	init  bool
 }
@@ -86,10 +132,11 @@ func (r *reader[T]) Read(out *eddy.SourceOutput[T]) error {
 			r.cur++
 			continue
 		}
+		if r.onGen != nil {
+			r.onGen(n)
+		}
 		for i := range r.buf[:n] {
-			if e := &r.buf[i]; r.keep(e) {
-				out.Emit(p.num, r.pick(e))
-			}
+			r.pick(&r.buf[i], out, p.num)
 		}
 	}
 	return nil
@@ -106,7 +153,13 @@ func (r *reader[T]) SnapshotSplits() ([][]byte, error) {
 func (r *reader[T]) Close() error { return nil }
 
 func source[T any](env *eddy.Environment, name string, cfg Config, keep func(*Event) bool, pick func(*Event) T, ts func(T) int64) *eddy.Stream[T] {
-	return eddy.FromSource[T](env, "Nexmark "+name, &splitSource[T]{cfg: cfg, keep: keep, pick: pick}, eddy.BoundedOutOfOrder(DDLWatermarkDelay, ts))
+	return SourceOf(env, "Nexmark "+name, cfg, SourceOptions[T]{Timestamp: ts, NewPicker: func() Picker[T] {
+		return func(e *Event, out *eddy.SourceOutput[T], split int) {
+			if keep(e) {
+				out.Emit(split, pick(e))
+			}
+		}
+	}})
 }
 
 // Events adds a source of all Nexmark events (persons, auctions and bids),

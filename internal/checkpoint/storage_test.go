@@ -144,3 +144,20 @@ func TestUnknownVersionIsRefused(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestLockDirIsExclusive(t *testing.T) {
+	dir := t.TempDir()
+	l, err := LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockDir(dir); err == nil || !strings.Contains(err.Error(), "in use by another running job") {
+		t.Fatalf("second lock: %v", err)
+	}
+	l.Unlock()
+	l2, err := LockDir(dir)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	l2.Unlock()
+}

@@ -296,6 +296,11 @@ func (j *Job) Run(ctx context.Context) error {
 		if err == nil || ctx.Err() != nil || errors.Is(err, errStopped) {
 			return nil
 		}
+		var se *setupError
+		if errors.As(err, &se) {
+			// The job cannot even start: restarting would not help.
+			return se.err
+		}
 		if cfg.Restart.MaxAttempts >= 0 && attempt >= cfg.Restart.MaxAttempts {
 			if attempt > 0 {
 				return fmt.Errorf("%w (after %d restarts)", err, attempt)
@@ -505,7 +510,7 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 			if err := build(head); err != nil {
 				tasks = append(tasks, t)
 				closeAll()
-				return err
+				return &setupError{err}
 			}
 			// Snapshots go in chain order: upstream operators first.
 			t.reverseOps()
@@ -562,6 +567,13 @@ func (j *Job) CheckpointStats() []CheckpointStats {
 	defer c.statsMu.Unlock()
 	return append([]CheckpointStats(nil), c.stats...)
 }
+
+// setupError is a failure to build the job's operators, which no restart
+// can cure (a misconfigured source, state that does not fit the job).
+type setupError struct{ err error }
+
+func (e *setupError) Error() string { return e.err.Error() }
+func (e *setupError) Unwrap() error { return e.err }
 
 // TriggerSavepoint takes a savepoint of the running job into dir and
 // returns its path. With stop, the job ends once the savepoint is complete.

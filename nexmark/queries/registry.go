@@ -18,6 +18,9 @@ const (
 	Collect
 	// JSONLines writes the results to Options.Path, one JSON object a line.
 	JSONLines
+	// Files writes the results exactly once as JSON-lines part files into
+	// the directory Options.Path (see eddy.WriteFiles).
+	Files
 )
 
 // Options configures Query.Build.
@@ -80,6 +83,12 @@ func attach[T any](s *eddy.Stream[T], o Options) (*Output, error) {
 			return nil, errors.New("queries: the JSON-lines sink needs Options.Path")
 		}
 		eddy.WriteJSONLines(s, o.Path)
+		return &Output{}, nil
+	case Files:
+		if o.Path == "" {
+			return nil, errors.New("queries: the files sink needs Options.Path, a directory")
+		}
+		eddy.WriteFiles(s, o.Path)
 		return &Output{}, nil
 	}
 	return nil, errors.New("queries: unknown sink kind")

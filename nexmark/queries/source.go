@@ -1,7 +1,6 @@
 package queries
 
 import (
-	"io"
 	"sync/atomic"
 
 	"github.com/eddystream/eddy"
@@ -80,50 +79,14 @@ func (s *slab) person(p *nexmark.Person) *nexmark.Person {
 	return q
 }
 
-// genReader reads one part of the generated sequence and emits the records
-// pick returns.
-type genReader[T any] struct {
-	g     *nexmark.Generator
-	split int
-	buf   []nexmark.Event
-	pick  func(e *nexmark.Event, out *eddy.SourceOutput[T], split int)
-	init  bool
-}
-
-func (r *genReader[T]) Read(out *eddy.SourceOutput[T]) error {
-	if !r.init {
-		r.init = true
-		out.AddSplit(r.split)
-	}
-	for !out.Full() {
-		n := r.g.NextBatch(r.buf[:min(len(r.buf), out.Room())])
-		if n == 0 {
-			out.FinishSplit(r.split)
-			return io.EOF
-		}
-		generated.Add(int64(n))
-		for i := range r.buf[:n] {
-			r.pick(&r.buf[i], out, r.split)
-		}
-	}
-	return nil
-}
-
-func (r *genReader[T]) Close() error { return nil }
-
-// generatorSource adds a source of the Nexmark sequence of cfg: subtask i of
-// p generates part i of p. newPick is called once per subtask.
+// generatorSource adds a source of the Nexmark sequence of cfg (see
+// nexmark.SourceOf); newPick is called once per subtask.
 func generatorSource[T any](env *eddy.Environment, name string, cfg nexmark.Config, ts func(T) int64,
 	newPick func() func(e *nexmark.Event, out *eddy.SourceOutput[T], split int)) *eddy.Stream[T] {
-	ws := eddy.BoundedOutOfOrder(nexmark.DDLWatermarkDelay, ts)
-	return eddy.FromReader(env, name, ws, func(i, p int) (eddy.SplitReader[T], error) {
-		c := cfg
-		c.NumEventGenerators = p
-		g, err := nexmark.NewGenerator(c, i, p)
-		if err != nil {
-			return nil, err
-		}
-		return &genReader[T]{g: g, split: i, buf: make([]nexmark.Event, 256), pick: newPick()}, nil
+	return nexmark.SourceOf(env, name, cfg, nexmark.SourceOptions[T]{
+		Timestamp:   ts,
+		NewPicker:   func() nexmark.Picker[T] { return newPick() },
+		OnGenerated: func(n int) { generated.Add(int64(n)) },
 	})
 }
 

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/internal/demo"
+	"github.com/eddystream/eddy/nexmark"
+	"github.com/eddystream/eddy/nexmark/queries"
+)
+
+// jobNames lists what `eddy run` can run.
+func jobNames() []string {
+	names := []string{"hot-items"}
+	for _, q := range queries.All {
+		if q.Name != "q10" && q.Name != "q13" {
+			names = append(names, "nexmark-"+q.Name)
+		}
+	}
+	return names
+}
+
+func newRunCmd() *cobra.Command {
+	var (
+		parallelism int
+		events      int64
+		tps         int64
+		chkDir      string
+		interval    time.Duration
+		fresh       bool
+		savepoint   string
+		output      string
+		restAddr    string
+	)
+	cmd := &cobra.Command{
+		Use:   "run JOB",
+		Short: "Run a built-in job, with checkpoints, resume and savepoints",
+		Long: `Run a built-in job: hot-items, or a Nexmark query as nexmark-q0 … nexmark-q22
+(q10 and q13 need files; use eddy nexmark for them). With --checkpoint-dir the job
+takes checkpoints, restarts from them after a failure, and when started again on
+the same directory resumes from the latest one and says so (--fresh starts over).
+With --output its results go exactly once to part files in a directory.
+
+Jobs: ` + strings.Join(jobNames(), ", "),
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var opts []eddy.Option
+			opts = append(opts, eddy.WithParallelism(parallelism))
+			if chkDir != "" {
+				opts = append(opts, eddy.WithCheckpointDir(chkDir), eddy.WithCheckpointing(interval))
+			}
+			if fresh {
+				opts = append(opts, eddy.WithFreshStart())
+			}
+			if savepoint != "" {
+				opts = append(opts, eddy.WithRestoreFrom(savepoint))
+			}
+			name := args[0]
+			if name == "hot-items" {
+				o := demo.Options{Events: events, Parallelism: parallelism, TopN: 3, CheckpointDir: chkDir,
+					CheckpointInterval: interval, Fresh: fresh, Output: output, FromSavepoint: savepoint}
+				if restAddr != "" {
+					o.Started = func(env *eddy.Environment) { serveREST(cmd, restAddr, env, name) }
+				}
+				return demo.HotItems(cmd.Context(), cmd.OutOrStdout(), o)
+			}
+			q, ok := queries.Lookup(strings.TrimPrefix(name, "nexmark-"))
+			if !ok || !strings.HasPrefix(name, "nexmark-") || q.Name == "q10" || q.Name == "q13" {
+				return fmt.Errorf("unknown job %q; the jobs are %s", name, strings.Join(jobNames(), ", "))
+			}
+			cfg := nexmark.DefaultConfig()
+			cfg.MaxEvents = events
+			cfg.FirstEventRate = tps
+			env := eddy.NewEnvironment(opts...)
+			sink := queries.Options{Sink: queries.Blackhole}
+			if output != "" {
+				sink = queries.Options{Sink: queries.Files, Path: output}
+			}
+			if _, err := q.Build(env, cfg, sink); err != nil {
+				return err
+			}
+			if restAddr != "" {
+				serveREST(cmd, restAddr, env, name)
+			}
+			return env.Execute(cmd.Context(), name)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&parallelism, "parallelism", 2, "parallel subtasks per operator")
+	f.Int64Var(&events, "events", 10_000_000, "Nexmark events to generate")
+	f.Int64Var(&tps, "tps", 10_000_000, "Nexmark events per second of event time")
+	f.StringVar(&chkDir, "checkpoint-dir", "", "take checkpoints in this directory; a run on a directory with checkpoints resumes from the latest")
+	f.DurationVar(&interval, "checkpoint-interval", 10*time.Second, "time between checkpoints")
+	f.BoolVar(&fresh, "fresh", false, "ignore (and delete) the checkpoints of an earlier run and start from the beginning")
+	f.StringVar(&savepoint, "from-savepoint", "", "restore the job from this savepoint (the parallelism may differ)")
+	f.StringVar(&output, "output", "", "write the results exactly once as JSON-lines part files into this directory")
+	f.StringVar(&restAddr, "rest-address", "", "serve the job's REST API (status, savepoints) on this address")
+	return cmd
+}
