@@ -129,12 +129,21 @@ func (c *coordinator) savepoint(ctx context.Context, dir string, stop bool) (str
 	case c.savepoints <- r:
 	case <-ctx.Done():
 		return "", ctx.Err()
+	case <-c.done:
+		return "", errors.New("runtime: the job is not running")
 	}
 	select {
 	case rep := <-r.reply:
 		return rep.path, rep.err
 	case <-ctx.Done():
 		return "", ctx.Err()
+	case <-c.done:
+		select {
+		case rep := <-r.reply: // completed as the job stopped
+			return rep.path, rep.err
+		default:
+			return "", errors.New("runtime: the job stopped before the savepoint completed")
+		}
 	}
 }
 
