@@ -66,96 +66,34 @@ type windowTimer struct {
 // watermark passes its end. Per key, one timer chain walks the windows that
 // have data.
 type PaneWindow[K comparable, T, ACC, O any] struct {
-	*keyedBase[K, T]
+	*windowCore[K, T, O]
 	logic  WindowLogic[K, T, ACC, O]
 	a      window.Assigner
-	late   int64
 	panes  state.ValueTable[K, state.VoidNamespace, paneSet[ACC]]
-	timers *state.TimerService[K, windowTimer]
-	out    *Emitter[O]
-	lateE  *Emitter[T]
-	outs   map[string]any
-	wm     int64
-	emitFn func(O)
-	fireTS int64
 	accBuf []ACC
-	wakeAt int64
 }
 
 // NewPaneWindow returns a pane window operator writing results to the main
 // output of outs and late records to opts.LateTag.
 func NewPaneWindow[K comparable, T, ACC, O any](ctx *runtime.Context, spec KeySpec[K, T], newBackend BackendFactory,
 	opts WindowOptions, logic WindowLogic[K, T, ACC, O], outs map[string]any) (*PaneWindow[K, T, ACC, O], error) {
-	if err := opts.Assigner.Validate(); err != nil {
-		return nil, err
-	}
 	if opts.Assigner.Kind() == window.SessionKind {
 		return nil, fmt.Errorf("ops: session windows are not pane windows")
 	}
-	base, err := newKeyedBase(ctx, spec, newBackend)
+	core, err := newWindowCore[K, T, O](ctx, spec, newBackend, opts, outs)
 	if err != nil {
 		return nil, err
 	}
-	panes, err := state.NewValueTable(base.backend, "window-panes", base.keyCodec(), lazyCodec[state.VoidNamespace](), lazyCodec[paneSet[ACC]]())
+	panes, err := state.NewValueTable(core.backend, "window-panes", core.keyCodec(), lazyCodec[state.VoidNamespace](), lazyCodec[paneSet[ACC]]())
 	if err != nil {
 		return nil, err
 	}
-	w := &PaneWindow[K, T, ACC, O]{
-		keyedBase: base, logic: logic, a: opts.Assigner, late: opts.AllowedLateness,
-		panes: panes, timers: newTimers[K, windowTimer](base, "window-timers"),
-		out: NewEmitter(outs[""].(runtime.Input[O])), outs: outs, wm: runtime.MinWatermark,
-	}
-	w.emitFn = func(o O) { w.out.Emit(o, w.fireTS) }
-	if opts.LateTag != "" {
-		if o, ok := outs[opts.LateTag]; ok {
-			w.lateE = NewEmitter(o.(runtime.Input[T]))
-		}
-	}
-	if err := base.restore(ctx.Restored); err != nil {
+	w := &PaneWindow[K, T, ACC, O]{windowCore: core, logic: logic, a: opts.Assigner, panes: panes}
+	core.add, core.fireTimer = w.add, w.onTimer
+	if err := core.start(); err != nil {
 		return nil, err
 	}
-	w.scheduleWake()
 	return w, nil
-}
-
-// ProcessBatch adds every record to its pane.
-func (w *PaneWindow[K, T, ACC, O]) ProcessBatch(b *runtime.Batch[T]) error {
-	proc := w.a.IsProcessingTime()
-	var now int64
-	if proc {
-		now = w.ctx.ProcessingTime()
-	}
-	for i, v := range b.Data {
-		ts := b.TS[i]
-		if proc {
-			ts = now
-		} else if ts == runtime.NoTimestamp {
-			return fmt.Errorf("record has no event timestamp; give the source a watermark strategy with a timestamp extractor, or use processing-time windows")
-		}
-		if err := w.add(v, ts); err != nil {
-			return err
-		}
-	}
-	return w.flush()
-}
-
-func (w *PaneWindow[K, T, ACC, O]) flush() error {
-	if err := w.out.Flush(); err != nil {
-		return err
-	}
-	if w.lateE != nil {
-		return w.lateE.Flush()
-	}
-	return nil
-}
-
-// current returns the operator's notion of "now" for lateness: the
-// watermark, or processing time for processing-time windows.
-func (w *PaneWindow[K, T, ACC, O]) current() int64 {
-	if w.a.IsProcessingTime() {
-		return w.ctx.ProcessingTime() - 1
-	}
-	return w.wm
 }
 
 func (w *PaneWindow[K, T, ACC, O]) add(v T, ts int64) error {
@@ -166,18 +104,12 @@ func (w *PaneWindow[K, T, ACC, O]) add(v T, ts int64) error {
 		// The record falls in a gap between windows: it belongs to none.
 		// As in Flink, it is dropped, and counted as late if it is.
 		if ts+w.late <= now {
-			w.ctx.Metrics.LateRecords.Add(1)
-			if w.lateE != nil {
-				w.lateE.Emit(v, ts)
-			}
+			w.lateRecord(v, ts)
 		}
 		return nil
 	}
 	if last-1+w.late <= now {
-		w.ctx.Metrics.LateRecords.Add(1)
-		if w.lateE != nil {
-			w.lateE.Emit(v, ts)
-		}
+		w.lateRecord(v, ts)
 		return nil
 	}
 	kg := w.setKeyOf(v)
@@ -193,7 +125,7 @@ func (w *PaneWindow[K, T, ACC, O]) add(v T, ts int64) error {
 	w.panes.Put(kg, key, state.VoidNamespace{}, set)
 	if first-1 > now {
 		if !found {
-			w.register(kg, key, first)
+			w.timer(kg, key, windowTimer{End: first}, first-1)
 		}
 		return nil
 	}
@@ -209,37 +141,11 @@ func (w *PaneWindow[K, T, ACC, O]) add(v T, ts int64) error {
 		}
 	}
 	if e <= last {
-		w.register(kg, key, e)
+		w.timer(kg, key, windowTimer{End: e}, e-1)
 	} else {
-		registerTimer(w.timers, w.a.IsProcessingTime(), kg, key, windowTimer{End: last, Cleanup: true}, last-1+w.late)
+		w.timer(kg, key, windowTimer{End: last, Cleanup: true}, last-1+w.late)
 	}
 	return nil
-}
-
-// register schedules the firing of the window ending at end for key.
-func (w *PaneWindow[K, T, ACC, O]) register(kg int, key K, end int64) {
-	registerTimer(w.timers, w.a.IsProcessingTime(), kg, key, windowTimer{End: end}, end-1)
-	if w.a.IsProcessingTime() {
-		w.scheduleWake()
-	}
-}
-
-// scheduleWake asks the subtask to wake the operator for its earliest
-// processing-time timer.
-func (w *PaneWindow[K, T, ACC, O]) scheduleWake() {
-	ts, ok := w.timers.NextProcessingTime()
-	if !ok || (w.wakeAt != 0 && w.wakeAt <= ts) {
-		return
-	}
-	w.wakeAt = ts
-	w.ctx.WakeAt(ts, func(now int64) error {
-		w.wakeAt = 0
-		if err := w.timers.AdvanceProcessingTime(now, w.onTimer); err != nil {
-			return err
-		}
-		w.scheduleWake()
-		return w.flush()
-	})
 }
 
 // emitWindow emits the result of the window ending at end from set.
@@ -286,7 +192,7 @@ func (w *PaneWindow[K, T, ACC, O]) onTimer(kg int, key K, t windowTimer, ts int6
 			if last-1+w.late <= now {
 				continue
 			}
-			registerTimer(w.timers, w.a.IsProcessingTime(), kg, key, windowTimer{End: last, Cleanup: true}, last-1+w.late)
+			w.timer(kg, key, windowTimer{End: last, Cleanup: true}, last-1+w.late)
 		}
 		set.Starts[keep], set.Accs[keep] = s, set.Accs[i]
 		keep++
@@ -306,53 +212,7 @@ func (w *PaneWindow[K, T, ACC, O]) onTimer(kg int, key K, t windowTimer, ts int6
 		w.panes.Put(kg, key, state.VoidNamespace{}, set)
 	}
 	if hasNext {
-		w.register(kg, key, next)
+		w.timer(kg, key, windowTimer{End: next}, next-1)
 	}
 	return nil
-}
-
-// ProcessWatermark fires the windows wm completes, then forwards wm.
-func (w *PaneWindow[K, T, ACC, O]) ProcessWatermark(wm int64) error {
-	if wm <= w.wm {
-		return nil
-	}
-	w.wm = wm
-	if !w.a.IsProcessingTime() {
-		if err := w.timers.AdvanceWatermark(wm, w.onTimer); err != nil {
-			return err
-		}
-	}
-	if err := w.flush(); err != nil {
-		return err
-	}
-	if err := w.out.Out().ProcessWatermark(wm); err != nil {
-		return err
-	}
-	return ForwardWatermark(w.outs, wm)
-}
-
-// EndInput fires what processing-time windows hold (event-time windows
-// fired on the final watermark), then ends the outputs.
-func (w *PaneWindow[K, T, ACC, O]) EndInput() error {
-	if w.a.IsProcessingTime() {
-		if err := w.timers.AdvanceProcessingTime(runtime.MaxWatermark, w.onTimer); err != nil {
-			return err
-		}
-	}
-	if err := w.flush(); err != nil {
-		return err
-	}
-	if err := w.out.Out().EndInput(); err != nil {
-		return err
-	}
-	return ForwardEnd(w.outs)
-}
-
-// registerTimer registers a processing-time or an event-time timer.
-func registerTimer[K, N comparable](t *state.TimerService[K, N], proc bool, kg int, key K, n N, ts int64) {
-	if proc {
-		t.RegisterProcessingTime(kg, key, n, ts)
-	} else {
-		t.RegisterEventTime(kg, key, n, ts)
-	}
 }
