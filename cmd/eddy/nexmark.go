@@ -23,15 +23,16 @@ import (
 
 // nexmarkOptions are the flags of `eddy nexmark`.
 type nexmarkOptions struct {
-	query       string
-	events      int64
-	tps         int64
-	parallelism int
-	state       string
-	output      string
-	outputFile  string
-	dir         string
-	sideInput   string
+	query        string
+	events       int64
+	tps          int64
+	parallelism  int
+	state        string
+	memoryBudget int64
+	output       string
+	outputFile   string
+	dir          string
+	sideInput    string
 }
 
 func newNexmarkCmd() *cobra.Command {
@@ -65,7 +66,8 @@ directory, removed afterwards, by default); q13 reads its side input from
 	f.Int64Var(&o.events, "events", 10_000_000, "number of events to generate per query")
 	f.Int64Var(&o.tps, "tps", 10_000_000, "event rate in events per second of event time (sets event-time density, not speed)")
 	f.IntVar(&o.parallelism, "parallelism", goruntime.NumCPU(), "parallel subtasks per operator")
-	f.StringVar(&o.state, "state", "heap", `keyed state backend ("heap")`)
+	f.StringVar(&o.state, "state", "heap", `keyed state backend: "heap", or "pebble" (in a temporary directory)`)
+	f.Int64Var(&o.memoryBudget, "memory-budget", 0, "with --state pebble, the bytes of block cache and memtables for the process (0: derived from the machine's memory)")
 	f.StringVar(&o.output, "output", "blackhole", `where results go: "blackhole" or "jsonl"`)
 	f.StringVar(&o.outputFile, "output-file", "", `file the jsonl output is written to; with several queries, the query's name is inserted before the extension`)
 	f.StringVar(&o.dir, "dir", "", "directory q10 writes its files under (default: a temporary directory, removed afterwards)")
@@ -127,8 +129,8 @@ func runNexmark(ctx context.Context, stdout, stderr io.Writer, o nexmarkOptions)
 		return fmt.Errorf("--tps must be positive, got %d", o.tps)
 	case o.parallelism <= 0:
 		return fmt.Errorf("--parallelism must be positive, got %d", o.parallelism)
-	case o.state != "heap":
-		return fmt.Errorf("--state %q: the only state backend is heap", o.state)
+	case o.state != "heap" && o.state != "pebble":
+		return fmt.Errorf(`--state %q: the state backends are "heap" and "pebble"`, o.state)
 	case o.output != "blackhole" && o.output != "jsonl":
 		return fmt.Errorf(`--output must be "blackhole" or "jsonl", got %q`, o.output)
 	case o.output == "jsonl" && o.outputFile == "":
@@ -177,7 +179,11 @@ func runNexmark(ctx context.Context, stdout, stderr io.Writer, o nexmarkOptions)
 				qo.Path = strings.TrimSuffix(o.outputFile, ext) + "." + name + ext
 			}
 		}
-		r, err := runNexmarkQuery(ctx, stderr, name, cfg, o.parallelism, qo)
+		backend := eddy.HeapState()
+		if o.state == "pebble" {
+			backend = eddy.PebbleState(filepath.Join(tmp, "state-"+name), o.memoryBudget)
+		}
+		r, err := runNexmarkQuery(ctx, stderr, name, cfg, o.parallelism, qo, backend)
 		if err != nil {
 			return err
 		}
@@ -193,8 +199,8 @@ func runNexmark(ctx context.Context, stdout, stderr io.Writer, o nexmarkOptions)
 }
 
 // runNexmarkQuery runs one query and measures it.
-func runNexmarkQuery(ctx context.Context, stderr io.Writer, name string, cfg nexmark.Config, parallelism int, o queries.Options) (nexmarkResult, error) {
-	env := eddy.NewEnvironment(eddy.WithParallelism(parallelism))
+func runNexmarkQuery(ctx context.Context, stderr io.Writer, name string, cfg nexmark.Config, parallelism int, o queries.Options, backend eddy.StateBackend) (nexmarkResult, error) {
+	env := eddy.NewEnvironment(eddy.WithParallelism(parallelism), eddy.WithStateBackend(backend))
 	if name == "gen" {
 		eddy.Discard(queries.Generate(env, cfg))
 	} else {
