@@ -13,35 +13,12 @@ import (
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/agg"
+	"github.com/eddystream/eddy/internal/testutil"
 	"github.com/eddystream/eddy/window"
 )
 
-// committedLines returns the lines of the committed part files in dir,
-// sorted; hidden (uncommitted) files are not read.
-func committedLines(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			if l != "" {
-				lines = append(lines, l)
-			}
-		}
-	}
-	slices.Sort(lines)
-	return lines
-}
+// committedLines returns the committed lines of the file sink in dir.
+func committedLines(t *testing.T, dir string) []string { return testutil.CommittedLines(t, dir) }
 
 type reading2 struct {
 	Sensor int64

@@ -2,7 +2,6 @@ package main
 
 import (
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/eddystream/eddy/internal/testutil"
 )
 
 // buildEddy builds the eddy binary for end-to-end tests.
@@ -23,30 +24,8 @@ func buildEddy(t *testing.T) string {
 	return bin
 }
 
-func committed(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			if l != "" {
-				lines = append(lines, l)
-			}
-		}
-	}
-	slices.Sort(lines)
-	return lines
-}
+// committed returns the committed lines of the file sink in dir.
+func committed(t *testing.T, dir string) []string { return testutil.CommittedLines(t, dir) }
 
 // TestKill9ExactlyOnce kills the eddy process with SIGKILL several times
 // while it writes through the exactly-once file sink, restarts it on the
