@@ -37,9 +37,12 @@ func HeapState() StateBackend {
 // process; 0 derives it from the machine's memory. Each subtask's database
 // is deleted when the subtask ends.
 //
-// Checkpoints of Pebble state are full copies of each key group (not yet
-// incremental), so they restore at another parallelism; they restore into
-// the Pebble backend only.
+// Checkpoints of Pebble state are incremental: each uploads only the SST
+// files that earlier retained checkpoints do not hold, into shared/ of the
+// checkpoint directory, plus a few small files; they restore at any
+// parallelism (key-group ranges of files are kept or dropped, not
+// rewritten). Savepoints hold a self-contained encoding of every key group
+// instead. Both restore into the Pebble backend only.
 func PebbleState(dir string, memoryBudget int64) StateBackend {
 	return StateBackend{name: "pebble", factory: func(e *Environment) ops.BackendFactory {
 		return func(ctx *runtime.Context, kgs state.KeyGroupRange) (state.Backend, error) {
@@ -50,7 +53,13 @@ func PebbleState(dir string, memoryBudget int64) StateBackend {
 			if err != nil {
 				return nil, fmt.Errorf("pebble state directory: %w", err)
 			}
-			b, err := pebble.Open(sub, kgs, ctx.MaxParallelism, pebble.Options{MemoryBudget: memoryBudget})
+			opts := pebble.Options{MemoryBudget: memoryBudget}
+			var b *pebble.Backend
+			if rs := ctx.Restored; rs != nil && len(rs.Backends) > 0 {
+				b, err = pebble.RestoreSnapshots(sub, rs.Backends, kgs, ctx.MaxParallelism, opts, ctx.Shared)
+			} else {
+				b, err = pebble.Open(sub, kgs, ctx.MaxParallelism, opts)
+			}
 			if err != nil {
 				os.RemoveAll(sub)
 				return nil, err

@@ -11,6 +11,10 @@ import (
 type SubtaskState struct {
 	KeyGroups map[int][]byte
 	Lists     map[string][][]byte
+	// Backends are native snapshots of keyed state backends: the one the
+	// subtask took, or on restore those of every former subtask whose key
+	// groups overlap the subtask's.
+	Backends []*BackendState
 }
 
 // OperatorState is the state of every subtask of one operator, as the
@@ -26,12 +30,12 @@ type OperatorState struct {
 
 // Assemble lays out the state of a checkpoint as state files and metadata.
 func Assemble(job string, id int64, savepoint, final bool, ops []OperatorState) (*Metadata, map[string][]byte) {
-	m := &Metadata{Version: FormatVersion, Job: job, ID: id, Savepoint: savepoint, Final: final, Time: time.Now().UTC()}
+	m := &Metadata{Version: 1, Job: job, ID: id, Savepoint: savepoint, Final: final, Time: time.Now().UTC()}
 	files := map[string][]byte{}
 	for oi, op := range ops {
 		mo := Operator{UID: op.UID, Name: op.Name, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism}
 		for i, st := range op.Subtasks {
-			if st == nil || (len(st.KeyGroups) == 0 && len(st.Lists) == 0) {
+			if st == nil || (len(st.KeyGroups) == 0 && len(st.Lists) == 0 && len(st.Backends) == 0) {
 				continue
 			}
 			sub := Subtask{Index: i, File: fmt.Sprintf("op%03d-%s-%d.state", oi, safe(op.UID), i)}
@@ -58,6 +62,21 @@ func Assemble(job string, id int64, savepoint, final bool, ops []OperatorState) 
 					buf = append(buf, item...)
 				}
 				sub.Lists = append(sub.Lists, l)
+			}
+			for _, b := range st.Backends {
+				mb := *b
+				mb.Files = make([]BackendFile, len(b.Files))
+				for j, f := range b.Files {
+					if f.Shared == "" {
+						f.Offset = int64(len(buf))
+						buf = append(buf, f.Data...)
+					}
+					mb.Files[j] = f
+				}
+				sub.Backends = append(sub.Backends, mb)
+				// Version 1 readers would ignore the files and restore
+				// nothing.
+				m.Version = FormatVersion
 			}
 			sub.Size, sub.CRC32C = int64(len(buf)), Checksum(buf)
 			files[sub.File] = buf
@@ -87,6 +106,10 @@ func safe(s string) string {
 // exactly those key groups, whatever subtask held them before, and a
 // round-robin share of each operator-state list (or all of it for the lists
 // named in union).
+//
+// Native backend snapshots are not divided: the state gets every one that
+// holds a key group of [kgStart, kgEnd), with the data of its private files
+// and the paths of its shared ones; the backend keeps its key groups.
 func (l *Loaded) Redistribute(uid string, i, p, kgStart, kgEnd int, union map[string]bool) (*SubtaskState, error) {
 	op, ok := l.Metadata.Operator(uid)
 	if !ok {
@@ -112,6 +135,26 @@ func (l *Loaded) Redistribute(uid string, i, p, kgStart, kgEnd int, union map[st
 				return nil, err
 			}
 			st.KeyGroups[s.KeyGroup] = b
+		}
+		for _, b := range sub.Backends {
+			if !b.overlaps(kgStart, kgEnd) {
+				continue
+			}
+			rb := b
+			rb.Files = make([]BackendFile, len(b.Files))
+			for j, f := range b.Files {
+				if f.Shared != "" {
+					f.Path = l.SharedPath(f.Shared)
+				} else {
+					data, err := slice(Section{Offset: f.Offset, Length: f.Size})
+					if err != nil {
+						return nil, err
+					}
+					f.Data = data
+				}
+				rb.Files[j] = f
+			}
+			st.Backends = append(st.Backends, &rb)
 		}
 		for _, list := range sub.Lists {
 			if _, seen := all[list.Name]; !seen {

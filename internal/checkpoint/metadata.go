@@ -2,7 +2,7 @@
 // files of every operator subtask and the metadata that makes them a
 // checkpoint.
 //
-// Format (version 1). A checkpoint is a directory holding one state file per
+// Format (version 2). A checkpoint is a directory holding one state file per
 // operator subtask and a file _metadata. A state file is the concatenation of
 // the subtask's sections: one per key group (all keyed state of the
 // operator in that key group) and one per element of each operator-state
@@ -11,7 +11,14 @@
 // CRC-32C and the offset and length of each section; it ends with a line
 // "crc32c <hex>" over the JSON. A directory without a valid _metadata is not
 // a checkpoint. Readers reject a version they do not know; this version reads
-// version 1, and later versions keep reading it.
+// versions 1 and 2, and later versions keep reading them.
+//
+// Version 2 adds native snapshots of keyed state backends (Subtask.Backends):
+// the small files of a backend's snapshot are sections of the state file,
+// and its large immutable files live once in the shared area of the storage,
+// shared/ next to the checkpoint directories, referenced by key from every
+// checkpoint that uses them. A checkpoint with no backend snapshot is
+// written as version 1.
 package checkpoint
 
 import (
@@ -26,7 +33,7 @@ import (
 )
 
 // FormatVersion is the version of the checkpoint format this code writes.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // MetadataFile is the name of the file that completes a checkpoint.
 const MetadataFile = "_metadata"
@@ -71,6 +78,8 @@ type Subtask struct {
 	CRC32C    uint32    `json:"crc32c"`
 	KeyGroups []Section `json:"keyGroups,omitempty"`
 	Lists     []List    `json:"lists,omitempty"`
+	// Backends are native snapshots of keyed state backends (version 2).
+	Backends []BackendState `json:"backends,omitempty"`
 }
 
 // Section is a byte range of a state file.

@@ -44,6 +44,15 @@ type Loaded struct {
 	Metadata *Metadata
 	// Files maps each state file name to its content.
 	Files map[string][]byte
+	// SharedRoot is the directory that holds the shared area the
+	// checkpoint's backend snapshots refer to: the parent of the
+	// checkpoint's directory.
+	SharedRoot string
+}
+
+// SharedPath returns the path of the shared file with the given key.
+func (l *Loaded) SharedPath(key string) string {
+	return filepath.Join(l.SharedRoot, filepath.FromSlash(key))
 }
 
 // Dir stores checkpoints as directories chk-<id> under a local directory.
@@ -189,7 +198,7 @@ func LoadPath(path string) (*Loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(path, MetadataFile), err)
 	}
-	l := &Loaded{Ref: Ref{ID: m.ID, Path: path}, Metadata: m, Files: map[string][]byte{}}
+	l := &Loaded{Ref: Ref{ID: m.ID, Path: path}, Metadata: m, Files: map[string][]byte{}, SharedRoot: filepath.Dir(filepath.Clean(path))}
 	for _, op := range m.Operators {
 		for _, st := range op.Subtasks {
 			if st.File == "" {
@@ -207,9 +216,43 @@ func LoadPath(path string) (*Loaded, error) {
 				return nil, fmt.Errorf("%w: state file %s has checksum %08x, metadata says %08x", ErrCorrupt, p, got, st.CRC32C)
 			}
 			l.Files[st.File] = b
+			if err := l.checkBackends(op, st); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return l, nil
+}
+
+// checkBackends verifies that the files of the subtask's backend snapshots
+// are where the metadata says, at their size: private ones inside the state
+// file, shared ones in the shared area. Their checksums are verified when a
+// restore copies them.
+func (l *Loaded) checkBackends(op Operator, st Subtask) error {
+	for _, b := range st.Backends {
+		for _, f := range b.Files {
+			if f.Shared == "" {
+				if f.Offset < 0 || f.Size < 0 || f.Offset+f.Size > st.Size {
+					return fmt.Errorf("%w: file %s of operator %q, subtask %d lies outside its state file %s", ErrCorrupt, f.Name, op.Name, st.Index, st.File)
+				}
+				continue
+			}
+			if err := checkSharedKey(f.Shared); err != nil {
+				return fmt.Errorf("%w: operator %q, subtask %d: %v", ErrCorrupt, op.Name, st.Index, err)
+			}
+			p := l.SharedPath(f.Shared)
+			info, err := os.Stat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%w: %s references the shared file %s (operator %q, subtask %d), which is missing: eddy deletes a shared file only once no retained checkpoint references it, so it was removed or never copied with the checkpoint; restore from an earlier checkpoint or a savepoint, or copy the whole checkpoint directory including shared/", ErrCorrupt, l.Ref.Path, p, op.Name, st.Index)
+			} else if err != nil {
+				return fmt.Errorf("%w: shared file %s: %v", ErrCorrupt, p, err)
+			}
+			if info.Size() != f.Size {
+				return fmt.Errorf("%w: shared file %s is %d bytes, %s says %d (truncated?): restore from an earlier checkpoint or a savepoint", ErrCorrupt, p, info.Size(), l.Ref.Path, f.Size)
+			}
+		}
+	}
+	return nil
 }
 
 // Delete removes a checkpoint directory.
@@ -238,9 +281,21 @@ func LatestValid(s Storage, log *slog.Logger) (*Loaded, error) {
 	return nil, nil
 }
 
-// Retain deletes all but the newest n completed checkpoints, and any
-// incomplete checkpoint directory older than the newest complete one.
+// Retain deletes all but the newest n completed checkpoints, any
+// incomplete checkpoint directory older than the newest complete one, and
+// the shared files no remaining checkpoint references (SweepShared).
 func Retain(d *Dir, n int) error {
+	if err := retainDirs(d, n); err != nil {
+		return err
+	}
+	if d.prefix != "chk-" {
+		return nil
+	}
+	_, err := SweepShared(d)
+	return err
+}
+
+func retainDirs(d *Dir, n int) error {
 	refs, err := d.List()
 	if err != nil {
 		return err

@@ -59,6 +59,12 @@ func newKeyedBase[K comparable, T any](ctx *runtime.Context, spec KeySpec[K, T],
 	if err != nil {
 		return nil, fmt.Errorf("creating state backend: %w", err)
 	}
+	if rs := ctx.Restored; rs != nil && len(rs.Backends) > 0 {
+		if _, ok := b.(incrementalBackend); !ok {
+			b.Close()
+			return nil, fmt.Errorf("the checkpoint holds keyed state of the %s backend in its own format, which the %T backend cannot read: run the job with that state backend (eddy.PebbleState)", rs.Backends[0].Kind, b)
+		}
+	}
 	kc := &state.KeyContext[K]{}
 	codec := spec.Codec
 	if codec == nil {

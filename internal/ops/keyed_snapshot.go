@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/eddystream/eddy/internal/checkpoint"
 	"github.com/eddystream/eddy/internal/runtime"
 	"github.com/eddystream/eddy/internal/state"
 )
@@ -211,10 +212,22 @@ func (t *bytesTables) RestoreKeyGroup(kg int, data []byte) error {
 // subtask's goroutine, and returns the function that encodes the frozen key
 // groups on another goroutine while the subtask processes on. Tables that
 // cannot freeze (a bytes backend's) are encoded here and now.
+//
+// A backend that snapshots natively (incrementalBackend: Pebble) does so for
+// checkpoints, when the job has checkpoint storage; savepoints encode every
+// key group in the canonical format, so that they are self-contained and
+// portable.
 func (k *keyedBase[K, T]) SnapshotStateAsync(id int64) (func() (*runtime.OperatorSnapshot, error), error) {
 	tables, err := k.tables()
 	if err != nil {
 		return nil, err
+	}
+	var native func() (*checkpoint.BackendState, error)
+	if ib, ok := k.backend.(incrementalBackend); ok && k.ctx.Shared != nil && !k.ctx.IsSavepoint(id) {
+		delete(tables, bytesTablesName)
+		if native, err = ib.Snapshot(id, k.ctx.Shared, sharedPrefix(k.ctx.Operator)); err != nil {
+			return nil, err
+		}
 	}
 	names := make([]string, 0, len(tables))
 	for name := range tables {
@@ -252,6 +265,13 @@ func (k *keyedBase[K, T]) SnapshotStateAsync(id int64) (func() (*runtime.Operato
 			}
 		}()
 		snap := &runtime.OperatorSnapshot{KeyGroups: map[int][]byte{}}
+		if native != nil {
+			bs, err := native()
+			if err != nil {
+				return nil, err
+			}
+			snap.Backends = []*checkpoint.BackendState{bs}
+		}
 		var data []byte
 		for kg := kgs.Start; kg < kgs.End; kg++ {
 			buf := sync[kg]
@@ -274,4 +294,34 @@ func appendSection(buf []byte, name string, data []byte) []byte {
 	buf = append(buf, name...)
 	buf = binary.AppendUvarint(buf, uint64(len(data)))
 	return append(buf, data...)
+}
+
+// incrementalBackend is a keyed state backend that snapshots in its own
+// format, sharing files across checkpoints (the Pebble backend).
+type incrementalBackend interface {
+	Snapshot(id int64, shared checkpoint.SharedStorage, keyPrefix string) (func() (*checkpoint.BackendState, error), error)
+	CheckpointComplete(id int64)
+}
+
+// NotifyCheckpointComplete tells an incremental backend that checkpoint id
+// completed, so that the next snapshot reuses its files.
+func (k *keyedBase[K, T]) NotifyCheckpointComplete(id int64) error {
+	if ib, ok := k.backend.(incrementalBackend); ok {
+		ib.CheckpointComplete(id)
+	}
+	return nil
+}
+
+// sharedPrefix is the folder of an operator's shared files.
+func sharedPrefix(operator string) string {
+	b := []byte(operator)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 40 {
+		b = b[:40]
+	}
+	return checkpoint.SharedDir + "/" + string(b)
 }

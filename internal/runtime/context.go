@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/eddystream/eddy/internal/checkpoint"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -29,10 +31,15 @@ type Context struct {
 	// Checkpointing reports whether the job takes checkpoints, so that
 	// sources that cannot be checkpointed refuse to run.
 	Checkpointing bool
+	// Shared is the shared area of the checkpoint storage, where state
+	// backends with incremental snapshots put the files that checkpoints
+	// share; nil when the job has no checkpoint storage.
+	Shared checkpoint.SharedStorage
 
-	now    func() int64
-	wakeAt func(ts int64, fn func(now int64) error)
-	done   <-chan struct{}
+	savepoint func(id int64) bool
+	now       func() int64
+	wakeAt    func(ts int64, fn func(now int64) error)
+	done      <-chan struct{}
 }
 
 // NewContext returns a context for driving an operator outside a job, as
@@ -53,6 +60,11 @@ func (c *Context) ProcessingTime() int64 { return c.now() }
 // WakeAt asks the subtask to call fn, on its goroutine, once processing time
 // has reached ts (milliseconds). fn receives the processing time of the call.
 func (c *Context) WakeAt(ts int64, fn func(now int64) error) { c.wakeAt(ts, fn) }
+
+// IsSavepoint reports whether snapshot id is a savepoint, which must be
+// self-contained and portable (no shared files, key groups in the canonical
+// encoding), rather than a checkpoint.
+func (c *Context) IsSavepoint(id int64) bool { return c.savepoint != nil && c.savepoint(id) }
 
 // Done is closed when the job is cancelled or failed.
 func (c *Context) Done() <-chan struct{} { return c.done }

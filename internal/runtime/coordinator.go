@@ -75,6 +75,9 @@ type coordinator struct {
 
 	statsMu sync.Mutex
 	stats   []CheckpointStats
+
+	savepointsMu sync.Mutex
+	savepointIDs map[int64]bool
 }
 
 // CheckpointStats describes a completed checkpoint.
@@ -90,8 +93,13 @@ type CheckpointStats struct {
 	// part of the snapshot (the copy-on-write freeze, or a synchronous
 	// encoding).
 	Sync time.Duration
-	// Bytes is the size of the state files.
-	Bytes     int64
+	// Bytes is the size of the checkpoint: its state files and every
+	// shared file it references.
+	Bytes int64
+	// Uploaded is what the checkpoint wrote: its state files and the shared
+	// files that no earlier checkpoint had stored. With incremental
+	// snapshots it is a fraction of Bytes.
+	Uploaded  int64
 	Savepoint bool
 }
 
@@ -110,6 +118,13 @@ func newCoordinator(cfg Config, restore *checkpoint.Loaded, done <-chan struct{}
 		}
 	}
 	return c
+}
+
+// isSavepoint reports whether checkpoint id is a savepoint. Tasks call it.
+func (c *coordinator) isSavepoint(id int64) bool {
+	c.savepointsMu.Lock()
+	defer c.savepointsMu.Unlock()
+	return c.savepointIDs[id]
 }
 
 // ack delivers a task's message; it gives up if the job is cancelled.
@@ -259,6 +274,14 @@ func (c *coordinator) trigger(sp *savepointRequest) {
 	id := c.nextID
 	c.nextID++
 	c.pending = &pending{id: id, started: time.Now(), acks: map[*task][]*OperatorSnapshot{}, savepoint: sp}
+	if sp != nil {
+		c.savepointsMu.Lock()
+		if c.savepointIDs == nil {
+			c.savepointIDs = map[int64]bool{}
+		}
+		c.savepointIDs[id] = true
+		c.savepointsMu.Unlock()
+	}
 	for _, t := range c.tasks {
 		if t.source != nil {
 			t.triggered.Store(id)
@@ -332,14 +355,32 @@ func (c *coordinator) complete(id int64, p *pending, final bool) error {
 			c.lastDone = time.Now()
 			return nil
 		}
-		size := 0
+		var size, uploaded int64
 		for _, f := range files {
-			size += len(f)
+			size += int64(len(f))
 		}
-		c.cfg.Log.Debug("checkpoint complete", "checkpoint", id, "path", ref.Path, "bytes", size, "write", time.Since(start))
+		uploaded = size
+		for _, op := range ops {
+			for _, st := range op.Subtasks {
+				if st == nil {
+					continue
+				}
+				for _, b := range st.Backends {
+					for _, f := range b.Files {
+						if f.Shared != "" {
+							size += f.Size
+							if f.Uploaded {
+								uploaded += f.Size
+							}
+						}
+					}
+				}
+			}
+		}
+		c.cfg.Log.Debug("checkpoint complete", "checkpoint", id, "path", ref.Path, "bytes", size, "uploaded", uploaded, "write", time.Since(start))
 		if p != nil {
 			c.statsMu.Lock()
-			c.stats = append(c.stats, CheckpointStats{ID: id, Duration: time.Since(p.started), Write: time.Since(start), Sync: p.maxSync, Bytes: int64(size), Savepoint: savepoint})
+			c.stats = append(c.stats, CheckpointStats{ID: id, Duration: time.Since(p.started), Write: time.Since(start), Sync: p.maxSync, Bytes: size, Uploaded: uploaded, Savepoint: savepoint})
 			c.statsMu.Unlock()
 		}
 		if savepoint {

@@ -418,6 +418,10 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 					Operator: n.Name, Subtask: i, Parallelism: n.parallelism, MaxParallelism: n.maxParallelism,
 					Log: cfg.Log.With("operator", n.Name, "subtask", i), Metrics: &OperatorMetrics{Name: n.Name},
 					now: t.now, done: done, Checkpointing: cfg.Checkpoints.Interval > 0,
+					savepoint: coord.isSavepoint,
+				}
+				if cfg.Checkpoints.Storage != nil {
+					ctx.Shared = cfg.Checkpoints.Storage
 				}
 				ctx.wakeAt = func(ts int64, fn func(int64) error) { t.timers.add(ts, fn, ctx) }
 				if restore != nil {

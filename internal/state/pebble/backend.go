@@ -63,7 +63,7 @@
 // proceed on another goroutine. Pebble's own flushes and compactions run on
 // background goroutines. Open, Restore and Rescale may run concurrently
 // (also on the same source checkpoints), as may Close of different backends;
-// Budget and SharedFiles are safe for concurrent use.
+// Budget is safe for concurrent use.
 package pebble
 
 import (
@@ -117,6 +117,7 @@ type Backend struct {
 	from   string // checkpoint directory restored from, if any
 	get    []byte // Get's result, reused
 	closed bool
+	inc    incremental // incremental snapshots (incremental.go)
 }
 
 type tableInfo struct {

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/eddystream/eddy/internal/state"
 )
@@ -285,93 +284,4 @@ func PlanUpload(files []string, uploaded map[string]string) UploadPlan {
 		p.Upload = append(p.Upload, f)
 	}
 	return p
-}
-
-// SharedFiles counts, for each shared file in checkpoint storage (by storage
-// key), the retained checkpoints that reference it, so that a file is
-// deleted only when no retained checkpoint needs it. One SharedFiles serves a
-// whole job: every subtask's checkpoint of id n is retained under n.
-//
-// Protocol: when checkpoint n completes, Retain(n, keys) with every shared
-// storage key each subtask's checkpoint references (reused and new) before
-// any older checkpoint is released; when checkpoint n is subsumed or
-// discarded, Release(n) and delete the keys it returns. Files uploaded for a
-// checkpoint that never completes are retained under its id too and
-// released when it is aborted. After a restart, rebuild the counts by
-// retaining every checkpoint still in storage.
-//
-// Concurrency: safe for concurrent use.
-type SharedFiles struct {
-	mu    sync.Mutex
-	refs  map[string]int
-	ckpts map[int64]map[string]bool
-}
-
-// NewSharedFiles returns an empty registry.
-func NewSharedFiles() *SharedFiles {
-	return &SharedFiles{refs: map[string]int{}, ckpts: map[int64]map[string]bool{}}
-}
-
-// Retain records that checkpoint id references the shared files keys. It
-// may be called several times for one id (once per subtask); a key counts
-// once per checkpoint.
-func (s *SharedFiles) Retain(id int64, keys []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	set := s.ckpts[id]
-	if set == nil {
-		set = map[string]bool{}
-		s.ckpts[id] = set
-	}
-	for _, k := range keys {
-		if !set[k] {
-			set[k] = true
-			s.refs[k]++
-		}
-	}
-}
-
-// Release forgets checkpoint id and returns, sorted, the keys that no
-// retained checkpoint references any more: the caller deletes them from
-// storage. Releasing an unknown id returns nothing.
-func (s *SharedFiles) Release(id int64) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var unused []string
-	for k := range s.ckpts[id] {
-		if s.refs[k]--; s.refs[k] == 0 {
-			delete(s.refs, k)
-			unused = append(unused, k)
-		}
-	}
-	delete(s.ckpts, id)
-	slices.Sort(unused)
-	return unused
-}
-
-// Refs returns the number of retained checkpoints that reference key.
-func (s *SharedFiles) Refs(key string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refs[key]
-}
-
-// Checkpoints returns the ids of the retained checkpoints, sorted.
-func (s *SharedFiles) Checkpoints() []int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ids := make([]int64, 0, len(s.ckpts))
-	for id := range s.ckpts {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
-// Len returns the number of shared files referenced by retained
-// checkpoints.
-func (s *SharedFiles) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.refs)
 }

@@ -257,32 +257,3 @@ func TestPlanUploadIncremental(t *testing.T) {
 		}
 	}
 }
-
-func TestSharedFiles(t *testing.T) {
-	s := NewSharedFiles()
-	s.Retain(1, []string{"a", "b"})
-	s.Retain(1, []string{"b", "c"}) // another subtask of checkpoint 1
-	s.Retain(2, []string{"b", "c", "d"})
-	s.Retain(3, []string{"d", "e"})
-	if s.Refs("b") != 2 || s.Refs("a") != 1 || s.Len() != 5 {
-		t.Errorf("refs b=%d a=%d len=%d", s.Refs("b"), s.Refs("a"), s.Len())
-	}
-	if got := s.Release(1); !slices.Equal(got, []string{"a"}) {
-		t.Errorf("Release(1) = %v, want [a]", got)
-	}
-	if got := s.Release(1); len(got) != 0 {
-		t.Errorf("Release(1) again = %v", got)
-	}
-	if got := s.Release(3); !slices.Equal(got, []string{"e"}) {
-		t.Errorf("Release(3) = %v, want [e]", got)
-	}
-	if !slices.Equal(s.Checkpoints(), []int64{2}) {
-		t.Errorf("Checkpoints = %v", s.Checkpoints())
-	}
-	if got := s.Release(2); !slices.Equal(got, []string{"b", "c", "d"}) {
-		t.Errorf("Release(2) = %v", got)
-	}
-	if s.Len() != 0 {
-		t.Errorf("Len = %d after releasing all", s.Len())
-	}
-}
