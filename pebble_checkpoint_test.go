@@ -198,3 +198,32 @@ func TestPebbleCheckpointMissingSharedFile(t *testing.T) {
 		t.Fatalf("restoring a checkpoint missing %s: err = %v, want one naming the file and the way out", path, err)
 	}
 }
+
+func TestPebbleStateOfEndedProcessesIsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	// A process id that does not run: above the kernel's pid_max.
+	stale := filepath.Join(dir, "Window-0-99999999-123")
+	if err := os.MkdirAll(filepath.Join(stale, "db"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(dir, fmt.Sprintf("Window-1-%d-456", os.Getpid()))
+	other := filepath.Join(dir, "unrelated")
+	for _, d := range []string{mine, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := eddy.NewEnvironment(eddy.WithStateBackend(eddy.PebbleState(dir, 64<<20)))
+	sensorJob(env, 100, 0, t.TempDir(), nil)
+	if err := env.Execute(context.Background(), "sweep"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the state of an ended process is still there: %v", err)
+	}
+	for _, d := range []string{mine, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
+}

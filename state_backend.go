@@ -3,7 +3,11 @@ package eddy
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/eddystream/eddy/internal/ops"
 	"github.com/eddystream/eddy/internal/runtime"
@@ -45,11 +49,12 @@ func HeapState() StateBackend {
 // instead. Both restore into the Pebble backend only.
 func PebbleState(dir string, memoryBudget int64) StateBackend {
 	return StateBackend{name: "pebble", factory: func(e *Environment) ops.BackendFactory {
+		removeStale(dir, e.cfg.Log)
 		return func(ctx *runtime.Context, kgs state.KeyGroupRange) (state.Backend, error) {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, fmt.Errorf("pebble state directory: %w", err)
 			}
-			sub, err := os.MkdirTemp(dir, fmt.Sprintf("%s-%d-", safeName(ctx.Operator), ctx.Subtask))
+			sub, err := os.MkdirTemp(dir, fmt.Sprintf("%s-%d-%d-", safeName(ctx.Operator), ctx.Subtask, os.Getpid()))
 			if err != nil {
 				return nil, fmt.Errorf("pebble state directory: %w", err)
 			}
@@ -81,6 +86,35 @@ func (r *removeOnClose) Close() error {
 		err = fmt.Errorf("removing %s: %w", r.dir, rerr)
 	}
 	return err
+}
+
+// removeStale deletes the databases under dir that a process that no longer
+// runs left behind (killed before it could remove them): their names carry
+// the process id. A directory of a running process is never touched.
+func removeStale(dir string, log *slog.Logger) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	for _, e := range ents {
+		parts := strings.Split(e.Name(), "-")
+		if len(parts) < 4 {
+			continue
+		}
+		pid, err := strconv.Atoi(parts[2])
+		if err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if err := os.RemoveAll(p); err != nil {
+			log.Warn("could not remove the state of an ended process", "dir", p, "error", err)
+			continue
+		}
+		log.Info("removed the local state an ended process left", "dir", p)
+	}
 }
 
 // WithStateBackend sets where keyed state lives (default HeapState()).

@@ -12,7 +12,10 @@ import (
 
 func newDemoCmd() *cobra.Command {
 	o := demo.Options{}
-	var restAddr string
+	var (
+		restAddr string
+		st       stateFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the hot-items demo job on the built-in Nexmark generator",
@@ -28,6 +31,11 @@ outside services.`,
 			if o.Parallelism <= 0 {
 				return fmt.Errorf("--parallelism must be positive, got %d", o.Parallelism)
 			}
+			if err := st.check(cmd); err != nil {
+				return err
+			}
+			backend := st.open()
+			o.State = backend
 			if restAddr != "" {
 				o.Started = func(env *eddy.Environment) {
 					serveREST(cmd, restAddr, env, "hot-items")
@@ -51,5 +59,6 @@ outside services.`,
 	cmd.Flags().DurationVar(&o.CheckpointInterval, "checkpoint-interval", 10*time.Second, "time between checkpoints")
 	cmd.Flags().BoolVar(&o.Fresh, "fresh", false, "ignore (and delete) the checkpoints of an earlier run and start from the beginning")
 	cmd.Flags().StringVar(&o.Output, "output", "", "write the results exactly once as JSON-lines part files into this directory instead of printing them")
+	st.register(cmd)
 	return cmd
 }

@@ -30,15 +30,24 @@ func committed(t *testing.T, dir string) []string { return testutil.CommittedLin
 // TestKill9ExactlyOnce kills the eddy process with SIGKILL several times
 // while it writes through the exactly-once file sink, restarts it on the
 // same checkpoint directory each time, and checks that the committed output
-// equals that of a run without failures.
+// equals that of a run without failures, with keyed state on the heap and in
+// Pebble.
 func TestKill9ExactlyOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the eddy binary")
 	}
 	bin := buildEddy(t)
+	t.Run("heap", func(t *testing.T) { testKill9ExactlyOnce(t, bin, nil) })
+	t.Run("pebble", func(t *testing.T) {
+		testKill9ExactlyOnce(t, bin, []string{"--state", "pebble", "--state-dir", t.TempDir()})
+	})
+}
+
+// testKill9ExactlyOnce runs the demo with the extra flags state.
+func testKill9ExactlyOnce(t *testing.T, bin string, state []string) {
 	args := func(chk, out string) []string {
-		return []string{"demo", "--events", "3000000", "--parallelism", "2", "--checkpoint-dir", chk,
-			"--checkpoint-interval", "100ms", "--output", out}
+		return append([]string{"demo", "--events", "3000000", "--parallelism", "2", "--checkpoint-dir", chk,
+			"--checkpoint-interval", "100ms", "--output", out}, state...)
 	}
 	root := t.TempDir()
 	ref := filepath.Join(root, "ref")

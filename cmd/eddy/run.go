@@ -35,6 +35,7 @@ func newRunCmd() *cobra.Command {
 		savepoint   string
 		output      string
 		restAddr    string
+		st          stateFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run JOB",
@@ -43,13 +44,19 @@ func newRunCmd() *cobra.Command {
 (q10 and q13 need files; use eddy nexmark for them). With --checkpoint-dir the job
 takes checkpoints, restarts from them after a failure, and when started again on
 the same directory resumes from the latest one and says so (--fresh starts over).
-With --output its results go exactly once to part files in a directory.
+With --output its results go exactly once to part files in a directory. With
+--state pebble keyed state lives in an embedded LSM under --state-dir, and
+checkpoints upload only the files earlier ones do not hold.
 
 Jobs: ` + strings.Join(jobNames(), ", "),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := st.check(cmd); err != nil {
+				return err
+			}
+			backend := st.open()
 			var opts []eddy.Option
-			opts = append(opts, eddy.WithParallelism(parallelism))
+			opts = append(opts, eddy.WithParallelism(parallelism), eddy.WithStateBackend(backend))
 			if chkDir != "" {
 				opts = append(opts, eddy.WithCheckpointDir(chkDir), eddy.WithCheckpointing(interval))
 			}
@@ -62,7 +69,7 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 			name := args[0]
 			if name == "hot-items" {
 				o := demo.Options{Events: events, Parallelism: parallelism, TopN: 3, CheckpointDir: chkDir,
-					CheckpointInterval: interval, Fresh: fresh, Output: output, FromSavepoint: savepoint}
+					CheckpointInterval: interval, Fresh: fresh, Output: output, FromSavepoint: savepoint, State: backend}
 				if restAddr != "" {
 					o.Started = func(env *eddy.Environment) { serveREST(cmd, restAddr, env, name) }
 				}
@@ -99,5 +106,6 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 	f.StringVar(&savepoint, "from-savepoint", "", "restore the job from this savepoint (the parallelism may differ)")
 	f.StringVar(&output, "output", "", "write the results exactly once as JSON-lines part files into this directory")
 	f.StringVar(&restAddr, "rest-address", "", "serve the job's REST API (status, savepoints) on this address")
+	st.register(cmd)
 	return cmd
 }

@@ -37,6 +37,9 @@ type Options struct {
 	Output string
 	// FromSavepoint, if set, restores the job from this savepoint.
 	FromSavepoint string
+	// State is where keyed state lives; the zero value means
+	// eddy.HeapState().
+	State eddy.StateBackend
 	// Started, if set, is called with the environment once the job is
 	// built, so that a caller can serve its REST API.
 	Started func(env *eddy.Environment)
@@ -58,6 +61,9 @@ func HotItems(ctx context.Context, w io.Writer, o Options) error {
 	}
 	if o.FromSavepoint != "" {
 		opts = append(opts, eddy.WithRestoreFrom(o.FromSavepoint))
+	}
+	if o.State.Name() != "" {
+		opts = append(opts, eddy.WithStateBackend(o.State))
 	}
 	env := eddy.NewEnvironment(opts...)
 	bids := nexmark.Bids(env, cfg)
