@@ -26,9 +26,10 @@ func corrupt(name string, err error) {
 	panic(&BackendError{Op: fmt.Sprintf("decode table %q", name), Err: err})
 }
 
-// bytesValueTable is a ValueTable on a BytesBackend. key and val are scratch
-// buffers reused by every call, so Get and Put of primitive types do not
-// allocate.
+// bytesValueTable is a ValueTable on a BytesBackend without a cache (see
+// CacheHost): every call encodes and goes to the backend. key and val are
+// scratch buffers reused by every call, so Get and Put of primitive types do
+// not allocate.
 type bytesValueTable[K, N comparable, V any] struct {
 	b    BytesBackend
 	name string
@@ -41,7 +42,33 @@ type bytesValueTable[K, N comparable, V any] struct {
 	val  []byte
 }
 
-func newBytesValueTable[K, N comparable, V any](b BytesBackend, name string, id uint32, kc Codec[K], nc Codec[N], vc Codec[V]) *bytesValueTable[K, N, V] {
+// newBytesValueTable returns the value table with id on b: on a CacheHost
+// with a cache, the cached table of that id, made on first use, so that
+// every declaration of a name shares one cache; else a bytesValueTable.
+func newBytesValueTable[K, N comparable, V any](b BytesBackend, name string, id uint32, kc Codec[K], nc Codec[N], vc Codec[V]) ValueTable[K, N, V] {
+	if m := cacheOf(b); m != nil {
+		if t, ok := m.tables[id]; ok {
+			ct, ok := t.(ValueTable[K, N, V])
+			if !ok {
+				panic(fmt.Sprintf("state: table %q (id %d) is cached as %T", name, id, t))
+			}
+			return ct
+		}
+		var t interface {
+			cachedTable
+			ValueTable[K, N, V]
+		}
+		if vnc, ok := any(nc).(Codec[VoidNamespace]); ok {
+			t = any(newCachedValueTable[K, VoidNamespace, V, K, voidKeyer[K]](m, name, id, kc, vnc, vc)).(interface {
+				cachedTable
+				ValueTable[K, N, V]
+			})
+		} else {
+			t = newCachedValueTable[K, N, V, pair[K, N], pairKeyer[K, N]](m, name, id, kc, nc, vc)
+		}
+		m.add(t)
+		return t
+	}
 	return &bytesValueTable[K, N, V]{b: b, name: name, id: id, kgs: b.KeyGroups(), kc: kc, nc: nc, vc: vc}
 }
 
@@ -101,8 +128,8 @@ func (t *bytesValueTable[K, N, V]) Range(kg int, fn func(k K, n N, v V) bool) {
 	})
 }
 
-// bytesMapTable is a MapTable on a BytesBackend: one backend entry per user
-// entry, under key | namespace | user key.
+// bytesMapTable is a MapTable on a BytesBackend without a cache: one backend
+// entry per user entry, under key | namespace | user key.
 type bytesMapTable[K, N, UK comparable, UV any] struct {
 	b    BytesBackend
 	name string
@@ -116,7 +143,21 @@ type bytesMapTable[K, N, UK comparable, UV any] struct {
 	val  []byte
 }
 
-func newBytesMapTable[K, N, UK comparable, UV any](b BytesBackend, name string, id uint32, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV]) *bytesMapTable[K, N, UK, UV] {
+// newBytesMapTable returns the map table with id on b, cached as in
+// newBytesValueTable.
+func newBytesMapTable[K, N, UK comparable, UV any](b BytesBackend, name string, id uint32, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV]) MapTable[K, N, UK, UV] {
+	if m := cacheOf(b); m != nil {
+		if t, ok := m.tables[id]; ok {
+			ct, ok := t.(*cachedMapTable[K, N, UK, UV])
+			if !ok {
+				panic(fmt.Sprintf("state: table %q (id %d) is cached as %T", name, id, t))
+			}
+			return ct
+		}
+		t := newCachedMapTable(m, name, id, kc, nc, ukc, uvc)
+		m.add(t)
+		return t
+	}
 	return &bytesMapTable[K, N, UK, UV]{b: b, name: name, id: id, kgs: b.KeyGroups(), kc: kc, nc: nc, ukc: ukc, uvc: uvc}
 }
 

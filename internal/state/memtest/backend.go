@@ -1,7 +1,9 @@
 // Package memtest is a BytesBackend kept in memory: a map from key to value
 // plus a sorted index of keys rebuilt when a scan finds it stale. It runs the
 // bytes path of the typed tables (the one the Pebble backend will take)
-// without a disk, in tests and benchmarks.
+// without a disk, in tests and benchmarks. New makes a backend whose tables
+// encode every call; NewCached one that hosts a table cache
+// (state.CacheHost), as the Pebble backend does.
 package memtest
 
 import (
@@ -25,6 +27,9 @@ type Backend struct {
 	stale  bool     // keys were added since sorted was built
 	tables map[string]table
 	nextID uint32
+
+	cacheBudget int64              // see NewCached; 0: no cache
+	caches      []state.TableCache // attached by the typed tables
 }
 
 type entry struct{ value []byte }
@@ -34,7 +39,7 @@ type table struct {
 	kind string
 }
 
-var _ state.BytesBackend = (*Backend)(nil)
+var _ state.CacheHost = (*Backend)(nil)
 
 // New returns an empty backend for the key groups kgs of an operator with
 // maxParallelism key groups. It panics if kgs does not lie within
@@ -44,6 +49,57 @@ func New(kgs state.KeyGroupRange, maxParallelism int) *Backend {
 		panic(fmt.Sprintf("memtest: key groups %v do not fit max parallelism %d", kgs, maxParallelism))
 	}
 	return &Backend{kgs: kgs, maxP: maxParallelism, data: map[string]*entry{}, tables: map[string]table{}}
+}
+
+// NewCached returns an empty backend like New whose typed tables keep a
+// write-back cache of at most cacheBudget bytes (see state.CacheHost).
+func NewCached(kgs state.KeyGroupRange, maxParallelism int, cacheBudget int64) *Backend {
+	b := New(kgs, maxParallelism)
+	b.cacheBudget = cacheBudget
+	return b
+}
+
+// CacheBudget returns the budget given to NewCached, or 0.
+func (b *Backend) CacheBudget() int64 { return b.cacheBudget }
+
+// AttachCache registers a table cache, which Scan, Set, Delete and
+// DeletePrefix keep coherent.
+func (b *Backend) AttachCache(c state.TableCache) { b.caches = append(b.caches, c) }
+
+// Caches returns the attached table caches.
+func (b *Backend) Caches() []state.TableCache { return b.caches }
+
+// FlushCaches writes the dirty entries of every attached cache.
+func (b *Backend) FlushCaches() {
+	for _, c := range b.caches {
+		c.Flush(nil)
+	}
+}
+
+// CacheBytes returns the estimated bytes the attached caches hold.
+func (b *Backend) CacheBytes() int64 {
+	var n int64
+	for _, c := range b.caches {
+		n += c.Bytes()
+	}
+	return n
+}
+
+// NewWriteBatch returns a batch that applies its writes as they come.
+func (b *Backend) NewWriteBatch() state.WriteBatch { return batch{b} }
+
+// batch writes to the map directly, bypassing the invalidation of caches:
+// the caches write through it.
+type batch struct{ b *Backend }
+
+func (w batch) Set(key, value []byte) { w.b.set(key, value) }
+func (w batch) Delete(key []byte)     { delete(w.b.data, string(key)) }
+func (w batch) Commit()               {}
+
+func (b *Backend) invalidate(prefix []byte) {
+	for _, c := range b.caches {
+		c.Invalidate(prefix)
+	}
 }
 
 // KeyGroups returns the key groups the backend holds state for.
@@ -87,6 +143,11 @@ func (b *Backend) Get(key []byte) ([]byte, bool) {
 
 // Set stores a copy of value under a copy of key.
 func (b *Backend) Set(key, value []byte) {
+	b.invalidate(key)
+	b.set(key, value)
+}
+
+func (b *Backend) set(key, value []byte) {
 	if e, ok := b.data[string(key)]; ok {
 		e.value = append(e.value[:0], value...)
 		return
@@ -97,11 +158,14 @@ func (b *Backend) Set(key, value []byte) {
 
 // Delete removes key.
 func (b *Backend) Delete(key []byte) {
+	b.invalidate(key)
 	delete(b.data, string(key))
 }
 
-// DeletePrefix removes every key that starts with prefix.
+// DeletePrefix removes every key that starts with prefix, in the attached
+// caches too.
 func (b *Backend) DeletePrefix(prefix []byte) {
+	b.invalidate(prefix)
 	for _, k := range b.keys(prefix) {
 		if !strings.HasPrefix(k, string(prefix)) {
 			break
@@ -111,8 +175,12 @@ func (b *Backend) DeletePrefix(prefix []byte) {
 }
 
 // Scan calls fn for each key starting with prefix, in key order, until fn
-// returns false. Keys fn adds are not visited.
+// returns false. Keys fn adds are not visited. It first flushes the
+// attached caches under prefix.
 func (b *Backend) Scan(prefix []byte, fn func(key, value []byte) bool) {
+	for _, c := range b.caches {
+		c.Flush(prefix)
+	}
 	for _, k := range b.keys(prefix) {
 		if !strings.HasPrefix(k, string(prefix)) {
 			return

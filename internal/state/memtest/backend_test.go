@@ -2,10 +2,12 @@ package memtest_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/heap"
 	"github.com/eddystream/eddy/internal/state/memtest"
 	"github.com/eddystream/eddy/internal/state/statetest"
 )
@@ -14,6 +16,19 @@ func TestConformance(t *testing.T) {
 	statetest.Run(t, func(t *testing.T, kgs state.KeyGroupRange, maxP int) state.Backend {
 		return memtest.New(kgs, maxP)
 	})
+}
+
+// TestConformanceCached runs the suite on the table cache, with a budget
+// that holds everything and with one that holds a few entries and evicts
+// all the time.
+func TestConformanceCached(t *testing.T) {
+	for _, budget := range []int64{64 << 20, 1 << 10} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			statetest.Run(t, func(t *testing.T, kgs state.KeyGroupRange, maxP int) state.Backend {
+				return memtest.NewCached(kgs, maxP, budget)
+			})
+		})
+	}
 }
 
 func TestScanOrderAndPrefix(t *testing.T) {
@@ -59,4 +74,25 @@ func TestTableID(t *testing.T) {
 
 func BenchmarkMemtest(b *testing.B) {
 	statetest.Bench(b, func(kgs state.KeyGroupRange, maxP int) state.Backend { return memtest.New(kgs, maxP) })
+}
+
+func BenchmarkMemtestCached(b *testing.B) {
+	statetest.Bench(b, func(kgs state.KeyGroupRange, maxP int) state.Backend { return memtest.NewCached(kgs, maxP, 64<<20) })
+}
+
+// TestDifferentialCached compares a cached backend that evicts all the time
+// with the heap backend.
+func TestDifferentialCached(t *testing.T) {
+	all := state.KeyGroupRange{Start: 0, End: statetest.DiffMaxParallelism}
+	for seed := range uint64(8) {
+		b := memtest.NewCached(all, statetest.DiffMaxParallelism, 4<<10)
+		statetest.Differential(t, b, heap.New(all, statetest.DiffMaxParallelism), statetest.DiffOptions{
+			Seed: seed, Steps: 5000,
+			Check: func(t *testing.T, step int, op string) {
+				if n := b.CacheBytes(); n > 4<<10 {
+					t.Fatalf("step %d, %s: cache holds %d bytes, over its budget", step, op, n)
+				}
+			},
+		})
+	}
 }

@@ -21,7 +21,9 @@
 // state is made durable by checkpoints, never by the local directory. After a
 // failure the backend is rebuilt from the last checkpoint (Restore or
 // Rescale), so a WAL would only double the bytes written. Checkpoint flushes
-// the memtables first, so a checkpoint holds every write made before it.
+// the memtables first, so a checkpoint holds every write made to Pebble
+// before it; writes still in the object caches (see below) reach Pebble at
+// FlushCaches, to be called before Checkpoint.
 // Consequently a directory left by a crashed or closed backend holds an
 // arbitrary prefix of its writes and is never reopened: Open requires an
 // empty directory.
@@ -30,29 +32,56 @@
 //
 // All backends of the process share one block cache (a pebble.Cache) of
 // B = Options.MemoryBudget bytes (default: DefaultMemoryBudget) and one
-// table-file cache. Pebble charges every memtable it allocates to the block
-// cache as a reservation (Cache.Reserve), so the memory cached blocks may
-// take shrinks by what the memtables take: block cache plus memtables stay
-// within B by construction, whatever the number of backends, as long as the
-// memtables alone fit in B. To leave at least half of B to cached blocks,
-// each backend gets memtables of
+// table-file cache. B is split three ways, all of it accounted in the block
+// cache.
 //
-//	S = clamp(B / (2 · n · (T+1)), 1 MiB, 64 MiB)
+// Object caches: B/4 is reserved in the block cache (Cache.Reserve) when it
+// is made, for the write-back caches of decoded entries that the typed
+// tables of package state keep in front of each backend (see
+// state.CacheHost and "Object caches" below). Each backend's caches hold at
+// most C = B / (4·n) bytes, where n = max(Options.Backends, backends open
+// now); a backend asks again now and then, so when more open, the earlier
+// ones shrink to their new share at their next eviction. Sizes are
+// estimates: encoded key and value lengths plus state.CacheEntryOverhead
+// per entry.
+//
+// Memtables: Pebble charges every memtable it allocates to the block cache
+// as a reservation too. Each backend gets memtables of
+//
+//	S = clamp(B / (2·n·(T+1)), 1 MiB, 64 MiB)
 //
 // where T = 2 is MemTableStopWritesThreshold (a mutable memtable plus one
 // being flushed; writes stall beyond), +1 counts the flushed memtable Pebble
 // keeps for recycling, and n = max(Options.Backends, backends open when this
 // one opens, itself included). With Options.Backends set to the number of
-// backends the process holds at once, memtables take at most B/2. If more
-// open, later ones get smaller memtables and the reservations still bound
-// the total by B as long as n·(T+1)·S ≤ B, i.e. up to about B/3 MiB backends.
+// backends the process holds at once, memtables take at most B/2.
 //
-// Outside B: the Go heap (iterators, values being decoded), table readers
-// of open files (a few KiB each, at most 4096 files), the OS page cache (not
-// counted in RSS: Pebble reads with pread, no mmap), and the C allocator's
-// overhead on cache blocks and memtables (glibc malloc keeps freed blocks:
-// measured +30% of B at B = 256 MiB, +58% at 64 MiB, +33% with
-// MALLOC_ARENA_MAX=2 in the environment).
+// Cached blocks take what the reservations leave: at least B/4.
+//
+// So object caches, memtables and blocks stay within B by construction,
+// whatever the number of backends, as long as the reservations alone fit in
+// B: if more backends open than Options.Backends says, later ones get
+// smaller memtables and the total stays bounded as long as
+// B/4 + n·(T+1)·S ≤ B, i.e. up to about B/4 MiB backends.
+//
+// Outside B: the Go heap beyond the object caches' estimates (iterators,
+// values being decoded, decoded values larger than their encoding), table
+// readers of open files (a few KiB each, at most 4096 files), the OS page
+// cache (not counted in RSS: Pebble reads with pread, no mmap), and the C
+// allocator's overhead on cache blocks and memtables (glibc malloc keeps
+// freed blocks: measured +30% of B at B = 256 MiB, +58% at 64 MiB, +33%
+// with MALLOC_ARENA_MAX=2 in the environment).
+//
+// # Object caches
+//
+// Table reads that hit an object cache do not encode, decode or touch
+// Pebble, and table writes stay in the cache, dirty, until they are written
+// back in one batch: when they are evicted (CLOCK), when a Scan covers them
+// (Scan flushes the cached entries under its prefix first, so snapshots by
+// key group and the tables' own Range, Entries and IsEmpty see every
+// write), and at FlushCaches, which the owner must call before Checkpoint.
+// Set, Delete and DeletePrefix drop the cached entries they overwrite; Get
+// reads Pebble only.
 //
 // # Concurrency
 //
@@ -78,6 +107,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"sync"
 
 	lsm "github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -91,14 +121,16 @@ const FormatVersion = 1
 
 // Options configures a backend.
 type Options struct {
-	// MemoryBudget bounds the block cache plus memtables of all backends of
-	// the process, in bytes. 0 means DefaultMemoryBudget(). The first backend
-	// to open fixes the budget until every backend is closed; a backend that
-	// asks for another non-zero budget meanwhile fails to open.
+	// MemoryBudget bounds the block cache, memtables and object caches of
+	// all backends of the process, in bytes (see the package comment). 0
+	// means DefaultMemoryBudget(). The first backend to open fixes the
+	// budget until every backend is closed; a backend that asks for another
+	// non-zero budget meanwhile fails to open.
 	MemoryBudget int64
 	// Backends is the number of backends the process expects to hold open at
-	// once (e.g. the keyed subtasks it runs); it sizes the memtables. 0 means
-	// the number open when this one opens.
+	// once (e.g. the keyed subtasks it runs); it sizes the memtables and
+	// the object caches. 0 means the number open (when this one opens, for
+	// memtables; now, for object caches).
 	Backends int
 }
 
@@ -118,6 +150,15 @@ type Backend struct {
 	get    []byte // Get's result, reused
 	closed bool
 	inc    incremental // incremental snapshots (incremental.go)
+
+	expect int // Options.Backends: sizes the object cache share
+	// cacheOverride replaces the object cache budget if not 0 (negative:
+	// no cache); tests set it.
+	cacheOverride int64
+	// caches are the attached object caches (state.CacheHost). Written on
+	// the subtask's goroutine under cmu; Budget reads them under cmu.
+	caches []state.TableCache
+	cmu    sync.Mutex
 }
 
 type tableInfo struct {
@@ -125,7 +166,7 @@ type tableInfo struct {
 	kind string
 }
 
-var _ state.BytesBackend = (*Backend)(nil)
+var _ state.CacheHost = (*Backend)(nil)
 
 // Reserved metadata keys: 0xFF 0xFF followed by one letter.
 var (
@@ -210,7 +251,9 @@ func openDB(dir string, opts Options, mustExist, readOnly bool) (*Backend, error
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	return &Backend{db: db, dir: dir, popts: po, tables: map[string]tableInfo{}, id: hex.EncodeToString(id[:])}, nil
+	b := &Backend{db: db, dir: dir, popts: po, tables: map[string]tableInfo{}, id: hex.EncodeToString(id[:]), expect: opts.Backends}
+	register(b)
+	return b, nil
 }
 
 // writeHeader stores the format version, max parallelism and key groups.
@@ -324,6 +367,7 @@ func (b *Backend) Close() error {
 	}
 	b.closed = true
 	err := b.db.Close()
+	unregister(b)
 	release()
 	if err != nil {
 		return fmt.Errorf("pebble: close %s: %w", b.dir, err)
@@ -363,7 +407,8 @@ func fail(op string, err error) {
 }
 
 // Get returns the value stored under key, or ok=false. The value is a copy
-// valid until the next call on the backend.
+// valid until the next call on the backend. Get reads Pebble only: it does
+// not see writes still in an object cache (call FlushCaches first).
 func (b *Backend) Get(key []byte) ([]byte, bool) {
 	v, c, err := b.db.Get(key)
 	if err != nil {
@@ -379,23 +424,27 @@ func (b *Backend) Get(key []byte) ([]byte, bool) {
 	return b.get, true
 }
 
-// Set stores value under key, without syncing.
+// Set stores value under key, without syncing. A cached entry of key is
+// dropped first.
 func (b *Backend) Set(key, value []byte) {
+	b.invalidate(key)
 	if err := b.db.Set(key, value, noSync); err != nil {
 		fail("set", err)
 	}
 }
 
-// Delete removes key.
+// Delete removes key, in the object caches too.
 func (b *Backend) Delete(key []byte) {
+	b.invalidate(key)
 	if err := b.db.Delete(key, noSync); err != nil {
 		fail("delete", err)
 	}
 }
 
 // DeletePrefix removes every key that starts with prefix with one range
-// tombstone.
+// tombstone, after dropping the cached entries under prefix.
 func (b *Backend) DeletePrefix(prefix []byte) {
+	b.invalidate(prefix)
 	lo, hi := bounds(prefix)
 	if err := b.db.DeleteRange(lo, hi, noSync); err != nil {
 		fail("delete prefix", err)
@@ -403,9 +452,13 @@ func (b *Backend) DeletePrefix(prefix []byte) {
 }
 
 // Scan calls fn for each key starting with prefix, in key order, until fn
-// returns false. It reads a consistent view taken when it starts: writes fn
-// makes are not visited.
+// returns false. It first writes the dirty cached entries under prefix, then
+// reads a consistent view taken when it starts: writes fn makes are not
+// visited.
 func (b *Backend) Scan(prefix []byte, fn func(key, value []byte) bool) {
+	for _, c := range b.caches {
+		c.Flush(prefix)
+	}
 	lo, hi := bounds(prefix)
 	it, err := b.db.NewIter(&lsm.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -429,6 +482,84 @@ func (b *Backend) Scan(prefix []byte, fn func(key, value []byte) bool) {
 	closed = true
 	if err := it.Close(); err != nil {
 		fail("scan", err)
+	}
+}
+
+// CacheBudget returns the bytes the backend's object caches may hold: its
+// share of the process budget (see the package comment), which shrinks as
+// more backends open.
+func (b *Backend) CacheBudget() int64 {
+	if b.cacheOverride != 0 {
+		return max(b.cacheOverride, 0)
+	}
+	return cacheShare(b.expect)
+}
+
+// AttachCache registers an object cache of the typed tables (see
+// state.CacheHost): Scan flushes it, Set, Delete and DeletePrefix drop what
+// they overwrite from it, and FlushCaches flushes it.
+func (b *Backend) AttachCache(c state.TableCache) {
+	b.cmu.Lock()
+	b.caches = append(b.caches, c)
+	b.cmu.Unlock()
+}
+
+// Caches returns the attached object caches.
+func (b *Backend) Caches() []state.TableCache { return b.caches }
+
+// FlushCaches writes every dirty entry of the object caches to Pebble, in
+// one batch per cache. Call it before Checkpoint (which flushes only the
+// memtables), on the subtask's goroutine.
+func (b *Backend) FlushCaches() {
+	for _, c := range b.caches {
+		c.Flush(nil)
+	}
+}
+
+// cacheBytes returns the estimated bytes the object caches hold. It is
+// safe for concurrent use.
+func (b *Backend) cacheBytes() int64 {
+	b.cmu.Lock()
+	defer b.cmu.Unlock()
+	var n int64
+	for _, c := range b.caches {
+		n += c.Bytes()
+	}
+	return n
+}
+
+// invalidate drops the cached entries under prefix before a direct write.
+func (b *Backend) invalidate(prefix []byte) {
+	for _, c := range b.caches {
+		c.Invalidate(prefix)
+	}
+}
+
+// NewWriteBatch returns an empty Pebble batch, committed without syncing.
+func (b *Backend) NewWriteBatch() state.WriteBatch { return &batch{b: b.db.NewBatch()} }
+
+// batch is a state.WriteBatch on a Pebble batch.
+type batch struct{ b *lsm.Batch }
+
+func (w *batch) Set(key, value []byte) {
+	if err := w.b.Set(key, value, nil); err != nil {
+		fail("cache write", err)
+	}
+}
+
+func (w *batch) Delete(key []byte) {
+	if err := w.b.Delete(key, nil); err != nil {
+		fail("cache write", err)
+	}
+}
+
+func (w *batch) Commit() {
+	err := w.b.Commit(noSync)
+	if cerr := w.b.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fail("cache write", err)
 	}
 }
 

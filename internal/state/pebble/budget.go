@@ -25,6 +25,9 @@ const (
 	maxMemTableSize    = 64 << 20
 	// maxOpenFiles is the size of the shared table-file cache.
 	maxOpenFiles = 4096
+	// objectCacheDivisor: the object caches of all backends get
+	// B/objectCacheDivisor of the budget B (see the package comment).
+	objectCacheDivisor = 4
 )
 
 // DefaultMemoryBudget returns min(25% of the physical memory, 1 GiB), where
@@ -69,7 +72,9 @@ func physicalMemory() int64 {
 }
 
 // shared is the process-wide memory budget: the block cache and file cache
-// every open backend uses. It exists while at least one backend is open.
+// every open backend uses, and the reservation in the block cache that
+// stands for the object caches. It exists while at least one backend is
+// open.
 //
 // Concurrency: guarded by mu; safe for concurrent Open and Close.
 var shared struct {
@@ -78,6 +83,10 @@ var shared struct {
 	cache     *lsm.Cache
 	fileCache *lsm.FileCache
 	open      int
+	// unreserve releases the object caches' share of cache.
+	unreserve func()
+	// backends are the open backends, whose object caches Budget adds up.
+	backends map[*Backend]struct{}
 }
 
 // lease is one backend's share of the process budget.
@@ -103,7 +112,9 @@ func acquire(opts Options) (lease, error) {
 		budget = max(budget, minMemoryBudget)
 		shared.budget = budget
 		shared.cache = lsm.NewCache(budget)
+		shared.unreserve = shared.cache.Reserve(int(budget / objectCacheDivisor))
 		shared.fileCache = lsm.NewFileCache(2*runtime.GOMAXPROCS(0), maxOpenFiles)
+		shared.backends = map[*Backend]struct{}{}
 	} else if budget != 0 && max(budget, minMemoryBudget) != shared.budget {
 		return lease{}, fmt.Errorf("pebble: memory budget %d differs from the process budget %d fixed by the %d open backends (use one budget per process)", budget, shared.budget, shared.open)
 	}
@@ -120,10 +131,39 @@ func release() {
 	defer shared.mu.Unlock()
 	shared.open--
 	if shared.open == 0 {
+		shared.unreserve()
 		shared.cache.Unref()
 		shared.fileCache.Unref()
-		shared.cache, shared.fileCache, shared.budget = nil, nil, 0
+		shared.cache, shared.fileCache, shared.budget, shared.unreserve, shared.backends = nil, nil, 0, nil, nil
 	}
+}
+
+// register adds an opened backend to those whose object caches Budget
+// counts; Close unregisters it.
+func register(b *Backend) {
+	shared.mu.Lock()
+	shared.backends[b] = struct{}{}
+	shared.mu.Unlock()
+}
+
+func unregister(b *Backend) {
+	shared.mu.Lock()
+	delete(shared.backends, b)
+	shared.mu.Unlock()
+}
+
+// cacheShare returns the object cache budget of a backend that expects
+// expect backends (Options.Backends): B / (4 · max(expect, backends open)).
+func cacheShare(expect int) int64 {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	return objectCacheShare(shared.budget, max(expect, shared.open, 1))
+}
+
+// objectCacheShare returns the object cache budget of each of n backends
+// sharing budget bytes.
+func objectCacheShare(budget int64, n int) int64 {
+	return budget / objectCacheDivisor / int64(n)
 }
 
 // memTableSize returns the memtable size of a backend when n backends share
@@ -142,11 +182,18 @@ type BudgetStats struct {
 	Backends int
 	// CacheSize is the bytes held by cached blocks.
 	CacheSize int64
-	// CacheMaxSize is the capacity of the shared cache (the budget).
+	// CacheMaxSize is the capacity of the shared cache (the budget). The
+	// memtables and the object caches' share are reserved in it.
 	CacheMaxSize int64
 	// CacheHits and CacheMisses count block cache lookups since the cache was
 	// created.
 	CacheHits, CacheMisses int64
+	// ObjectCacheBudget is the part of Budget kept for the object caches
+	// of the typed tables (Budget/4), reserved in the block cache.
+	ObjectCacheBudget int64
+	// ObjectCacheBytes is the estimated bytes the object caches of all open
+	// backends hold.
+	ObjectCacheBytes int64
 }
 
 // Budget returns the state of the process-wide memory budget. It is safe for
@@ -154,10 +201,13 @@ type BudgetStats struct {
 func Budget() BudgetStats {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	s := BudgetStats{Budget: shared.budget, Backends: shared.open}
+	s := BudgetStats{Budget: shared.budget, Backends: shared.open, ObjectCacheBudget: shared.budget / objectCacheDivisor}
 	if shared.cache != nil {
 		m := shared.cache.Metrics()
 		s.CacheSize, s.CacheMaxSize, s.CacheHits, s.CacheMisses = m.Size, shared.cache.MaxSize(), m.Hits, m.Misses
+	}
+	for b := range shared.backends {
+		s.ObjectCacheBytes += b.cacheBytes()
 	}
 	return s
 }

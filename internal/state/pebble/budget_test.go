@@ -32,6 +32,7 @@ func TestBackendsShareOneCache(t *testing.T) {
 	// Blocks read by every backend land in the one cache.
 	for _, b := range bs {
 		fill(t, b, 0, 2000, strings.Repeat("x", 100))
+		b.FlushCaches()
 		b.db.Flush()
 		contents(t, b)
 	}

@@ -21,9 +21,10 @@ const FileList = "EDDY-CHECKPOINT"
 const fileListHeader = "eddy-pebble-checkpoint 1"
 
 // Checkpoint writes a checkpoint of the backend to dir, which must not exist,
-// and returns the names of its files, sorted. It flushes the memtables, then
-// hard-links the SSTs (no copy) and writes a MANIFEST that names only them,
-// the OPTIONS file, Pebble's marker files, and FileList. There is no WAL.
+// and returns the names of its files, sorted. It flushes the table caches
+// and the memtables, then hard-links the SSTs (no copy) and writes a
+// MANIFEST that names only them, the OPTIONS file, Pebble's marker files,
+// and FileList. There is no WAL.
 //
 // Call it on the subtask's goroutine at the barrier, when no write is in
 // flight. The files do not change afterwards (later compactions unlink the
@@ -32,6 +33,7 @@ const fileListHeader = "eddy-pebble-checkpoint 1"
 // keep their names across checkpoints of one backend instance: see
 // PlanUpload.
 func (b *Backend) Checkpoint(dir string) ([]string, error) {
+	b.FlushCaches()
 	if err := b.db.Flush(); err != nil {
 		return nil, fmt.Errorf("pebble: checkpoint %s: flush: %w", b.dir, err)
 	}

@@ -46,9 +46,6 @@ type incremental struct {
 // once. Call CheckpointComplete when a checkpoint completes, so that the
 // next snapshot reuses its files.
 func (b *Backend) Snapshot(id int64, shared checkpoint.SharedStorage, keyPrefix string) (func() (*checkpoint.BackendState, error), error) {
-	if f, ok := any(b).(interface{ FlushCaches() }); ok {
-		f.FlushCaches()
-	}
 	dir := b.dir + ".chk-" + strconv.FormatInt(id, 10)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("pebble: snapshot: %w", err)

@@ -1,0 +1,180 @@
+package state
+
+import "slices"
+
+// Flags of a cache slot.
+const (
+	slotLive    uint8 = 1 << iota // the slot holds an entry
+	slotPresent                   // the entry has a value; else it is a tombstone: the key is absent
+	slotDirty                     // the entry differs from the host
+	slotStored                    // the host may hold the key (else it surely does not)
+	slotRef                       // used since the clock hand last passed
+)
+
+// cacheSlot is one cached entry of a table: its typed key P, its decoded
+// value (the zero V in a tombstone), its estimated size, and the index of
+// its key group in the backend's range.
+type cacheSlot[P comparable, V any] struct {
+	key   P
+	val   V
+	size  int32
+	kgi   int32
+	flags uint8
+}
+
+// slotOwner is the table a slab belongs to: it writes an entry back and
+// removes it from its index maps.
+type slotOwner interface {
+	// writeSlot writes the dirty entry in slot s to w, updates its size and
+	// marks it clean.
+	writeSlot(s int32, w *cacheWriter)
+	// unlinkSlot removes the entry in slot s from the table's index maps.
+	unlinkSlot(s int32)
+}
+
+// cacheSlab holds the entries of one cached table in one slice, so that
+// caching an entry does not allocate, with a CLOCK over the slots and, per
+// key group, the slots that became dirty since the key group was last
+// flushed.
+//
+// The dirty lists may hold stale slot numbers (of entries flushed alone,
+// evicted or dropped, or of slots since reused); readers check that a slot
+// is live, dirty and of the key group. Every dirty entry is on its key
+// group's list.
+type cacheSlab[P comparable, V any] struct {
+	m     *bytesCache
+	slots []cacheSlot[P, V]
+	free  []int32
+	hand  int
+	dirty [][]int32 // per key group index
+	bytes int64
+	live  int
+
+	// memo is the slot last looked up or added, and memoKey its key, or
+	// -1: a Put after a Get of the same key skips the map.
+	memo    int32
+	memoKey P
+}
+
+func newCacheSlab[P comparable, V any](m *bytesCache) cacheSlab[P, V] {
+	return cacheSlab[P, V]{m: m, dirty: make([][]int32, m.kgs.Len()), memo: -1}
+}
+
+// alloc stores a new entry and returns its slot. The caller links it into
+// its index maps, then calls m.admit(size).
+func (sl *cacheSlab[P, V]) alloc(kgi int, key P, val V, flags uint8, size int) int32 {
+	var s int32
+	if n := len(sl.free); n > 0 {
+		s = sl.free[n-1]
+		sl.free = sl.free[:n-1]
+	} else {
+		s = int32(len(sl.slots))
+		sl.slots = append(sl.slots, cacheSlot[P, V]{})
+	}
+	sl.slots[s] = cacheSlot[P, V]{key: key, val: val, size: int32(size), kgi: int32(kgi), flags: flags | slotLive}
+	if flags&slotDirty != 0 {
+		sl.dirty[kgi] = append(sl.dirty[kgi], s)
+	}
+	sl.bytes += int64(size)
+	sl.live++
+	sl.memo, sl.memoKey = s, key
+	return s
+}
+
+// release frees slot s, which the caller has unlinked.
+func (sl *cacheSlab[P, V]) release(s int32) {
+	e := &sl.slots[s]
+	sl.bytes -= int64(e.size)
+	sl.m.bytes -= int64(e.size)
+	*e = cacheSlot[P, V]{}
+	sl.free = append(sl.free, s)
+	if s == sl.memo {
+		sl.memo = -1
+	}
+	sl.live--
+}
+
+// markDirty marks the entry in slot s dirty.
+func (sl *cacheSlab[P, V]) markDirty(s int32) {
+	e := &sl.slots[s]
+	if e.flags&slotDirty != 0 {
+		return
+	}
+	e.flags |= slotDirty
+	l := sl.dirty[e.kgi]
+	if len(l) == cap(l) && len(l) >= 256 {
+		l = sl.compact(int(e.kgi), l)
+	}
+	sl.dirty[e.kgi] = append(l, s)
+}
+
+// compact removes the stale slots from the dirty list of key group index i.
+func (sl *cacheSlab[P, V]) compact(i int, l []int32) []int32 {
+	out := l[:0]
+	for _, s := range l {
+		if e := &sl.slots[s]; e.flags&(slotLive|slotDirty) == slotLive|slotDirty && int(e.kgi) == i {
+			out = append(out, s)
+		}
+	}
+	// A slot dirtied twice since the last flush is listed twice; removing
+	// duplicates would need a set, and they are rare enough to leave.
+	if len(out) > cap(out)/2 {
+		out = slices.Grow(out, cap(out)) // so that compactions stay amortized O(1)
+	}
+	return out
+}
+
+// resize sets the size of the entry in slot s.
+func (sl *cacheSlab[P, V]) resize(s int32, size int) {
+	e := &sl.slots[s]
+	d := int64(size) - int64(e.size)
+	if d == 0 {
+		return
+	}
+	e.size = int32(size)
+	sl.bytes += d
+	sl.m.resized(d)
+}
+
+// flushKG writes the dirty entries of key group index i.
+func (sl *cacheSlab[P, V]) flushKG(o slotOwner, i int, w *cacheWriter) {
+	for _, s := range sl.dirty[i] {
+		if e := &sl.slots[s]; e.flags&(slotLive|slotDirty) == slotLive|slotDirty && int(e.kgi) == i {
+			o.writeSlot(s, w)
+		}
+	}
+	sl.dirty[i] = sl.dirty[i][:0]
+}
+
+// drop unlinks and frees slot s without writing it.
+func (sl *cacheSlab[P, V]) drop(o slotOwner, s int32) {
+	o.unlinkSlot(s)
+	sl.release(s)
+}
+
+// evict frees at least need bytes, or everything, by CLOCK: the hand
+// clears the reference bit of used entries and evicts the first unused one
+// it meets, writing it to w first if it is dirty.
+func (sl *cacheSlab[P, V]) evict(o slotOwner, need int64, w *cacheWriter) {
+	var freed int64
+	for steps := 2*len(sl.slots) + 1; freed < need && sl.live > 0 && steps > 0; steps-- {
+		if sl.hand >= len(sl.slots) {
+			sl.hand = 0
+		}
+		s := int32(sl.hand)
+		sl.hand++
+		e := &sl.slots[s]
+		if e.flags&slotLive == 0 {
+			continue
+		}
+		if e.flags&slotRef != 0 {
+			e.flags &^= slotRef
+			continue
+		}
+		if e.flags&slotDirty != 0 {
+			o.writeSlot(s, w)
+		}
+		freed += int64(e.size)
+		sl.drop(o, s)
+	}
+}
