@@ -90,10 +90,23 @@ const (
 	// cacheRefreshEvery is the number of admissions after which a cache
 	// asks its host for the budget again.
 	cacheRefreshEvery = 4096
-	// cacheMeasureEvery is the number of Puts of existing entries of a table
-	// after which the table re-encodes the entry put to update its size.
+	// cacheMeasureEvery is the least number of Puts of cached entries of a
+	// table after which the table re-encodes the entry put, to update its
+	// size.
 	cacheMeasureEvery = 64
+	// cacheMeasureBytesPerPut bounds the re-encoding each Put pays for: after
+	// measuring an entry of s bytes, the next measure comes s /
+	// cacheMeasureBytesPerPut Puts later (at least cacheMeasureEvery), so
+	// that tables of large values (window accumulators holding maps) do
+	// not spend their time encoding.
+	cacheMeasureBytesPerPut = 8
 )
+
+// measureInterval returns the number of Puts until the next measure after
+// one found an entry of size bytes.
+func measureInterval(size int) int {
+	return max(cacheMeasureEvery, size/cacheMeasureBytesPerPut)
+}
 
 // bytesCache is the write-back cache of the typed tables of one CacheHost:
 // one cachedTable per table, a shared byte budget, and eviction across the

@@ -17,21 +17,21 @@ type mapKey[K, N, UK comparable] struct {
 // scanned prefix; Clear drops the map's cached entries and deletes its
 // prefix in the host.
 type cachedMapTable[K, N, UK comparable, UV any] struct {
-	m      *bytesCache
-	host   CacheHost
-	name   string
-	id     uint32
-	kgs    KeyGroupRange
-	kc     Codec[K]
-	nc     Codec[N]
-	ukc    Codec[UK]
-	uvc    Codec[UV]
-	groups []map[pair[K, N]]map[UK]int32 // per key group index, allocated on first use
-	slab   cacheSlab[mapKey[K, N, UK], UV]
-	key    []byte // scratch
-	val    []byte // scratch
-	est    sizeEstimate
-	puts   uint32
+	m         *bytesCache
+	host      CacheHost
+	name      string
+	id        uint32
+	kgs       KeyGroupRange
+	kc        Codec[K]
+	nc        Codec[N]
+	ukc       Codec[UK]
+	uvc       Codec[UV]
+	groups    []map[pair[K, N]]map[UK]int32 // per key group index, allocated on first use
+	slab      cacheSlab[mapKey[K, N, UK], UV]
+	key       []byte // scratch
+	val       []byte // scratch
+	est       sizeEstimate
+	measureIn int // Puts of cached entries until one is re-encoded to update its size
 }
 
 var _ MapTable[int, int, int, int] = (*cachedMapTable[int, int, int, int])(nil)
@@ -88,7 +88,7 @@ func (t *cachedMapTable[K, N, UK, UV]) lookup(i int, k K, n N, uk UK) int32 {
 func (t *cachedMapTable[K, N, UK, UV]) Get(kg int, k K, n N, uk UK) (uv UV, ok bool) {
 	i := t.index(kg)
 	if s := t.lookup(i, k, n, uk); s >= 0 {
-		e := &t.slab.slots[s]
+		e := t.slab.at(s)
 		e.flags |= slotRef
 		return e.val, e.flags&slotPresent != 0
 	}
@@ -128,12 +128,12 @@ func (t *cachedMapTable[K, N, UK, UV]) insert(i int, mk mapKey[K, N, UK], uv UV,
 func (t *cachedMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
 	i := t.index(kg)
 	if s := t.lookup(i, k, n, uk); s >= 0 {
-		e := &t.slab.slots[s]
+		e := t.slab.at(s)
 		e.val = uv
 		e.flags |= slotPresent | slotRef
 		t.slab.markDirty(s)
-		if t.puts++; t.puts%cacheMeasureEvery == 0 {
-			t.measure(s)
+		if t.measureIn--; t.measureIn <= 0 {
+			t.measureIn = measureInterval(t.measure(s))
 		}
 		return
 	}
@@ -144,14 +144,15 @@ func (t *cachedMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
 }
 
 // measure re-encodes the entry in slot s to update its size.
-func (t *cachedMapTable[K, N, UK, UV]) measure(s int32) {
-	e := &t.slab.slots[s]
+func (t *cachedMapTable[K, N, UK, UV]) measure(s int32) int {
+	e := t.slab.at(s)
 	size := len(t.encodeKey(t.kgs.Start+int(e.kgi), e.key.k, e.key.n, e.key.uk)) + CacheEntryOverhead
 	if e.flags&slotPresent != 0 {
 		t.val = t.uvc.Append(t.val[:0], e.val)
 		size += len(t.val)
 	}
 	t.slab.resize(s, size)
+	return size
 }
 
 // Delete removes uk from the map of (k, n), in the cache.
@@ -159,7 +160,7 @@ func (t *cachedMapTable[K, N, UK, UV]) Delete(kg int, k K, n N, uk UK) {
 	i := t.index(kg)
 	var zero UV
 	if s := t.lookup(i, k, n, uk); s >= 0 {
-		e := &t.slab.slots[s]
+		e := t.slab.at(s)
 		e.val = zero
 		e.flags = e.flags&^slotPresent | slotRef
 		if e.flags&slotStored != 0 {
@@ -186,7 +187,7 @@ func (t *cachedMapTable[K, N, UK, UV]) IsEmpty(kg int, k K, n N) bool {
 	i := t.index(kg)
 	if g := t.groups[i]; g != nil {
 		for _, s := range g[pair[K, N]{k, n}] {
-			if t.slab.slots[s].flags&slotPresent != 0 {
+			if t.slab.at(s).flags&slotPresent != 0 {
 				return false
 			}
 		}
@@ -244,7 +245,7 @@ func (t *cachedMapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv
 
 // writeSlot writes the dirty entry in slot s to w.
 func (t *cachedMapTable[K, N, UK, UV]) writeSlot(s int32, w *cacheWriter) {
-	e := &t.slab.slots[s]
+	e := t.slab.at(s)
 	key := t.encodeKey(t.kgs.Start+int(e.kgi), e.key.k, e.key.n, e.key.uk)
 	size := len(key) + CacheEntryOverhead
 	if e.flags&slotPresent != 0 {
@@ -265,7 +266,7 @@ func (t *cachedMapTable[K, N, UK, UV]) writeSlot(s int32, w *cacheWriter) {
 }
 
 func (t *cachedMapTable[K, N, UK, UV]) unlinkSlot(s int32) {
-	e := &t.slab.slots[s]
+	e := t.slab.at(s)
 	g := t.groups[e.kgi]
 	p := pair[K, N]{e.key.k, e.key.n}
 	um := g[p]
@@ -323,13 +324,13 @@ func (t *cachedMapTable[K, N, UK, UV]) flush(i int, rest []byte, w *cacheWriter)
 			}
 			um := g[pair[K, N]{mk.k, mk.n}]
 			if full {
-				if s, ok := um[mk.uk]; ok && t.slab.slots[s].flags&slotDirty != 0 {
+				if s, ok := um[mk.uk]; ok && t.slab.at(s).flags&slotDirty != 0 {
 					t.writeSlot(s, w)
 				}
 				return
 			}
 			for _, s := range um {
-				if t.slab.slots[s].flags&slotDirty != 0 {
+				if t.slab.at(s).flags&slotDirty != 0 {
 					t.writeSlot(s, w)
 				}
 			}

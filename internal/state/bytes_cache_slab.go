@@ -42,18 +42,30 @@ type slotOwner interface {
 // is live, dirty and of the key group. Every dirty entry is on its key
 // group's list.
 type cacheSlab[P comparable, V any] struct {
-	m     *bytesCache
-	slots []cacheSlot[P, V]
-	free  []int32
-	hand  int
-	dirty [][]int32 // per key group index
-	bytes int64
-	live  int
+	m *bytesCache
+	// chunks hold the slots, slabChunk each, so that the slab grows
+	// without copying (or making the garbage collector rescan) the slots
+	// it has.
+	chunks [][]cacheSlot[P, V]
+	n      int // slots in use or free
+	free   []int32
+	hand   int
+	dirty  [][]int32 // per key group index
+	bytes  int64
+	live   int
 
 	// memo is the slot last looked up or added, and memoKey its key, or
 	// -1: a Put after a Get of the same key skips the map.
 	memo    int32
 	memoKey P
+}
+
+// slabChunk is the number of slots of a chunk of a slab.
+const slabChunk = 1024
+
+// at returns slot s.
+func (sl *cacheSlab[P, V]) at(s int32) *cacheSlot[P, V] {
+	return &sl.chunks[s/slabChunk][s%slabChunk]
 }
 
 func newCacheSlab[P comparable, V any](m *bytesCache) cacheSlab[P, V] {
@@ -68,10 +80,13 @@ func (sl *cacheSlab[P, V]) alloc(kgi int, key P, val V, flags uint8, size int) i
 		s = sl.free[n-1]
 		sl.free = sl.free[:n-1]
 	} else {
-		s = int32(len(sl.slots))
-		sl.slots = append(sl.slots, cacheSlot[P, V]{})
+		s = int32(sl.n)
+		if sl.n%slabChunk == 0 {
+			sl.chunks = append(sl.chunks, make([]cacheSlot[P, V], slabChunk))
+		}
+		sl.n++
 	}
-	sl.slots[s] = cacheSlot[P, V]{key: key, val: val, size: int32(size), kgi: int32(kgi), flags: flags | slotLive}
+	*sl.at(s) = cacheSlot[P, V]{key: key, val: val, size: int32(size), kgi: int32(kgi), flags: flags | slotLive}
 	if flags&slotDirty != 0 {
 		sl.dirty[kgi] = append(sl.dirty[kgi], s)
 	}
@@ -83,7 +98,7 @@ func (sl *cacheSlab[P, V]) alloc(kgi int, key P, val V, flags uint8, size int) i
 
 // release frees slot s, which the caller has unlinked.
 func (sl *cacheSlab[P, V]) release(s int32) {
-	e := &sl.slots[s]
+	e := sl.at(s)
 	sl.bytes -= int64(e.size)
 	sl.m.bytes -= int64(e.size)
 	*e = cacheSlot[P, V]{}
@@ -96,7 +111,7 @@ func (sl *cacheSlab[P, V]) release(s int32) {
 
 // markDirty marks the entry in slot s dirty.
 func (sl *cacheSlab[P, V]) markDirty(s int32) {
-	e := &sl.slots[s]
+	e := sl.at(s)
 	if e.flags&slotDirty != 0 {
 		return
 	}
@@ -112,7 +127,7 @@ func (sl *cacheSlab[P, V]) markDirty(s int32) {
 func (sl *cacheSlab[P, V]) compact(i int, l []int32) []int32 {
 	out := l[:0]
 	for _, s := range l {
-		if e := &sl.slots[s]; e.flags&(slotLive|slotDirty) == slotLive|slotDirty && int(e.kgi) == i {
+		if e := sl.at(s); e.flags&(slotLive|slotDirty) == slotLive|slotDirty && int(e.kgi) == i {
 			out = append(out, s)
 		}
 	}
@@ -126,7 +141,7 @@ func (sl *cacheSlab[P, V]) compact(i int, l []int32) []int32 {
 
 // resize sets the size of the entry in slot s.
 func (sl *cacheSlab[P, V]) resize(s int32, size int) {
-	e := &sl.slots[s]
+	e := sl.at(s)
 	d := int64(size) - int64(e.size)
 	if d == 0 {
 		return
@@ -139,7 +154,7 @@ func (sl *cacheSlab[P, V]) resize(s int32, size int) {
 // flushKG writes the dirty entries of key group index i.
 func (sl *cacheSlab[P, V]) flushKG(o slotOwner, i int, w *cacheWriter) {
 	for _, s := range sl.dirty[i] {
-		if e := &sl.slots[s]; e.flags&(slotLive|slotDirty) == slotLive|slotDirty && int(e.kgi) == i {
+		if e := sl.at(s); e.flags&(slotLive|slotDirty) == slotLive|slotDirty && int(e.kgi) == i {
 			o.writeSlot(s, w)
 		}
 	}
@@ -157,13 +172,13 @@ func (sl *cacheSlab[P, V]) drop(o slotOwner, s int32) {
 // it meets, writing it to w first if it is dirty.
 func (sl *cacheSlab[P, V]) evict(o slotOwner, need int64, w *cacheWriter) {
 	var freed int64
-	for steps := 2*len(sl.slots) + 1; freed < need && sl.live > 0 && steps > 0; steps-- {
-		if sl.hand >= len(sl.slots) {
+	for steps := 2*sl.n + 1; freed < need && sl.live > 0 && steps > 0; steps-- {
+		if sl.hand >= sl.n {
 			sl.hand = 0
 		}
 		s := int32(sl.hand)
 		sl.hand++
-		e := &sl.slots[s]
+		e := sl.at(s)
 		if e.flags&slotLive == 0 {
 			continue
 		}

@@ -9,21 +9,21 @@ import "fmt"
 // change only the cache. Get returns the cached value itself, as the heap
 // backend does: a caller that changes it must Put it back.
 type cachedValueTable[K, N comparable, V any, P comparable, X valueKeyer[K, N, P]] struct {
-	m      *bytesCache
-	host   CacheHost
-	name   string
-	id     uint32
-	kgs    KeyGroupRange
-	kc     Codec[K]
-	nc     Codec[N]
-	vc     Codec[V]
-	groups []map[P]int32 // per key group index, allocated on first use
-	slab   cacheSlab[P, V]
-	key    []byte // scratch
-	val    []byte // scratch
-	est    sizeEstimate
-	puts   uint32
-	x      X
+	m         *bytesCache
+	host      CacheHost
+	name      string
+	id        uint32
+	kgs       KeyGroupRange
+	kc        Codec[K]
+	nc        Codec[N]
+	vc        Codec[V]
+	groups    []map[P]int32 // per key group index, allocated on first use
+	slab      cacheSlab[P, V]
+	key       []byte // scratch
+	val       []byte // scratch
+	est       sizeEstimate
+	measureIn int // Puts of cached entries until one is re-encoded to update its size
+	x         X
 }
 
 var (
@@ -81,7 +81,7 @@ func (t *cachedValueTable[K, N, V, P, X]) encodeKey(kg int, k K, n N) []byte {
 
 // lookup returns the slot of (k, n) in key group index i, or -1.
 func (t *cachedValueTable[K, N, V, P, X]) lookup(i int, p P) int32 {
-	if s := t.slab.memo; s >= 0 && t.slab.memoKey == p && int(t.slab.slots[s].kgi) == i {
+	if s := t.slab.memo; s >= 0 && t.slab.memoKey == p && int(t.slab.at(s).kgi) == i {
 		return s
 	}
 	if g := t.groups[i]; g != nil {
@@ -97,7 +97,7 @@ func (t *cachedValueTable[K, N, V, P, X]) lookup(i int, p P) int32 {
 func (t *cachedValueTable[K, N, V, P, X]) Get(kg int, k K, n N) (V, bool) {
 	i := t.index(kg)
 	if s := t.lookup(i, t.x.key(k, n)); s >= 0 {
-		e := &t.slab.slots[s]
+		e := t.slab.at(s)
 		e.flags |= slotRef
 		return e.val, e.flags&slotPresent != 0
 	}
@@ -140,12 +140,12 @@ func (t *cachedValueTable[K, N, V, P, X]) Put(kg int, k K, n N, v V) {
 	i := t.index(kg)
 	p := t.x.key(k, n)
 	if s := t.lookup(i, p); s >= 0 {
-		e := &t.slab.slots[s]
+		e := t.slab.at(s)
 		e.val = v
 		e.flags |= slotPresent | slotRef
 		t.slab.markDirty(s)
-		if t.puts++; t.puts%cacheMeasureEvery == 0 {
-			t.measure(s)
+		if t.measureIn--; t.measureIn <= 0 {
+			t.measureIn = measureInterval(t.measure(s))
 		}
 		return
 	}
@@ -156,8 +156,8 @@ func (t *cachedValueTable[K, N, V, P, X]) Put(kg int, k K, n N, v V) {
 }
 
 // measure re-encodes the entry in slot s to update its size.
-func (t *cachedValueTable[K, N, V, P, X]) measure(s int32) {
-	e := &t.slab.slots[s]
+func (t *cachedValueTable[K, N, V, P, X]) measure(s int32) int {
+	e := t.slab.at(s)
 	k, n := t.x.split(e.key)
 	size := len(t.encodeKey(t.kgs.Start+int(e.kgi), k, n)) + CacheEntryOverhead
 	if e.flags&slotPresent != 0 {
@@ -165,6 +165,7 @@ func (t *cachedValueTable[K, N, V, P, X]) measure(s int32) {
 		size += len(t.val)
 	}
 	t.slab.resize(s, size)
+	return size
 }
 
 // Delete removes the value for (k, n), if any, in the cache.
@@ -172,7 +173,7 @@ func (t *cachedValueTable[K, N, V, P, X]) Delete(kg int, k K, n N) {
 	i := t.index(kg)
 	p := t.x.key(k, n)
 	if s := t.lookup(i, p); s >= 0 {
-		e := &t.slab.slots[s]
+		e := t.slab.at(s)
 		var zero V
 		e.val = zero
 		e.flags = e.flags&^slotPresent | slotRef
@@ -215,7 +216,7 @@ func (t *cachedValueTable[K, N, V, P, X]) Range(kg int, fn func(k K, n N, v V) b
 
 // writeSlot writes the dirty entry in slot s to w.
 func (t *cachedValueTable[K, N, V, P, X]) writeSlot(s int32, w *cacheWriter) {
-	e := &t.slab.slots[s]
+	e := t.slab.at(s)
 	k, n := t.x.split(e.key)
 	key := t.encodeKey(t.kgs.Start+int(e.kgi), k, n)
 	size := len(key) + CacheEntryOverhead
@@ -237,7 +238,7 @@ func (t *cachedValueTable[K, N, V, P, X]) writeSlot(s int32, w *cacheWriter) {
 }
 
 func (t *cachedValueTable[K, N, V, P, X]) unlinkSlot(s int32) {
-	e := &t.slab.slots[s]
+	e := t.slab.at(s)
 	g := t.groups[e.kgi]
 	delete(g, e.key)
 	if len(g) == 0 {
@@ -262,7 +263,7 @@ func (t *cachedValueTable[K, N, V, P, X]) flush(i int, rest []byte, w *cacheWrit
 	}
 	if len(rest) > 0 {
 		if p, ok := t.decodeRest(rest); ok {
-			if s := t.lookup(i, p); s >= 0 && t.slab.slots[s].flags&slotDirty != 0 {
+			if s := t.lookup(i, p); s >= 0 && t.slab.at(s).flags&slotDirty != 0 {
 				t.writeSlot(s, w)
 			}
 			return

@@ -2,6 +2,7 @@ package queries
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"syscall"
@@ -21,6 +22,9 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// benchState selects the keyed state backend of BenchmarkQueries.
+var benchState = flag.String("state", "heap", `keyed state backend of BenchmarkQueries: "heap" or "pebble" (256 MiB budget)`)
+
 // BenchmarkQueries runs every query (and "gen", the generator alone) on
 // b.N events at the reference V1 rate of 10 M events/s of event time, at
 // parallelism 1 and 2, and reports events/s and events/s per core of the
@@ -28,6 +32,8 @@ func processCPU() time.Duration {
 // runner measures):
 //
 //	go test -run XXX -bench Queries -benchtime 10000000x ./nexmark/queries
+//
+// With -state pebble keyed state lives in Pebble.
 func BenchmarkQueries(b *testing.B) {
 	names := []string{"gen"}
 	for _, q := range All {
@@ -43,7 +49,15 @@ func BenchmarkQueries(b *testing.B) {
 				if err := WriteSideInput(o.SideInput, SideInputRows); err != nil {
 					b.Fatal(err)
 				}
-				env := eddy.NewEnvironment(eddy.WithParallelism(p))
+				opts := []eddy.Option{eddy.WithParallelism(p)}
+				switch *benchState {
+				case "heap":
+				case "pebble":
+					opts = append(opts, eddy.WithStateBackend(eddy.PebbleState(filepath.Join(dir, "state"), 256<<20)))
+				default:
+					b.Fatalf("-state %q: want heap or pebble", *benchState)
+				}
+				env := eddy.NewEnvironment(opts...)
 				if name == "gen" {
 					eddy.Discard(Generate(env, cfg))
 				} else {
