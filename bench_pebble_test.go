@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -360,22 +359,14 @@ type memSample struct {
 	heapInuse int64 // Go heap in use (MemStats.HeapInuse): live objects and garbage not yet swept
 	heapLive  int64 // Go heap live at the last GC (/gc/heap/live:bytes)
 	blocks    int64 // Pebble block cache: cached blocks
-	objects   int64 // object caches of the typed tables, if the build has them
+	objects   int64 // object caches of the typed tables
+	memtables int64 // Pebble memtables
 	rss       int64 // VmRSS: Go runtime + C allocations (Pebble's cache and memtables) + glibc
 }
 
 func (s memSample) max(o memSample) memSample {
 	return memSample{at: s.at, heapInuse: max(s.heapInuse, o.heapInuse), heapLive: max(s.heapLive, o.heapLive),
-		blocks: max(s.blocks, o.blocks), objects: max(s.objects, o.objects), rss: max(s.rss, o.rss)}
-}
-
-// objectCacheBytes returns BudgetStats.ObjectCacheBytes, read by name so
-// that the benchmark builds with and without the object caches.
-func objectCacheBytes(s pebble.BudgetStats) int64 {
-	if f := reflect.ValueOf(s).FieldByName("ObjectCacheBytes"); f.IsValid() && f.CanInt() {
-		return f.Int()
-	}
-	return 0
+		blocks: max(s.blocks, o.blocks), objects: max(s.objects, o.objects), memtables: max(s.memtables, o.memtables), rss: max(s.rss, o.rss)}
 }
 
 func sampleMem() memSample {
@@ -388,7 +379,7 @@ func sampleMem() memSample {
 		heapLive = int64(live[0].Value.Uint64())
 	}
 	bs := pebble.Budget()
-	return memSample{at: time.Now(), heapInuse: int64(ms.HeapInuse), heapLive: heapLive, blocks: bs.CacheSize, objects: objectCacheBytes(bs), rss: procStatus("VmRSS")}
+	return memSample{at: time.Now(), heapInuse: int64(ms.HeapInuse), heapLive: heapLive, blocks: bs.CacheSize, objects: bs.ObjectCacheBytes, memtables: bs.MemTableBytes, rss: procStatus("VmRSS")}
 }
 
 // sampler samples the memory every period until stopped.
@@ -493,7 +484,7 @@ func BenchmarkPebbleStateBeyondBudget(b *testing.B) {
 		// The table: go test shows 10 lines of a benchmark's log without -v.
 		b.Logf("budget %d MiB; %d keys × %d B = %d MB of values (fill), then %d uniformly random read-modify-writes in tenths; GOMAXPROCS %d; columns: fill | rmw 1/10 … 10/10",
 			budget/mib, keys, pebbleValueSize, keys*pebbleValueSize/1_000_000, updates, runtime.GOMAXPROCS(0))
-		var rate, cpuRate, heapInuse, heapLive, blocks, objects, rss []string
+		var rate, cpuRate, heapInuse, heapLive, blocks, objects, memtables, rss []string
 		prev, prevCPU := t0, cpu0
 		var minRate, maxRate, minCPURate, maxCPURate float64
 		all := peak(samples, t0, tEnd.Add(time.Hour))
@@ -521,7 +512,7 @@ func BenchmarkPebbleStateBeyondBudget(b *testing.B) {
 			for _, x := range []struct {
 				to *[]string
 				v  int64
-			}{{&heapInuse, p.heapInuse}, {&heapLive, p.heapLive}, {&blocks, p.blocks}, {&objects, p.objects}, {&rss, p.rss}} {
+			}{{&heapInuse, p.heapInuse}, {&heapLive, p.heapLive}, {&blocks, p.blocks}, {&objects, p.objects}, {&memtables, p.memtables}, {&rss, p.rss}} {
 				*x.to = append(*x.to, fmt.Sprintf("%6.0f", float64(x.v)/mib))
 			}
 			prev, prevCPU = at, atCPU
@@ -530,7 +521,7 @@ func BenchmarkPebbleStateBeyondBudget(b *testing.B) {
 			name string
 			vs   []string
 		}{{"rec/s", rate}, {"rec/CPU-s", cpuRate}, {"peak heapInuse MiB", heapInuse}, {"peak heap live MiB", heapLive},
-			{"peak block cache MiB", blocks}, {"peak object caches MiB", objects}, {"peak RSS MiB", rss}} {
+			{"peak block cache MiB", blocks}, {"peak object caches MiB", objects}, {"peak memtables MiB", memtables}, {"peak RSS MiB", rss}} {
 			b.Logf("%-23s %s | %s", row.name, row.vs[0], strings.Join(row.vs[1:], " "))
 		}
 		hwmNote := "since the benchmark started"
@@ -548,6 +539,7 @@ func BenchmarkPebbleStateBeyondBudget(b *testing.B) {
 		b.ReportMetric(float64(all.heapLive)/mib, "heaplive-MiB")
 		b.ReportMetric(float64(all.blocks)/mib, "blockcache-MiB")
 		b.ReportMetric(float64(all.objects)/mib, "objcache-MiB")
+		b.ReportMetric(float64(all.memtables)/mib, "memtables-MiB")
 		b.ReportMetric(float64(all.rss)/mib, "rss-MiB")
 		b.ReportMetric(float64(hwm)/mib, "hwm-MiB")
 		b.ReportMetric(float64(disk)/1e6, "disk-MB")

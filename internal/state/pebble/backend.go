@@ -366,8 +366,8 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
+	unregister(b) // before closing the DB, whose metrics Budget reads
 	err := b.db.Close()
-	unregister(b)
 	release()
 	if err != nil {
 		return fmt.Errorf("pebble: close %s: %w", b.dir, err)

@@ -194,6 +194,9 @@ type BudgetStats struct {
 	// ObjectCacheBytes is the estimated bytes the object caches of all open
 	// backends hold.
 	ObjectCacheBytes int64
+	// MemTableBytes is the bytes the memtables of all open backends take
+	// (mutable, being flushed, and kept for reuse).
+	MemTableBytes int64
 }
 
 // Budget returns the state of the process-wide memory budget. It is safe for
@@ -208,6 +211,7 @@ func Budget() BudgetStats {
 	}
 	for b := range shared.backends {
 		s.ObjectCacheBytes += b.cacheBytes()
+		s.MemTableBytes += int64(b.db.Metrics().MemTable.Size)
 	}
 	return s
 }

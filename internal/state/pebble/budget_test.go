@@ -36,6 +36,9 @@ func TestBackendsShareOneCache(t *testing.T) {
 		b.db.Flush()
 		contents(t, b)
 	}
+	if st := Budget(); st.MemTableBytes == 0 || st.MemTableBytes > st.Budget {
+		t.Errorf("memtables take %d bytes of a budget of %d", st.MemTableBytes, st.Budget)
+	}
 	if st := Budget(); st.CacheSize == 0 || st.CacheMisses == 0 {
 		t.Errorf("shared cache unused: %+v", st)
 	}
