@@ -38,7 +38,7 @@ func Assemble(job string, id int64, savepoint, final bool, ops []OperatorState) 
 			if st == nil || (len(st.KeyGroups) == 0 && len(st.Lists) == 0 && len(st.Backends) == 0) {
 				continue
 			}
-			sub := Subtask{Index: i, File: fmt.Sprintf("op%03d-%s-%d.state", oi, safe(op.UID), i)}
+			sub := Subtask{Index: i, File: fmt.Sprintf("op%03d-%s-%d.state", oi, SafeName(op.UID), i)}
 			var buf []byte
 			kgs := make([]int, 0, len(st.KeyGroups))
 			for kg := range st.KeyGroups {
@@ -87,8 +87,9 @@ func Assemble(job string, id int64, savepoint, final bool, ops []OperatorState) 
 	return m, files
 }
 
-// safe keeps the characters of s that are safe in a file name.
-func safe(s string) string {
+// SafeName returns s with the characters that are not safe in a file name
+// replaced by '_', cut to 40 bytes.
+func SafeName(s string) string {
 	b := []byte(s)
 	for i, c := range b {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {

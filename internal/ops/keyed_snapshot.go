@@ -314,14 +314,5 @@ func (k *keyedBase[K, T]) NotifyCheckpointComplete(id int64) error {
 
 // sharedPrefix is the folder of an operator's shared files.
 func sharedPrefix(operator string) string {
-	b := []byte(operator)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			b[i] = '_'
-		}
-	}
-	if len(b) > 40 {
-		b = b[:40]
-	}
-	return checkpoint.SharedDir + "/" + string(b)
+	return checkpoint.SharedDir + "/" + checkpoint.SafeName(operator)
 }

@@ -1,7 +1,5 @@
 package state
 
-import "fmt"
-
 // mapKey is the key of a cached map entry.
 type mapKey[K, N, UK comparable] struct {
 	k  K
@@ -204,43 +202,12 @@ func (t *cachedMapTable[K, N, UK, UV]) IsEmpty(kg int, k K, n N) bool {
 // false.
 func (t *cachedMapTable[K, N, UK, UV]) Entries(kg int, k K, n N, fn func(uk UK, uv UV) bool) {
 	t.index(kg)
-	prefix := t.appendMapPrefix(nil, kg, k, n)
-	t.host.Scan(prefix, func(key, raw []byte) bool {
-		var uk UK
-		pos, err := decodeAt(t.ukc, key, len(prefix), &uk)
-		if err == nil && pos != len(key) {
-			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
-		}
-		if err != nil {
-			corrupt(t.name, err)
-		}
-		return fn(uk, t.decodeValue(raw))
-	})
+	scanMapEntries(t.host, t.name, t.appendMapPrefix(nil, kg, k, n), t.ukc, t.uvc, fn)
 }
 
 // Range calls fn for every entry of key group kg until fn returns false.
 func (t *cachedMapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv UV) bool) {
-	checkKeyGroup(kg, t.kgs)
-	prefix := appendTablePrefix(make([]byte, 0, tablePrefixLen), kg, t.id)
-	t.host.Scan(prefix, func(key, raw []byte) bool {
-		var k K
-		var n N
-		var uk UK
-		pos, err := decodeAt(t.kc, key, tablePrefixLen, &k)
-		if err == nil {
-			pos, err = decodeAt(t.nc, key, pos, &n)
-		}
-		if err == nil {
-			pos, err = decodeAt(t.ukc, key, pos, &uk)
-		}
-		if err == nil && pos != len(key) {
-			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
-		}
-		if err != nil {
-			corrupt(t.name, err)
-		}
-		return fn(k, n, uk, t.decodeValue(raw))
-	})
+	scanMaps(t.host, t.name, t.id, t.kgs, t.kc, t.nc, t.ukc, t.uvc, kg, fn)
 }
 
 // writeSlot writes the dirty entry in slot s to w.

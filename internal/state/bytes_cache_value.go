@@ -1,6 +1,5 @@
 package state
 
-import "fmt"
 
 // cachedValueTable is a ValueTable on a CacheHost with a write-back cache of
 // decoded values: per key group, a Go map from (key, namespace) to a slot
@@ -191,27 +190,7 @@ func (t *cachedValueTable[K, N, V, P, X]) Delete(kg int, k K, n N) {
 // Range calls fn for every entry of key group kg until fn returns false. It
 // scans the host, which first flushes the key group's dirty entries.
 func (t *cachedValueTable[K, N, V, P, X]) Range(kg int, fn func(k K, n N, v V) bool) {
-	checkKeyGroup(kg, t.kgs)
-	prefix := appendTablePrefix(make([]byte, 0, tablePrefixLen), kg, t.id)
-	t.host.Scan(prefix, func(key, raw []byte) bool {
-		var k K
-		var n N
-		var v V
-		pos, err := decodeAt(t.kc, key, tablePrefixLen, &k)
-		if err == nil {
-			pos, err = decodeAt(t.nc, key, pos, &n)
-		}
-		if err == nil && pos != len(key) {
-			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
-		}
-		if err == nil {
-			_, err = decodeAt(t.vc, raw, 0, &v)
-		}
-		if err != nil {
-			corrupt(t.name, err)
-		}
-		return fn(k, n, v)
-	})
+	scanValues(t.host, t.name, t.id, t.kgs, t.kc, t.nc, t.vc, kg, fn)
 }
 
 // writeSlot writes the dirty entry in slot s to w.

@@ -105,24 +105,30 @@ func (t *bytesValueTable[K, N, V]) Delete(kg int, k K, n N) {
 
 // Range calls fn for every entry of key group kg until fn returns false.
 func (t *bytesValueTable[K, N, V]) Range(kg int, fn func(k K, n N, v V) bool) {
-	checkKeyGroup(kg, t.kgs)
-	prefix := appendTablePrefix(make([]byte, 0, tablePrefixLen), kg, t.id)
-	t.b.Scan(prefix, func(key, raw []byte) bool {
+	scanValues(t.b, t.name, t.id, t.kgs, t.kc, t.nc, t.vc, kg, fn)
+}
+
+// scanValues calls fn for every entry of key group kg of the value table
+// (name, id) on b, decoded, until fn returns false.
+func scanValues[K, N comparable, V any](b BytesBackend, name string, id uint32, kgs KeyGroupRange, kc Codec[K], nc Codec[N], vc Codec[V], kg int, fn func(k K, n N, v V) bool) {
+	checkKeyGroup(kg, kgs)
+	prefix := appendTablePrefix(make([]byte, 0, tablePrefixLen), kg, id)
+	b.Scan(prefix, func(key, raw []byte) bool {
 		var k K
 		var n N
 		var v V
-		pos, err := decodeAt(t.kc, key, tablePrefixLen, &k)
+		pos, err := decodeAt(kc, key, tablePrefixLen, &k)
 		if err == nil {
-			pos, err = decodeAt(t.nc, key, pos, &n)
+			pos, err = decodeAt(nc, key, pos, &n)
 		}
 		if err == nil && pos != len(key) {
 			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
 		}
 		if err == nil {
-			_, err = decodeAt(t.vc, raw, 0, &v)
+			_, err = decodeAt(vc, raw, 0, &v)
 		}
 		if err != nil {
-			corrupt(t.name, err)
+			corrupt(name, err)
 		}
 		return fn(k, n, v)
 	})
@@ -218,41 +224,60 @@ func (t *bytesMapTable[K, N, UK, UV]) IsEmpty(kg int, k K, n N) bool {
 
 // Entries calls fn for each entry of the map of (k, n) until it returns false.
 func (t *bytesMapTable[K, N, UK, UV]) Entries(kg int, k K, n N, fn func(uk UK, uv UV) bool) {
-	prefix := t.appendMapPrefix(nil, kg, k, n)
-	t.b.Scan(prefix, func(key, raw []byte) bool {
-		var uk UK
-		pos, err := decodeAt(t.ukc, key, len(prefix), &uk)
-		if err == nil && pos != len(key) {
-			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
-		}
-		if err != nil {
-			corrupt(t.name, err)
-		}
-		return fn(uk, t.decodeValue(raw))
-	})
+	scanMapEntries(t.b, t.name, t.appendMapPrefix(nil, kg, k, n), t.ukc, t.uvc, fn)
 }
 
 // Range calls fn for every entry of key group kg until fn returns false.
 func (t *bytesMapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv UV) bool) {
-	checkKeyGroup(kg, t.kgs)
-	prefix := appendTablePrefix(make([]byte, 0, tablePrefixLen), kg, t.id)
-	t.b.Scan(prefix, func(key, raw []byte) bool {
+	scanMaps(t.b, t.name, t.id, t.kgs, t.kc, t.nc, t.ukc, t.uvc, kg, fn)
+}
+
+// scanMapEntries calls fn for each entry of the map whose keys start with
+// prefix, in map table name on b, until fn returns false.
+func scanMapEntries[UK comparable, UV any](b BytesBackend, name string, prefix []byte, ukc Codec[UK], uvc Codec[UV], fn func(uk UK, uv UV) bool) {
+	b.Scan(prefix, func(key, raw []byte) bool {
+		var uk UK
+		var uv UV
+		pos, err := decodeAt(ukc, key, len(prefix), &uk)
+		if err == nil && pos != len(key) {
+			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
+		}
+		if err == nil {
+			_, err = decodeAt(uvc, raw, 0, &uv)
+		}
+		if err != nil {
+			corrupt(name, err)
+		}
+		return fn(uk, uv)
+	})
+}
+
+// scanMaps calls fn for every entry of key group kg of the map table
+// (name, id) on b, decoded, until fn returns false.
+func scanMaps[K, N, UK comparable, UV any](b BytesBackend, name string, id uint32, kgs KeyGroupRange, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV], kg int, fn func(k K, n N, uk UK, uv UV) bool) {
+	checkKeyGroup(kg, kgs)
+	prefix := appendTablePrefix(make([]byte, 0, tablePrefixLen), kg, id)
+	b.Scan(prefix, func(key, raw []byte) bool {
 		var k K
 		var n N
 		var uk UK
-		pos, err := decodeAt(t.kc, key, tablePrefixLen, &k)
+		var uv UV
+		pos, err := decodeAt(kc, key, tablePrefixLen, &k)
 		if err == nil {
-			pos, err = decodeAt(t.nc, key, pos, &n)
+			pos, err = decodeAt(nc, key, pos, &n)
 		}
 		if err == nil {
-			pos, err = decodeAt(t.ukc, key, pos, &uk)
+			pos, err = decodeAt(ukc, key, pos, &uk)
 		}
 		if err == nil && pos != len(key) {
 			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
 		}
-		if err != nil {
-			corrupt(t.name, err)
+		if err == nil {
+			_, err = decodeAt(uvc, raw, 0, &uv)
 		}
-		return fn(k, n, uk, t.decodeValue(raw))
+		if err != nil {
+			corrupt(name, err)
+		}
+		return fn(k, n, uk, uv)
 	})
 }
