@@ -64,11 +64,7 @@ func (t *cachedMapTable[K, N, UK, UV]) encodeKey(kg int, k K, n N, uk UK) []byte
 }
 
 func (t *cachedMapTable[K, N, UK, UV]) decodeValue(raw []byte) UV {
-	uv, _, err := t.uvc.Decode(raw)
-	if err != nil {
-		corrupt(t.name, err)
-	}
-	return uv
+	return decodeOrCorrupt(t.uvc, t.name, raw)
 }
 
 // lookup returns the slot of uk in the map of (k, n) in key group index i,
@@ -214,22 +210,7 @@ func (t *cachedMapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv
 func (t *cachedMapTable[K, N, UK, UV]) writeSlot(s int32, w *cacheWriter) {
 	e := t.slab.at(s)
 	key := t.encodeKey(t.kgs.Start+int(e.kgi), e.key.k, e.key.n, e.key.uk)
-	size := len(key) + CacheEntryOverhead
-	if e.flags&slotPresent != 0 {
-		t.val = t.uvc.Append(t.val[:0], e.val)
-		w.set(key, t.val)
-		size += len(t.val)
-		e.flags |= slotStored
-		t.est.observe(len(key), len(t.val))
-	} else {
-		w.delete(key)
-		e.flags &^= slotStored
-	}
-	e.flags &^= slotDirty
-	if cap(t.val) > 1<<16 {
-		t.val = nil
-	}
-	t.slab.resize(s, size)
+	writeBack(&t.slab, s, key, t.uvc, &t.val, &t.est, w)
 }
 
 func (t *cachedMapTable[K, N, UK, UV]) unlinkSlot(s int32) {

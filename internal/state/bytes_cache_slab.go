@@ -193,3 +193,26 @@ func (sl *cacheSlab[P, V]) evict(o slotOwner, need int64, w *cacheWriter) {
 		sl.drop(o, s)
 	}
 }
+
+// writeBack writes the dirty entry in slot s, whose encoded key is key, to
+// w (its value encoded with vc into the table's scratch buffer *buf), marks
+// it clean and updates its size and the table's size estimate.
+func writeBack[P comparable, V any](sl *cacheSlab[P, V], s int32, key []byte, vc Codec[V], buf *[]byte, est *sizeEstimate, w *cacheWriter) {
+	e := sl.at(s)
+	size := len(key) + CacheEntryOverhead
+	if e.flags&slotPresent != 0 {
+		*buf = vc.Append((*buf)[:0], e.val)
+		w.set(key, *buf)
+		size += len(*buf)
+		e.flags |= slotStored
+		est.observe(len(key), len(*buf))
+	} else {
+		w.delete(key)
+		e.flags &^= slotStored
+	}
+	e.flags &^= slotDirty
+	if cap(*buf) > 1<<16 {
+		*buf = nil
+	}
+	sl.resize(s, size)
+}

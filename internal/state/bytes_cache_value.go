@@ -1,6 +1,5 @@
 package state
 
-
 // cachedValueTable is a ValueTable on a CacheHost with a write-back cache of
 // decoded values: per key group, a Go map from (key, namespace) to a slot
 // of the table's slab. A hit neither encodes nor decodes; a miss reads the
@@ -198,22 +197,7 @@ func (t *cachedValueTable[K, N, V, P, X]) writeSlot(s int32, w *cacheWriter) {
 	e := t.slab.at(s)
 	k, n := t.x.split(e.key)
 	key := t.encodeKey(t.kgs.Start+int(e.kgi), k, n)
-	size := len(key) + CacheEntryOverhead
-	if e.flags&slotPresent != 0 {
-		t.val = t.vc.Append(t.val[:0], e.val)
-		w.set(key, t.val)
-		size += len(t.val)
-		e.flags |= slotStored
-		t.est.observe(len(key), len(t.val))
-	} else {
-		w.delete(key)
-		e.flags &^= slotStored
-	}
-	e.flags &^= slotDirty
-	if cap(t.val) > 1<<16 {
-		t.val = nil
-	}
-	t.slab.resize(s, size)
+	writeBack(&t.slab, s, key, t.vc, &t.val, &t.est, w)
 }
 
 func (t *cachedValueTable[K, N, V, P, X]) unlinkSlot(s int32) {

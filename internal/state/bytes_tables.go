@@ -179,11 +179,16 @@ func (t *bytesMapTable[K, N, UK, UV]) encodeKey(kg int, k K, n N, uk UK) []byte 
 }
 
 func (t *bytesMapTable[K, N, UK, UV]) decodeValue(raw []byte) UV {
-	uv, _, err := t.uvc.Decode(raw)
+	return decodeOrCorrupt(t.uvc, t.name, raw)
+}
+
+// decodeOrCorrupt decodes raw, a value stored by table name, with c.
+func decodeOrCorrupt[T any](c Codec[T], name string, raw []byte) T {
+	v, _, err := c.Decode(raw)
 	if err != nil {
-		corrupt(t.name, err)
+		corrupt(name, err)
 	}
-	return uv
+	return v
 }
 
 // Get returns the value for uk in the map of (k, n).
