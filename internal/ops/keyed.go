@@ -112,9 +112,20 @@ func (f failingCodec[T]) Append(dst []byte, v T) []byte {
 
 func (f failingCodec[T]) Decode(src []byte) (v T, n int, err error) { return v, 0, f.err }
 
-// newTimers returns a timer service of the operator's key groups, part of
-// its snapshots under name.
-func newTimers[K comparable, N comparable, T any](k *keyedBase[K, T], name string) *state.TimerService[K, N] {
+// newTimers returns the timers of the operator's key groups, part of its
+// snapshots under name: on a bytes backend, a table of the backend called
+// name (so the backend's own snapshots hold them); otherwise a timer service
+// in memory, registered as an extra table. It panics with a
+// *state.BackendError if the bytes backend has a table of that name of
+// another kind.
+func newTimers[K comparable, N comparable, T any](k *keyedBase[K, T], name string) state.Timers[K, N] {
+	if bb, ok := k.backend.(state.BytesBackend); ok {
+		ts, err := state.NewBytesTimers[K, N](bb, name, k.keyCodec(), lazyCodec[N]())
+		if err != nil {
+			panic(&state.BackendError{Op: "create timers", Err: err})
+		}
+		return ts
+	}
 	ts := state.NewTimerService[K, N](k.kgs, k.keyCodec(), lazyCodec[N]())
 	k.registerExtra(name, ts)
 	return ts

@@ -173,7 +173,7 @@ func (p *Process[T, O]) Close() error {
 type KeyedContext[K comparable, O any] struct {
 	ProcessContext[O]
 	base   keyedHandle[K]
-	timers *state.TimerService[K, state.VoidNamespace]
+	timers state.Timers[K, state.VoidNamespace]
 	domain TimeDomain
 	wake   func()
 }
@@ -237,7 +237,7 @@ type KeyedProcess[K comparable, T, O any] struct {
 	*keyedBase[K, T]
 	logic  KeyedProcessLogic[K, T, O]
 	c      *KeyedContext[K, O]
-	timers *state.TimerService[K, state.VoidNamespace]
+	timers state.Timers[K, state.VoidNamespace]
 	wakeAt int64
 }
 

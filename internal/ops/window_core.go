@@ -13,7 +13,7 @@ import (
 // (one record) and fire (one timer).
 type windowCore[K comparable, T, O any] struct {
 	*keyedBase[K, T]
-	timers *state.TimerService[K, windowTimer]
+	timers state.Timers[K, windowTimer]
 	out    *Emitter[O]
 	lateE  *Emitter[T]
 	outs   map[string]any

@@ -7,6 +7,44 @@ import (
 	"slices"
 )
 
+// Timers is what a keyed operator needs of its timers: registration and
+// deletion per key group, key, namespace and timestamp, in event time and
+// processing time, and firing of the due ones. *TimerService keeps them in
+// memory (for object backends); *BytesTimers keeps them in a BytesBackend.
+//
+// Both fire timers in order of timestamp; they differ in the order of timers
+// of equal timestamps (see their doc comments).
+type Timers[K, N comparable] interface {
+	// RegisterEventTime registers an event-time timer at ts for (k, n) in
+	// key group kg. Registering an existing timer does nothing.
+	RegisterEventTime(kg int, k K, n N, ts int64)
+	// DeleteEventTime deletes the event-time timer at ts for (k, n), if any.
+	DeleteEventTime(kg int, k K, n N, ts int64)
+	// RegisterProcessingTime registers a processing-time timer at ts (ms).
+	RegisterProcessingTime(kg int, k K, n N, ts int64)
+	// DeleteProcessingTime deletes the processing-time timer at ts, if any.
+	DeleteProcessingTime(kg int, k K, n N, ts int64)
+	// AdvanceWatermark fires every event-time timer at or before wm,
+	// removing each before calling fire. fire may register and delete
+	// timers; new ones at or before wm fire in the same call. It stops at
+	// the first error fire returns and returns it.
+	AdvanceWatermark(wm int64, fire func(kg int, k K, n N, ts int64) error) error
+	// AdvanceProcessingTime fires every processing-time timer at or before
+	// now, as AdvanceWatermark does for event time.
+	AdvanceProcessingTime(now int64, fire func(kg int, k K, n N, ts int64) error) error
+	// NextEventTime returns the earliest timestamp of an event-time timer,
+	// or ok=false if there is none.
+	NextEventTime() (ts int64, ok bool)
+	// NextProcessingTime returns the earliest timestamp of a
+	// processing-time timer, or ok=false if there is none.
+	NextProcessingTime() (ts int64, ok bool)
+	// Len returns the number of registered timers of both kinds, for
+	// metrics and tests.
+	Len() int
+}
+
+var _ Timers[int64, VoidNamespace] = (*TimerService[int64, VoidNamespace])(nil)
+
 // TimerService holds the event-time and processing-time timers of one
 // subtask of a keyed operator, per key, namespace and timestamp, as Flink's
 // InternalTimerService does. Timers fire in order of timestamp, then of

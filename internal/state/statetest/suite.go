@@ -49,6 +49,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 	t.Run("TTL", func(t *testing.T) { testTTL(t, newBackend) })
 	t.Run("CleanupExpired", func(t *testing.T) { testCleanupExpired(t, newBackend) })
 	t.Run("Timers", func(t *testing.T) { testTimers(t, newBackend) })
+	t.Run("TimerImpls", func(t *testing.T) { testTimerImpls(t, newBackend) })
 	t.Run("Snapshot", func(t *testing.T) { testSnapshot(t, newBackend) })
 	t.Run("AsyncSnapshot", func(t *testing.T) { testAsyncSnapshot(t, newBackend) })
 }
