@@ -54,14 +54,13 @@ type timerHead struct {
 // include them, and they need not fit in memory. Only the earliest timestamp
 // of each key group and domain is cached in memory, loaded lazily.
 //
-// Firing order: the key group with the earliest due timer fires all its
-// timers due at the limit, by timestamp and then by encoded key and
-// namespace; then the key group with the next earliest, and so on. Timers of
-// one key group fire in timestamp order, but unlike TimerService, timers of
-// equal timestamps fire in key order rather than in registration order, and
-// the timers of different key groups may interleave out of timestamp order
-// within one Advance call (Flink's RocksDB timers order equal timestamps by
-// key too).
+// Firing order: timers fire in timestamp order across key groups: the key
+// group with the earliest due timer fires its timers up to the next key
+// group's earliest, by timestamp and then by encoded key and namespace; then
+// the key group with the earliest left, and so on. Unlike TimerService,
+// timers of equal timestamps fire in key order (and key groups in any
+// order) rather than in registration order; Flink's RocksDB timers order
+// equal timestamps by key too.
 //
 // Heads start unknown, so the backend may be filled behind the service's
 // back (by a restore) before its first read. On a CacheHost, t is attached
@@ -348,10 +347,22 @@ func (t *BytesTimers[K, N]) advance(d int, limit int64, fire func(kg int, k K, n
 		stop  []byte
 	)
 	for {
-		best, bestTS := -1, int64(0)
+		// The key group with the earliest due timer fires its timers up to
+		// the next key group's earliest, so that timers fire in timestamp
+		// order across key groups.
+		best, bestTS, upTo := -1, int64(0), limit
 		for i := range t.heads[d] {
-			if h := t.head(d, i); h.state == headLoaded && h.ts <= limit && (best < 0 || h.ts < bestTS) {
+			h := t.head(d, i)
+			if h.state != headLoaded || h.ts > limit {
+				continue
+			}
+			if best < 0 || h.ts < bestTS {
+				if best >= 0 {
+					upTo = min(upTo, bestTS)
+				}
 				best, bestTS = i, h.ts
+			} else {
+				upTo = min(upTo, h.ts)
 			}
 		}
 		if best < 0 {
@@ -370,8 +381,8 @@ func (t *BytesTimers[K, N]) advance(d int, limit int64, fire func(kg int, k K, n
 				return true // deleted
 			}
 			ts := t.timerTS(key)
-			if ts > limit || len(batch) == maxTimerBatch {
-				if ts <= limit {
+			if ts > upTo || len(batch) == maxTimerBatch {
+				if ts <= upTo {
 					capped, stop = true, append(stop[:0], key...)
 				}
 				rest = timerHead{ts: ts, state: headLoaded}
@@ -389,7 +400,7 @@ func (t *BytesTimers[K, N]) advance(d int, limit int64, fire func(kg int, k K, n
 			}
 			key := []byte(k)
 			ts := t.timerTS(key)
-			if ts > limit || (capped && bytes.Compare(key, stop) >= 0) {
+			if ts > upTo || (capped && bytes.Compare(key, stop) >= 0) {
 				if rest.state != headLoaded || ts < rest.ts {
 					rest = timerHead{ts: ts, state: headLoaded}
 				}

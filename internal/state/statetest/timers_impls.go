@@ -38,12 +38,35 @@ func testTimerImpls(t *testing.T, nb NewBackend) {
 		testTimersConformance(t, func() state.Timers[string, int64] { return newBytes() }, false)
 	})
 	t.Run("BytesTimersLazy", func(t *testing.T) { testBytesTimersLazy(t, bb, newBytes) })
+	t.Run("TimestampOrderAcrossKeyGroups", func(t *testing.T) { testTimestampOrderAcrossKeyGroups(t, newBytes()) })
 	t.Run("BytesTimersHeldBack", func(t *testing.T) { testBytesTimersHeldBack(t, newBytes()) })
 	t.Run("BytesTimersKind", func(t *testing.T) {
 		if _, err := state.NewBytesTimers[int64, int64](bb, "timers-b", nil, nil); !errors.Is(err, state.ErrIncompatibleTable) {
 			t.Errorf("timers redeclared with other types: err = %v", err)
 		}
 	})
+}
+
+// testTimestampOrderAcrossKeyGroups checks that timers of many keys, and so
+// of many key groups, fire in timestamp order in one advance.
+func testTimestampOrderAcrossKeyGroups(t *testing.T, ts state.Timers[string, int64]) {
+	for i := range 200 {
+		k := string(rune('a'+i%26)) + string(rune('a'+i/26))
+		ts.RegisterEventTime(kgOfString(k), k, 0, int64((i*37)%101))
+	}
+	var last int64 = -1
+	n := 0
+	mustNoErr(t, ts.AdvanceWatermark(1000, func(_ int, k string, _ int64, at int64) error {
+		if at < last {
+			t.Errorf("timer of %s at %d fired after one at %d", k, at, last)
+		}
+		last = at
+		n++
+		return nil
+	}))
+	if n != 200 {
+		t.Errorf("fired %d timers, want 200", n)
+	}
 }
 
 // testTimersConformance checks the behaviour every state.Timers shares.
