@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
@@ -100,7 +101,20 @@ func testKill9ExactlyOnce(t *testing.T, bin string, state []string) {
 	}
 	got := committed(t, out)
 	if !slices.Equal(got, want) {
-		t.Fatalf("after %d kills the committed output has %d lines, a failure-free run %d", kills, len(got), len(want))
+		var d strings.Builder
+		for i := range max(len(got), len(want)) {
+			var g, w string
+			if i < len(got) {
+				g = got[i]
+			}
+			if i < len(want) {
+				w = want[i]
+			}
+			if g != w {
+				fmt.Fprintf(&d, "line %d: got  %s\n         want %s\n", i+1, g, w)
+			}
+		}
+		t.Fatalf("after %d kills the committed output has %d lines, a failure-free run %d:\n%s", kills, len(got), len(want), d.String())
 	}
 	t.Logf("killed %d times; %d committed lines equal the failure-free run", kills, len(got))
 }

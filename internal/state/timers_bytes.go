@@ -176,15 +176,18 @@ func (t *BytesTimers[K, N]) write(d, i int, key []byte, set bool) {
 	}
 }
 
-// forget drops the held-back write of key, which need not reach the backend.
-func (t *BytesTimers[K, N]) forget(d, i int, key []byte) {
+// forget drops the held-back write of key, which need not reach the
+// backend, and reports whether there was one.
+func (t *BytesTimers[K, N]) forget(d, i int, key []byte) bool {
 	p := t.pend[d][i]
-	if _, ok := p[string(key)]; ok {
-		delete(p, string(key))
-		t.npend--
-		t.bytes -= int64(len(key)) + CacheEntryOverhead
-		t.shown.Store(t.bytes)
+	if _, ok := p[string(key)]; !ok {
+		return false
 	}
+	delete(p, string(key))
+	t.npend--
+	t.bytes -= int64(len(key)) + CacheEntryOverhead
+	t.shown.Store(t.bytes)
+	return true
 }
 
 func (t *BytesTimers[K, N]) register(d, kg int, k K, n N, ts int64) {
@@ -444,10 +447,11 @@ func (t *BytesTimers[K, N]) fireBatch(d, i int, batch []dueTimer[K, N], fire fun
 				continue
 			}
 		}
-		if e.stored {
+		// A timer only held back is forgotten, unless a flush (when fire
+		// held back too many writes, or scanned) has written it since the
+		// batch was read.
+		if e.stored || !t.forget(d, i, e.key) {
 			t.write(d, i, e.key, false)
-		} else {
-			t.forget(d, i, e.key)
 		}
 		if err := fire(kg, e.k, e.n, e.ts); err != nil {
 			return err
