@@ -1,7 +1,6 @@
 package statetest
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,100 +26,17 @@ func firings(fs []firing) string {
 	return strings.Join(s, " ")
 }
 
-// testTimers runs timers with the key groups of the backend under test: the
-// timer service keeps its own state, and is snapshotted with the tables.
+// testTimers runs what is particular to the heap TimerService, which keeps
+// its own state and is snapshotted with the tables; testTimerImpls runs the
+// behaviour every state.Timers shares.
 func testTimers(t *testing.T, nb NewBackend) {
 	b := nb(t, all, maxP)
 	defer b.Close()
-	ts := state.NewTimerService[string, int64](b.KeyGroups(), nil, nil)
 	var fired []firing
 	record := func(kg int, k string, n int64, at int64) error {
 		fired = append(fired, firing{kg, k, n, at})
 		return nil
 	}
-	reg := func(k string, n, at int64) { ts.RegisterEventTime(kgOfString(k), k, n, at) }
-	reg("b", 0, 5)
-	reg("a", 0, 3)
-	reg("c", 0, 3)
-	reg("a", 0, 3) // duplicate: no-op, keeps its place
-	reg("a", 1, 3)
-	reg("d", 0, 7)
-	reg("e", 0, 9)
-	ts.DeleteEventTime(kgOfString("e"), "e", 0, 9)
-	ts.DeleteEventTime(kgOfString("e"), "e", 0, 99) // absent
-	if ts.Len() != 5 {
-		t.Errorf("Len = %d, want 5", ts.Len())
-	}
-	if next, ok := ts.NextEventTime(); !ok || next != 3 {
-		t.Errorf("NextEventTime = %d, %v", next, ok)
-	}
-	mustNoErr(t, ts.AdvanceWatermark(4, record))
-	if got, want := firings(fired), "a/0@3 c/0@3 a/1@3"; got != want {
-		t.Errorf("fired %s, want %s (timestamp, then registration order)", got, want)
-	}
-	for _, f := range fired {
-		if f.kg != kgOfString(f.k) {
-			t.Errorf("timer %v fired with key group %d", f, f.kg)
-		}
-	}
-
-	// fire may register timers; those at or before the watermark fire now.
-	fired = nil
-	mustNoErr(t, ts.AdvanceWatermark(7, func(kg int, k string, n, at int64) error {
-		if k == "b" && n == 0 {
-			ts.RegisterEventTime(kg, "b", 1, 6)  // at or before 7: fires in this call
-			ts.RegisterEventTime(kg, "b", 2, 20) // later
-			ts.DeleteEventTime(kgOfString("d"), "d", 0, 7)
-			ts.RegisterEventTime(kgOfString("d"), "d", 0, 7) // re-registered: fires
-		}
-		return record(kg, k, n, at)
-	}))
-	if got, want := firings(fired), "b/0@5 b/1@6 d/0@7"; got != want {
-		t.Errorf("fired %s, want %s", got, want)
-	}
-	if ts.Len() != 1 {
-		t.Errorf("Len = %d, want 1", ts.Len())
-	}
-
-	// An error from fire stops the advance and is returned.
-	reg("x", 0, 30)
-	reg("y", 0, 31)
-	boom := errors.New("boom")
-	fired = nil
-	err := ts.AdvanceWatermark(40, func(kg int, k string, n, at int64) error {
-		_ = record(kg, k, n, at)
-		return boom
-	})
-	if !errors.Is(err, boom) || len(fired) != 1 {
-		t.Errorf("AdvanceWatermark returned %v after %d firings, want boom after 1", err, len(fired))
-	}
-
-	// Processing time.
-	if _, ok := ts.NextProcessingTime(); ok {
-		t.Error("NextProcessingTime with no processing-time timers")
-	}
-	pkg := kgOfString("p")
-	ts.RegisterProcessingTime(pkg, "p", 0, 100)
-	ts.RegisterProcessingTime(pkg, "p", 0, 50)
-	ts.RegisterProcessingTime(pkg, "p", 1, 50)
-	ts.DeleteProcessingTime(pkg, "p", 0, 50)
-	if next, ok := ts.NextProcessingTime(); !ok || next != 50 {
-		t.Errorf("NextProcessingTime = %d, %v; want 50", next, ok)
-	}
-	fired = nil
-	mustNoErr(t, ts.AdvanceProcessingTime(99, record))
-	if got, want := firings(fired), "p/1@50"; got != want {
-		t.Errorf("processing time fired %s, want %s", got, want)
-	}
-	if next, _ := ts.NextProcessingTime(); next != 100 {
-		t.Errorf("NextProcessingTime = %d, want 100", next)
-	}
-	fired = nil
-	mustNoErr(t, ts.AdvanceWatermark(1000, record)) // event time does not fire processing timers
-	if got := firings(fired); got != "x/0@30 y/0@31" {
-		t.Errorf("fired %s", got)
-	}
-
 	t.Run("Snapshot", func(t *testing.T) { testTimerSnapshot(t, nb) })
 	t.Run("Compaction", func(t *testing.T) {
 		ts := state.NewTimerService[string, int64](b.KeyGroups(), nil, nil)
