@@ -15,21 +15,20 @@ type mapKey[K, N, UK comparable] struct {
 // scanned prefix; Clear drops the map's cached entries and deletes its
 // prefix in the host.
 type cachedMapTable[K, N, UK comparable, UV any] struct {
-	m         *bytesCache
-	host      CacheHost
-	name      string
-	id        uint32
-	kgs       KeyGroupRange
-	kc        Codec[K]
-	nc        Codec[N]
-	ukc       Codec[UK]
-	uvc       Codec[UV]
-	groups    []map[pair[K, N]]map[UK]int32 // per key group index, allocated on first use
-	slab      cacheSlab[mapKey[K, N, UK], UV]
-	key       []byte // scratch
-	val       []byte // scratch
-	est       sizeEstimate
-	measureIn int // Puts of cached entries until one is re-encoded to update its size
+	m      *bytesCache
+	host   CacheHost
+	name   string
+	id     uint32
+	kgs    KeyGroupRange
+	kc     Codec[K]
+	nc     Codec[N]
+	ukc    Codec[UK]
+	uvc    Codec[UV]
+	groups []map[pair[K, N]]map[UK]int32 // per key group index, allocated on first use
+	slab   cacheSlab[mapKey[K, N, UK], UV]
+	key    []byte // scratch
+	val    []byte // scratch
+	est    sizeEstimate
 }
 
 var _ MapTable[int, int, int, int] = (*cachedMapTable[int, int, int, int])(nil)
@@ -122,12 +121,8 @@ func (t *cachedMapTable[K, N, UK, UV]) insert(i int, mk mapKey[K, N, UK], uv UV,
 func (t *cachedMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
 	i := t.index(kg)
 	if s := t.lookup(i, k, n, uk); s >= 0 {
-		e := t.slab.at(s)
-		e.val = uv
-		e.flags |= slotPresent | slotRef
-		t.slab.markDirty(s)
-		if t.measureIn--; t.measureIn <= 0 {
-			t.measureIn = measureInterval(t.measure(s))
+		if t.slab.overwrite(s, uv) {
+			t.slab.measured(t.measure(s))
 		}
 		return
 	}

@@ -48,11 +48,14 @@ type cacheSlab[P comparable, V any] struct {
 	// it has.
 	chunks [][]cacheSlot[P, V]
 	n      int // slots in use or free
-	free   []int32
-	hand   int
-	dirty  [][]int32 // per key group index
-	bytes  int64
-	live   int
+	// measureIn is the number of overwrites until one re-encodes its
+	// entry to update its size.
+	measureIn int
+	free      []int32
+	hand      int
+	dirty     [][]int32 // per key group index
+	bytes     int64
+	live      int
 
 	// memo is the slot last looked up or added, and memoKey its key, or
 	// -1: a Put after a Get of the same key skips the map.
@@ -216,3 +219,19 @@ func writeBack[P comparable, V any](sl *cacheSlab[P, V], s int32, key []byte, vc
 	}
 	sl.resize(s, size)
 }
+
+// overwrite sets the value of the cached entry in slot s and marks it
+// present, used and dirty. It reports whether the entry is due to be
+// measured; the table then re-encodes it and calls measured.
+func (sl *cacheSlab[P, V]) overwrite(s int32, v V) bool {
+	e := sl.at(s)
+	e.val = v
+	e.flags |= slotPresent | slotRef
+	sl.markDirty(s)
+	sl.measureIn--
+	return sl.measureIn <= 0
+}
+
+// measured schedules the next measure after one found an entry of size
+// bytes.
+func (sl *cacheSlab[P, V]) measured(size int) { sl.measureIn = measureInterval(size) }

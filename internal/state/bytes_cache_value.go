@@ -7,21 +7,20 @@ package state
 // change only the cache. Get returns the cached value itself, as the heap
 // backend does: a caller that changes it must Put it back.
 type cachedValueTable[K, N comparable, V any, P comparable, X valueKeyer[K, N, P]] struct {
-	m         *bytesCache
-	host      CacheHost
-	name      string
-	id        uint32
-	kgs       KeyGroupRange
-	kc        Codec[K]
-	nc        Codec[N]
-	vc        Codec[V]
-	groups    []map[P]int32 // per key group index, allocated on first use
-	slab      cacheSlab[P, V]
-	key       []byte // scratch
-	val       []byte // scratch
-	est       sizeEstimate
-	measureIn int // Puts of cached entries until one is re-encoded to update its size
-	x         X
+	m      *bytesCache
+	host   CacheHost
+	name   string
+	id     uint32
+	kgs    KeyGroupRange
+	kc     Codec[K]
+	nc     Codec[N]
+	vc     Codec[V]
+	groups []map[P]int32 // per key group index, allocated on first use
+	slab   cacheSlab[P, V]
+	key    []byte // scratch
+	val    []byte // scratch
+	est    sizeEstimate
+	x      X
 }
 
 var (
@@ -138,12 +137,8 @@ func (t *cachedValueTable[K, N, V, P, X]) Put(kg int, k K, n N, v V) {
 	i := t.index(kg)
 	p := t.x.key(k, n)
 	if s := t.lookup(i, p); s >= 0 {
-		e := t.slab.at(s)
-		e.val = v
-		e.flags |= slotPresent | slotRef
-		t.slab.markDirty(s)
-		if t.measureIn--; t.measureIn <= 0 {
-			t.measureIn = measureInterval(t.measure(s))
+		if t.slab.overwrite(s, v) {
+			t.slab.measured(t.measure(s))
 		}
 		return
 	}
