@@ -15,6 +15,11 @@ type SubtaskState struct {
 	// subtask took, or on restore those of every former subtask whose key
 	// groups overlap the subtask's.
 	Backends []*BackendState
+	// Finished marks, in a checkpoint, a subtask whose input had ended and
+	// that had emitted everything: its state is what it held at the end. On
+	// restore it marks a subtask that must not run again (see
+	// Redistribute).
+	Finished bool
 }
 
 // OperatorState is the state of every subtask of one operator, as the
@@ -35,10 +40,16 @@ func Assemble(job string, id int64, savepoint, final bool, ops []OperatorState) 
 	for oi, op := range ops {
 		mo := Operator{UID: op.UID, Name: op.Name, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism}
 		for i, st := range op.Subtasks {
-			if st == nil || (len(st.KeyGroups) == 0 && len(st.Lists) == 0 && len(st.Backends) == 0) {
+			if st == nil {
 				continue
 			}
-			sub := Subtask{Index: i, File: fmt.Sprintf("op%03d-%s-%d.state", oi, SafeName(op.UID), i)}
+			if len(st.KeyGroups) == 0 && len(st.Lists) == 0 && len(st.Backends) == 0 {
+				if st.Finished {
+					mo.Subtasks = append(mo.Subtasks, Subtask{Index: i, Finished: true})
+				}
+				continue
+			}
+			sub := Subtask{Index: i, File: fmt.Sprintf("op%03d-%s-%d.state", oi, SafeName(op.UID), i), Finished: st.Finished}
 			var buf []byte
 			kgs := make([]int, 0, len(st.KeyGroups))
 			for kg := range st.KeyGroups {
@@ -111,12 +122,30 @@ func SafeName(s string) string {
 // Native backend snapshots are not divided: the state gets every one that
 // holds a key group of [kgStart, kgEnd), with the data of its private files
 // and the paths of its shared ones; the backend keeps its key groups.
+//
+// The state is Finished, meaning that the subtask must not run again, when
+// every subtask of the operator had finished, or when the parallelism is
+// unchanged and subtask i had finished. A partly finished operator restored
+// with another parallelism runs again on every subtask, from the state its
+// subtasks had (for a finished subtask, its state at the end).
 func (l *Loaded) Redistribute(uid string, i, p, kgStart, kgEnd int, union map[string]bool) (*SubtaskState, error) {
 	op, ok := l.Metadata.Operator(uid)
 	if !ok {
 		return nil, nil
 	}
 	st := &SubtaskState{KeyGroups: map[int][]byte{}, Lists: map[string][][]byte{}}
+	finished := 0
+	for _, sub := range op.Subtasks {
+		if sub.Finished {
+			finished++
+			if sub.Index == i && p == op.Parallelism {
+				st.Finished = true
+			}
+		}
+	}
+	if op.Parallelism > 0 && finished == op.Parallelism {
+		st.Finished = true
+	}
 	all := map[string][][]byte{}
 	var order []string
 	for _, sub := range op.Subtasks {

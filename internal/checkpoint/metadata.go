@@ -19,6 +19,12 @@
 // shared/ next to the checkpoint directories, referenced by key from every
 // checkpoint that uses them. A checkpoint with no backend snapshot is
 // written as version 1.
+//
+// A subtask that had finished (its input ended and it emitted everything)
+// when the checkpoint was taken is marked Finished; its state is what it
+// held at the end. An operator whose subtasks had all finished is fully
+// finished: a restore does not run it again (see Redistribute). Readers that
+// do not know the mark run such subtasks again from their final state.
 package checkpoint
 
 import (
@@ -80,6 +86,9 @@ type Subtask struct {
 	Lists     []List    `json:"lists,omitempty"`
 	// Backends are native snapshots of keyed state backends (version 2).
 	Backends []BackendState `json:"backends,omitempty"`
+	// Finished marks a subtask that had finished when the checkpoint was
+	// taken. A finished subtask without state has no File.
+	Finished bool `json:"finished,omitempty"`
 }
 
 // Section is a byte range of a state file.

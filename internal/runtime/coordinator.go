@@ -18,8 +18,13 @@ type ack struct {
 	states []*OperatorSnapshot // per chain operator, nil if stateless
 	// futures complete the asynchronous parts of the snapshots; a non-nil
 	// future fills the state of its operator.
-	futures  []func() (*OperatorSnapshot, error)
+	futures []func() (*OperatorSnapshot, error)
+	// finished marks the snapshot of a task that had finished: the state
+	// it held at the end of its input.
 	finished bool
+	// ended reports that the task's input has ended (and carries no
+	// snapshot).
+	ended bool
 	// sync is the time the task spent on its part of the snapshot, during
 	// which it did not process records.
 	sync time.Duration
@@ -49,6 +54,7 @@ type pending struct {
 	id        int64
 	started   time.Time
 	acks      map[*task][]*OperatorSnapshot
+	finished  map[*task]bool // the tasks that acknowledged as finished
 	resolved  int
 	failed    error
 	maxSync   time.Duration
@@ -60,6 +66,21 @@ type pending struct {
 // one completes. It also ends the job: once every task's input has ended it
 // completes a final checkpoint, on which transactional sinks commit their
 // last output. At most one checkpoint is in flight.
+//
+// Checkpoints go on while part of the job has finished (as in Flink since
+// FLIP-147). A trigger reaches every task: the sources still running inject
+// barriers, which align downstream over the channels that have not ended;
+// a task that has finished, or finishes before a barrier reaches it,
+// acknowledges with the state it held at the end of its input, marked
+// finished, and sends no barrier (its channels have ended, which alignment
+// counts as delivered). That state is what keeps a restore correct: a source
+// whose splits are done has none left to read, a keyed operator that flushed
+// at end of input has nothing left to fire, and a two-phase-commit sink
+// keeps the transaction it pre-committed at end of input until a checkpoint
+// that holds it completes (or a restore commits it). A restore does not run
+// a fully finished operator again (see Redistribute), so nothing it emitted
+// at the end is emitted twice. Finished tasks keep receiving completion
+// notifications, so their sinks commit before the job ends.
 type coordinator struct {
 	cfg        Config
 	tasks      []*task
@@ -175,8 +196,8 @@ func (c *coordinator) run(ctx context.Context) error {
 			c.abort("the job stopped")
 			return nil
 		case r := <-c.savepoints:
-			if c.pending != nil || len(c.finished) > 0 {
-				r.reply <- savepointReply{err: errors.New("runtime: cannot take a savepoint now: a checkpoint is in flight or the input is ending; try again")}
+			if c.pending != nil {
+				r.reply <- savepointReply{err: errors.New("runtime: cannot take a savepoint now: a checkpoint is in flight; try again")}
 				continue
 			}
 			c.trigger(&r)
@@ -184,27 +205,31 @@ func (c *coordinator) run(ctx context.Context) error {
 			if p := c.pending; p != nil && now.Sub(p.started) > c.cfg.Checkpoints.Timeout {
 				c.abort(fmt.Sprintf("checkpoint %d timed out after %v", p.id, c.cfg.Checkpoints.Timeout))
 			}
-			if interval > 0 && c.pending == nil && len(c.finished) == 0 && now.Sub(c.lastDone) >= interval {
+			if interval > 0 && c.pending == nil && now.Sub(c.lastDone) >= interval {
 				c.trigger(nil)
 			}
 		case a := <-c.acks:
-			if a.finished {
+			if a.ended {
 				c.finished[a.task] = true
-				if p := c.pending; p != nil {
-					if _, acked := p.acks[a.task]; !acked {
-						c.abort(fmt.Sprintf("checkpoint %d cannot complete: a task finished before taking it", p.id))
-					}
-				}
 				if len(c.finished) == len(c.tasks) {
+					// Every task has finished: the final checkpoint
+					// supersedes one in flight.
+					c.abort("the job finished")
 					return c.complete(c.nextID, nil, true)
 				}
 				continue
 			}
 			p := c.pending
 			if p == nil || a.id != p.id {
-				continue // an aborted checkpoint
+				// An aborted checkpoint: its asynchronous parts still run,
+				// to release what they froze.
+				c.resolve(a)
+				continue
 			}
 			p.acks[a.task] = a.states
+			if a.finished {
+				p.finished[a.task] = true
+			}
 			p.maxSync = max(p.maxSync, a.sync)
 			c.resolve(a)
 		case r := <-c.resolved:
@@ -273,7 +298,7 @@ var errStopped = errors.New("runtime: job stopped with a savepoint")
 func (c *coordinator) trigger(sp *savepointRequest) {
 	id := c.nextID
 	c.nextID++
-	c.pending = &pending{id: id, started: time.Now(), acks: map[*task][]*OperatorSnapshot{}, savepoint: sp}
+	c.pending = &pending{id: id, started: time.Now(), acks: map[*task][]*OperatorSnapshot{}, finished: map[*task]bool{}, savepoint: sp}
 	if sp != nil {
 		c.savepointsMu.Lock()
 		if c.savepointIDs == nil {
@@ -282,11 +307,13 @@ func (c *coordinator) trigger(sp *savepointRequest) {
 		c.savepointIDs[id] = true
 		c.savepointsMu.Unlock()
 	}
+	// Running sources inject the barrier; finished tasks, and tasks that
+	// finish before its barrier reaches them, acknowledge with their final
+	// state. Every task is signalled, because one may have finished without
+	// the coordinator knowing yet.
 	for _, t := range c.tasks {
-		if t.source != nil {
-			t.triggered.Store(id)
-			t.signal()
-		}
+		t.triggered.Store(id)
+		t.signal()
 	}
 }
 
@@ -320,9 +347,18 @@ func (c *coordinator) complete(id int64, p *pending, final bool) error {
 					byUID[n.StateUID()] = st
 					order = append(order, n.StateUID())
 				}
-				if snaps := p.acks[t]; snaps != nil && snaps[i] != nil {
-					st.Subtasks[o.ctx.Subtask] = snaps[i]
+				snaps := p.acks[t]
+				var snap *OperatorSnapshot
+				if snaps != nil {
+					snap = snaps[i]
 				}
+				if p.finished[t] {
+					if snap == nil {
+						snap = &OperatorSnapshot{}
+					}
+					snap.Finished = true
+				}
+				st.Subtasks[o.ctx.Subtask] = snap
 			}
 		}
 		for _, uid := range order {

@@ -80,6 +80,9 @@ type OutType struct {
 type InType struct {
 	bind  func(in any) func(payload any) error
 	guard func(in any, ctx *Context) any
+	// finished returns the input of a subtask restored as finished: it
+	// drops everything, and if ends, ends the operator's outputs at its end.
+	finished func(op *finishedOp, ends bool) any
 }
 
 // NewOutType returns the glue for an output carrying records of type T.
@@ -112,6 +115,9 @@ func NewInType[T any]() *InType {
 			return func(p any) error { return typed.ProcessBatch(p.(*Batch[T])) }
 		},
 		guard: func(in any, ctx *Context) any { return Input[T](&guard[T]{in: in.(Input[T]), ctx: ctx}) },
+		finished: func(op *finishedOp, ends bool) any {
+			return Input[T](&finishedInput[T]{op: op, ends: ends})
+		},
 	}
 }
 

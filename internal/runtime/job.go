@@ -437,6 +437,14 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 					// An operator the checkpoint does not know starts fresh.
 					ctx.Restored = rs
 				}
+				// A subtask that had finished is built, so that it restores
+				// its state (sinks commit what it pre-committed), but does
+				// not run: it sets no timers, takes no input, and ends its
+				// outputs as it did.
+				finished := ctx.Restored != nil && ctx.Restored.Finished
+				if finished {
+					ctx.wakeAt = func(int64, func(int64) error) {}
+				}
 				j.mu.Lock()
 				j.metrics = append(j.metrics, ctx.Metrics)
 				j.mu.Unlock()
@@ -468,9 +476,12 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 					if err != nil {
 						return ctx.wrap(err)
 					}
+					t.addOp(n, ctx, d)
+					if finished {
+						d = &finishedSource{d: d, outs: combined}
+					}
 					t.source = d
 					t.headCtx = ctx
-					t.addOp(n, ctx, d)
 					return nil
 				}
 				b, err := buildGuarded(ctx, n, combined)
@@ -481,23 +492,28 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 				if raw == nil {
 					raw, _ = b.Inputs[0].(Control)
 				}
+				if c, ok := b.Inputs[0].(Closer); ok {
+					t.closers = append(t.closers, c)
+				}
+				if c, ok := b.Control.(Closer); ok {
+					t.closers = append(t.closers, c)
+				}
+				if finished {
+					stub := &finishedOp{outs: combined}
+					for k := range b.Inputs {
+						b.Inputs[k] = n.InTypes[k].finished(stub, b.Control == nil)
+					}
+					if b.Control != nil {
+						b.Control = stub
+					}
+				}
 				for k, in := range b.Inputs {
 					b.Inputs[k] = n.InTypes[k].guard(in, ctx)
 				}
-				var closer Closer
 				if b.Control == nil {
 					b.Control = b.Inputs[0].(Control)
 				} else {
-					closer, _ = b.Control.(Closer)
 					b.Control = &guardControl{c: b.Control, ctx: ctx}
-				}
-				if cl, ok := b.Inputs[0].(closerOf); ok {
-					if c := cl.closer(); c != nil {
-						t.closers = append(t.closers, c)
-					}
-				}
-				if closer != nil {
-					t.closers = append(t.closers, closer)
 				}
 				t.addOp(n, ctx, raw)
 				built[n] = b
@@ -601,14 +617,4 @@ func buildGuarded(ctx *Context, n *Node, outs map[string]any) (b *Built, err err
 		return nil, ctx.wrap(errors.New("runtime: build returned the wrong number of inputs"))
 	}
 	return b, nil
-}
-
-// closerOf lets a guarded input expose the Closer of the operator it wraps.
-type closerOf interface {
-	closer() Closer
-}
-
-func (g *guard[T]) closer() Closer {
-	c, _ := g.in.(Closer)
-	return c
 }

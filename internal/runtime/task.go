@@ -35,6 +35,10 @@ type task struct {
 	final     atomic.Bool   // the job has ended and its last checkpoint completed
 	notified  int64         // the newest completion passed to listeners
 	notifySig chan struct{} // signalled when completed, final or triggered change
+	// ended is set once the task's input has ended and it has emitted
+	// everything: from then on it acknowledges checkpoints with its final
+	// state and sends no barriers.
+	ended bool
 }
 
 // chainOp is an operator of the chain, for snapshots and notifications.
@@ -65,7 +69,9 @@ func (t *task) signal() {
 }
 
 // checkpoint snapshots every operator of the chain, passes the barrier
-// downstream, and acknowledges the checkpoint to the coordinator.
+// downstream, and acknowledges the checkpoint to the coordinator. A task
+// that has ended passes no barrier: its channels have ended, which counts as
+// delivering every barrier.
 func (t *task) checkpoint(id int64) error {
 	if id <= t.taken {
 		return nil
@@ -101,17 +107,20 @@ func (t *task) checkpoint(id int64) error {
 		}
 		states[i] = snap
 	}
-	for _, w := range t.writers {
-		if err := w.broadcastBarrier(id); err != nil {
-			return err
+	if !t.ended {
+		for _, w := range t.writers {
+			if err := w.broadcastBarrier(id); err != nil {
+				return err
+			}
 		}
 	}
-	return t.coord.ack(ack{task: t, id: id, states: states, futures: futures, sync: time.Since(start)})
+	return t.coord.ack(ack{task: t, id: id, states: states, futures: futures, finished: t.ended, sync: time.Since(start)})
 }
 
-// checkState reacts to checkpoint triggers (sources) and completions.
+// checkState reacts to checkpoint triggers (sources and ended tasks) and
+// completions.
 func (t *task) checkState() error {
-	if t.source != nil {
+	if t.source != nil || t.ended {
 		if id := t.triggered.Load(); id > t.taken {
 			if err := t.checkpoint(id); err != nil {
 				return err
@@ -133,22 +142,38 @@ func (t *task) checkState() error {
 
 // finish reports the end of the task's input to the coordinator and waits
 // until the job's last checkpoint completes, so that transactional sinks
-// commit what they wrote last only once nothing can be replayed.
+// commit what they wrote last only once nothing can be replayed. Meanwhile
+// the task acknowledges the checkpoints of the rest of the job with its
+// final state, and passes their completions to its operators.
 func (t *task) finish() error {
 	if err := t.flushAll(); err != nil {
 		return err
 	}
-	if err := t.coord.ack(ack{task: t, finished: true}); err != nil {
+	t.ended = true
+	// A checkpoint triggered before the end whose barrier did not reach the
+	// task is acknowledged now, before the coordinator hears of the end.
+	if err := t.checkState(); err != nil {
 		return err
 	}
-	for !t.final.Load() {
+	if err := t.coord.ack(ack{task: t, ended: true}); err != nil {
+		return err
+	}
+	for {
+		// completed is set before final: seeing final first means the
+		// checkState below sees the final checkpoint.
+		final := t.final.Load()
+		if err := t.checkState(); err != nil {
+			return err
+		}
+		if final {
+			return nil
+		}
 		select {
 		case <-t.notifySig:
 		case <-t.done:
 			return errCanceled
 		}
 	}
-	return t.checkState()
 }
 
 func (t *task) now() int64 { return millis(t.clock()) }
