@@ -25,7 +25,11 @@ import (
 
 	"github.com/eddystream/eddy/internal/checkpoint"
 	"github.com/eddystream/eddy/internal/runtime"
+	"github.com/eddystream/eddy/internal/state"
 )
+
+// maxKeyGroups bounds the max parallelism, and so the parallelism.
+const maxKeyGroups = state.MaxKeyGroups
 
 // Environment holds a job under construction and its settings.
 type Environment struct {
@@ -45,28 +49,80 @@ type Environment struct {
 	running *runtime.Job
 }
 
-// Option configures an Environment.
+// Option configures an Environment. An option given a value out of its
+// range records an error that Plan and Execute return, naming the option
+// and the valid range; the setting keeps its default.
 type Option func(*Environment)
 
+// badOption records that option was given value, outside valid.
+func (e *Environment) badOption(option string, value any, valid string) {
+	e.fail(fmt.Errorf("eddy.%s(%v): %s", option, value, valid))
+}
+
 // WithParallelism sets the default number of parallel subtasks of every
-// operator (default 1).
-func WithParallelism(n int) Option { return func(e *Environment) { e.cfg.Parallelism = n } }
+// operator (default 1): from 1 to the max parallelism.
+func WithParallelism(n int) Option {
+	return func(e *Environment) {
+		if n < 1 || n > maxKeyGroups {
+			e.badOption("WithParallelism", n, fmt.Sprintf("the parallelism must be between 1 and %d (and at most the max parallelism)", maxKeyGroups))
+			return
+		}
+		e.cfg.Parallelism = n
+	}
+}
 
 // WithMaxParallelism sets the number of key groups of keyed operators
-// (default 128), the upper bound of their parallelism.
-func WithMaxParallelism(n int) Option { return func(e *Environment) { e.cfg.MaxParallelism = n } }
+// (default 128), the upper bound of their parallelism: from 1 to 32768.
+func WithMaxParallelism(n int) Option {
+	return func(e *Environment) {
+		if n < 1 || n > maxKeyGroups {
+			e.badOption("WithMaxParallelism", n, fmt.Sprintf("the max parallelism (the number of key groups) must be between 1 and %d", maxKeyGroups))
+			return
+		}
+		e.cfg.MaxParallelism = n
+	}
+}
 
 // WithBatchSize sets how many records travel together between subtasks
-// (default 1024).
-func WithBatchSize(n int) Option { return func(e *Environment) { e.cfg.BatchSize = n } }
+// (default 1024): at least 1.
+func WithBatchSize(n int) Option {
+	return func(e *Environment) {
+		if n < 1 {
+			e.badOption("WithBatchSize", n, "the batch size must be at least 1 record")
+			return
+		}
+		e.cfg.BatchSize = n
+	}
+}
 
 // WithLinger sets how long a partly filled batch may wait before it is sent
-// (default 10ms). Lower values lower latency at some cost in throughput.
-func WithLinger(d time.Duration) Option { return func(e *Environment) { e.cfg.Linger = d } }
+// (default 10ms). Lower values lower latency at some cost in throughput; 0
+// sends a partly filled batch as soon as the subtask has handled the input
+// that filled it. d must not be negative.
+func WithLinger(d time.Duration) Option {
+	return func(e *Environment) {
+		switch {
+		case d < 0:
+			e.badOption("WithLinger", d, "the linger must be 0 or more")
+		case d == 0:
+			e.cfg.Linger = time.Nanosecond // the runtime reads 0 as its default
+		default:
+			e.cfg.Linger = d
+		}
+	}
+}
 
 // WithChannelCapacity sets how many batches an exchange buffers before its
-// sender blocks (default 4).
-func WithChannelCapacity(n int) Option { return func(e *Environment) { e.cfg.ChannelCapacity = n } }
+// sender blocks (default 4): at least 1.
+func WithChannelCapacity(n int) Option {
+	return func(e *Environment) {
+		if n < 1 {
+			e.badOption("WithChannelCapacity", n, "the channel capacity must be at least 1 batch")
+			return
+		}
+		e.cfg.ChannelCapacity = n
+	}
+}
 
 // WithoutChaining runs every operator in its own subtasks instead of fusing
 // forward-connected operators.
@@ -75,12 +131,18 @@ func WithoutChaining() Option { return func(e *Environment) { e.cfg.DisableChain
 // WithLogger sets the logger of the job.
 func WithLogger(l *slog.Logger) Option { return func(e *Environment) { e.cfg.Log = l } }
 
-// WithCheckpointing takes a checkpoint every interval, into the directory
-// set by WithCheckpointDir. With checkpoints, a failed job restarts from the
-// latest one (see WithRestartStrategy) and exactly-once sinks commit when one
-// completes.
+// WithCheckpointing takes a checkpoint every interval (which must be
+// positive), into the directory set by WithCheckpointDir. With checkpoints,
+// a failed job restarts from the latest one (see WithRestartStrategy) and
+// exactly-once sinks commit when one completes.
 func WithCheckpointing(interval time.Duration) Option {
-	return func(e *Environment) { e.cfg.Checkpoints.Interval = interval }
+	return func(e *Environment) {
+		if interval <= 0 {
+			e.badOption("WithCheckpointing", interval, "the checkpoint interval must be positive")
+			return
+		}
+		e.cfg.Checkpoints.Interval = interval
+	}
 }
 
 // WithCheckpointDir sets where checkpoints are kept. A job started on a
@@ -88,15 +150,28 @@ func WithCheckpointing(interval time.Duration) Option {
 // valid one, unless WithFreshStart is given.
 func WithCheckpointDir(dir string) Option { return func(e *Environment) { e.checkpointDir = dir } }
 
-// WithRetainedCheckpoints keeps the newest n completed checkpoints (default 3).
+// WithRetainedCheckpoints keeps the newest n completed checkpoints (default
+// 3): at least 1.
 func WithRetainedCheckpoints(n int) Option {
-	return func(e *Environment) { e.cfg.Checkpoints.Retain = n }
+	return func(e *Environment) {
+		if n < 1 {
+			e.badOption("WithRetainedCheckpoints", n, "at least 1 checkpoint must be retained")
+			return
+		}
+		e.cfg.Checkpoints.Retain = n
+	}
 }
 
 // WithCheckpointTimeout aborts checkpoints that take longer than d (default
-// 10 minutes).
+// 10 minutes), which must be positive.
 func WithCheckpointTimeout(d time.Duration) Option {
-	return func(e *Environment) { e.cfg.Checkpoints.Timeout = d }
+	return func(e *Environment) {
+		if d <= 0 {
+			e.badOption("WithCheckpointTimeout", d, "the checkpoint timeout must be positive")
+			return
+		}
+		e.cfg.Checkpoints.Timeout = d
+	}
 }
 
 // WithFreshStart ignores (and deletes) the checkpoints of earlier runs in
@@ -138,7 +213,13 @@ func ExponentialDelayRestart(attempts int, initial, maxDelay time.Duration, mult
 // without checkpoints, and with them exponential back-off from 1 s to 1 min
 // without limit.
 func WithRestartStrategy(r RestartStrategy) Option {
-	return func(e *Environment) { e.cfg.Restart, e.restartSet = r, true }
+	return func(e *Environment) {
+		if r.Delay < 0 || r.MaxDelay < 0 {
+			e.badOption("WithRestartStrategy", fmt.Sprintf("%+v", r), "the delays must be 0 or more")
+			return
+		}
+		e.cfg.Restart, e.restartSet = r, true
+	}
 }
 
 // NewEnvironment returns an environment for building one job.
@@ -154,8 +235,12 @@ func NewEnvironment(opts ...Option) *Environment {
 // Parallelism returns the default parallelism of the environment.
 func (e *Environment) Parallelism() int { return e.cfg.Parallelism }
 
-// Plan compiles the job and describes its chains and exchanges.
+// Plan compiles the job and describes its chains and exchanges. It returns
+// the errors Execute would: bad options and mistakes in building the job.
 func (e *Environment) Plan() (string, error) {
+	if len(e.errs) > 0 {
+		return "", fmt.Errorf("eddy: %w", errors.Join(e.errs...))
+	}
 	p, err := runtime.Compile(e.graph, e.cfg)
 	if err != nil {
 		return "", fmt.Errorf("eddy: %w", err)

@@ -15,6 +15,7 @@ import (
 // Sink is the end of a pipeline. Its methods configure the sink operator.
 type Sink struct {
 	node *runtime.Node
+	env  *Environment
 }
 
 // Name sets the sink operator's name.
@@ -23,8 +24,13 @@ func (s *Sink) Name(name string) *Sink {
 	return s
 }
 
-// Parallelism sets the number of parallel sink subtasks.
+// Parallelism sets the number of parallel sink subtasks: at least 1.
+// Another value is an error that Plan and Execute return.
 func (s *Sink) Parallelism(n int) *Sink {
+	if n < 1 {
+		s.env.fail(fmt.Errorf("Parallelism(%d) on operator %q: the parallelism of an operator must be at least 1", n, s.node.Name))
+		return s
+	}
 	s.node.Parallelism = n
 	return s
 }
@@ -47,7 +53,7 @@ func sinkNode[T any](s *Stream[T], name string, build func(ctx *runtime.Context)
 	// otherwise, so that it chains to it.
 	n.Parallelism = s.node.Parallelism
 	s.connect(n, 0)
-	return &Sink{node: n}
+	return &Sink{node: n, env: s.env}
 }
 
 // SinkTo hands every record to fn. fn is called on the sink subtask's

@@ -1,6 +1,8 @@
 package eddy
 
 import (
+	"fmt"
+
 	"github.com/eddystream/eddy/internal/ops"
 	"github.com/eddystream/eddy/internal/runtime"
 )
@@ -36,8 +38,13 @@ func (s *Stream[T]) UID(uid string) *Stream[T] {
 }
 
 // Parallelism sets the number of parallel subtasks of the operator that
-// produces the stream.
+// produces the stream: at least 1, and at most its max parallelism. Another
+// value is an error that Plan and Execute return.
 func (s *Stream[T]) Parallelism(n int) *Stream[T] {
+	if n < 1 {
+		s.env.fail(fmt.Errorf("Parallelism(%d) on operator %q: the parallelism of an operator must be at least 1", n, s.node.Name))
+		return s
+	}
 	s.node.Parallelism = n
 	return s
 }

@@ -25,11 +25,17 @@ the auctions with the most bids in each window are printed. It needs no
 outside services.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Events <= 0 {
-				return fmt.Errorf("--events must be positive, got %d", o.Events)
+			if err := checkPositive("events", o.Events); err != nil {
+				return err
 			}
-			if o.Parallelism <= 0 {
-				return fmt.Errorf("--parallelism must be positive, got %d", o.Parallelism)
+			if err := checkParallelism(o.Parallelism); err != nil {
+				return err
+			}
+			if err := checkPositive("top", o.TopN); err != nil {
+				return err
+			}
+			if err := checkPositive("checkpoint-interval", o.CheckpointInterval); err != nil {
+				return err
 			}
 			if err := st.check(cmd); err != nil {
 				return err
@@ -51,7 +57,7 @@ outside services.`,
 		},
 	}
 	cmd.Flags().Int64Var(&o.Events, "events", 2_000_000, "number of Nexmark events to generate")
-	cmd.Flags().IntVar(&o.Parallelism, "parallelism", 2, "parallel subtasks per operator")
+	cmd.Flags().IntVar(&o.Parallelism, "parallelism", 2, "parallel subtasks per operator (1 to 32768)")
 	cmd.Flags().IntVar(&o.TopN, "top", 3, "auctions to report per window")
 	cmd.Flags().StringVar(&o.FromSavepoint, "from-savepoint", "", "restore the job from this savepoint (the parallelism may differ)")
 	cmd.Flags().StringVar(&restAddr, "rest-address", "", "serve the job's REST API (status, savepoints) on this address, e.g. localhost:8081")

@@ -127,8 +127,8 @@ func runNexmark(ctx context.Context, stdout, stderr io.Writer, o nexmarkOptions)
 		return fmt.Errorf("--events must be positive, got %d", o.events)
 	case o.tps <= 0:
 		return fmt.Errorf("--tps must be positive, got %d", o.tps)
-	case o.parallelism <= 0:
-		return fmt.Errorf("--parallelism must be positive, got %d", o.parallelism)
+	case checkParallelism(o.parallelism) != nil:
+		return checkParallelism(o.parallelism)
 	case o.state != "heap" && o.state != "pebble":
 		return fmt.Errorf(`--state %q: the state backends are "heap" and "pebble"`, o.state)
 	case o.output != "blackhole" && o.output != "jsonl":

@@ -51,6 +51,18 @@ checkpoints upload only the files earlier ones do not hold.
 Jobs: ` + strings.Join(jobNames(), ", "),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkParallelism(parallelism); err != nil {
+				return err
+			}
+			if err := checkPositive("events", events); err != nil {
+				return err
+			}
+			if err := checkPositive("tps", tps); err != nil {
+				return err
+			}
+			if err := checkPositive("checkpoint-interval", interval); err != nil {
+				return err
+			}
 			if err := st.check(cmd); err != nil {
 				return err
 			}
@@ -97,7 +109,7 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&parallelism, "parallelism", 2, "parallel subtasks per operator")
+	f.IntVar(&parallelism, "parallelism", 2, "parallel subtasks per operator (1 to 32768)")
 	f.Int64Var(&events, "events", 10_000_000, "Nexmark events to generate")
 	f.Int64Var(&tps, "tps", 10_000_000, "Nexmark events per second of event time")
 	f.StringVar(&chkDir, "checkpoint-dir", "", "take checkpoints in this directory; a run on a directory with checkpoints resumes from the latest")

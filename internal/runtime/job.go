@@ -15,17 +15,20 @@ import (
 
 // Config holds the settings of a job run.
 type Config struct {
-	// Parallelism is the default number of subtasks per operator.
+	// Parallelism is the default number of subtasks per operator, from 1
+	// to state.MaxKeyGroups (0: DefaultParallelism).
 	Parallelism int
-	// MaxParallelism is the default number of key groups.
+	// MaxParallelism is the default number of key groups, from 1 to
+	// state.MaxKeyGroups (0: state.DefaultMaxParallelism).
 	MaxParallelism int
 	// BatchSize is the number of records an exchange batch holds before it
-	// is sent.
+	// is sent, at least 1 (0: DefaultBatchSize).
 	BatchSize int
-	// Linger is how long a partly filled batch may wait before it is sent.
+	// Linger is how long a partly filled batch may wait before it is sent
+	// (0: DefaultLinger).
 	Linger time.Duration
 	// ChannelCapacity is the number of batches an exchange channel buffers
-	// before its sender blocks.
+	// before its sender blocks, at least 1 (0: DefaultChannelCapacity).
 	ChannelCapacity int
 	// DisableChaining runs every operator in its own subtasks.
 	DisableChaining bool
@@ -89,22 +92,33 @@ func (r RestartStrategy) delay(n int) time.Duration {
 	return d
 }
 
-// EnsureDefaults fills unset fields with their defaults.
+// Defaults of the Config fields that are left zero.
+const (
+	DefaultParallelism       = 1
+	DefaultBatchSize         = 1024
+	DefaultLinger            = 10 * time.Millisecond
+	DefaultChannelCapacity   = 4
+	DefaultCheckpointTimeout = 10 * time.Minute
+	DefaultRetain            = 3
+)
+
+// EnsureDefaults fills the fields left zero with their defaults. It leaves
+// invalid values (negative ones) for Validate to report.
 func (c *Config) EnsureDefaults() {
-	if c.Parallelism <= 0 {
-		c.Parallelism = 1
+	if c.Parallelism == 0 {
+		c.Parallelism = DefaultParallelism
 	}
-	if c.MaxParallelism <= 0 {
-		c.MaxParallelism = 128
+	if c.MaxParallelism == 0 {
+		c.MaxParallelism = state.DefaultMaxParallelism
 	}
-	if c.BatchSize <= 0 {
-		c.BatchSize = 1024
+	if c.BatchSize == 0 {
+		c.BatchSize = DefaultBatchSize
 	}
-	if c.Linger <= 0 {
-		c.Linger = 10 * time.Millisecond
+	if c.Linger == 0 {
+		c.Linger = DefaultLinger
 	}
-	if c.ChannelCapacity <= 0 {
-		c.ChannelCapacity = 4
+	if c.ChannelCapacity == 0 {
+		c.ChannelCapacity = DefaultChannelCapacity
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
@@ -115,12 +129,53 @@ func (c *Config) EnsureDefaults() {
 	if c.Name == "" {
 		c.Name = "job"
 	}
-	if c.Checkpoints.Timeout <= 0 {
-		c.Checkpoints.Timeout = 10 * time.Minute
+	if c.Checkpoints.Timeout == 0 {
+		c.Checkpoints.Timeout = DefaultCheckpointTimeout
 	}
-	if c.Checkpoints.Retain <= 0 {
-		c.Checkpoints.Retain = 3
+	if c.Checkpoints.Retain == 0 {
+		c.Checkpoints.Retain = DefaultRetain
 	}
+}
+
+// Validate reports the settings that are out of range, each naming the
+// field, the value and the valid range. It expects EnsureDefaults to have
+// run (zero values are reported too).
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field string, v any, valid string) {
+		errs = append(errs, fmt.Errorf("runtime: Config.%s is %v; it must be %s", field, v, valid))
+	}
+	if c.Parallelism < 1 || c.Parallelism > state.MaxKeyGroups {
+		bad("Parallelism", c.Parallelism, fmt.Sprintf("between 1 and %d", state.MaxKeyGroups))
+	}
+	if c.MaxParallelism < 1 || c.MaxParallelism > state.MaxKeyGroups {
+		bad("MaxParallelism", c.MaxParallelism, fmt.Sprintf("between 1 and %d", state.MaxKeyGroups))
+	}
+	if c.BatchSize < 1 {
+		bad("BatchSize", c.BatchSize, "at least 1")
+	}
+	if c.Linger < 0 {
+		bad("Linger", c.Linger, "positive")
+	}
+	if c.ChannelCapacity < 1 {
+		bad("ChannelCapacity", c.ChannelCapacity, "at least 1")
+	}
+	if c.Checkpoints.Interval < 0 {
+		bad("Checkpoints.Interval", c.Checkpoints.Interval, "positive, or 0 for no checkpoints")
+	}
+	if c.Checkpoints.Timeout < 0 {
+		bad("Checkpoints.Timeout", c.Checkpoints.Timeout, "positive")
+	}
+	if c.Checkpoints.Retain < 1 {
+		bad("Checkpoints.Retain", c.Checkpoints.Retain, "at least 1")
+	}
+	if c.Restart.Delay < 0 {
+		bad("Restart.Delay", c.Restart.Delay, "0 or more")
+	}
+	if c.Restart.MaxDelay < 0 {
+		bad("Restart.MaxDelay", c.Restart.MaxDelay, "0 (no cap) or more")
+	}
+	return errors.Join(errs...)
 }
 
 // Plan is the physical form of a graph: chains of operators and their
@@ -164,13 +219,22 @@ func (p *Plan) String() string {
 // operators.
 func Compile(g *Graph, cfg Config) (*Plan, error) {
 	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	for _, n := range g.Nodes {
+		if n.Parallelism < 0 {
+			return nil, fmt.Errorf("runtime: operator %q has parallelism %d; it must be at least 1 (or 0 for the job's default)", n.Name, n.Parallelism)
+		}
+		if n.MaxParallelism < 0 || n.MaxParallelism > state.MaxKeyGroups {
+			return nil, fmt.Errorf("runtime: operator %q has max parallelism %d; it must be between 1 and %d (or 0 for the job's default)", n.Name, n.MaxParallelism, state.MaxKeyGroups)
+		}
 		n.parallelism = n.Parallelism
-		if n.parallelism <= 0 {
+		if n.parallelism == 0 {
 			n.parallelism = cfg.Parallelism
 		}
 		n.maxParallelism = n.MaxParallelism
-		if n.maxParallelism <= 0 {
+		if n.maxParallelism == 0 {
 			n.maxParallelism = cfg.MaxParallelism
 		}
 		if n.parallelism > n.maxParallelism {
