@@ -46,7 +46,10 @@ func (w *WindowedStream[K, T]) AllowedLateness(d time.Duration) *WindowedStream[
 
 // SideOutputLateData sends records that arrive after their windows are
 // gone to the side output tag (read it with SideOutput on the window's
-// result). Late records are counted whether or not they are kept.
+// result), and so too the records that fall into the gaps of sliding
+// windows whose size is below their slide, which belong to no window. Both
+// are counted whether or not they are kept: late records as LateRecords,
+// gap records as WindowGapRecords in the operator's metrics.
 func (w *WindowedStream[K, T]) SideOutputLateData(tag OutputTag[T]) *WindowedStream[K, T] {
 	w.lateTag = tag.id
 	return w

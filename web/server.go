@@ -20,16 +20,17 @@ func Handler(env *eddy.Environment, name string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /jobs/current", func(w http.ResponseWriter, r *http.Request) {
 		type op struct {
-			Name        string `json:"name"`
-			RecordsIn   int64  `json:"recordsIn"`
-			RecordsOut  int64  `json:"recordsOut"`
-			LateRecords int64  `json:"lateRecords"`
-			DeadLetters int64  `json:"deadLetters"`
-			Watermark   int64  `json:"watermark"`
+			Name             string `json:"name"`
+			RecordsIn        int64  `json:"recordsIn"`
+			RecordsOut       int64  `json:"recordsOut"`
+			LateRecords      int64  `json:"lateRecords"`
+			WindowGapRecords int64  `json:"windowGapRecords"`
+			DeadLetters      int64  `json:"deadLetters"`
+			Watermark        int64  `json:"watermark"`
 		}
 		var ops []op
 		for _, m := range env.Metrics() {
-			ops = append(ops, op{m.Name, m.RecordsIn.Load(), m.RecordsOut.Load(), m.LateRecords.Load(), m.DeadLetters.Load(), m.Watermark.Load()})
+			ops = append(ops, op{m.Name, m.RecordsIn.Load(), m.RecordsOut.Load(), m.LateRecords.Load(), m.WindowGapRecords.Load(), m.DeadLetters.Load(), m.Watermark.Load()})
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"name": name, "restarts": env.Restarts(), "operators": ops})
 	})

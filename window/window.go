@@ -67,7 +67,10 @@ func Tumbling(size time.Duration) Assigner {
 }
 
 // Sliding returns an assigner of windows of the given size starting every
-// slide (Flink's sliding window, SQL's HOP).
+// slide (Flink's sliding window, SQL's HOP). With a size below the slide,
+// records between two windows belong to none: the window operator counts
+// them (WindowGapRecords in its metrics) and sends them to its late-data
+// side output if it has one (WindowedStream.SideOutputLateData).
 func Sliding(size, slide time.Duration) Assigner {
 	s, sl := size.Milliseconds(), slide.Milliseconds()
 	return Assigner{kind: SlidingKind, size: s, slide: sl, pane: gcd(s, sl)}

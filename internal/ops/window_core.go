@@ -108,6 +108,15 @@ func (c *windowCore[K, T, O]) lateRecord(v T, ts int64) {
 	}
 }
 
+// gapRecord counts a record that falls between windows (sliding windows
+// whose size is below their slide) and sends it to the late output, if any.
+func (c *windowCore[K, T, O]) gapRecord(v T, ts int64) {
+	c.ctx.Metrics.WindowGapRecords.Add(1)
+	if c.lateE != nil {
+		c.lateE.Emit(v, ts)
+	}
+}
+
 // timer registers a timer of the operator's time domain.
 func (c *windowCore[K, T, O]) timer(kg int, key K, t windowTimer, ts int64) {
 	if c.proc {

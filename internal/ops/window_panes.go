@@ -34,7 +34,9 @@ type WindowOptions struct {
 	// again.
 	AllowedLateness int64
 	// LateTag is the side output of records that arrive after their windows
-	// are gone; "" drops them (they are always counted).
+	// are gone, and of records that fall into the gaps of sliding windows
+	// whose size is below their slide; "" drops them (they are always
+	// counted, as late records and as window gap records).
 	LateTag string
 }
 
@@ -102,10 +104,8 @@ func (w *PaneWindow[K, T, ACC, O]) add(v T, ts int64) error {
 	now := w.current()
 	if first > last {
 		// The record falls in a gap between windows: it belongs to none.
-		// As in Flink, it is dropped, and counted as late if it is.
-		if ts+w.late <= now {
-			w.lateRecord(v, ts)
-		}
+		// It is counted, and goes to the late output if there is one.
+		w.gapRecord(v, ts)
 		return nil
 	}
 	if last-1+w.late <= now {

@@ -22,9 +22,8 @@ import (
 // counts in each of its windows whose end-1+lateness is above the
 // watermark, and fires again at once those of them that have fired; it is
 // late if it has no such window. Records in no window (the gaps of sliding
-// windows with size < slide) are dropped, and counted as late when
-// ts+lateness <= watermark, as Flink does. Each run uses
-// no allowed lateness, or a random one.
+// windows with size < slide) are counted as window gap records, never as
+// late. Each run uses no allowed lateness, or a random one.
 //
 // A failure prints a shrunk script in the syntax of testdata.
 func TestPaneWindowMatchesBruteForce(t *testing.T) {
@@ -168,7 +167,7 @@ func (r result) String() string {
 }
 
 // bruteForce evaluates the events by the semantics.
-func bruteForce(spec windowSpec, evs []event) (out []result, late int64) {
+func bruteForce(spec windowSpec, evs []event) (out []result, late, gaps int64) {
 	type kw struct {
 		key string
 		win window.Window
@@ -215,12 +214,15 @@ func bruteForce(spec windowSpec, evs []event) (out []result, late int64) {
 				}
 			}
 		}
-		if len(ws) > 0 && !live || len(ws) == 0 && e.ts+spec.lateness <= wm {
+		switch {
+		case len(ws) == 0:
+			gaps++
+		case !live:
 			late++
 		}
 	}
 	advance(len(evs), math.MaxInt64)
-	return out, late
+	return out, late, gaps
 }
 
 // collector is the main output of the operator in the property test.
@@ -240,7 +242,7 @@ func (c *collector) ProcessWatermark(int64) error { return nil }
 func (c *collector) EndInput() error              { return nil }
 
 // runPaneWindow runs the operator on the events.
-func runPaneWindow(spec windowSpec, evs []event) ([]result, int64, error) {
+func runPaneWindow(spec windowSpec, evs []event) (out []result, late, gaps int64, err error) {
 	h := opstest.New("window")
 	step := 0
 	col := &collector{step: &step}
@@ -261,7 +263,7 @@ func runPaneWindow(spec windowSpec, evs []event) ([]result, int64, error) {
 	opts := WindowOptions{Assigner: spec.assigner(), AllowedLateness: spec.lateness}
 	op, err := NewPaneWindow(h.Context(), recordKey(), h.Backend, opts, logic, outs)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	b := runtime.NewBatch[opstest.Record](1)
 	for i, e := range evs {
@@ -274,28 +276,32 @@ func runPaneWindow(spec windowSpec, evs []event) ([]result, int64, error) {
 			err = op.ProcessBatch(b)
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 	}
 	step = len(evs)
 	if err := op.ProcessWatermark(runtime.MaxWatermark); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	if err := op.EndInput(); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	return col.out, h.LateRecords(), nil
+	return col.out, h.LateRecords(), h.WindowGapRecords(), nil
 }
 
 // comparePaneWindow returns how the operator and the brute force differ on
 // the events, or "".
 func comparePaneWindow(spec windowSpec, evs []event) string {
-	got, gotLate, err := runPaneWindow(spec, evs)
+	got, gotLate, gotGaps, err := runPaneWindow(spec, evs)
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	want, wantLate := bruteForce(spec, evs)
-	return diffResults(got, want, gotLate, wantLate)
+	want, wantLate, wantGaps := bruteForce(spec, evs)
+	d := diffResults(got, want, gotLate, wantLate)
+	if gotGaps != wantGaps {
+		d = strings.TrimPrefix(d+fmt.Sprintf("\nwindow gap records: got %d, want %d", gotGaps, wantGaps), "\n")
+	}
+	return d
 }
 
 // shrink removes events, chunks first, as long as the failure stays.

@@ -14,6 +14,11 @@ type OperatorMetrics struct {
 	// allowed lateness) had closed. They go to the late side output if one
 	// is declared.
 	LateRecords atomic.Int64
+	// WindowGapRecords counts records that fell into a gap between the
+	// windows of a sliding assigner whose size is below its slide: they
+	// belong to no window. They go to the late side output if one is
+	// declared.
+	WindowGapRecords atomic.Int64
 	// DeadLetters counts malformed input records routed to a dead-letter
 	// output.
 	DeadLetters atomic.Int64

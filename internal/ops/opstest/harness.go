@@ -10,6 +10,7 @@
 //	side late ts=3: a=3
 //	watermark 9
 //	late-records 1
+//	window-gap-records 1
 //	end
 //
 // Side outputs are expected to receive the watermarks and end of input of
@@ -93,6 +94,7 @@ type Harness struct {
 	ctl      runtime.Control
 	events   []event
 	late     int64
+	gaps     int64
 }
 
 // New returns a harness whose operator is called name, with processing time
@@ -165,6 +167,10 @@ func (h *Harness) Start(b *runtime.Built) error {
 
 // LateRecords returns the operator's count of late records.
 func (h *Harness) LateRecords() int64 { return h.ctx.Metrics.LateRecords.Load() }
+
+// WindowGapRecords returns the operator's count of records that fell into
+// the gaps between windows.
+func (h *Harness) WindowGapRecords() int64 { return h.ctx.Metrics.WindowGapRecords.Load() }
 
 // Send sends one batch of records with their timestamps to input i.
 func (h *Harness) Send(i int, recs []Record, ts []int64) error {
@@ -465,6 +471,10 @@ func (h *Harness) render(out *strings.Builder) {
 	if n := h.LateRecords(); n != h.late {
 		h.late = n
 		fmt.Fprintf(out, "late-records %d\n", n)
+	}
+	if n := h.WindowGapRecords(); n != h.gaps {
+		h.gaps = n
+		fmt.Fprintf(out, "window-gap-records %d\n", n)
 	}
 }
 
