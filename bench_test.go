@@ -157,7 +157,7 @@ func BenchmarkCheckpointLargeState(b *testing.B) {
 		for {
 			var out int64
 			for _, m := range env.Metrics() {
-				out += m.RecordsOut.Load()
+				out += m.RecordsOut
 			}
 			if out >= 2*keys {
 				break

@@ -190,8 +190,20 @@ func WithAllowNonRestoredState() Option {
 }
 
 // RestartStrategy says how often and how soon a failed job restarts from its
-// latest checkpoint.
-type RestartStrategy = runtime.RestartStrategy
+// latest checkpoint (or the checkpoint or savepoint it started from), so
+// that sources replay what followed it.
+type RestartStrategy struct {
+	// MaxAttempts is the number of restarts allowed; 0 means none, a
+	// negative number means no limit.
+	MaxAttempts int
+	// Delay is the wait before the first restart.
+	Delay time.Duration
+	// Multiplier grows the delay after each restart (exponential back-off);
+	// values below 1 keep it fixed.
+	Multiplier float64
+	// MaxDelay caps the delay; 0 means no cap.
+	MaxDelay time.Duration
+}
 
 // NoRestart fails the job on its first failure.
 func NoRestart() RestartStrategy { return RestartStrategy{} }
@@ -218,7 +230,7 @@ func WithRestartStrategy(r RestartStrategy) Option {
 			e.badOption("WithRestartStrategy", fmt.Sprintf("%+v", r), "the delays must be 0 or more")
 			return
 		}
-		e.cfg.Restart, e.restartSet = r, true
+		e.cfg.Restart, e.restartSet = runtime.RestartStrategy(r), true
 	}
 }
 
@@ -311,7 +323,7 @@ func (e *Environment) prepareCheckpoints(cfg *runtime.Config) (finished bool, er
 		}
 		cfg.Checkpoints.Storage = d
 		if !e.restartSet && cfg.Checkpoints.Interval > 0 {
-			cfg.Restart = ExponentialDelayRestart(-1, time.Second, time.Minute, 2)
+			cfg.Restart = runtime.RestartStrategy(ExponentialDelayRestart(-1, time.Second, time.Minute, 2))
 		}
 		refs, err := d.List()
 		if err != nil {
@@ -365,8 +377,29 @@ func (e *Environment) TriggerSavepoint(ctx context.Context, dir string, stop boo
 	return j.TriggerSavepoint(ctx, dir, stop)
 }
 
-// CheckpointStats describes a completed checkpoint.
-type CheckpointStats = runtime.CheckpointStats
+// CheckpointStats describes a completed checkpoint or savepoint.
+type CheckpointStats struct {
+	// ID is the checkpoint's id.
+	ID int64
+	// Duration is the time from triggering the checkpoint at the sources to
+	// its metadata being durable.
+	Duration time.Duration
+	// Write is the part of Duration spent writing files, while the tasks go
+	// on processing.
+	Write time.Duration
+	// Sync is the longest time a subtask stopped processing to take its
+	// part of the snapshot.
+	Sync time.Duration
+	// Bytes is the size of the checkpoint: its state files and every
+	// shared file it references.
+	Bytes int64
+	// Uploaded is what the checkpoint wrote: its state files and the shared
+	// files that no earlier checkpoint had stored. With incremental
+	// snapshots it is a fraction of Bytes.
+	Uploaded int64
+	// Savepoint marks a savepoint.
+	Savepoint bool
+}
 
 // CheckpointStats returns the checkpoints completed by the current (or
 // last) run of the job.
@@ -376,7 +409,12 @@ func (e *Environment) CheckpointStats() []CheckpointStats {
 	if e.running == nil {
 		return nil
 	}
-	return e.running.CheckpointStats()
+	stats := e.running.CheckpointStats()
+	out := make([]CheckpointStats, len(stats))
+	for i, s := range stats {
+		out[i] = CheckpointStats(s)
+	}
+	return out
 }
 
 // Restarts returns how many times the executing job has restarted after a
@@ -390,11 +428,48 @@ func (e *Environment) Restarts() int {
 	return e.running.Restarts()
 }
 
-// Metrics returns the counters of the operators of the executing or
-// executed job, one entry per operator subtask.
-func (e *Environment) Metrics() []*runtime.OperatorMetrics {
-	if e.job == nil {
+// OperatorMetrics is a snapshot of the counters of one operator subtask.
+type OperatorMetrics struct {
+	// Name is the operator's name.
+	Name string
+	// Subtask is the index of the subtask, from 0.
+	Subtask int
+	// RecordsIn counts the records the subtask received from exchanges
+	// (for the first operator of a chain of fused operators).
+	RecordsIn int64
+	// RecordsOut counts the records the operator sent into exchanges.
+	RecordsOut int64
+	// LateRecords counts records that arrived after their window (and its
+	// allowed lateness) had closed.
+	LateRecords int64
+	// WindowGapRecords counts records that fell between the windows of a
+	// sliding window whose size is below its slide.
+	WindowGapRecords int64
+	// DeadLetters counts malformed input records set aside by a source.
+	DeadLetters int64
+	// Watermark is the operator's input watermark (math.MinInt64 before
+	// the first).
+	Watermark int64
+}
+
+// Metrics returns a snapshot of the counters of the operators of the
+// executing or executed job, one entry per operator subtask.
+func (e *Environment) Metrics() []OperatorMetrics {
+	e.mu.Lock()
+	j := e.running
+	e.mu.Unlock()
+	if j == nil {
 		return nil
 	}
-	return e.job.Metrics()
+	ms := j.Metrics()
+	out := make([]OperatorMetrics, len(ms))
+	for i, m := range ms {
+		out[i] = OperatorMetrics{
+			Name: m.Name, Subtask: m.Subtask,
+			RecordsIn: m.RecordsIn.Load(), RecordsOut: m.RecordsOut.Load(),
+			LateRecords: m.LateRecords.Load(), WindowGapRecords: m.WindowGapRecords.Load(),
+			DeadLetters: m.DeadLetters.Load(), Watermark: m.Watermark.Load(),
+		}
+	}
+	return out
 }

@@ -84,3 +84,28 @@ func TestLingerZeroRuns(t *testing.T) {
 		t.Fatalf("collected %d values, want 4", got)
 	}
 }
+
+// TestMetricsAreASnapshotPerSubtask checks the public metrics: one entry
+// per operator subtask, with its index and plain counts.
+func TestMetricsAreASnapshotPerSubtask(t *testing.T) {
+	env := eddy.NewEnvironment(eddy.WithParallelism(2))
+	if env.Metrics() != nil {
+		t.Fatal("metrics before Execute")
+	}
+	eddy.Discard(eddy.FromSlice(env, []int{1, 2, 3, 4, 5}, eddy.NoWatermarks[int]()).Rebalance())
+	if err := env.Execute(context.Background(), "metrics"); err != nil {
+		t.Fatal(err)
+	}
+	subtasks := map[string][]int{}
+	var out, in int64
+	for _, m := range env.Metrics() {
+		subtasks[m.Name] = append(subtasks[m.Name], m.Subtask)
+		out += m.RecordsOut
+		if m.Name == "Sink: Discard" {
+			in += m.RecordsIn
+		}
+	}
+	if len(subtasks) != 2 || len(subtasks["Sink: Discard"]) != 2 || out != 5 || in != 5 {
+		t.Fatalf("metrics: subtasks %v, records out %d, into the sink %d", subtasks, out, in)
+	}
+}

@@ -66,7 +66,7 @@ func TestJSONLinesDeadLetters(t *testing.T) {
 	}
 	var counted int64
 	for _, m := range env.Metrics() {
-		counted += m.DeadLetters.Load()
+		counted += m.DeadLetters
 	}
 	if counted != 2 {
 		t.Fatalf("dead letters counted %d, want 2", counted)

@@ -40,8 +40,8 @@ func TestSlidingWindowGapsAreCountedAndSideOutput(t *testing.T) {
 	}
 	var gapCount, late int64
 	for _, m := range env.Metrics() {
-		gapCount += m.WindowGapRecords.Load()
-		late += m.LateRecords.Load()
+		gapCount += m.WindowGapRecords
+		late += m.LateRecords
 	}
 	if gapCount != 4 || late != 0 {
 		t.Fatalf("metrics: %d window gap records, %d late records; want 4 and 0", gapCount, late)

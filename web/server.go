@@ -21,6 +21,7 @@ func Handler(env *eddy.Environment, name string) http.Handler {
 	mux.HandleFunc("GET /jobs/current", func(w http.ResponseWriter, r *http.Request) {
 		type op struct {
 			Name             string `json:"name"`
+			Subtask          int    `json:"subtask"`
 			RecordsIn        int64  `json:"recordsIn"`
 			RecordsOut       int64  `json:"recordsOut"`
 			LateRecords      int64  `json:"lateRecords"`
@@ -30,7 +31,7 @@ func Handler(env *eddy.Environment, name string) http.Handler {
 		}
 		var ops []op
 		for _, m := range env.Metrics() {
-			ops = append(ops, op{m.Name, m.RecordsIn.Load(), m.RecordsOut.Load(), m.LateRecords.Load(), m.WindowGapRecords.Load(), m.DeadLetters.Load(), m.Watermark.Load()})
+			ops = append(ops, op{m.Name, m.Subtask, m.RecordsIn, m.RecordsOut, m.LateRecords, m.WindowGapRecords, m.DeadLetters, m.Watermark})
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"name": name, "restarts": env.Restarts(), "operators": ops})
 	})

@@ -227,7 +227,7 @@ func runNexmarkQuery(ctx context.Context, stderr io.Writer, name string, cfg nex
 	r := nexmarkResult{name: name, events: cfg.MaxEvents, wall: wall, cpu: cpu}
 	for _, m := range env.Metrics() {
 		if m.Name == "Sink: Discard" {
-			r.rows += m.RecordsIn.Load()
+			r.rows += m.RecordsIn
 		}
 	}
 	return r, nil

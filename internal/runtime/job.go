@@ -480,7 +480,7 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 			build = func(n *Node) error {
 				ctx := &Context{
 					Operator: n.Name, Subtask: i, Parallelism: n.parallelism, MaxParallelism: n.maxParallelism,
-					Log: cfg.Log.With("operator", n.Name, "subtask", i), Metrics: &OperatorMetrics{Name: n.Name},
+					Log: cfg.Log.With("operator", n.Name, "subtask", i), Metrics: &OperatorMetrics{Name: n.Name, Subtask: i},
 					now: t.now, done: done, Checkpointing: cfg.Checkpoints.Interval > 0,
 					savepoint: coord.isSavepoint,
 				}

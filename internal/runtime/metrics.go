@@ -5,7 +5,8 @@ import "sync/atomic"
 // OperatorMetrics counts what one operator subtask does. Counters are
 // written by the subtask and may be read from any goroutine.
 type OperatorMetrics struct {
-	Name string
+	Name    string
+	Subtask int
 	// RecordsIn counts records received from exchanges by a task's head.
 	RecordsIn atomic.Int64
 	// RecordsOut counts records sent into exchanges by the operator.
