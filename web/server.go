@@ -6,17 +6,65 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/eddystream/eddy"
 )
 
+// Option configures the REST API.
+type Option func(*config)
+
+type config struct {
+	savepointDir string
+}
+
+// SavepointDir lets the API take savepoints, each in a new directory under
+// dir (Flink's state.savepoints.dir). It is fixed when the job starts:
+// requests choose no path, only whether to stop the job and, optionally, a
+// name for a subdirectory of dir. Without it the API refuses savepoints.
+func SavepointDir(dir string) Option { return func(c *config) { c.savepointDir = dir } }
+
+// maxNameLen bounds the name of a savepoint subdirectory.
+const maxNameLen = 100
+
+// checkName reports whether name is one safe path element: letters, digits,
+// '.', '_' and '-', starting with a letter or digit.
+func checkName(name string) error {
+	if name == "" || len(name) > maxNameLen {
+		return fmt.Errorf("the savepoint name must have 1 to %d characters", maxNameLen)
+	}
+	for i, c := range name {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return fmt.Errorf("the savepoint name %q is not allowed: use letters, digits, '.', '_' and '-', starting with a letter or digit", name)
+		}
+	}
+	return nil
+}
+
 // Handler returns the REST API of the job executing on env:
 //
 //	GET  /jobs/current             the operators and their counters
-//	POST /jobs/current/savepoints  {"dir": "...", "stop": false} → {"path": "..."}
-func Handler(env *eddy.Environment, name string) http.Handler {
+//	POST /jobs/current/savepoints  {"stop": false, "name": "..."} → {"path": "..."}
+//
+// A savepoint is written under the directory of the SavepointDir option, in
+// the subdirectory name if the request gives one; the answer is the path
+// written. Without SavepointDir, savepoint requests are refused.
+func Handler(env *eddy.Environment, name string, opts ...Option) http.Handler {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.savepointDir != "" {
+		if abs, err := filepath.Abs(cfg.savepointDir); err == nil {
+			cfg.savepointDir = abs
+		}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /jobs/current", func(w http.ResponseWriter, r *http.Request) {
 		type op struct {
@@ -36,17 +84,31 @@ func Handler(env *eddy.Environment, name string) http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"name": name, "restarts": env.Restarts(), "operators": ops})
 	})
 	mux.HandleFunc("POST /jobs/current/savepoints", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Dir  string `json:"dir"`
-			Stop bool   `json:"stop"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Dir == "" {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": `send {"dir": "<savepoint directory>", "stop": false}`})
+		if cfg.savepointDir == "" {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "savepoints are disabled: the job was started without a savepoint directory; start it with --savepoint-dir (web.SavepointDir in Go)"})
 			return
+		}
+		var req struct {
+			Stop bool   `json:"stop"`
+			Name string `json:"name"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil && err != io.EOF {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf(`bad request (%v): send {"stop": false} and optionally "name": "<one path element>"; the directory is set when the job starts (--savepoint-dir)`, err)})
+			return
+		}
+		dir := cfg.savepointDir
+		if req.Name != "" {
+			if err := checkName(req.Name); err != nil {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+				return
+			}
+			dir = filepath.Join(dir, req.Name)
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Minute)
 		defer cancel()
-		path, err := env.TriggerSavepoint(ctx, req.Dir, req.Stop)
+		path, err := env.TriggerSavepoint(ctx, dir, req.Stop)
 		if err != nil {
 			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
 			return

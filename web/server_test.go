@@ -5,11 +5,29 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/eddystream/eddy"
 )
+
+// post sends body to the savepoint endpoint and decodes the answer.
+func post(t *testing.T, url, body string) (int, string, string) {
+	t.Helper()
+	resp, err := http.Post(url+"/jobs/current/savepoints", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var answer struct{ Path, Error string }
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, answer.Path, answer.Error
+}
 
 func TestStatusAndSavepointErrors(t *testing.T) {
 	env := eddy.NewEnvironment()
@@ -17,7 +35,7 @@ func TestStatusAndSavepointErrors(t *testing.T) {
 	if err := env.Execute(context.Background(), "tiny"); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(Handler(env, "tiny"))
+	srv := httptest.NewServer(Handler(env, "tiny", SavepointDir(t.TempDir())))
 	defer srv.Close()
 
 	resp, err := http.Get(srv.URL + "/jobs/current")
@@ -40,23 +58,80 @@ func TestStatusAndSavepointErrors(t *testing.T) {
 	if status.Name != "tiny" || out != 3 {
 		t.Fatalf("status %+v", status)
 	}
+	if code, _, msg := post(t, srv.URL, `{}`); code != http.StatusConflict || msg == "" {
+		t.Fatalf("savepoint of a finished job: %d %q", code, msg)
+	}
+}
 
-	resp, err = http.Post(srv.URL+"/jobs/current/savepoints", "application/json", strings.NewReader(`{}`))
-	if err != nil {
+// TestSavepointPathsComeFromTheServer checks that no path of a request
+// reaches the file system: a request naming a directory is refused, a name
+// must be one safe path element, and without a configured directory the
+// endpoint refuses savepoints.
+func TestSavepointPathsComeFromTheServer(t *testing.T) {
+	env := eddy.NewEnvironment()
+	root := t.TempDir()
+	outside := filepath.Join(root, "outside")
+	srv := httptest.NewServer(Handler(env, "job", SavepointDir(filepath.Join(root, "sp"))))
+	defer srv.Close()
+	for _, body := range []string{
+		`{"dir": "` + outside + `"}`,
+		`{"stop": true, "path": "/tmp"}`,
+		`{"name": "../outside"}`,
+		`{"name": "a/b"}`,
+		`{"name": ".."}`,
+		`{"name": "."}`,
+		`{"name": ".hidden"}`,
+		`{"name": "/abs"}`,
+		`{"name": "` + strings.Repeat("x", 101) + `"}`,
+		`not json`,
+	} {
+		code, path, msg := post(t, srv.URL, body)
+		if code != http.StatusBadRequest || path != "" || msg == "" {
+			t.Errorf("%s: %d %q %q, want 400 with an error", body, code, path, msg)
+		}
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Fatal("a request created a directory outside the savepoint directory")
+	}
+
+	off := httptest.NewServer(Handler(env, "job"))
+	defer off.Close()
+	code, _, msg := post(t, off.URL, `{"stop": true}`)
+	if code != http.StatusForbidden || !strings.Contains(msg, "--savepoint-dir") {
+		t.Fatalf("without a savepoint directory: %d %q", code, msg)
+	}
+}
+
+// TestSavepointUnderTheConfiguredDirectory takes a savepoint of a running
+// job with a name, stopping it, and checks where it was written.
+func TestSavepointUnderTheConfiguredDirectory(t *testing.T) {
+	env := eddy.NewEnvironment()
+	eddy.Discard(eddy.FromGenerator(env, eddy.GeneratorOptions{Count: -1, RatePerSecond: 1000},
+		func(i int64) int64 { return i }, eddy.NoWatermarks[int64]()))
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(context.Background(), "endless") }()
+	dir := filepath.Join(t.TempDir(), "savepoints")
+	srv := httptest.NewServer(Handler(env, "endless", SavepointDir(dir)))
+	defer srv.Close()
+	var path string
+	for i := 0; path == ""; i++ {
+		code, p, msg := post(t, srv.URL, `{"stop": true, "name": "before-upgrade_1.2"}`)
+		switch {
+		case code == http.StatusOK:
+			path = p
+		case code != http.StatusConflict || i > 2000:
+			t.Fatalf("savepoint: %d %q", code, msg)
+		default:
+			time.Sleep(5 * time.Millisecond) // the job is starting
+		}
+	}
+	if filepath.Dir(path) != filepath.Join(dir, "before-upgrade_1.2") {
+		t.Fatalf("savepoint written to %s, want under %s", path, filepath.Join(dir, "before-upgrade_1.2"))
+	}
+	if _, err := os.Stat(filepath.Join(path, "_metadata")); err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("savepoint without a directory: %s", resp.Status)
-	}
-	resp.Body.Close()
-	resp, err = http.Post(srv.URL+"/jobs/current/savepoints", "application/json", strings.NewReader(`{"dir": "`+t.TempDir()+`"}`))
-	if err != nil {
+	if err := <-done; err != nil {
 		t.Fatal(err)
-	}
-	var answer struct{ Error string }
-	json.NewDecoder(resp.Body).Decode(&answer)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusConflict || answer.Error == "" {
-		t.Fatalf("savepoint of a finished job: %s %+v", resp.Status, answer)
 	}
 }

@@ -13,8 +13,8 @@ import (
 func newDemoCmd() *cobra.Command {
 	o := demo.Options{}
 	var (
-		restAddr string
-		st       stateFlags
+		rest restFlags
+		st   stateFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -40,13 +40,12 @@ outside services.`,
 			if err := st.check(cmd); err != nil {
 				return err
 			}
+			if err := rest.check(); err != nil {
+				return err
+			}
 			backend := st.open()
 			o.State = backend
-			if restAddr != "" {
-				o.Started = func(env *eddy.Environment) {
-					serveREST(cmd, restAddr, env, "hot-items")
-				}
-			}
+			o.Started = func(env *eddy.Environment) { rest.serve(cmd, env, "hot-items") }
 			start := time.Now()
 			if err := demo.HotItems(cmd.Context(), cmd.OutOrStdout(), o); err != nil {
 				return err
@@ -60,11 +59,11 @@ outside services.`,
 	cmd.Flags().IntVar(&o.Parallelism, "parallelism", 2, "parallel subtasks per operator (1 to 32768)")
 	cmd.Flags().IntVar(&o.TopN, "top", 3, "auctions to report per window")
 	cmd.Flags().StringVar(&o.FromSavepoint, "from-savepoint", "", "restore the job from this savepoint (the parallelism may differ)")
-	cmd.Flags().StringVar(&restAddr, "rest-address", "", "serve the job's REST API (status, savepoints) on this address, e.g. localhost:8081")
 	cmd.Flags().StringVar(&o.CheckpointDir, "checkpoint-dir", "", "take checkpoints in this directory; a run on a directory with checkpoints resumes from the latest")
 	cmd.Flags().DurationVar(&o.CheckpointInterval, "checkpoint-interval", 10*time.Second, "time between checkpoints")
 	cmd.Flags().BoolVar(&o.Fresh, "fresh", false, "ignore (and delete) the checkpoints of an earlier run and start from the beginning")
 	cmd.Flags().StringVar(&o.Output, "output", "", "write the results exactly once as JSON-lines part files into this directory instead of printing them")
+	rest.register(cmd)
 	st.register(cmd)
 	return cmd
 }

@@ -60,3 +60,28 @@ func TestPositiveFlagErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSavepointFlagErrors checks that the savepoint directory is chosen
+// when the job starts, not by `eddy savepoint`.
+func TestSavepointFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"savepoint", "--dir", "/tmp/x"}, "--dir is no longer accepted"},
+		{[]string{"demo", "--savepoint-dir", "/tmp/x"}, "--savepoint-dir needs --rest-address"},
+		{[]string{"run", "hot-items", "--savepoint-dir", "/tmp/x"}, "--savepoint-dir needs --rest-address"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			cmd := newRootCmd()
+			cmd.SetArgs(tc.args)
+			var out bytes.Buffer
+			cmd.SetOut(&out)
+			cmd.SetErr(&out)
+			err := cmd.Execute()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}

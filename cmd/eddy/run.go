@@ -34,7 +34,7 @@ func newRunCmd() *cobra.Command {
 		fresh       bool
 		savepoint   string
 		output      string
-		restAddr    string
+		rest        restFlags
 		st          stateFlags
 	)
 	cmd := &cobra.Command{
@@ -66,6 +66,9 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 			if err := st.check(cmd); err != nil {
 				return err
 			}
+			if err := rest.check(); err != nil {
+				return err
+			}
 			backend := st.open()
 			var opts []eddy.Option
 			opts = append(opts, eddy.WithParallelism(parallelism), eddy.WithStateBackend(backend))
@@ -82,9 +85,7 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 			if name == "hot-items" {
 				o := demo.Options{Events: events, Parallelism: parallelism, TopN: 3, CheckpointDir: chkDir,
 					CheckpointInterval: interval, Fresh: fresh, Output: output, FromSavepoint: savepoint, State: backend}
-				if restAddr != "" {
-					o.Started = func(env *eddy.Environment) { serveREST(cmd, restAddr, env, name) }
-				}
+				o.Started = func(env *eddy.Environment) { rest.serve(cmd, env, name) }
 				return demo.HotItems(cmd.Context(), cmd.OutOrStdout(), o)
 			}
 			q, ok := queries.Lookup(strings.TrimPrefix(name, "nexmark-"))
@@ -102,9 +103,7 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 			if _, err := q.Build(env, cfg, sink); err != nil {
 				return err
 			}
-			if restAddr != "" {
-				serveREST(cmd, restAddr, env, name)
-			}
+			rest.serve(cmd, env, name)
 			return env.Execute(cmd.Context(), name)
 		},
 	}
@@ -117,7 +116,7 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 	f.BoolVar(&fresh, "fresh", false, "ignore (and delete) the checkpoints of an earlier run and start from the beginning")
 	f.StringVar(&savepoint, "from-savepoint", "", "restore the job from this savepoint (the parallelism may differ)")
 	f.StringVar(&output, "output", "", "write the results exactly once as JSON-lines part files into this directory")
-	f.StringVar(&restAddr, "rest-address", "", "serve the job's REST API (status, savepoints) on this address")
+	rest.register(cmd)
 	st.register(cmd)
 	return cmd
 }

@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// TestSavepointFromCLIAndRescale runs the demo at parallelism 2, stops it
-// with a savepoint taken by `eddy savepoint --stop`, resumes it from the
-// savepoint at parallelism 3, and checks the committed output equals a run
-// without interruption.
+// TestSavepointFromCLIAndRescale runs the demo at parallelism 2 with a
+// savepoint directory, stops it with a savepoint taken by `eddy savepoint
+// --stop`, checks the savepoint is under that directory, resumes it from
+// the savepoint at parallelism 3, and checks the committed output equals a
+// run without interruption.
 func TestSavepointFromCLIAndRescale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the eddy binary")
@@ -29,7 +30,8 @@ func TestSavepointFromCLIAndRescale(t *testing.T) {
 	want := committed(t, ref)
 
 	out := filepath.Join(root, "out")
-	cmd := exec.Command(bin, append(base, "--parallelism", "2", "--output", out, "--rest-address", "127.0.0.1:0")...)
+	spDir := filepath.Join(root, "sp")
+	cmd := exec.Command(bin, append(base, "--parallelism", "2", "--output", out, "--rest-address", "127.0.0.1:0", "--savepoint-dir", spDir)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +57,7 @@ func TestSavepointFromCLIAndRescale(t *testing.T) {
 	}
 	var path string
 	for i := 0; i < 200 && path == ""; i++ {
-		b, err := exec.Command(bin, "savepoint", "--address", addr, "--dir", filepath.Join(root, "sp"), "--stop").Output()
+		b, err := exec.Command(bin, "savepoint", "--address", addr, "--name", "rescale", "--stop").Output()
 		if err == nil {
 			path = strings.TrimSpace(string(b))
 			break
@@ -67,6 +69,9 @@ func TestSavepointFromCLIAndRescale(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the stopped job exited with %v", err)
+	}
+	if filepath.Dir(path) != filepath.Join(spDir, "rescale") {
+		t.Fatalf("savepoint at %s, want under %s", path, filepath.Join(spDir, "rescale"))
 	}
 	if b, err := exec.Command(bin, append(base, "--parallelism", "3", "--output", out, "--from-savepoint", path)...).CombinedOutput(); err != nil {
 		t.Fatalf("resuming at parallelism 3: %v\n%s", err, b)
