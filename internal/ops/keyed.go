@@ -16,8 +16,7 @@ type BackendFactory func(ctx *runtime.Context, kgs state.KeyGroupRange) (state.B
 type KeySpec[K comparable, T any] struct {
 	// Key extracts the key of a record.
 	Key func(T) K
-	// Hash hashes a key; its value modulo the max parallelism is the key
-	// group.
+	// Hash hashes a key; state.KeyGroupOf maps the hash to the key's group.
 	Hash func(K) uint64
 	// Codec encodes keys for snapshots and byte-oriented backends; nil
 	// means the default codec of K.
@@ -44,7 +43,7 @@ func (ks KeySpec[K, T]) Partitioner() func(T) uint64 {
 // backend and store, and the current key.
 type keyedBase[K comparable, T any] struct {
 	spec    KeySpec[K, T]
-	maxP    uint64
+	maxP    int
 	kgs     state.KeyGroupRange
 	backend state.Backend
 	kc      *state.KeyContext[K]
@@ -71,7 +70,7 @@ func newKeyedBase[K comparable, T any](ctx *runtime.Context, spec KeySpec[K, T],
 		codec = lazyCodec[K]()
 	}
 	return &keyedBase[K, T]{
-		spec: spec, maxP: uint64(ctx.MaxParallelism), kgs: kgs, backend: b, kc: kc, ctx: ctx,
+		spec: spec, maxP: ctx.MaxParallelism, kgs: kgs, backend: b, kc: kc, ctx: ctx,
 		store: state.NewStore(b, kc, ctx.ProcessingTime, codec),
 	}, nil
 }
@@ -79,7 +78,7 @@ func newKeyedBase[K comparable, T any](ctx *runtime.Context, spec KeySpec[K, T],
 // setKeyOf makes v's key the current key and returns its key group.
 func (k *keyedBase[K, T]) setKeyOf(v T) int {
 	key := k.spec.Key(v)
-	kg := int(k.spec.Hash(key) % k.maxP)
+	kg := state.KeyGroupOf(k.spec.Hash(key), k.maxP)
 	if !k.kgs.Contains(kg) {
 		panic(fmt.Sprintf("ops: record with key %v in key group %d reached subtask %d owning %v", key, kg, k.ctx.Subtask, k.kgs))
 	}

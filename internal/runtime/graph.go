@@ -62,8 +62,9 @@ type Edge struct {
 	To        *Node
 	Input     int
 	Partition Partitioning
-	// Hash is a func(T) uint64 for Hash partitioning; its result modulo the
-	// receiver's max parallelism is the key group.
+	// Hash is a func(T) uint64 for Hash partitioning; state.KeyGroupOf
+	// maps its result to the key group, and state.SubtaskOf the key group
+	// to the receiving subtask.
 	Hash any
 
 	chained bool

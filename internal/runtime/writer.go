@@ -1,6 +1,10 @@
 package runtime
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/eddystream/eddy/internal/state"
+)
 
 // errCanceled is returned by blocked sends when the job is cancelled.
 var errCanceled = errors.New("runtime: job cancelled")
@@ -74,15 +78,14 @@ func (w *writer[T]) ProcessBatch(b *Batch[T]) error {
 		}
 		return nil
 	default: // Hash
-		n, maxP := uint64(len(w.outs)), uint64(w.maxP)
+		n, maxP := len(w.outs), w.maxP
 		for i, v := range b.Data {
-			kg := w.hash(v) % maxP
-			t := kg * n / maxP
+			t := state.SubtaskOf(state.KeyGroupOf(w.hash(v), maxP), n, maxP)
 			buf := w.bufs[t]
 			buf.Data = append(buf.Data, v)
 			buf.TS = append(buf.TS, b.TS[i])
 			if len(buf.Data) >= w.size {
-				if err := w.send(int(t)); err != nil {
+				if err := w.send(t); err != nil {
 					return err
 				}
 			}

@@ -2,6 +2,13 @@ package state
 
 import "fmt"
 
+// This file is the one definition of how keys are divided among the
+// subtasks of a keyed operator, which exchanges (routing records), keyed
+// operators (checking and scoping keys), state backends and checkpoints
+// (dividing state on restore) all follow: a key's hash modulo the max
+// parallelism is its key group, and subtask i of p owns the contiguous range
+// RangeOf(i, p, maxParallelism).
+
 // DefaultMaxParallelism is the number of key groups a keyed operator has
 // unless the job says otherwise. It bounds the parallelism the operator can
 // later be rescaled to.

@@ -51,7 +51,7 @@ import (
 )
 
 // MaxParallelism is the number of key groups of the operator under test.
-const MaxParallelism = 128
+const MaxParallelism = state.DefaultMaxParallelism
 
 // Record is the record type of the harness's inputs: a key, a value, and
 // the unparsed rest of its script line, which scripted test functions read

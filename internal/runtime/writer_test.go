@@ -1,0 +1,51 @@
+package runtime
+
+import (
+	"testing"
+
+	"github.com/eddystream/eddy/internal/state"
+)
+
+// TestHashWriterRoutesByKeyGroupRanges checks that the hash exchange sends
+// each record to the subtask whose key-group range (state.RangeOf, which
+// keyed operators and restores use) holds the record's key group, for
+// parallelisms that do and do not divide the max parallelism.
+func TestHashWriterRoutesByKeyGroupRanges(t *testing.T) {
+	hash := func(v uint64) uint64 { return v * 0x9E3779B97F4A7C15 }
+	for _, c := range []struct{ p, maxP int }{{1, 128}, {3, 128}, {4, 128}, {7, 10}, {5, 5}} {
+		g := newGate()
+		done := make(chan struct{})
+		var outs []*inChannel
+		for i := 0; i < c.p; i++ {
+			outs = append(outs, g.addChannel(0, 1000, "up", func(any) {}, done))
+		}
+		g.finish()
+		w := newWriter(Hash, outs, newBatchPool[uint64](16), 16, hash, c.maxP)
+		b := NewBatch[uint64](1000)
+		for v := uint64(0); v < 1000; v++ {
+			b.Append(v, NoTimestamp)
+		}
+		if err := w.ProcessBatch(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.flush(); err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for i, ch := range outs {
+			kgs := state.RangeOf(i, c.p, c.maxP)
+			for len(ch.ch) > 0 {
+				m := <-ch.ch
+				for _, v := range m.payload.(*Batch[uint64]).Data {
+					seen++
+					if kg := state.KeyGroupOf(hash(v), c.maxP); !kgs.Contains(kg) {
+						t.Fatalf("p=%d maxP=%d: record %d of key group %d went to subtask %d owning %v", c.p, c.maxP, v, kg, i, kgs)
+					}
+				}
+			}
+		}
+		if seen != 1000 {
+			t.Fatalf("p=%d maxP=%d: %d records routed, want 1000", c.p, c.maxP, seen)
+		}
+	}
+}
