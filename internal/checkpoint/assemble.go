@@ -117,7 +117,7 @@ func SafeName(s string) string {
 // with parallelism p and owning key groups [kgStart, kgEnd): the sections of
 // exactly those key groups, whatever subtask held them before, and a
 // round-robin share of each operator-state list (or all of it for the lists
-// named in union).
+// named in union); at an unchanged parallelism, the lists it had itself.
 //
 // Native backend snapshots are not divided: the state gets every one that
 // holds a key group of [kgStart, kgEnd), with the data of its private files
@@ -147,6 +147,10 @@ func (l *Loaded) Redistribute(uid string, i, p, kgStart, kgEnd int, union map[st
 		st.Finished = true
 	}
 	all := map[string][][]byte{}
+	// At an unchanged parallelism each subtask keeps its own lists, as in
+	// Flink: a finished subtask does not run again, so the items of another
+	// subtask dealt to it would be lost.
+	own := map[string][][]byte{}
 	var order []string
 	for _, sub := range op.Subtasks {
 		data := l.Files[sub.File]
@@ -196,6 +200,9 @@ func (l *Loaded) Redistribute(uid string, i, p, kgStart, kgEnd int, union map[st
 					return nil, err
 				}
 				all[list.Name] = append(all[list.Name], b)
+				if sub.Index == i {
+					own[list.Name] = append(own[list.Name], b)
+				}
 			}
 			if all[list.Name] == nil {
 				all[list.Name] = [][]byte{}
@@ -206,6 +213,10 @@ func (l *Loaded) Redistribute(uid string, i, p, kgStart, kgEnd int, union map[st
 		items := all[name]
 		if union[name] {
 			st.Lists[name] = items
+			continue
+		}
+		if p == op.Parallelism {
+			st.Lists[name] = append([][]byte{}, own[name]...)
 			continue
 		}
 		share := [][]byte{}
