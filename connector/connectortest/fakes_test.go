@@ -268,7 +268,9 @@ func (fakeFactory) NewSink(connector.Context) (any, error) { return rowSink{}, n
 // rowSink discards rows.
 type rowSink struct{}
 
-func (rowSink) NewWriter(connector.WriterContext) (connector.Writer[row], error) { return rowWriter{}, nil }
+func (rowSink) NewWriter(connector.WriterContext) (connector.Writer[row], error) {
+	return rowWriter{}, nil
+}
 
 type rowWriter struct{}
 
