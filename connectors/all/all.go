@@ -1,0 +1,16 @@
+// Package all imports every connector and format built into eddy, so that
+// they are registered in connector.Default:
+//
+//	import _ "github.com/eddystream/eddy/connectors/all"
+//
+// It holds the filesystem, nexmark, print and blackhole connectors and the
+// json and csv formats.
+package all
+
+import (
+	_ "github.com/eddystream/eddy/connectors/blackhole"  // "blackhole"
+	_ "github.com/eddystream/eddy/connectors/filesystem" // "filesystem"
+	_ "github.com/eddystream/eddy/connectors/print"      // "print"
+	_ "github.com/eddystream/eddy/formats"               // "json", "csv"
+	_ "github.com/eddystream/eddy/nexmark"               // "nexmark"
+)
