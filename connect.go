@@ -7,10 +7,6 @@ import (
 	"github.com/eddystream/eddy/internal/runtime"
 )
 
-// Either is a record of the first (Left) or second (Right) of two connected
-// inputs.
-type Either[A, B any] = ops.Either[A, B]
-
 // Connected is two streams of possibly different types processed together
 // by one operator that can share state between them.
 type Connected[A, B any] struct {
@@ -38,14 +34,15 @@ func CoProcess[A, B, O any](c *Connected[A, B], newFn func() CoProcessFunction[A
 	n := newNode[O](env, "CoProcess", runtime.NewInType[A](), runtime.NewInType[B]())
 	n.Build = func(ctx *runtime.Context, outs map[string]any) (*runtime.Built, error) {
 		fn := newFn()
-		l := ops.ProcessLogic[Either[A, B], O]{Process: func(pc *ProcessContext[O], e Either[A, B]) error {
+		var pc *ProcessContext[O]
+		l := ops.ProcessLogic[ops.Either[A, B], O]{Process: func(c *ops.ProcessContext[O], e ops.Either[A, B]) error {
 			if e.IsRight {
-				return fn.ProcessElement2(pc, e.Right)
+				return fn.ProcessElement2(processContext(&pc, c), e.Right)
 			}
-			return fn.ProcessElement1(pc, e.Left)
+			return fn.ProcessElement1(processContext(&pc, c), e.Left)
 		}}
 		if o, ok := fn.(opener[*ProcessContext[O]]); ok {
-			l.Open = o.Open
+			l.Open = func(c *ops.ProcessContext[O]) error { return o.Open(processContext(&pc, c)) }
 		}
 		if cl, ok := fn.(closer); ok {
 			l.Close = cl.Close
@@ -84,7 +81,7 @@ type KeyedCoProcessFunction[K comparable, A, B, O any] interface {
 
 // twoKeyed adds a keyed two-input operator over c that runs a keyed
 // one-input operator on Either.
-func twoKeyed[K comparable, A, B, O any](c *ConnectedKeyed[K, A, B], name string, build func(ctx *runtime.Context, spec ops.KeySpec[K, Either[A, B]], outs map[string]any) (runtime.Input[Either[A, B]], error)) *Stream[O] {
+func twoKeyed[K comparable, A, B, O any](c *ConnectedKeyed[K, A, B], name string, build func(ctx *runtime.Context, spec ops.KeySpec[K, ops.Either[A, B]], outs map[string]any) (runtime.Input[ops.Either[A, B]], error)) *Stream[O] {
 	env := c.a.s.env
 	if c.b.s.env != env {
 		panic("eddy: connecting streams of different environments")
@@ -107,19 +104,20 @@ func twoKeyed[K comparable, A, B, O any](c *ConnectedKeyed[K, A, B], name string
 // keyed streams. newFn is called once per parallel subtask.
 func CoProcessKeyed[K comparable, A, B, O any](c *ConnectedKeyed[K, A, B], newFn func() KeyedCoProcessFunction[K, A, B, O]) *Stream[O] {
 	env := c.a.s.env
-	return twoKeyed[K, A, B, O](c, "KeyedCoProcess", func(ctx *runtime.Context, spec ops.KeySpec[K, Either[A, B]], outs map[string]any) (runtime.Input[Either[A, B]], error) {
+	return twoKeyed[K, A, B, O](c, "KeyedCoProcess", func(ctx *runtime.Context, spec ops.KeySpec[K, ops.Either[A, B]], outs map[string]any) (runtime.Input[ops.Either[A, B]], error) {
 		fn := newFn()
-		l := ops.KeyedProcessLogic[K, Either[A, B], O]{Process: func(kc *KeyedContext[K, O], e Either[A, B]) error {
+		var kc *KeyedContext[K, O]
+		l := ops.KeyedProcessLogic[K, ops.Either[A, B], O]{Process: func(c *ops.KeyedContext[K, O], e ops.Either[A, B]) error {
 			if e.IsRight {
-				return fn.ProcessElement2(kc, e.Right)
+				return fn.ProcessElement2(keyedContext(&kc, c), e.Right)
 			}
-			return fn.ProcessElement1(kc, e.Left)
+			return fn.ProcessElement1(keyedContext(&kc, c), e.Left)
 		}}
 		if o, ok := fn.(opener[*KeyedContext[K, O]]); ok {
-			l.Open = o.Open
+			l.Open = func(c *ops.KeyedContext[K, O]) error { return o.Open(keyedContext(&kc, c)) }
 		}
 		if t, ok := fn.(timerHandler[*KeyedContext[K, O]]); ok {
-			l.OnTimer = t.OnTimer
+			l.OnTimer = func(c *ops.KeyedContext[K, O], ts int64) error { return t.OnTimer(keyedContext(&kc, c), ts) }
 		}
 		if cl, ok := fn.(closer); ok {
 			l.Close = cl.Close

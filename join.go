@@ -19,7 +19,7 @@ func WindowJoin[K comparable, A, B, O any](c *ConnectedKeyed[K, A, B], a window.
 	}
 	opts := ops.WindowOptions{Assigner: a}
 	logic := ops.WindowJoinLogic[K, A, B, O](fn)
-	return twoKeyed[K, A, B, O](c, "WindowJoin "+a.String(), func(ctx *runtime.Context, spec ops.KeySpec[K, Either[A, B]], outs map[string]any) (runtime.Input[Either[A, B]], error) {
+	return twoKeyed[K, A, B, O](c, "WindowJoin "+a.String(), func(ctx *runtime.Context, spec ops.KeySpec[K, ops.Either[A, B]], outs map[string]any) (runtime.Input[ops.Either[A, B]], error) {
 		if a.Kind() == window.SessionKind {
 			return ops.NewSessionWindow(ctx, spec, env.backendFactory(), opts, logic, outs)
 		}
@@ -39,7 +39,7 @@ func IntervalJoin[K comparable, A, B, O any](c *ConnectedKeyed[K, A, B], lower, 
 	if lo > hi {
 		env.fail(errf("IntervalJoin: lower bound %v is above upper bound %v", lower, upper))
 	}
-	return twoKeyed[K, A, B, O](c, "IntervalJoin", func(ctx *runtime.Context, spec ops.KeySpec[K, Either[A, B]], outs map[string]any) (runtime.Input[Either[A, B]], error) {
+	return twoKeyed[K, A, B, O](c, "IntervalJoin", func(ctx *runtime.Context, spec ops.KeySpec[K, ops.Either[A, B]], outs map[string]any) (runtime.Input[ops.Either[A, B]], error) {
 		logic, err := ops.IntervalJoinLogic[K, A, B, O](lo, hi, fn)
 		if err != nil {
 			return nil, err

@@ -5,24 +5,6 @@ import (
 	"github.com/eddystream/eddy/internal/runtime"
 )
 
-// ProcessContext is what a ProcessFunction sees while it handles a record:
-// the record's timestamp, the current watermark, and its outputs (Emit, and
-// side outputs through OutputTag.Emit).
-type ProcessContext[O any] = ops.ProcessContext[O]
-
-// KeyedContext is what a KeyedProcessFunction sees: a ProcessContext plus
-// the current key, its keyed state (Store) and timers.
-type KeyedContext[K comparable, O any] = ops.KeyedContext[K, O]
-
-// TimeDomain says which clock fired a timer.
-type TimeDomain = ops.TimeDomain
-
-// The time domains of timers.
-const (
-	EventTime      = ops.EventTime
-	ProcessingTime = ops.ProcessingTime
-)
-
 // ProcessFunction handles the records of a stream one at a time with full
 // access to timestamps, the watermark and side outputs. It may also
 // implement Open(*ProcessContext[O]) error and Close() error.
@@ -59,9 +41,12 @@ func Process[T, O any](s *Stream[T], newFn func() ProcessFunction[T, O]) *Stream
 }
 
 func processLogic[T, O any](fn ProcessFunction[T, O]) ops.ProcessLogic[T, O] {
-	l := ops.ProcessLogic[T, O]{Process: fn.ProcessElement}
+	var pc *ProcessContext[O]
+	l := ops.ProcessLogic[T, O]{Process: func(c *ops.ProcessContext[O], v T) error {
+		return fn.ProcessElement(processContext(&pc, c), v)
+	}}
 	if o, ok := fn.(opener[*ProcessContext[O]]); ok {
-		l.Open = o.Open
+		l.Open = func(c *ops.ProcessContext[O]) error { return o.Open(processContext(&pc, c)) }
 	}
 	if c, ok := fn.(closer); ok {
 		l.Close = c.Close
@@ -80,12 +65,15 @@ func ProcessKeyed[K comparable, T, O any](k *KeyedStream[K, T], newFn func() Key
 }
 
 func keyedLogic[K comparable, T, O any](fn KeyedProcessFunction[K, T, O]) ops.KeyedProcessLogic[K, T, O] {
-	l := ops.KeyedProcessLogic[K, T, O]{Process: fn.ProcessElement}
+	var kc *KeyedContext[K, O]
+	l := ops.KeyedProcessLogic[K, T, O]{Process: func(c *ops.KeyedContext[K, O], v T) error {
+		return fn.ProcessElement(keyedContext(&kc, c), v)
+	}}
 	if o, ok := fn.(opener[*KeyedContext[K, O]]); ok {
-		l.Open = o.Open
+		l.Open = func(c *ops.KeyedContext[K, O]) error { return o.Open(keyedContext(&kc, c)) }
 	}
 	if t, ok := fn.(timerHandler[*KeyedContext[K, O]]); ok {
-		l.OnTimer = t.OnTimer
+		l.OnTimer = func(c *ops.KeyedContext[K, O], ts int64) error { return t.OnTimer(keyedContext(&kc, c), ts) }
 	}
 	if c, ok := fn.(closer); ok {
 		l.Close = c.Close

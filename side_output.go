@@ -18,17 +18,19 @@ func NewOutputTag[T any](id string) OutputTag[T] { return OutputTag[T]{id: "side
 // ID returns the tag's id.
 func (t OutputTag[T]) ID() string { return t.id }
 
-// SideOutputContext is a function context that can emit to side outputs.
+// SideOutputContext is a function context that can emit to side outputs:
+// a *ProcessContext or a *KeyedContext.
 type SideOutputContext interface {
-	SideOutputs() (*ops.SideOutputs, map[string]any)
+	// Timestamp returns the timestamp of the record being handled.
 	Timestamp() int64
+	sideOutputs() (*ops.SideOutputs, map[string]any)
 }
 
 // Emit sends v to the side output t of the operator whose context c is,
 // with the current timestamp. If nothing consumes the side output, v is
 // dropped.
 func (t OutputTag[T]) Emit(c SideOutputContext, v T) {
-	sides, outs := c.SideOutputs()
+	sides, outs := c.sideOutputs()
 	if e := ops.SideEmitter[T](sides, t.id, outs); e != nil {
 		e.Emit(v, c.Timestamp())
 	}

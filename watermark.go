@@ -6,9 +6,16 @@ import (
 	"github.com/eddystream/eddy/internal/ops"
 )
 
-// WatermarkGenerator tracks the event time of one source split. Custom
-// strategies implement it; see CustomWatermarks.
-type WatermarkGenerator[T any] = ops.WatermarkGenerator[T]
+// WatermarkGenerator tracks the event time of one source split and says how
+// far its watermark has advanced. Custom strategies implement it (see
+// CustomWatermarks); it is called on the source subtask's goroutine.
+type WatermarkGenerator[T any] interface {
+	// OnEvent is called for every record with its timestamp.
+	OnEvent(v T, ts int64)
+	// Watermark returns the current watermark: no record with a timestamp
+	// at or below it is expected any more.
+	Watermark() int64
+}
 
 // WatermarkStrategy says how a source timestamps its records and how its
 // watermarks advance. Every split of a source runs its own generator; the
@@ -55,7 +62,11 @@ func (w WatermarkStrategy[T]) WithIdleness(d time.Duration) WatermarkStrategy[T]
 }
 
 func (w WatermarkStrategy[T]) internal() ops.Watermarks[T] {
-	return ops.Watermarks[T]{Timestamp: w.ts, NewGenerator: w.gen, Idleness: w.idleness}
+	wm := ops.Watermarks[T]{Timestamp: w.ts, Idleness: w.idleness}
+	if gen := w.gen; gen != nil {
+		wm.NewGenerator = func() ops.WatermarkGenerator[T] { return gen() }
+	}
+	return wm
 }
 
 // Millis converts a time to the milliseconds since the epoch that event

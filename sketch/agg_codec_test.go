@@ -20,7 +20,7 @@ const maxP = 128
 var allGroups = istate.KeyGroupRange{Start: 0, End: maxP}
 
 // keyedStore is a store of string keys over b whose current key is k.
-func keyedStore(b istate.Backend, k string) *state.Store[string] {
+func keyedStore(b istate.Backend, k string) state.Store[string] {
 	kc := &istate.KeyContext[string]{Key: k, KG: 17}
 	return istate.NewStore(b, kc, func() int64 { return 0 }, nil)
 }

@@ -65,36 +65,36 @@ type AggregatingDescriptor[IN, ACC, OUT any] struct {
 
 // NewValue declares the Value described by d on s. It panics with an error
 // if d is invalid or its name is declared with other types.
-func NewValue[K comparable, T any](s *Store[K], d ValueDescriptor[T]) Value[T] {
-	h, err := istate.NewValueHandle[K, istate.VoidNamespace](s, nil, nil, d.Name, d.Codec, d.TTL)
+func NewValue[K comparable, T any](s Store[K], d ValueDescriptor[T]) Value[T] {
+	h, err := istate.NewValueHandle[K, istate.VoidNamespace](internalStore(s), nil, nil, d.Name, d.Codec, d.TTL.internal())
 	return must[Value[T]](h, err, "value", d.Name)
 }
 
 // NewList declares the List described by d on s. It panics with an error if
 // d is invalid or its name is declared with other types.
-func NewList[K comparable, T any](s *Store[K], d ListDescriptor[T]) List[T] {
-	h, err := istate.NewListHandle[K, istate.VoidNamespace](s, nil, nil, d.Name, d.Codec, d.TTL)
+func NewList[K comparable, T any](s Store[K], d ListDescriptor[T]) List[T] {
+	h, err := istate.NewListHandle[K, istate.VoidNamespace](internalStore(s), nil, nil, d.Name, d.Codec, d.TTL.internal())
 	return must[List[T]](h, err, "list", d.Name)
 }
 
 // NewMap declares the Map described by d on s. It panics with an error if d
 // is invalid or its name is declared with other types.
-func NewMap[K, UK comparable, UV any](s *Store[K], d MapDescriptor[UK, UV]) Map[UK, UV] {
-	h, err := istate.NewMapHandle[K, istate.VoidNamespace](s, nil, nil, d.Name, d.KeyCodec, d.ValueCodec, d.TTL)
+func NewMap[K, UK comparable, UV any](s Store[K], d MapDescriptor[UK, UV]) Map[UK, UV] {
+	h, err := istate.NewMapHandle[K, istate.VoidNamespace](internalStore(s), nil, nil, d.Name, d.KeyCodec, d.ValueCodec, d.TTL.internal())
 	return must[Map[UK, UV]](h, err, "map", d.Name)
 }
 
 // NewReducing declares the Reducing described by d on s. It panics with an
 // error if d is invalid or its name is declared with other types.
-func NewReducing[K comparable, T any](s *Store[K], d ReducingDescriptor[T]) Reducing[T] {
-	h, err := istate.NewReducingHandle[K, istate.VoidNamespace](s, nil, nil, d.Name, d.Codec, d.Reduce, d.TTL)
+func NewReducing[K comparable, T any](s Store[K], d ReducingDescriptor[T]) Reducing[T] {
+	h, err := istate.NewReducingHandle[K, istate.VoidNamespace](internalStore(s), nil, nil, d.Name, d.Codec, d.Reduce, d.TTL.internal())
 	return must[Reducing[T]](h, err, "reducing", d.Name)
 }
 
 // NewAggregating declares the Aggregating described by d on s. It panics with
 // an error if d is invalid or its name is declared with other types.
-func NewAggregating[K comparable, IN, ACC, OUT any](s *Store[K], d AggregatingDescriptor[IN, ACC, OUT]) Aggregating[IN, OUT] {
-	h, err := istate.NewAggregatingHandle[K, istate.VoidNamespace](s, nil, nil, d.Name, d.Function, d.Codec, d.TTL)
+func NewAggregating[K comparable, IN, ACC, OUT any](s Store[K], d AggregatingDescriptor[IN, ACC, OUT]) Aggregating[IN, OUT] {
+	h, err := istate.NewAggregatingHandle[K, istate.VoidNamespace](internalStore(s), nil, nil, d.Name, d.Function, d.Codec, d.TTL.internal())
 	return must[Aggregating[IN, OUT]](h, err, "aggregating", d.Name)
 }
 

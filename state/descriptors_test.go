@@ -16,7 +16,7 @@ import (
 
 // newStore returns a store on a heap backend with a fake clock, and the key
 // context the test sets.
-func newStore(now *int64) (*state.Store[string], *istate.KeyContext[string]) {
+func newStore(now *int64) (state.Store[string], *istate.KeyContext[string]) {
 	kc := &istate.KeyContext[string]{}
 	b := heap.New(istate.KeyGroupRange{Start: 0, End: 1}, 1)
 	return istate.NewStore(b, kc, func() int64 { return *now }, nil), kc

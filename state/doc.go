@@ -2,16 +2,21 @@
 // declare and use: Value, List, Map, Reducing and Aggregating state, scoped
 // to the key of the record being processed, with an optional time to live.
 //
-// State is declared once, in a function's Open, on the Store the runtime
-// passes in, and used in every call after:
+// State is declared once, in a keyed function's Open, on the Store of its
+// context, and used in every call after:
 //
-//	func (f *counter) Open(s *state.Store[string]) {
-//		f.count = state.NewValue(s, state.ValueDescriptor[int64]{Name: "count"})
+//	type counter struct{ count state.Value[int64] }
+//
+//	func (f *counter) Open(ctx *eddy.KeyedContext[string, int64]) error {
+//		f.count = state.NewValue(ctx.Store(), state.ValueDescriptor[int64]{Name: "count"})
+//		return nil
 //	}
 //
-//	func (f *counter) Process(...) {
+//	func (f *counter) ProcessElement(ctx *eddy.KeyedContext[string, int64], word string) error {
 //		n, _ := f.count.Value()
 //		f.count.Update(n + 1)
+//		ctx.Emit(n + 1)
+//		return nil
 //	}
 //
 // The handles read the current key from the store at each call: there is

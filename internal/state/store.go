@@ -66,6 +66,9 @@ func (s *Store[K]) KeyContext() *KeyContext[K] { return s.key }
 // KeyCodec returns the codec of the store's keys.
 func (s *Store[K]) KeyCodec() Codec[K] { return s.keyCodec }
 
+// CurrentKey returns the current key, which handles read and write.
+func (s *Store[K]) CurrentKey() K { return s.key.Key }
+
 // Now returns the processing time in milliseconds by the store's clock.
 func (s *Store[K]) Now() int64 { return s.clock() }
 

@@ -54,7 +54,7 @@ type distinctStats struct {
 	seen  state.Map[int64, uint8]
 }
 
-func newDistinctStats[K comparable](s *state.Store[K]) distinctStats {
+func newDistinctStats[K comparable](s state.Store[K]) distinctStats {
 	return distinctStats{
 		stats: state.NewValue(s, state.ValueDescriptor[bidStats]{Name: "stats"}),
 		seen:  state.NewMap(s, state.MapDescriptor[int64, uint8]{Name: "ranks-seen"}),
