@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -26,8 +25,8 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/internal/checkpoint"
-	irt "github.com/eddystream/eddy/internal/runtime"
 	"github.com/eddystream/eddy/internal/state/pebble"
 	"github.com/eddystream/eddy/state"
 )
@@ -144,20 +143,14 @@ type phasedSource struct {
 	snaps []int64 // the position at each snapshot, in order
 }
 
-func (s *phasedSource) Splits(int) ([][]byte, error) {
-	return [][]byte{binary.AppendVarint(nil, 0)}, nil
+func (s *phasedSource) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
+	return connector.NewStaticEnumerator(ctx, restored, func(int) ([]connector.Split, error) {
+		return []connector.Split{{ID: "phased", State: binary.AppendVarint(nil, 0)}}, nil
+	})
 }
 
-func (s *phasedSource) NewReader(_ *irt.Context, splits [][]byte) (eddy.CheckpointedReader[touch], error) {
-	r := &phasedReader{s: s, next: -1}
-	if len(splits) > 0 {
-		next, n := binary.Varint(splits[0])
-		if n <= 0 {
-			return nil, fmt.Errorf("phased source: bad split %x", splits[0])
-		}
-		r.next = next
-	}
-	return r, nil
+func (s *phasedSource) NewReader(connector.ReaderContext) (connector.Reader[touch], error) {
+	return &phasedReader{s: s, next: -1}, nil
 }
 
 // coveringID returns the id of the first checkpoint that snapshotted the
@@ -176,43 +169,51 @@ func (s *phasedSource) coveringID(firstID, pos int64) int64 {
 }
 
 type phasedReader struct {
-	s         *phasedSource
-	next      int64 // -1: no split
-	announced bool
+	s    *phasedSource
+	next int64 // -1: no split
 }
 
-func (r *phasedReader) Read(out *eddy.SourceOutput[touch]) error {
+func (r *phasedReader) AddSplits(splits []connector.Split) error {
+	for _, sp := range splits {
+		next, n := binary.Varint(sp.State)
+		if n <= 0 {
+			return fmt.Errorf("phased source: bad split %x", sp.State)
+		}
+		r.next = next
+	}
+	return nil
+}
+
+func (r *phasedReader) Read(out connector.Output[touch]) error {
 	if r.next < 0 {
-		return io.EOF
+		return nil
 	}
-	if !r.announced {
-		r.announced = true
-		out.AddSplit(0)
-	}
+	so := out.Split("phased")
 	limit := r.s.limit.Load()
 	if r.next >= limit {
 		if r.s.end.Load() {
-			out.FinishSplit(0)
-			return io.EOF
+			so.Finish()
+			r.next = -1
+			return nil
 		}
 		time.Sleep(time.Millisecond)
 		return nil
 	}
-	for !out.Full() && r.next < limit {
-		out.Emit(0, r.s.fn(r.next))
+	for out.Room() > 0 && r.next < limit {
+		so.Emit(r.s.fn(r.next))
 		r.next++
 	}
 	return nil
 }
 
-func (r *phasedReader) SnapshotSplits() ([][]byte, error) {
+func (r *phasedReader) SnapshotState(int64) ([]connector.Split, error) {
 	r.s.mu.Lock()
 	r.s.snaps = append(r.s.snaps, r.next)
 	r.s.mu.Unlock()
 	if r.next < 0 {
 		return nil, nil
 	}
-	return [][]byte{binary.AppendVarint(nil, r.next)}, nil
+	return []connector.Split{{ID: "phased", State: binary.AppendVarint(nil, r.next)}}, nil
 }
 
 func (r *phasedReader) Close() error { return nil }

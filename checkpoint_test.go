@@ -221,10 +221,10 @@ func TestPebbleStateRecoversExactlyOnce(t *testing.T) {
 func TestSetupErrorsDoNotRestart(t *testing.T) {
 	env := eddy.NewEnvironment(eddy.WithCheckpointing(time.Second), eddy.WithCheckpointDir(t.TempDir()),
 		eddy.WithRestartStrategy(eddy.FixedDelayRestart(-1, time.Millisecond)))
-	src := eddy.FromReader(env, "legacy", eddy.NoWatermarks[int](), func(int, int) (eddy.SplitReader[int], error) { return nil, nil })
+	src := eddy.ReadJSONLines(env, eddy.FileOptions[int]{}, filepath.Join(t.TempDir(), "missing.jsonl"))
 	eddy.Discard(src)
 	err := env.Execute(context.Background(), "setup")
-	if err == nil || !strings.Contains(err.Error(), "cannot be checkpointed") {
+	if err == nil || !strings.Contains(err.Error(), "no file matches") {
 		t.Fatalf("got %v", err)
 	}
 	if r := env.Restarts(); r != 0 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/connector"
 )
 
 type reading struct {
@@ -60,7 +61,7 @@ func TestJSONLinesDeadLetters(t *testing.T) {
 		t.Fatalf("good records: %v", sensors)
 	}
 	d := dead.Values()
-	slices.SortFunc(d, func(a, b eddy.DeadLetter) int { return strings.Compare(a.Location, b.Location) })
+	slices.SortFunc(d, func(a, b connector.DeadLetter) int { return strings.Compare(a.Location, b.Location) })
 	if len(d) != 2 || !strings.HasSuffix(d[0].Location, "a.jsonl:2") || d[0].Raw != "not json" || !strings.HasSuffix(d[1].Location, "b.jsonl:2") {
 		t.Fatalf("dead letters: %+v", d)
 	}

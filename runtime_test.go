@@ -2,13 +2,14 @@ package eddy_test
 
 import (
 	"context"
-	"io"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/agg"
+	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/window"
 )
 
@@ -17,27 +18,52 @@ type tick struct {
 	TS  int64
 }
 
-// heldReader emits one record at ts, then nothing until release is closed.
-type heldReader struct {
+// heldSource has one split that emits one record at ts, then nothing until
+// release is closed. It is not checkpointable.
+type heldSource struct {
 	ts      int64
 	release chan struct{}
-	sent    bool
 }
 
-func (r *heldReader) Read(out *eddy.SourceOutput[tick]) error {
+func (h *heldSource) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
+	return connector.NewStaticEnumerator(ctx, restored, func(int) ([]connector.Split, error) {
+		return []connector.Split{{ID: "held"}}, nil
+	})
+}
+
+func (h *heldSource) NewReader(connector.ReaderContext) (connector.Reader[tick], error) {
+	return &heldReader{h: h}, nil
+}
+
+type heldReader struct {
+	h          *heldSource
+	has, sent  bool
+}
+
+func (r *heldReader) AddSplits(s []connector.Split) error { r.has = r.has || len(s) > 0; return nil }
+
+func (r *heldReader) Read(out connector.Output[tick]) error {
+	if !r.has {
+		return nil
+	}
+	so := out.Split("held")
 	if !r.sent {
 		r.sent = true
-		out.AddSplit(0)
-		out.Emit(0, tick{"held", r.ts})
+		so.Emit(tick{"held", r.h.ts})
 		return nil
 	}
 	select {
-	case <-r.release:
-		out.FinishSplit(0)
-		return io.EOF
+	case <-r.h.release:
+		so.Finish()
+		r.has = false
+		return nil
 	case <-time.After(2 * time.Millisecond):
 		return nil
 	}
+}
+
+func (r *heldReader) SnapshotState(int64) ([]connector.Split, error) {
+	return nil, errors.New("the held source cannot be checkpointed")
 }
 
 func (r *heldReader) Close() error { return nil }
@@ -68,9 +94,7 @@ func unionJob(t *testing.T, idleness time.Duration) (results *eddy.Collected[edd
 	if idleness > 0 {
 		ws = ws.WithIdleness(idleness)
 	}
-	b := eddy.FromReader(env, "held", ws, func(int, int) (eddy.SplitReader[tick], error) {
-		return &heldReader{ts: 2500, release: release}, nil
-	})
+	b := eddy.FromSource[tick](env, "held", &heldSource{ts: 2500, release: release}, ws).Parallelism(1)
 	counts := eddy.Aggregate(eddy.WindowAll(eddy.Union(a, b), window.Tumbling(time.Second)), agg.Count[tick]())
 	results = eddy.Collect(counts)
 	done = make(chan error, 1)

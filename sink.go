@@ -1,13 +1,15 @@
 package eddy
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"sync"
 
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/connectors/filesystem"
+	"github.com/eddystream/eddy/formats"
 	"github.com/eddystream/eddy/internal/ops"
 	"github.com/eddystream/eddy/internal/runtime"
 )
@@ -65,6 +67,75 @@ func SinkTo[T any](s *Stream[T], fn func(v T) error) *Sink {
 	})
 }
 
+// WriteTo adds a sink writing s with sink (see package connector). A
+// connector.TransactionalSink is exactly-once: what it makes visible is
+// exactly the output of the records the last completed checkpoint accounts
+// for. Any other sink is flushed at every checkpoint, so it is
+// at-least-once, and exactly-once in effect if its writes are idempotent.
+// A sink of changelog rows receives their kinds with them; one that
+// declares the kinds it applies (connector.ChangelogSink) refuses a stream
+// that carries others.
+func WriteTo[T any](s *Stream[T], name string, sink connector.Sink[T]) *Sink {
+	if c, ok := sink.(connector.ChangelogSink); ok {
+		if m := s.ChangelogMode(); !c.ChangelogMode().Includes(m) {
+			s.env.fail(fmt.Errorf("eddy: sink %q applies %s changes but %q produces a %s stream; %s",
+				name, c.ChangelogMode().Describe(), s.node.Name, m.Describe(), modeHint(c.ChangelogMode(), m)))
+		}
+	}
+	var cfg ops.SinkConfig[T]
+	if _, ok := any(*new(T)).(changelog.Kinded); ok {
+		cfg.SplitUpdate = func(v T) bool { return any(v).(changelog.Kinded).RowKind() == changelog.UpdateBefore }
+	}
+	if ts, ok := sink.(connector.TransactionalSink[T]); ok {
+		sk := sinkNode(s, name, func(ctx *runtime.Context) (runtime.Input[T], error) {
+			w, err := ts.NewTransactionalWriter(ops.NewWriterContext(ctx))
+			if err != nil {
+				return nil, err
+			}
+			return ops.NewTransactionalSink(ctx, w, cfg)
+		})
+		sk.node.UnionLists = []string{ops.PendingList, ops.CurrentList}
+		return sk
+	}
+	return sinkNode(s, name, func(ctx *runtime.Context) (runtime.Input[T], error) {
+		w, err := sink.NewWriter(ops.NewWriterContext(ctx))
+		if err != nil {
+			return nil, err
+		}
+		return ops.NewWriterSink(w, cfg), nil
+	})
+}
+
+// modeHint says how to bring a stream of mode have to a sink that applies
+// want.
+func modeHint(want, have changelog.Mode) string {
+	if want == changelog.Upsert && have.Contains(changelog.UpdateBefore) {
+		return "write it with eddy.WriteUpserts, which keys it and drops the -U halves of updates"
+	}
+	return "use a sink that applies them"
+}
+
+// WriteToConnector adds a sink made by the connector registered as name in
+// connector.Default, with the given options (the keys of a SQL WITH
+// clause). The options are checked against the connector's spec; a mistake
+// fails Execute with an error naming the option.
+func WriteToConnector[T any](s *Stream[T], name string, options map[string]string) *Sink {
+	sink, err := connector.OpenSink[T](connector.Default, name, options)
+	if err != nil {
+		s.env.fail(fmt.Errorf("eddy: sink: %w", err))
+		return WriteTo[T](s, name, failedSink[T]{err})
+	}
+	return WriteTo(s, name, sink)
+}
+
+// failedSink stands in for a sink that could not be made; the job fails
+// before it runs.
+type failedSink[T any] struct{ err error }
+
+func (f failedSink[T]) NewWriter(connector.WriterContext) (connector.Writer[T], error) {
+	return nil, f.err
+}
+
 // Discard consumes the stream and drops its records, as a blackhole sink
 // does in benchmarks.
 func Discard[T any](s *Stream[T]) *Sink {
@@ -117,39 +188,10 @@ func PrintTo[T any](s *Stream[T], w io.Writer) *Sink {
 // WriteJSONLines writes every record as a JSON object on its own line to
 // the file at path, which it creates or truncates. The sink runs as one
 // subtask. It is at-least-once: after a failure and restart, records
-// written since the last checkpoint may be written again.
+// written since the last checkpoint may be written again. WriteFiles is the
+// exactly-once file sink.
 func WriteJSONLines[T any](s *Stream[T], path string) *Sink {
-	sk := sinkNode(s, "JSONLines", func(ctx *runtime.Context) (runtime.Input[T], error) {
-		f, err := os.Create(path)
-		if err != nil {
-			return nil, fmt.Errorf("json-lines sink: %w", err)
-		}
-		bw := bufio.NewWriterSize(f, 1<<16)
-		enc := json.NewEncoder(bw)
-		enc.SetEscapeHTML(false)
-		closed := false
-		closeFile := func() error {
-			if closed {
-				return nil
-			}
-			closed = true
-			if err := bw.Flush(); err != nil {
-				f.Close()
-				return fmt.Errorf("json-lines sink: writing %s: %w", path, err)
-			}
-			if err := f.Close(); err != nil {
-				return fmt.Errorf("json-lines sink: closing %s: %w", path, err)
-			}
-			return nil
-		}
-		return ops.NewSink(func(v T, _ int64) error {
-			if err := enc.Encode(v); err != nil {
-				return fmt.Errorf("json-lines sink: encoding a %T for %s: %w", v, path, err)
-			}
-			return nil
-		}, closeFile, closeFile), nil
-	})
-	return sk.Parallelism(1)
+	return WriteTo(s, "JSONLines", filesystem.NewFileWriter(path, formats.JSONEncoder[T])).Parallelism(1)
 }
 
 // Record is a value with its event timestamp (milliseconds; NoTimestamp if

@@ -1,58 +1,100 @@
 package eddy
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"time"
 
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/internal/ops"
 	"github.com/eddystream/eddy/internal/runtime"
 )
 
-// SplitReader reads the splits of one source subtask; see FromReader.
-type SplitReader[T any] = ops.SplitReader[T]
+// SourceOption configures a source.
+type SourceOption func(*sourceConfig)
 
-// SourceOutput is where a SplitReader emits records.
-type SourceOutput[T any] = ops.SourceOutput[T]
-
-// SplitSource is a source whose input is divided into splits whose
-// positions are checkpointed; see FromSource.
-type SplitSource[T any] = ops.SplitSource[T]
-
-// CheckpointedReader reads the splits of one source subtask and reports
-// their positions for checkpoints.
-type CheckpointedReader[T any] = ops.CheckpointedReader[T]
-
-// FromSource adds a source reading src. Its splits are enumerated when the
-// job first starts, dealt round-robin to the subtasks, and checkpointed with
-// their positions, so a restored job resumes each split where its checkpoint
-// left it, with any parallelism.
-func FromSource[T any](env *Environment, name string, src SplitSource[T], ws WatermarkStrategy[T]) *Stream[T] {
-	n := newNode[T](env, "Source: "+name)
-	wm := ws.internal()
-	n.Source = func(ctx *runtime.Context, outs map[string]any) (runtime.SourceDriver, error) {
-		return ops.NewSplitSourceDriver(ctx, src, wm, outs, env.cfg.BatchSize)
-	}
-	return &Stream[T]{env: env, node: n}
+type sourceConfig struct {
+	badRecords BadRecordPolicy
 }
 
-// FromReader adds a source whose subtask i reads with the reader newReader
-// returns for (i, parallelism). Its position is not checkpointed, so a job
-// that takes checkpoints refuses it; use FromSource for such jobs.
-func FromReader[T any](env *Environment, name string, ws WatermarkStrategy[T], newReader func(subtask, parallelism int) (SplitReader[T], error)) *Stream[T] {
-	n := newNode[T](env, "Source: "+name)
-	wm := ws.internal()
-	n.Source = func(ctx *runtime.Context, outs map[string]any) (runtime.SourceDriver, error) {
-		if ctx.Checkpointing {
-			return nil, fmt.Errorf("source %q cannot be checkpointed (it was made with FromReader); make it a SplitSource and use FromSource, or run without checkpoints", name)
-		}
-		r, err := newReader(ctx.Subtask, ctx.Parallelism)
-		if err != nil {
-			return nil, err
-		}
-		return ops.NewSourceDriver(ctx, r, wm, outs, env.cfg.BatchSize), nil
+// OnBadRecord says what the source does with a record it cannot decode
+// (default FailOnBadRecord).
+func OnBadRecord(p BadRecordPolicy) SourceOption {
+	return func(c *sourceConfig) { c.badRecords = p }
+}
+
+// BadRecordPolicy says what a source does with a record it cannot decode.
+type BadRecordPolicy uint8
+
+const (
+	// FailOnBadRecord fails the job with an error naming the record's
+	// location. It is the default.
+	FailOnBadRecord BadRecordPolicy = iota
+	// DeadLetterBadRecords counts the record and sends it to the source's
+	// dead-letter side output (see DeadLetters), and carries on.
+	DeadLetterBadRecords
+)
+
+// FromSource adds a source reading src (see package connector). Its
+// enumerator assigns splits to the source's subtasks; the splits' positions
+// and the enumerator's state are checkpointed, so a restored job resumes
+// each split where its checkpoint left it, at any parallelism. Records are
+// timestamped and watermarked per split by ws.
+func FromSource[T any](env *Environment, name string, src connector.Source[T], ws WatermarkStrategy[T], opts ...SourceOption) *Stream[T] {
+	var cfg sourceConfig
+	for _, o := range opts {
+		o(&cfg)
 	}
-	return &Stream[T]{env: env, node: n}
+	n := newNode[T](env, "Source: "+name)
+	n.UnionLists = []string{ops.EnumeratorList}
+	wm := ws.internal()
+	hosts := &ops.EnumeratorHosts{}
+	n.Source = func(ctx *runtime.Context, outs map[string]any) (runtime.SourceDriver, error) {
+		sc := ops.SourceConfig[T]{Watermarks: wm, BatchSize: env.cfg.BatchSize, BadRecords: ops.BadRecordPolicy(cfg.badRecords),
+			BadRecordHint: " (to keep bad records aside and go on, give the source eddy.OnBadRecord(eddy.DeadLetterBadRecords) and read eddy.DeadLetters of it)"}
+		return ops.NewSourceDriver(ctx, src, hosts, sc, outs)
+	}
+	mode := derivedMode[T](changelog.InsertOnly)
+	if cs, ok := src.(connector.ChangelogSource); ok {
+		mode = cs.ChangelogMode()
+	}
+	return (&Stream[T]{env: env, node: n}).withMode(mode)
+}
+
+// FromConnector adds a source made by the connector registered as name in
+// connector.Default, with the given options (the keys of a SQL WITH
+// clause: {"path": "/data/in", "format": "json"}). The options are checked
+// against the connector's spec; a mistake fails Execute with an error naming
+// the option.
+func FromConnector[T any](env *Environment, name string, options map[string]string, ws WatermarkStrategy[T], opts ...SourceOption) *Stream[T] {
+	src, err := connector.OpenSource[T](connector.Default, name, options)
+	if err != nil {
+		env.fail(fmt.Errorf("eddy: source: %w", err))
+		src = failedSource[T]{err}
+	}
+	return FromSource(env, name, src, ws, opts...)
+}
+
+// failedSource stands in for a source that could not be made; the job
+// fails before it runs.
+type failedSource[T any] struct{ err error }
+
+func (f failedSource[T]) NewEnumerator(connector.EnumeratorContext, []byte) (connector.Enumerator, error) {
+	return nil, f.err
+}
+func (f failedSource[T]) NewReader(connector.ReaderContext) (connector.Reader[T], error) {
+	return nil, f.err
+}
+
+// DeadLetters returns the dead-letter side output of a source: the records
+// it could not decode, with where they were and what was wrong. The source
+// must use OnBadRecord(DeadLetterBadRecords).
+func DeadLetters[T any](s *Stream[T]) *Stream[connector.DeadLetter] {
+	if s.node.OutTypes[ops.DeadLetterTag] == nil {
+		s.node.OutTypes[ops.DeadLetterTag] = runtime.NewOutType[connector.DeadLetter]()
+	}
+	return &Stream[connector.DeadLetter]{env: s.env, node: s.node, tag: ops.DeadLetterTag}
 }
 
 // FromSlice adds a bounded source emitting the values of data. On a first
@@ -64,72 +106,75 @@ func FromSlice[T any](env *Environment, data []T, ws WatermarkStrategy[T]) *Stre
 
 type sliceSource[T any] struct{ data []T }
 
-// A slice split is (number, start, end, position).
-func (s *sliceSource[T]) Splits(p int) ([][]byte, error) {
-	var out [][]byte
-	for i := 0; i < p; i++ {
-		lo, hi := int64(len(s.data)*i/p), int64(len(s.data)*(i+1)/p)
-		out = append(out, ops.EncodeSplit("", int64(i), lo, hi, lo))
-	}
-	return out, nil
+// A slice split is "slice-<i>" with state (start, end, position).
+func (s *sliceSource[T]) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
+	return connector.NewStaticEnumerator(ctx, restored, func(p int) ([]connector.Split, error) {
+		out := make([]connector.Split, p)
+		for i := range out {
+			lo, hi := int64(len(s.data)*i/p), int64(len(s.data)*(i+1)/p)
+			out[i] = connector.Split{ID: fmt.Sprintf("slice-%d", i), State: ops.EncodeSplit("", lo, hi, lo)}
+		}
+		return out, nil
+	})
 }
 
-func (s *sliceSource[T]) NewReader(_ *runtime.Context, splits [][]byte) (CheckpointedReader[T], error) {
-	r := &sliceReader[T]{data: s.data}
-	for _, b := range splits {
-		v, _, err := ops.DecodeSplit(b, 4)
-		if err != nil {
-			return nil, fmt.Errorf("slice source: %w", err)
-		}
-		if v[3] > int64(len(s.data)) || v[2] > int64(len(s.data)) {
-			return nil, fmt.Errorf("slice source: split [%d,%d) does not fit a slice of %d values; the job's input changed since the checkpoint", v[1], v[2], len(s.data))
-		}
-		r.splits = append(r.splits, sliceSplit{num: int(v[0]), lo: v[1], hi: v[2], pos: v[3]})
-	}
-	return r, nil
+func (s *sliceSource[T]) NewReader(connector.ReaderContext) (connector.Reader[T], error) {
+	return &sliceReader[T]{data: s.data}, nil
 }
 
 type sliceSplit struct {
-	num         int
+	id          string
 	lo, hi, pos int64
-	announced   bool
 }
 
 type sliceReader[T any] struct {
 	data   []T
 	splits []sliceSplit
-	cur    int
 }
 
-func (r *sliceReader[T]) Read(out *SourceOutput[T]) error {
-	for i := range r.splits {
-		if sp := &r.splits[i]; !sp.announced {
-			sp.announced = true
-			out.AddSplit(sp.num)
+func (r *sliceReader[T]) AddSplits(splits []connector.Split) error {
+	for _, s := range splits {
+		if s.ID == "" {
+			// A split of the first checkpoint format: (number, start, end, position).
+			v, _, err := ops.DecodeSplit(s.State, 4)
+			if err != nil {
+				return fmt.Errorf("slice source: %w", err)
+			}
+			s = connector.Split{ID: fmt.Sprintf("slice-%d", v[0]), State: ops.EncodeSplit("", v[1], v[2], v[3])}
 		}
-	}
-	for r.cur < len(r.splits) && !out.Full() {
-		sp := &r.splits[r.cur]
-		n := min(int64(out.Room()), sp.hi-sp.pos)
-		for _, v := range r.data[sp.pos : sp.pos+n] {
-			out.Emit(sp.num, v)
+		v, _, err := ops.DecodeSplit(s.State, 3)
+		if err != nil {
+			return fmt.Errorf("slice source: %w", err)
 		}
-		sp.pos += n
-		if sp.pos == sp.hi {
-			out.FinishSplit(sp.num)
-			r.cur++
+		if v[1] > int64(len(r.data)) || v[2] > v[1] || v[0] > v[2] {
+			return fmt.Errorf("slice source: split [%d,%d) does not fit a slice of %d values; the job's input changed since the checkpoint", v[0], v[1], len(r.data))
 		}
-	}
-	if r.cur == len(r.splits) {
-		return io.EOF
+		r.splits = append(r.splits, sliceSplit{id: s.ID, lo: v[0], hi: v[1], pos: v[2]})
 	}
 	return nil
 }
 
-func (r *sliceReader[T]) SnapshotSplits() ([][]byte, error) {
-	var out [][]byte
-	for _, sp := range r.splits[r.cur:] {
-		out = append(out, ops.EncodeSplit("", int64(sp.num), sp.lo, sp.hi, sp.pos))
+func (r *sliceReader[T]) Read(out connector.Output[T]) error {
+	for len(r.splits) > 0 && out.Room() > 0 {
+		sp := &r.splits[0]
+		so := out.Split(sp.id)
+		n := min(int64(out.Room()), sp.hi-sp.pos)
+		for _, v := range r.data[sp.pos : sp.pos+n] {
+			so.Emit(v)
+		}
+		sp.pos += n
+		if sp.pos == sp.hi {
+			so.Finish()
+			r.splits = r.splits[1:]
+		}
+	}
+	return nil
+}
+
+func (r *sliceReader[T]) SnapshotState(int64) ([]connector.Split, error) {
+	out := make([]connector.Split, len(r.splits))
+	for i, sp := range r.splits {
+		out[i] = connector.Split{ID: sp.id, State: ops.EncodeSplit("", sp.lo, sp.hi, sp.pos)}
 	}
 	return out, nil
 }
@@ -151,6 +196,9 @@ type GeneratorOptions struct {
 // increase. fn must be deterministic for checkpoints to replay the same
 // records.
 func FromGenerator[T any](env *Environment, opts GeneratorOptions, fn func(i int64) T, ws WatermarkStrategy[T]) *Stream[T] {
+	if opts.RatePerSecond < 0 {
+		env.fail(errors.New("eddy: FromGenerator: RatePerSecond is negative; use 0 for as fast as possible"))
+	}
 	return FromSource[T](env, "Generator", &generatorSource[T]{fn: fn, opts: opts}, ws)
 }
 
@@ -159,54 +207,61 @@ type generatorSource[T any] struct {
 	opts GeneratorOptions
 }
 
-// A generator split is (number, step, next index).
-func (g *generatorSource[T]) Splits(p int) ([][]byte, error) {
-	var out [][]byte
-	for j := 0; j < p; j++ {
-		out = append(out, ops.EncodeSplit("", int64(j), int64(p), int64(j)))
-	}
-	return out, nil
+// A generator split is "gen-<j>" with state (step, next index).
+func (g *generatorSource[T]) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
+	return connector.NewStaticEnumerator(ctx, restored, func(p int) ([]connector.Split, error) {
+		out := make([]connector.Split, p)
+		for j := range out {
+			out[j] = connector.Split{ID: fmt.Sprintf("gen-%d", j), State: ops.EncodeSplit("", int64(p), int64(j))}
+		}
+		return out, nil
+	})
 }
 
-func (g *generatorSource[T]) NewReader(ctx *runtime.Context, splits [][]byte) (CheckpointedReader[T], error) {
+func (g *generatorSource[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T], error) {
 	r := &generatorReader[T]{fn: g.fn, count: g.opts.Count}
 	if g.opts.RatePerSecond > 0 {
-		r.rate = g.opts.RatePerSecond / float64(ctx.Parallelism)
-	}
-	for _, b := range splits {
-		v, _, err := ops.DecodeSplit(b, 3)
-		if err != nil {
-			return nil, fmt.Errorf("generator source: %w", err)
-		}
-		r.splits = append(r.splits, genSplit{num: int(v[0]), step: v[1], next: v[2]})
+		r.rate = g.opts.RatePerSecond / float64(ctx.Parallelism())
 	}
 	return r, nil
 }
 
 type genSplit struct {
-	num        int
+	id         string
 	step, next int64
-	done       bool
 }
 
 type generatorReader[T any] struct {
-	fn          func(int64) T
-	count       int64
-	rate        float64
-	splits      []genSplit
-	started     time.Time
-	emitted     int64
-	initialised bool
-	rr          int
+	fn      func(int64) T
+	count   int64
+	rate    float64
+	splits  []genSplit
+	started time.Time
+	emitted int64
 }
 
-func (r *generatorReader[T]) Read(out *SourceOutput[T]) error {
-	if !r.initialised {
-		r.initialised = true
-		r.started = time.Now()
-		for _, sp := range r.splits {
-			out.AddSplit(sp.num)
+func (r *generatorReader[T]) AddSplits(splits []connector.Split) error {
+	for _, s := range splits {
+		if s.ID == "" {
+			// A split of the first checkpoint format: (number, step, next).
+			v, _, err := ops.DecodeSplit(s.State, 3)
+			if err != nil {
+				return fmt.Errorf("generator source: %w", err)
+			}
+			s = connector.Split{ID: fmt.Sprintf("gen-%d", v[0]), State: ops.EncodeSplit("", v[1], v[2])}
 		}
+		v, _, err := ops.DecodeSplit(s.State, 2)
+		if err != nil {
+			return fmt.Errorf("generator source: %w", err)
+		}
+		r.splits = append(r.splits, genSplit{id: s.ID, step: v[0], next: v[1]})
+	}
+	return nil
+}
+
+func (r *generatorReader[T]) Read(out connector.Output[T]) error {
+	if r.started.IsZero() {
+		r.started = time.Now()
 	}
 	room := out.Room()
 	if r.rate > 0 {
@@ -217,46 +272,36 @@ func (r *generatorReader[T]) Read(out *SourceOutput[T]) error {
 		}
 		room = int(min(int64(room), allowed))
 	}
-	live := 0
-	for i := range r.splits {
-		sp := &r.splits[i]
-		if sp.done {
-			continue
-		}
-		live++
+	if len(r.splits) == 0 {
+		return nil
 	}
-	if live == 0 {
-		return io.EOF
-	}
-	// Split the room among the live splits so they advance together.
-	share := max(room/live, 1)
-	for i := range r.splits {
-		sp := &r.splits[i]
-		if sp.done {
-			continue
-		}
-		for k := 0; k < share && !out.Full(); k++ {
+	// Split the room among the splits so they advance together.
+	share := max(room/len(r.splits), 1)
+	live := r.splits[:0]
+	for _, sp := range r.splits {
+		so := out.Split(sp.id)
+		for k := 0; k < share && out.Room() > 0; k++ {
 			if r.count >= 0 && sp.next >= r.count {
 				break
 			}
-			out.Emit(sp.num, r.fn(sp.next))
+			so.Emit(r.fn(sp.next))
 			sp.next += sp.step
 			r.emitted++
 		}
 		if r.count >= 0 && sp.next >= r.count {
-			sp.done = true
-			out.FinishSplit(sp.num)
+			so.Finish()
+			continue
 		}
+		live = append(live, sp)
 	}
+	r.splits = live
 	return nil
 }
 
-func (r *generatorReader[T]) SnapshotSplits() ([][]byte, error) {
-	var out [][]byte
-	for _, sp := range r.splits {
-		if !sp.done {
-			out = append(out, ops.EncodeSplit("", int64(sp.num), sp.step, sp.next))
-		}
+func (r *generatorReader[T]) SnapshotState(int64) ([]connector.Split, error) {
+	out := make([]connector.Split, len(r.splits))
+	for i, sp := range r.splits {
+		out[i] = connector.Split{ID: sp.id, State: ops.EncodeSplit("", sp.step, sp.next)}
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package eddy
 import (
 	"fmt"
 
+	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/internal/ops"
 	"github.com/eddystream/eddy/internal/runtime"
 )
@@ -15,6 +16,36 @@ type Stream[T any] struct {
 	node *runtime.Node
 	tag  string
 	part runtime.Partitioning
+	// mode is the changelog mode of a stream of changes; 0 means
+	// insert-only.
+	mode changelog.Mode
+}
+
+// ChangelogMode returns the kinds of change the stream carries: insert-only
+// for a stream of plain records; for a stream of changelog.Change values,
+// the kinds the operator that makes it can produce (see package changelog).
+func (s *Stream[T]) ChangelogMode() changelog.Mode {
+	if s.mode == 0 {
+		return changelog.InsertOnly
+	}
+	return s.mode
+}
+
+// withMode returns s with its changelog mode set.
+func (s *Stream[T]) withMode(m changelog.Mode) *Stream[T] {
+	s.mode = m
+	return s
+}
+
+// derivedMode is the mode of the output of an operator that turns records
+// of a stream of mode in into records of type U by a function it cannot see
+// into: insert-only unless U carries change kinds, in which case any kind
+// may come out.
+func derivedMode[U any](in changelog.Mode) changelog.Mode {
+	if _, ok := any(*new(U)).(changelog.Kinded); ok {
+		return changelog.Retract
+	}
+	return changelog.InsertOnly
 }
 
 // Env returns the environment the stream belongs to.
@@ -108,7 +139,7 @@ func mainOut[O any](outs map[string]any) runtime.Input[O] { return outs[""].(run
 func Map[T, U any](s *Stream[T], fn func(T) U) *Stream[U] {
 	return oneInput[T, U](s, "Map", func(_ *runtime.Context, outs map[string]any) (runtime.Input[T], error) {
 		return ops.NewMap(fn, mainOut[U](outs)), nil
-	})
+	}).withMode(derivedMode[U](s.ChangelogMode()))
 }
 
 // TryMap applies fn to every record; an error fails the job, naming the
@@ -116,14 +147,14 @@ func Map[T, U any](s *Stream[T], fn func(T) U) *Stream[U] {
 func TryMap[T, U any](s *Stream[T], fn func(T) (U, error)) *Stream[U] {
 	return oneInput[T, U](s, "Map", func(_ *runtime.Context, outs map[string]any) (runtime.Input[T], error) {
 		return ops.NewTryMap(fn, mainOut[U](outs)), nil
-	})
+	}).withMode(derivedMode[U](s.ChangelogMode()))
 }
 
 // Filter keeps the records for which pred returns true.
 func Filter[T any](s *Stream[T], pred func(T) bool) *Stream[T] {
 	return oneInput[T, T](s, "Filter", func(_ *runtime.Context, outs map[string]any) (runtime.Input[T], error) {
 		return ops.NewFilter(pred, mainOut[T](outs)), nil
-	})
+	}).withMode(s.mode)
 }
 
 // FlatMap turns every record into zero or more: fn calls emit for each
@@ -131,7 +162,7 @@ func Filter[T any](s *Stream[T], pred func(T) bool) *Stream[T] {
 func FlatMap[T, U any](s *Stream[T], fn func(v T, emit func(U))) *Stream[U] {
 	return oneInput[T, U](s, "FlatMap", func(_ *runtime.Context, outs map[string]any) (runtime.Input[T], error) {
 		return ops.NewFlatMap(fn, mainOut[U](outs)), nil
-	})
+	}).withMode(derivedMode[U](s.ChangelogMode()))
 }
 
 // Union merges streams of the same type into one. The merged stream's
@@ -142,11 +173,13 @@ func Union[T any](first *Stream[T], rest ...*Stream[T]) *Stream[T] {
 		return &runtime.Built{Inputs: []any{runtime.Input[T](ops.NewUnion(mainOut[T](outs)))}}, nil
 	}
 	first.connect(n, 0)
+	mode := first.ChangelogMode()
 	for _, s := range rest {
 		if s.env != first.env {
 			panic("eddy: Union of streams from different environments")
 		}
 		s.connect(n, 0)
+		mode = mode.Union(s.ChangelogMode())
 	}
-	return &Stream[T]{env: first.env, node: n}
+	return (&Stream[T]{env: first.env, node: n}).withMode(mode)
 }

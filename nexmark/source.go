@@ -1,24 +1,28 @@
 package nexmark
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/eddystream/eddy"
-	"github.com/eddystream/eddy/internal/ops"
-	"github.com/eddystream/eddy/internal/runtime"
+	"github.com/eddystream/eddy/connector"
 )
 
 // DDLWatermarkDelay is the out-of-orderness the reference DDL declares for
 // the Nexmark tables: WATERMARK FOR dateTime AS dateTime - INTERVAL '4' SECOND.
 const DDLWatermarkDelay = 4 * time.Second
 
-// Picker turns a generated event into the records a source emits for it
-// (none, one or several), emitting them through out for split.
-type Picker[T any] func(e *Event, out *eddy.SourceOutput[T], split int)
+// minWatermark is the watermark before any event.
+const minWatermark = -1 << 63
 
-// SourceOptions configures SourceOf.
+// Picker turns a generated event into the records a source emits for it
+// (none, one or several), emitting them through out, the output of the
+// generator part the event belongs to.
+type Picker[T any] func(e *Event, out connector.SplitOutput[T])
+
+// SourceOptions configures NewSource and SourceOf.
 type SourceOptions[T any] struct {
 	// Timestamp gives a record's event time; nil leaves the timestamps the
 	// picker gives with EmitAt.
@@ -30,18 +34,23 @@ type SourceOptions[T any] struct {
 	OnGenerated func(n int)
 }
 
-// SourceOf adds a source of the Nexmark sequence of cfg to env. On a first
-// start with parallelism p the sequence has p splits, split j generating
-// part j of p (NumEventGenerators = p keeps the configured rate over all
-// parts). A split's position is checkpointed; a restored split resumes its
-// part exactly, whatever the new parallelism. Records are timestamped with
-// the reference DDL's 4 s watermark delay.
+// NewSource returns the Nexmark sequence of cfg as a connector source. On a
+// first start with parallelism p the sequence has p splits, split j
+// generating part j of p (NumEventGenerators = p keeps the configured rate
+// over all parts). A split's position is checkpointed; a restored split
+// resumes its part exactly, whatever the new parallelism.
+func NewSource[T any](cfg Config, o SourceOptions[T]) connector.Source[T] {
+	return &source[T]{cfg: cfg, o: o}
+}
+
+// SourceOf adds a source of the Nexmark sequence of cfg (NewSource) to env,
+// with records timestamped with the reference DDL's 4 s watermark delay.
 func SourceOf[T any](env *eddy.Environment, name string, cfg Config, o SourceOptions[T]) *eddy.Stream[T] {
 	ws := eddy.BoundedOutOfOrder(DDLWatermarkDelay, o.Timestamp)
 	if o.Timestamp == nil {
 		ws = eddy.CustomWatermarks(nil, func() eddy.WatermarkGenerator[T] { return &eventTimeWatermark[T]{} })
 	}
-	return eddy.FromSource[T](env, name, &splitSource[T]{cfg: cfg, o: o}, ws)
+	return eddy.FromSource(env, name, NewSource(cfg, o), ws)
 }
 
 // eventTimeWatermark trails the largest timestamp the source gave by the
@@ -59,104 +68,135 @@ func (w *eventTimeWatermark[T]) OnEvent(_ T, ts int64) {
 
 func (w *eventTimeWatermark[T]) Watermark() int64 {
 	if !w.seen {
-		return runtime.MinWatermark
+		return minWatermark
 	}
 	return w.max - DDLWatermarkDelay.Milliseconds() - 1
 }
 
-// splitSource is the Nexmark generator as a split source. A split is
-// (part, parts, position).
-type splitSource[T any] struct {
+// source is the Nexmark generator as a connector source. A split is
+// "part-<j>-of-<p>" with state (part, parts, position).
+type source[T any] struct {
 	cfg Config
 	o   SourceOptions[T]
 }
 
-func (s *splitSource[T]) Splits(p int) ([][]byte, error) {
-	var out [][]byte
-	for j := 0; j < p; j++ {
-		out = append(out, ops.EncodeSplit("", int64(j), int64(p), 0))
+func (s *source[T]) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
+	if err := s.cfg.Validate(); err != nil {
+		return nil, err
 	}
-	return out, nil
+	return connector.NewStaticEnumerator(ctx, restored, func(p int) ([]connector.Split, error) {
+		out := make([]connector.Split, p)
+		for j := range out {
+			out[j] = connector.Split{ID: fmt.Sprintf("part-%d-of-%d", j, p), State: encodeSplit(int64(j), int64(p), 0)}
+		}
+		return out, nil
+	})
 }
 
-func (s *splitSource[T]) NewReader(_ *runtime.Context, splits [][]byte) (eddy.CheckpointedReader[T], error) {
-	r := &reader[T]{pick: s.o.NewPicker(), onGen: s.o.OnGenerated, buf: make([]Event, 256)}
-	for _, b := range splits {
-		v, _, err := ops.DecodeSplit(b, 3)
-		if err != nil {
-			return nil, fmt.Errorf("nexmark source: %w", err)
-		}
-		c := s.cfg
-		c.NumEventGenerators = int(v[1])
-		g, err := NewGenerator(c, int(v[0]), int(v[1]))
-		if err != nil {
-			return nil, err
-		}
-		if err := g.SetPosition(v[2]); err != nil {
-			return nil, err
-		}
-		r.parts = append(r.parts, part{num: int(v[0]), of: int(v[1]), g: g})
+func (s *source[T]) NewReader(connector.ReaderContext) (connector.Reader[T], error) {
+	if s.o.NewPicker == nil {
+		return nil, fmt.Errorf("nexmark source: SourceOptions.NewPicker is not set")
 	}
-	return r, nil
+	return &reader[T]{cfg: s.cfg, pick: s.o.NewPicker(), onGen: s.o.OnGenerated, buf: make([]Event, 256)}, nil
+}
+
+// encodeSplit encodes a split's part, number of parts and position.
+func encodeSplit(part, parts, pos int64) []byte {
+	b := binary.AppendVarint(nil, part)
+	b = binary.AppendVarint(b, parts)
+	return binary.AppendVarint(b, pos)
+}
+
+func decodeSplit(b []byte) ([3]int64, error) {
+	var v [3]int64
+	if len(b) > 0 && b[0] == 3 && len(b) > 1 {
+		// eddy's first checkpoint format put a count of three first.
+		if w, err := decodeSplit(b[1:]); err == nil {
+			return w, nil
+		}
+	}
+	for i := range v {
+		x, n := binary.Varint(b)
+		if n <= 0 {
+			return v, errors.New("split state is corrupt or from another source")
+		}
+		v[i], b = x, b[n:]
+	}
+	if len(b) != 0 {
+		return v, errors.New("split state is corrupt or from another source")
+	}
+	return v, nil
 }
 
 type part struct {
+	id      string
 	num, of int
 	g       *Generator
 }
 
 type reader[T any] struct {
+	cfg   Config
 	parts []part
-	cur   int
 	pick  Picker[T]
 	onGen func(int)
 	buf   []Event
-	init  bool
 }
 
-func (r *reader[T]) Read(out *eddy.SourceOutput[T]) error {
-	if !r.init {
-		r.init = true
-		for _, p := range r.parts {
-			out.AddSplit(p.num)
+func (r *reader[T]) AddSplits(splits []connector.Split) error {
+	for _, s := range splits {
+		v, err := decodeSplit(s.State)
+		if err != nil {
+			return fmt.Errorf("nexmark source: split %s: %w", s.ID, err)
 		}
+		c := r.cfg
+		c.NumEventGenerators = int(v[1])
+		g, err := NewGenerator(c, int(v[0]), int(v[1]))
+		if err != nil {
+			return err
+		}
+		if err := g.SetPosition(v[2]); err != nil {
+			return err
+		}
+		r.parts = append(r.parts, part{id: s.ID, num: int(v[0]), of: int(v[1]), g: g})
 	}
-	for !out.Full() {
-		if r.cur == len(r.parts) {
-			return io.EOF
-		}
-		p := r.parts[r.cur]
+	return nil
+}
+
+func (r *reader[T]) Read(out connector.Output[T]) error {
+	for len(r.parts) > 0 && out.Room() > 0 {
+		p := r.parts[0]
+		so := out.Split(p.id)
 		n := p.g.NextBatch(r.buf[:min(len(r.buf), out.Room())])
 		if n == 0 {
-			out.FinishSplit(p.num)
-			r.cur++
+			so.Finish()
+			r.parts = r.parts[1:]
 			continue
 		}
 		if r.onGen != nil {
 			r.onGen(n)
 		}
 		for i := range r.buf[:n] {
-			r.pick(&r.buf[i], out, p.num)
+			r.pick(&r.buf[i], so)
 		}
 	}
 	return nil
 }
 
-func (r *reader[T]) SnapshotSplits() ([][]byte, error) {
-	var out [][]byte
-	for _, p := range r.parts[r.cur:] {
-		out = append(out, ops.EncodeSplit("", int64(p.num), int64(p.of), p.g.Position()))
+func (r *reader[T]) SnapshotState(int64) ([]connector.Split, error) {
+	out := make([]connector.Split, len(r.parts))
+	for i, p := range r.parts {
+		out[i] = connector.Split{ID: p.id, State: encodeSplit(int64(p.num), int64(p.of), p.g.Position())}
 	}
 	return out, nil
 }
 
 func (r *reader[T]) Close() error { return nil }
 
-func source[T any](env *eddy.Environment, name string, cfg Config, keep func(*Event) bool, pick func(*Event) T, ts func(T) int64) *eddy.Stream[T] {
+func typedSource[T any](env *eddy.Environment, name string, cfg Config, keep func(*Event) bool, pick func(*Event) T, ts func(T) int64) *eddy.Stream[T] {
 	return SourceOf(env, "Nexmark "+name, cfg, SourceOptions[T]{Timestamp: ts, NewPicker: func() Picker[T] {
-		return func(e *Event, out *eddy.SourceOutput[T], split int) {
+		return func(e *Event, out connector.SplitOutput[T]) {
 			if keep(e) {
-				out.Emit(split, pick(e))
+				out.Emit(pick(e))
 			}
 		}
 	}})
@@ -166,20 +206,20 @@ func source[T any](env *eddy.Environment, name string, cfg Config, keep func(*Ev
 // timestamped by their dateTime with the reference DDL's 4 s watermark
 // delay.
 func Events(env *eddy.Environment, cfg Config) *eddy.Stream[Event] {
-	return source(env, "Events", cfg, func(*Event) bool { return true }, func(e *Event) Event { return *e }, func(e Event) int64 { return e.Timestamp() })
+	return typedSource(env, "Events", cfg, func(*Event) bool { return true }, func(e *Event) Event { return *e }, func(e Event) int64 { return e.Timestamp() })
 }
 
 // Bids adds a source of the bids of the Nexmark event sequence.
 func Bids(env *eddy.Environment, cfg Config) *eddy.Stream[Bid] {
-	return source(env, "Bids", cfg, func(e *Event) bool { return e.Type == BidEvent }, func(e *Event) Bid { return e.Bid }, func(b Bid) int64 { return b.DateTime })
+	return typedSource(env, "Bids", cfg, func(e *Event) bool { return e.Type == BidEvent }, func(e *Event) Bid { return e.Bid }, func(b Bid) int64 { return b.DateTime })
 }
 
 // Auctions adds a source of the auctions of the Nexmark event sequence.
 func Auctions(env *eddy.Environment, cfg Config) *eddy.Stream[Auction] {
-	return source(env, "Auctions", cfg, func(e *Event) bool { return e.Type == AuctionEvent }, func(e *Event) Auction { return e.Auction }, func(a Auction) int64 { return a.DateTime })
+	return typedSource(env, "Auctions", cfg, func(e *Event) bool { return e.Type == AuctionEvent }, func(e *Event) Auction { return e.Auction }, func(a Auction) int64 { return a.DateTime })
 }
 
 // Persons adds a source of the persons of the Nexmark event sequence.
 func Persons(env *eddy.Environment, cfg Config) *eddy.Stream[Person] {
-	return source(env, "Persons", cfg, func(e *Event) bool { return e.Type == PersonEvent }, func(e *Event) Person { return e.Person }, func(p Person) int64 { return p.DateTime })
+	return typedSource(env, "Persons", cfg, func(e *Event) bool { return e.Type == PersonEvent }, func(e *Event) Person { return e.Person }, func(p Person) int64 { return p.DateTime })
 }

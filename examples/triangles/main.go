@@ -45,6 +45,7 @@ import (
 	"strings"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/sketch"
 	"github.com/eddystream/eddy/state"
 )
@@ -159,7 +160,7 @@ func (r Report) String() string {
 // Result is what a run returns: the final report and the malformed lines.
 type Result struct {
 	Final       Report
-	DeadLetters []eddy.DeadLetter
+	DeadLetters []connector.DeadLetter
 }
 
 // run executes the job on cfg, writing the reports to out as they come and

@@ -2,26 +2,47 @@ package ops
 
 import (
 	"errors"
-	"io"
+	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/internal/runtime"
 )
 
-// SplitReader reads the splits assigned to one source subtask. Its methods
-// are called on the subtask's goroutine.
-type SplitReader[T any] interface {
-	// Read emits records through out until out.Full() or until it has
-	// nothing more to give right now. It returns io.EOF once every split is
-	// finished. A reader waiting for data returns after a few milliseconds
-	// at most, having emitted nothing.
-	Read(out *SourceOutput[T]) error
-	// Close releases the reader's resources.
-	Close() error
+// DeadLetterTag is the side output of sources for malformed records.
+const DeadLetterTag = "dead-letters"
+
+// BadRecordPolicy says what a source does with a record its reader could
+// not decode.
+type BadRecordPolicy uint8
+
+const (
+	// FailOnBadRecord fails the job with an error naming the record.
+	FailOnBadRecord BadRecordPolicy = iota
+	// DeadLetterBadRecords counts the record and sends it to the dead-letter
+	// side output.
+	DeadLetterBadRecords
+)
+
+// SourceConfig is how a source operator runs its reader.
+type SourceConfig[T any] struct {
+	// Watermarks timestamps records and generates watermarks per split.
+	Watermarks Watermarks[T]
+	// BatchSize is the number of records a batch holds.
+	BatchSize int
+	// BadRecords says what to do with records that do not decode.
+	BadRecords BadRecordPolicy
+	// BadRecordHint is appended to the error of a bad record that fails the
+	// job: how to keep bad records aside instead.
+	BadRecordHint string
 }
 
-// splitState is the watermark bookkeeping of one split.
-type splitState[T any] struct {
+// splitOutput is the output of one split: its watermark generator and the
+// batch it emits into. It implements connector.SplitOutput.
+type splitOutput[T any] struct {
+	o        *sourceOutput[T]
+	id       string
 	gen      WatermarkGenerator[T]
 	finished bool
 	idle     bool
@@ -29,128 +50,237 @@ type splitState[T any] struct {
 	touched  bool
 }
 
-// SourceOutput is where a SplitReader emits records. It assigns timestamps,
-// feeds each split's watermark generator and fills the batch that goes
-// downstream.
-type SourceOutput[T any] struct {
-	batch   *runtime.Batch[T]
-	size    int
-	wm      Watermarks[T]
-	splits  map[int]*splitState[T]
-	dead    *Emitter[DeadLetter]
-	metrics *runtime.OperatorMetrics
-}
-
-// DeadLetterTag is the side output of sources for malformed records.
-const DeadLetterTag = "dead-letters"
-
-// DeadLetter is a malformed input record that a source set aside instead of
-// failing the job.
-type DeadLetter struct {
-	// Source names the source operator.
-	Source string `json:"source"`
-	// Location says where the record was: "file.jsonl:17", a partition and
-	// offset, a table and position.
-	Location string `json:"location"`
-	// Raw is the record as it was read.
-	Raw string `json:"raw"`
-	// Error says what was wrong with it.
-	Error string `json:"error"`
-}
-
-// DeadLetter sets a malformed record aside: it is counted, and emitted on
-// the dead-letter side output if anything consumes it.
-func (o *SourceOutput[T]) DeadLetter(d DeadLetter) {
-	o.metrics.DeadLetters.Add(1)
-	if o.dead != nil {
-		o.dead.Emit(d, runtime.NoTimestamp)
-	}
-}
-
-func (o *SourceOutput[T]) split(i int) *splitState[T] {
-	s := o.splits[i]
-	if s == nil {
-		s = &splitState[T]{}
-		if o.wm.NewGenerator != nil {
-			s.gen = o.wm.NewGenerator()
-		}
-		o.splits[i] = s
-	}
-	return s
-}
-
-// Emit adds a record of split i, timestamped by the watermark strategy.
-func (o *SourceOutput[T]) Emit(i int, v T) {
+func (s *splitOutput[T]) Emit(v T) {
 	ts := runtime.NoTimestamp
-	if o.wm.Timestamp != nil {
-		ts = o.wm.Timestamp(v)
+	if f := s.o.wm.Timestamp; f != nil {
+		ts = f(v)
 	}
-	o.EmitAt(i, v, ts)
+	s.emit(v, ts)
 }
 
-// EmitAt adds a record of split i with the timestamp the source gives it;
-// the watermark strategy's timestamp extractor, if set, takes precedence.
-func (o *SourceOutput[T]) EmitAt(i int, v T, ts int64) {
-	if o.wm.Timestamp != nil {
-		ts = o.wm.Timestamp(v)
+func (s *splitOutput[T]) EmitAt(v T, ts int64) {
+	if f := s.o.wm.Timestamp; f != nil {
+		ts = f(v)
 	}
-	s := o.split(i)
+	s.emit(v, ts)
+}
+
+func (s *splitOutput[T]) emit(v T, ts int64) {
 	s.touched = true
 	if s.gen != nil {
 		s.gen.OnEvent(v, ts)
 	}
-	o.batch.Data = append(o.batch.Data, v)
-	o.batch.TS = append(o.batch.TS, ts)
+	b := s.o.batch
+	b.Data = append(b.Data, v)
+	b.TS = append(b.TS, ts)
 }
 
-// Room returns how many more records fit in the current batch.
-func (o *SourceOutput[T]) Room() int { return o.size - len(o.batch.Data) }
+func (s *splitOutput[T]) Finish() {
+	if !s.finished {
+		s.finished = true
+		s.o.finished = append(s.o.finished, s.id)
+	}
+}
 
-// Full reports whether the current batch is full.
-func (o *SourceOutput[T]) Full() bool { return len(o.batch.Data) >= o.size }
+// sourceOutput is where a reader emits records. It implements
+// connector.Output.
+type sourceOutput[T any] struct {
+	batch    *runtime.Batch[T]
+	size     int
+	wm       Watermarks[T]
+	splits   map[string]*splitOutput[T]
+	finished []string // splits finished since the driver last looked
+	dead     *Emitter[connector.DeadLetter]
+	metrics  *runtime.OperatorMetrics
+	policy   BadRecordPolicy
+	hint     string
+}
 
-// AddSplit declares split i, so that it holds back the watermark from the
-// start, before it has produced anything.
-func (o *SourceOutput[T]) AddSplit(i int) { o.split(i) }
+func (o *sourceOutput[T]) Split(id string) connector.SplitOutput[T] { return o.split(id) }
 
-// FinishSplit marks split i as finished: it no longer holds back the
-// watermark.
-func (o *SourceOutput[T]) FinishSplit(i int) { o.split(i).finished = true }
+func (o *sourceOutput[T]) split(id string) *splitOutput[T] {
+	s := o.splits[id]
+	if s == nil {
+		s = &splitOutput[T]{o: o, id: id}
+		if o.wm.NewGenerator != nil {
+			s.gen = o.wm.NewGenerator()
+		}
+		o.splits[id] = s
+	}
+	return s
+}
 
-// SourceDriver runs a SplitReader as the source of a subtask.
+func (o *sourceOutput[T]) Room() int { return o.size - len(o.batch.Data) }
+
+func (o *sourceOutput[T]) BadRecord(d connector.DeadLetter) error {
+	if o.policy == FailOnBadRecord {
+		return fmt.Errorf("%s: %s%s", d.Location, d.Error, o.hint)
+	}
+	o.metrics.DeadLetters.Add(1)
+	if o.dead != nil {
+		o.dead.Emit(d, runtime.NoTimestamp)
+	}
+	return nil
+}
+
+// SourceDriver runs a connector reader as the source of one subtask: it
+// hands the reader its splits (restored ones first, then the enumerator's
+// assignments, held back around checkpoints), emits its batches, advances
+// the watermark over the splits, and snapshots the reader's splits.
 type SourceDriver[T any] struct {
-	reader  SplitReader[T]
+	ctx     *runtime.Context
+	reader  connector.Reader[T]
+	host    *EnumeratorHost
 	out     runtime.Input[T]
 	outs    map[string]any
-	so      SourceOutput[T]
+	so      sourceOutput[T]
 	lastWM  int64
 	clock   func() time.Time
-	ended   bool
 	metrics *runtime.OperatorMetrics
-	// checkpointed is the reader's checkpointing side, if it has one.
-	checkpointed CheckpointedReader[T]
+
+	owned map[string]bool // splits given to the reader and not finished
+	// unnamed counts the splits of the first checkpoint format given to the
+	// reader and not finished: they have no ID until the reader names them.
+	unnamed   int
+	noMore    bool  // the enumerator will assign no more splits
+	lastTaken int64 // the newest checkpoint this subtask snapshotted
+	ended     bool
 }
 
-// NewSourceDriver returns a driver that reads from r and emits batches of
-// up to size records to out.
-func NewSourceDriver[T any](ctx *runtime.Context, r SplitReader[T], wm Watermarks[T], outs map[string]any, size int) *SourceDriver[T] {
+// SplitsList is the operator-state list that holds a source subtask's
+// splits.
+const SplitsList = "splits"
+
+// splitEntryVersion starts every entry of the splits list. Entries of the
+// first checkpoint format hold a built-in source's split state alone, and
+// start with a non-zero count of integers (see EncodeSplit).
+const splitEntryVersion = 0
+
+// decodeSplitEntry decodes an entry of the splits list. An entry of the
+// first format becomes a split with no ID whose state is the entry: the
+// built-in sources read it as their old encoding.
+func decodeSplitEntry(b []byte) (connector.Split, error) {
+	if len(b) > 0 && b[0] != splitEntryVersion {
+		return connector.Split{State: append([]byte(nil), b...)}, nil
+	}
+	if len(b) == 0 {
+		return connector.Split{}, fmt.Errorf("empty split entry")
+	}
+	s, _, err := connector.DecodeSplit(b[1:])
+	return s, err
+}
+
+// NewSourceDriver returns the driver of subtask ctx.Subtask of src: its
+// reader gets the splits ctx.Restored holds (dealt over the subtasks of a
+// restore), then what the enumerator of hosts assigns.
+func NewSourceDriver[T any](ctx *runtime.Context, src connector.Source[T], hosts *EnumeratorHosts, cfg SourceConfig[T], outs map[string]any) (*SourceDriver[T], error) {
+	host, err := hosts.get(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	rc := &readerContext{ctx: ctx, host: host}
+	r, err := src.NewReader(rc)
+	if err != nil {
+		return nil, err
+	}
 	d := &SourceDriver[T]{
-		reader: r, out: outs[""].(runtime.Input[T]), outs: outs, lastWM: runtime.MinWatermark, clock: time.Now, metrics: ctx.Metrics,
-		so: SourceOutput[T]{batch: runtime.NewBatch[T](size), size: size, wm: wm, splits: map[int]*splitState[T]{}, metrics: ctx.Metrics},
+		ctx: ctx, reader: r, host: host, out: outs[""].(runtime.Input[T]), outs: outs,
+		lastWM: runtime.MinWatermark, clock: time.Now, metrics: ctx.Metrics, owned: map[string]bool{},
+		so: sourceOutput[T]{batch: runtime.NewBatch[T](cfg.BatchSize), size: cfg.BatchSize, wm: cfg.Watermarks,
+			splits: map[string]*splitOutput[T]{}, metrics: ctx.Metrics, policy: cfg.BadRecords, hint: cfg.BadRecordHint},
 	}
 	if o, ok := outs[DeadLetterTag]; ok {
-		d.so.dead = NewEmitter(o.(runtime.Input[DeadLetter]))
+		d.so.dead = NewEmitter(o.(runtime.Input[connector.DeadLetter]))
 	}
-	return d
+	if rs := ctx.Restored; rs != nil {
+		var splits []connector.Split
+		for _, b := range rs.Lists[SplitsList] {
+			s, err := decodeSplitEntry(b)
+			if err != nil {
+				r.Close()
+				return nil, fmt.Errorf("restoring the splits of source %q: %w", ctx.Operator, err)
+			}
+			splits = append(splits, s)
+		}
+		if err := d.addSplits(splits); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
+	if rs := ctx.Restored; rs == nil || !rs.Finished {
+		// A subtask that had finished does not run again: it is no reader.
+		host.addReader(ctx.Subtask)
+	}
+	return d, nil
+}
+
+// addSplits gives splits to the reader and declares them, so that they hold
+// back the watermark from the start.
+func (d *SourceDriver[T]) addSplits(splits []connector.Split) error {
+	if len(splits) == 0 {
+		return nil
+	}
+	for _, s := range splits {
+		if s.ID == "" {
+			d.unnamed++
+			continue
+		}
+		d.owned[s.ID] = true
+		sp := d.so.split(s.ID)
+		sp.finished = false
+	}
+	return d.reader.AddSplits(splits)
+}
+
+// deliver hands the reader the enumerator's messages stamped at or before
+// limit.
+func (d *SourceDriver[T]) deliver(limit int64) error {
+	for _, m := range d.host.take(d.ctx.Subtask, limit) {
+		switch {
+		case m.splits != nil:
+			if err := d.addSplits(m.splits); err != nil {
+				return err
+			}
+		case m.noMore:
+			d.noMore = true
+			if h, ok := d.reader.(connector.NoMoreSplitsHandler); ok {
+				h.NoMoreSplits()
+			}
+		case m.event != nil:
+			h, ok := d.reader.(connector.ReaderEventHandler)
+			if !ok {
+				return fmt.Errorf("the enumerator sent an event but the %T reader handles none", d.reader)
+			}
+			if err := h.HandleEvent(m.event); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Step reads one batch, sends it downstream, and advances the watermark.
 func (d *SourceDriver[T]) Step() (runtime.StepResult, error) {
-	d.so.batch.Reset()
-	err := d.reader.Read(&d.so)
-	if err != nil && err != io.EOF {
+	if err := d.host.failure(); err != nil {
 		return runtime.StepResult{}, err
 	}
+	if err := d.deliver(d.lastTaken); err != nil {
+		return runtime.StepResult{}, err
+	}
+	d.so.batch.Reset()
+	err := d.reader.Read(&d.so)
+	eoi := errors.Is(err, connector.ErrEndOfInput)
+	if err != nil && !eoi {
+		return runtime.StepResult{}, err
+	}
+	for _, id := range d.so.finished {
+		if d.owned[id] {
+			delete(d.owned, id)
+		} else if d.unnamed > 0 {
+			d.unnamed--
+		}
+	}
+	d.so.finished = d.so.finished[:0]
 	if d.so.dead != nil {
 		if perr := d.so.dead.Flush(); perr != nil {
 			return runtime.StepResult{}, perr
@@ -163,17 +293,8 @@ func (d *SourceDriver[T]) Step() (runtime.StepResult, error) {
 			return runtime.StepResult{}, perr
 		}
 	}
-	if err == io.EOF {
-		if perr := d.out.ProcessWatermark(runtime.MaxWatermark); perr != nil {
-			return runtime.StepResult{}, perr
-		}
-		if perr := ForwardWatermark(d.outs, runtime.MaxWatermark); perr != nil {
-			return runtime.StepResult{}, perr
-		}
-		if perr := ForwardEnd(d.outs); perr != nil {
-			return runtime.StepResult{}, perr
-		}
-		return runtime.StepResult{N: n, Done: true}, d.out.EndInput()
+	if eoi || (d.noMore && len(d.owned) == 0 && d.unnamed == 0) {
+		return runtime.StepResult{N: n, Done: true}, d.end()
 	}
 	wm, idle := d.watermark()
 	if wm > d.lastWM {
@@ -185,7 +306,26 @@ func (d *SourceDriver[T]) Step() (runtime.StepResult, error) {
 			return runtime.StepResult{}, perr
 		}
 	}
+	if n == 0 && !idle && len(d.owned) == 0 && d.unnamed == 0 {
+		// Waiting for splits: do not spin.
+		time.Sleep(time.Millisecond)
+	}
 	return runtime.StepResult{N: n, Idle: idle}, nil
+}
+
+// end emits the final watermark and ends the outputs.
+func (d *SourceDriver[T]) end() error {
+	d.ended = true
+	if err := d.out.ProcessWatermark(runtime.MaxWatermark); err != nil {
+		return err
+	}
+	if err := ForwardWatermark(d.outs, runtime.MaxWatermark); err != nil {
+		return err
+	}
+	if err := ForwardEnd(d.outs); err != nil {
+		return err
+	}
+	return d.out.EndInput()
 }
 
 // watermark combines the splits' watermarks: the minimum over the splits
@@ -220,8 +360,11 @@ func (d *SourceDriver[T]) watermark() (wm int64, idle bool) {
 		wm = min(wm, s.gen.Watermark())
 	}
 	if unfinished == 0 {
-		// Every split has finished but the reader has not said EOF yet:
-		// hold the watermark where it is.
+		// No split to read (yet, or any more before the input ends): hold
+		// the watermark where it is, unless no split will ever come.
+		if d.noMore {
+			return runtime.MaxWatermark, false
+		}
 		return runtime.MinWatermark, false
 	}
 	if live == 0 {
@@ -230,69 +373,61 @@ func (d *SourceDriver[T]) watermark() (wm int64, idle bool) {
 	return wm, false
 }
 
-// Close closes the reader.
-func (d *SourceDriver[T]) Close() error { return d.reader.Close() }
-
-// CheckpointedReader is a SplitReader whose position can be checkpointed.
-type CheckpointedReader[T any] interface {
-	SplitReader[T]
-	// SnapshotSplits returns the state of every split the reader has not
-	// finished, each as the source's own encoding, which its NewReader
-	// accepts back. It is called between Reads.
-	SnapshotSplits() ([][]byte, error)
-}
-
-// SplitSource is a source whose input is divided into splits (files,
-// partitions, ranges). Splits are enumerated once, when a job first starts;
-// from then on their positions travel in checkpoints, and on a restore, with
-// any parallelism, they are dealt round-robin to the subtasks.
-type SplitSource[T any] interface {
-	// Splits enumerates the splits of a fresh start with the given
-	// parallelism. It must return the same splits in every subtask.
-	Splits(parallelism int) ([][]byte, error)
-	// NewReader returns the reader of one subtask for the given splits.
-	NewReader(ctx *runtime.Context, splits [][]byte) (CheckpointedReader[T], error)
-}
-
-// SplitsList is the operator-state list that holds a source's splits.
-const SplitsList = "splits"
-
-// NewSplitSourceDriver returns the driver of subtask ctx.Subtask of src:
-// on a fresh start it reads the splits i, i+p, … of src.Splits(p); on a
-// restore, the splits the checkpoint deals it.
-func NewSplitSourceDriver[T any](ctx *runtime.Context, src SplitSource[T], wm Watermarks[T], outs map[string]any, size int) (*SourceDriver[T], error) {
-	var mine [][]byte
-	if ctx.Restored != nil {
-		mine = ctx.Restored.Lists[SplitsList]
-	} else {
-		all, err := src.Splits(ctx.Parallelism)
-		if err != nil {
-			return nil, err
-		}
-		for i := ctx.Subtask; i < len(all); i += ctx.Parallelism {
-			mine = append(mine, all[i])
-		}
-	}
-	r, err := src.NewReader(ctx, mine)
+// SnapshotState records the reader's splits, and, if this subtask is the
+// first to snapshot the checkpoint, the enumerator's state.
+func (d *SourceDriver[T]) SnapshotState(id int64) (*runtime.OperatorSnapshot, error) {
+	enumState, first, err := d.host.snapshot(id)
 	if err != nil {
 		return nil, err
 	}
-	d := NewSourceDriver[T](ctx, r, wm, outs, size)
-	d.checkpointed = r
-	return d, nil
-}
-
-// SnapshotState records the positions of the source's splits.
-func (d *SourceDriver[T]) SnapshotState(int64) (*runtime.OperatorSnapshot, error) {
-	if d.checkpointed == nil {
-		return nil, errors.New("this source cannot be checkpointed: it does not record its position; use a split source")
+	// Assignments made before the enumerator's snapshot belong to this
+	// subtask's snapshot; later ones wait until after it.
+	if err := d.deliver(id - 1); err != nil {
+		return nil, err
 	}
-	splits, err := d.checkpointed.SnapshotSplits()
+	splits, err := d.reader.SnapshotState(id)
 	if err != nil {
 		return nil, err
 	}
-	if splits == nil {
-		splits = [][]byte{}
+	d.lastTaken = max(d.lastTaken, id)
+	snap := &runtime.OperatorSnapshot{Lists: map[string][][]byte{SplitsList: {}, EnumeratorList: {}}}
+	for _, s := range splits {
+		snap.Lists[SplitsList] = append(snap.Lists[SplitsList], connector.AppendSplit([]byte{splitEntryVersion}, s))
 	}
-	return &runtime.OperatorSnapshot{Lists: map[string][][]byte{SplitsList: splits}}, nil
+	if first {
+		snap.Lists[EnumeratorList] = [][]byte{encodeEnumeratorState(id, enumState)}
+	}
+	return snap, nil
 }
+
+// NotifyCheckpointComplete tells the reader and the enumerator.
+func (d *SourceDriver[T]) NotifyCheckpointComplete(id int64) error {
+	d.host.checkpointComplete(id)
+	if l, ok := d.reader.(connector.CheckpointListener); ok {
+		return l.NotifyCheckpointComplete(id)
+	}
+	return nil
+}
+
+// Close closes the reader and, with the last reader, the enumerator.
+func (d *SourceDriver[T]) Close() error {
+	err := d.reader.Close()
+	if herr := d.host.release(); err == nil {
+		err = herr
+	}
+	return err
+}
+
+// readerContext is the connector.ReaderContext of a subtask.
+type readerContext struct {
+	ctx  *runtime.Context
+	host *EnumeratorHost
+}
+
+func (r *readerContext) SourceName() string    { return r.ctx.Operator }
+func (r *readerContext) Subtask() int          { return r.ctx.Subtask }
+func (r *readerContext) Parallelism() int      { return r.ctx.Parallelism }
+func (r *readerContext) RequestSplit()         { r.host.requestSplit(r.ctx.Subtask) }
+func (r *readerContext) SendEvent(e []byte)    { r.host.readerEvent(r.ctx.Subtask, e) }
+func (r *readerContext) ProcessingTime() int64 { return r.ctx.ProcessingTime() }
+func (r *readerContext) Log() *slog.Logger     { return r.ctx.Log }

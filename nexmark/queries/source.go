@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/nexmark"
 )
 
@@ -82,7 +83,7 @@ func (s *slab) person(p *nexmark.Person) *nexmark.Person {
 // generatorSource adds a source of the Nexmark sequence of cfg (see
 // nexmark.SourceOf); newPick is called once per subtask.
 func generatorSource[T any](env *eddy.Environment, name string, cfg nexmark.Config, ts func(T) int64,
-	newPick func() func(e *nexmark.Event, out *eddy.SourceOutput[T], split int)) *eddy.Stream[T] {
+	newPick func() func(e *nexmark.Event, out connector.SplitOutput[T])) *eddy.Stream[T] {
 	return nexmark.SourceOf(env, name, cfg, nexmark.SourceOptions[T]{
 		Timestamp:   ts,
 		NewPicker:   func() nexmark.Picker[T] { return newPick() },
@@ -94,10 +95,10 @@ func generatorSource[T any](env *eddy.Environment, name string, cfg nexmark.Conf
 // view).
 func bidSource(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[nexmark.Bid] {
 	return generatorSource(env, "Nexmark bids", cfg, func(b nexmark.Bid) int64 { return b.DateTime },
-		func() func(e *nexmark.Event, out *eddy.SourceOutput[nexmark.Bid], split int) {
-			return func(e *nexmark.Event, out *eddy.SourceOutput[nexmark.Bid], split int) {
+		func() func(e *nexmark.Event, out connector.SplitOutput[nexmark.Bid]) {
+			return func(e *nexmark.Event, out connector.SplitOutput[nexmark.Bid]) {
 				if e.Type == nexmark.BidEvent {
-					out.Emit(split, e.Bid)
+					out.Emit(e.Bid)
 				}
 			}
 		})
@@ -106,19 +107,19 @@ func bidSource(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[nexmark.B
 // eventSource adds a source of the events of the types in want.
 func eventSource(env *eddy.Environment, cfg nexmark.Config, want kinds) *eddy.Stream[event] {
 	return generatorSource(env, "Nexmark events", cfg, func(e event) int64 { return e.timestamp() },
-		func() func(e *nexmark.Event, out *eddy.SourceOutput[event], split int) {
+		func() func(e *nexmark.Event, out connector.SplitOutput[event]) {
 			var s slab
-			return func(e *nexmark.Event, out *eddy.SourceOutput[event], split int) {
+			return func(e *nexmark.Event, out connector.SplitOutput[event]) {
 				if !want.has(e.Type) {
 					return
 				}
 				switch e.Type {
 				case nexmark.BidEvent:
-					out.Emit(split, event{kind: nexmark.BidEvent, bid: e.Bid})
+					out.Emit(event{kind: nexmark.BidEvent, bid: e.Bid})
 				case nexmark.AuctionEvent:
-					out.Emit(split, event{kind: nexmark.AuctionEvent, auction: s.auction(&e.Auction)})
+					out.Emit(event{kind: nexmark.AuctionEvent, auction: s.auction(&e.Auction)})
 				case nexmark.PersonEvent:
-					out.Emit(split, event{kind: nexmark.PersonEvent, person: s.person(&e.Person)})
+					out.Emit(event{kind: nexmark.PersonEvent, person: s.person(&e.Person)})
 				}
 			}
 		})
@@ -157,9 +158,9 @@ func personsOf(s *eddy.Stream[event]) *eddy.Stream[nexmark.Person] {
 // generator and the engine's source path, the ceiling of every query.
 func Generate(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[nexmark.EventType] {
 	return generatorSource(env, "Nexmark events", cfg, nil,
-		func() func(e *nexmark.Event, out *eddy.SourceOutput[nexmark.EventType], split int) {
-			return func(e *nexmark.Event, out *eddy.SourceOutput[nexmark.EventType], split int) {
-				out.EmitAt(split, e.Type, e.Timestamp())
+		func() func(e *nexmark.Event, out connector.SplitOutput[nexmark.EventType]) {
+			return func(e *nexmark.Event, out connector.SplitOutput[nexmark.EventType]) {
+				out.EmitAt(e.Type, e.Timestamp())
 			}
 		})
 }

@@ -1,0 +1,81 @@
+package nexmark
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"github.com/eddystream/eddy/connector"
+)
+
+// spec is the "nexmark" connector's spec: the options of the reference's
+// Flink table source.
+var spec = connector.Spec{
+	Name:        "nexmark",
+	Kind:        connector.SourceKind,
+	Description: "The Nexmark online-auction event generator (persons, auctions and bids), as the reference's Flink source; records are nexmark.Event values.",
+	Options: []connector.Option{
+		{Key: "first-event.rate", Type: connector.Int, Default: "10000000", Check: positive,
+			Description: "Events per second of event time over all parts: how densely events are spaced in event time (it does not limit how fast they are generated)."},
+		{Key: "next-event.rate", Type: connector.Int, Default: "10000000", Check: positive,
+			Description: "The rate after the first; eddy's generator keeps one rate, so it must equal first-event.rate."},
+		{Key: "events.num", Type: connector.Int, Default: "0", Check: nonNegative,
+			Description: "The number of events to generate; 0 generates without end."},
+		{Key: "person.proportion", Type: connector.Int, Default: "1", Check: positive,
+			Description: "Persons in every cycle of person.proportion + auction.proportion + bid.proportion events."},
+		{Key: "auction.proportion", Type: connector.Int, Default: "3", Check: positive,
+			Description: "Auctions in every cycle."},
+		{Key: "bid.proportion", Type: connector.Int, Default: "46", Check: nonNegative,
+			Description: "Bids in every cycle."},
+	},
+}
+
+func positive(v string) error {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n <= 0 {
+		return fmt.Errorf("must be positive")
+	}
+	return nil
+}
+
+func nonNegative(v string) error {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n < 0 {
+		return fmt.Errorf("must not be negative")
+	}
+	return nil
+}
+
+type factory struct{}
+
+func (factory) Spec() connector.Spec { return spec }
+
+// ConfigOf returns the generator configuration the options of a "nexmark"
+// table give.
+func ConfigOf(o connector.Options) (Config, error) {
+	c := DefaultConfig()
+	c.FirstEventRate = o.Int("first-event.rate")
+	if next := o.Int("next-event.rate"); next != c.FirstEventRate {
+		return c, &connector.OptionError{Connector: spec.Name, Key: "next-event.rate",
+			Problem: fmt.Sprintf("= %d differs from first-event.rate = %d; eddy's generator keeps one rate: set both alike", next, c.FirstEventRate)}
+	}
+	c.MaxEvents = o.Int("events.num")
+	c.PersonProportion = int(o.Int("person.proportion"))
+	c.AuctionProportion = int(o.Int("auction.proportion"))
+	c.BidProportion = int(o.Int("bid.proportion"))
+	c.NumEventGenerators = 0
+	return c, c.Validate()
+}
+
+func (factory) NewSource(ctx connector.Context) (any, error) {
+	if ctx.RecordType != reflect.TypeFor[Event]() {
+		return nil, fmt.Errorf("connector %q makes records of type nexmark.Event, not %v", spec.Name, ctx.RecordType)
+	}
+	cfg, err := ConfigOf(ctx.Options)
+	if err != nil {
+		return nil, err
+	}
+	return NewSource(cfg, SourceOptions[Event]{NewPicker: func() Picker[Event] {
+		return func(e *Event, out connector.SplitOutput[Event]) { out.EmitAt(*e, e.Timestamp()) }
+	}}), nil
+}
+
+func init() { connector.Register(factory{}) }
