@@ -26,6 +26,9 @@ func (count[T]) Add(acc int64, _ T) int64 { return acc + 1 }
 func (count[T]) Merge(a, b int64) int64   { return a + b }
 func (count[T]) Result(acc int64) int64   { return acc }
 
+// Retract takes one input back.
+func (count[T]) Retract(acc int64, _ T) int64 { return acc - 1 }
+
 // Sum adds up f of its inputs. Integer sums wrap on overflow.
 func Sum[T any, N Number](f func(T) N) Function[T, N, N] { return sum[T, N]{f} }
 
@@ -36,13 +39,17 @@ func (s sum[T, N]) Add(acc N, in T) N { return acc + s.f(in) }
 func (sum[T, N]) Merge(a, b N) N      { return a + b }
 func (sum[T, N]) Result(acc N) N      { return acc }
 
+// Retract subtracts f of the input.
+func (s sum[T, N]) Retract(acc N, in T) N { return acc - s.f(in) }
+
 // Min returns the least f of its inputs (the zero value if there were none).
+// It cannot retract; MinRetract can.
 func Min[T any, N cmp.Ordered](f func(T) N) Function[T, Optional[N], N] {
 	return extremum[T, N]{f, -1}
 }
 
 // Max returns the greatest f of its inputs (the zero value if there were
-// none).
+// none). It cannot retract; MaxRetract can.
 func Max[T any, N cmp.Ordered](f func(T) N) Function[T, Optional[N], N] {
 	return extremum[T, N]{f, 1}
 }
@@ -86,6 +93,11 @@ func (a avg[T]) Add(acc AvgAcc, in T) AvgAcc {
 }
 
 func (avg[T]) Merge(a, b AvgAcc) AvgAcc { return AvgAcc{a.Sum + b.Sum, a.Count + b.Count} }
+
+// Retract takes the input back out of the mean.
+func (a avg[T]) Retract(acc AvgAcc, in T) AvgAcc {
+	return AvgAcc{acc.Sum - a.f(in), acc.Count - 1}
+}
 
 func (avg[T]) Result(acc AvgAcc) float64 {
 	if acc.Count == 0 {

@@ -23,6 +23,11 @@ type OperatorMetrics struct {
 	// DeadLetters counts malformed input records routed to a dead-letter
 	// output.
 	DeadLetters atomic.Int64
+	// RetractionsWithoutState counts retractions (-U, -D) that a relational
+	// operator received for a row or group it holds no state for, because
+	// the state expired (state TTL) or the row was never inserted: they
+	// change nothing.
+	RetractionsWithoutState atomic.Int64
 	// Watermark is the operator's current input watermark.
 	Watermark atomic.Int64
 }

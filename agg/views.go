@@ -1,0 +1,98 @@
+package agg
+
+import (
+	"cmp"
+	"encoding/binary"
+	"math"
+)
+
+// Views are multisets kept in keyed state beside an accumulator, one per
+// group and view, for aggregates that cannot fold a retraction into a small
+// accumulator: the least or greatest value after the current one is taken
+// back, the values of a DISTINCT aggregate. A value is identified by an
+// encoding of it (see OrderedKey); the group aggregation operator keeps the
+// counts, so a retraction costs one state access, not a rewrite of the
+// accumulator.
+//
+// Views are used on the operator's goroutine during an AddWith or
+// RetractWith call only.
+type Views interface {
+	// Add adds delta to the count of value in view and returns the count
+	// before and after. A value whose count falls to 0 leaves the view.
+	Add(view int, value string, delta int64) (before, after int64)
+	// Range calls fn with the values of view and their counts, in
+	// increasing byte order of the values, until fn returns false.
+	Range(view int, fn func(value string, count int64) bool)
+}
+
+// ViewFunction is an aggregate function that keeps part of its state in
+// views. The group aggregation operator calls AddWith and RetractWith
+// instead of Add and Retract, with the views numbered first to
+// first+NumViews()-1 being the function's own. Its Add and Merge are not
+// used: it cannot be pre-aggregated locally or in windows.
+type ViewFunction[IN, ACC, OUT any] interface {
+	Function[IN, ACC, OUT]
+	// NumViews returns how many views the function uses.
+	NumViews() int
+	// AddWith returns acc with in added.
+	AddWith(acc ACC, in IN, v Views, first int) ACC
+	// RetractWith returns acc with in taken out.
+	RetractWith(acc ACC, in IN, v Views, first int) ACC
+}
+
+// NumViews returns how many views f uses: 0 unless it is a ViewFunction.
+func NumViews[IN, ACC, OUT any](f Function[IN, ACC, OUT]) int {
+	if v, ok := f.(ViewFunction[IN, ACC, OUT]); ok {
+		return v.NumViews()
+	}
+	return 0
+}
+
+// OrderedKey encodes v so that encodings compare (bytewise) as the values
+// do: integers big-endian with the sign bit flipped, floats by their IEEE
+// bits adjusted for sign, strings as their bytes.
+func OrderedKey[V cmp.Ordered](v V) string {
+	var b [8]byte
+	switch x := any(v).(type) {
+	case string:
+		return x
+	case int:
+		binary.BigEndian.PutUint64(b[:], uint64(x)^1<<63)
+	case int8:
+		binary.BigEndian.PutUint64(b[:], uint64(int64(x))^1<<63)
+	case int16:
+		binary.BigEndian.PutUint64(b[:], uint64(int64(x))^1<<63)
+	case int32:
+		binary.BigEndian.PutUint64(b[:], uint64(int64(x))^1<<63)
+	case int64:
+		binary.BigEndian.PutUint64(b[:], uint64(x)^1<<63)
+	case uint:
+		binary.BigEndian.PutUint64(b[:], uint64(x))
+	case uint8:
+		binary.BigEndian.PutUint64(b[:], uint64(x))
+	case uint16:
+		binary.BigEndian.PutUint64(b[:], uint64(x))
+	case uint32:
+		binary.BigEndian.PutUint64(b[:], uint64(x))
+	case uint64:
+		binary.BigEndian.PutUint64(b[:], x)
+	case uintptr:
+		binary.BigEndian.PutUint64(b[:], uint64(x))
+	case float32:
+		binary.BigEndian.PutUint64(b[:], floatKey(float64(x)))
+	case float64:
+		binary.BigEndian.PutUint64(b[:], floatKey(x))
+	default:
+		// A type defined on one of the above: go through its kind.
+		return orderedKeyOf(v)
+	}
+	return string(b[:])
+}
+
+func floatKey(f float64) uint64 {
+	u := math.Float64bits(f)
+	if u&(1<<63) != 0 {
+		return ^u
+	}
+	return u | 1<<63
+}

@@ -1,0 +1,65 @@
+package eddy
+
+import (
+	"reflect"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/internal/ops"
+	"github.com/eddystream/eddy/internal/runtime"
+)
+
+// Inserts returns s as an insert-only changelog: every record becomes an
+// insertion (+I) of itself, so that the relational operators (GroupAggregate,
+// Join, TopN, …) can consume it.
+func Inserts[T any](s *Stream[T]) *Stream[changelog.Change[T]] {
+	out := Map(s, changelog.InsertOf[T]).Name("Inserts")
+	return out.withMode(changelog.InsertOnly)
+}
+
+// AsChangelog declares the changelog mode of a stream of changes made by
+// code the engine cannot see into (a Map, a process function): the kinds it
+// carries. Operators and sinks downstream check their input against it.
+func AsChangelog[T any](s *Stream[changelog.Change[T]], mode changelog.Mode) *Stream[changelog.Change[T]] {
+	c := *s
+	return c.withMode(mode)
+}
+
+// MapRows applies fn to the row of every change and keeps its kind, as a
+// projection does in SQL. The stream keeps its changelog mode, and the
+// operator runs with the parallelism of its input, chained to it, so that
+// the changes of a row stay in order.
+func MapRows[T, U any](s *Stream[changelog.Change[T]], fn func(T) U) *Stream[changelog.Change[U]] {
+	out := oneInput[changelog.Change[T], changelog.Change[U]](s, "MapRows", func(_ *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
+		return ops.NewMap(func(c changelog.Change[T]) changelog.Change[U] {
+			return changelog.Change[U]{Kind: c.Kind, Row: fn(c.Row)}
+		}, mainOut[changelog.Change[U]](outs)), nil
+	}).withMode(s.ChangelogMode())
+	out.node.Parallelism = s.node.Parallelism
+	return out
+}
+
+// FilterRows keeps the changes whose rows pred accepts, as a WHERE clause
+// does. Both halves of an update are kept or dropped alike only if pred
+// gives the same answer for both rows; an update whose old row passes and
+// new row does not becomes a -U alone, which retract consumers handle as a
+// deletion. The stream keeps its changelog mode.
+func FilterRows[T any](s *Stream[changelog.Change[T]], pred func(T) bool) *Stream[changelog.Change[T]] {
+	out := Filter(s, func(c changelog.Change[T]) bool { return pred(c.Row) }).Name("FilterRows")
+	out.node.Parallelism = s.node.Parallelism
+	return out
+}
+
+// GroupBy partitions a changelog by a key of its rows, for GroupAggregate
+// and the other relational operators. K must hash the same in every process
+// (numbers, strings, bools, and arrays and structs of them).
+func GroupBy[T any, K comparable](s *Stream[changelog.Change[T]], key func(T) K) *KeyedStream[K, changelog.Change[T]] {
+	return KeyBy(s, func(c changelog.Change[T]) K { return key(c.Row) })
+}
+
+// equalFunc returns == on T if values of T can be compared, nil otherwise.
+func equalFunc[T any]() func(a, b T) bool {
+	if !reflect.TypeFor[T]().Comparable() {
+		return nil
+	}
+	return func(a, b T) bool { return any(a) == any(b) }
+}

@@ -1,0 +1,160 @@
+package eddy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/eddystream/eddy/agg"
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/internal/ops"
+	"github.com/eddystream/eddy/internal/runtime"
+)
+
+// TableOption configures a relational operator (GroupAggregate, Join, TopN,
+// Deduplicate, …). An option that does not apply to an operator fails the
+// job with an error that says so.
+type TableOption func(*tableConfig)
+
+type tableConfig struct {
+	ttl           time.Duration
+	miniBatch     int
+	miniBatchWait time.Duration
+	localGlobal   bool
+	set           []string
+}
+
+func (c *tableConfig) mark(name string) { c.set = append(c.set, name) }
+
+// StateTTL drops the state of a key (a group, a join key, a partition) that
+// has not been updated for d, as Flink's table.exec.state.ttl does: state
+// stays bounded when keys go idle, at the price of wrong results for a key
+// that comes back after d (its old rows are forgotten; retractions of them
+// are counted as RetractionsWithoutState).
+func StateTTL(d time.Duration) TableOption {
+	return func(c *tableConfig) { c.ttl = d; c.mark("StateTTL") }
+}
+
+// MiniBatch buffers up to size input rows, or rows for up to latency, and
+// applies them per key at once, as Flink's table.exec.mini-batch does: a hot
+// key costs one state access and emits at most one change per batch.
+func MiniBatch(size int, latency time.Duration) TableOption {
+	return func(c *tableConfig) { c.miniBatch, c.miniBatchWait = size, latency; c.mark("MiniBatch") }
+}
+
+// LocalGlobal splits an aggregation in two, as Flink's TWO_PHASE strategy
+// does: a local pre-aggregation before the exchange folds each mini-batch's
+// rows per group into one partial accumulator, and the global aggregation
+// merges partials. It needs MiniBatch, and aggregate functions that merge
+// (no views: no Distinct, MinRetract or MaxRetract).
+func LocalGlobal() TableOption {
+	return func(c *tableConfig) { c.localGlobal = true; c.mark("LocalGlobal") }
+}
+
+// tableOptions applies opts and reports options that op does not take.
+func tableOptions(env *Environment, op string, allowed []string, opts []TableOption) tableConfig {
+	var c tableConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	for _, name := range c.set {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || a == name
+		}
+		if !ok {
+			env.fail(fmt.Errorf("eddy: %s does not take the %s option", op, name))
+		}
+	}
+	if c.ttl < 0 || (c.ttl > 0 && c.ttl < time.Millisecond) {
+		env.fail(fmt.Errorf("eddy: %s: StateTTL(%v) is invalid; use at least 1ms", op, c.ttl))
+	}
+	if c.miniBatch < 0 || (c.miniBatch > 0 && c.miniBatchWait <= 0) {
+		env.fail(fmt.Errorf("eddy: %s: MiniBatch(%d, %v) is invalid; give a positive size and latency", op, c.miniBatch, c.miniBatchWait))
+	}
+	return c
+}
+
+// Grouped is a row of a GROUP BY result: the group's key and its aggregate.
+type Grouped[K comparable, V any] struct {
+	Key   K `json:"key"`
+	Value V `json:"value"`
+}
+
+// partial is a local pre-aggregate of one group: its accumulator and the
+// net number of rows folded in.
+type partial[K comparable, ACC any] struct {
+	Key   K
+	Acc   ACC
+	Count int64
+}
+
+// GroupAggregate computes f over every group of an unbounded changelog, as
+// SQL's GROUP BY does: each change of a row updates its group's aggregate,
+// and the result is the changelog of the result table (+I for a new group,
+// -U/+U when a group's value changes, -D when its last row is retracted).
+// If the input retracts rows, f must be able to take them back
+// (agg.CanRetract): agg.Count, agg.Sum and agg.Avg can, agg.MinRetract and
+// agg.MaxRetract keep their values in state to do so, agg.Distinct and
+// agg.Filter wrap others, and agg.Combine2-4 compute several at once.
+//
+// The group state lives in the environment's state backend, is
+// checkpointed and redistributed by key group like any keyed state. Options:
+// StateTTL, MiniBatch, LocalGlobal.
+func GroupAggregate[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.Change[T]], f agg.Function[T, ACC, OUT], opts ...TableOption) *Stream[changelog.Change[Grouped[K, OUT]]] {
+	env := g.s.env
+	cfg := tableOptions(env, "GroupAggregate", []string{"StateTTL", "MiniBatch", "LocalGlobal"}, opts)
+	in := g.s.ChangelogMode()
+	retracts := !in.IsInsertOnly()
+	views := agg.NumViews(f)
+	if retracts && !agg.CanRetract(f) {
+		env.fail(fmt.Errorf("eddy: GroupAggregate after %q: the input is a %s stream, but %T cannot take rows back; use aggregates that can (agg.Count, agg.Sum, agg.Avg, agg.MinRetract, agg.MaxRetract, or agg.WithRetract)", g.s.node.Name, in.Describe(), f))
+	}
+	if cfg.localGlobal && (cfg.miniBatch == 0 || views > 0) {
+		env.fail(fmt.Errorf("eddy: GroupAggregate after %q: LocalGlobal needs MiniBatch and an aggregate without views (no Distinct, MinRetract or MaxRetract)", g.s.node.Name))
+	}
+	logic := ops.GroupAggLogic[K, T, ACC, Grouped[K, OUT]]{
+		Create: f.Create, Merge: f.Merge, Views: views,
+		Add: func(acc ACC, row T, v agg.Views) ACC { return agg.AddWith(f, acc, row, v, 0) },
+		Row: func(key K, acc ACC) Grouped[K, OUT] { return Grouped[K, OUT]{Key: key, Value: f.Result(acc)} },
+		Equal: equalFunc[Grouped[K, OUT]](),
+		TTL:   cfg.ttl, MiniBatch: cfg.miniBatch, MiniBatchInterval: cfg.miniBatchWait,
+	}
+	if agg.CanRetract(f) {
+		logic.Retract = func(acc ACC, row T, v agg.Views) ACC { return agg.RetractWith(f, acc, row, v, 0) }
+	}
+	if cfg.localGlobal {
+		return localGlobal(g, f, logic, cfg)
+	}
+	out := keyedNode[K, changelog.Change[T], changelog.Change[Grouped[K, OUT]]](g, "GroupAggregate", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
+		return ops.NewGroupAgg(ctx, g.spec, env.backendFactory(), logic, outs)
+	})
+	return out.withMode(changelog.Retract)
+}
+
+// localGlobal builds the two phases of a local-global aggregation.
+func localGlobal[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.Change[T]], f agg.Function[T, ACC, OUT], logic ops.GroupAggLogic[K, T, ACC, Grouped[K, OUT]], cfg tableConfig) *Stream[changelog.Change[Grouped[K, OUT]]] {
+	env := g.s.env
+	key := g.spec.Key
+	local := oneInput[changelog.Change[T], partial[K, ACC]](g.s, "LocalGroupAggregate", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
+		return ops.NewLocalAgg(ctx, ops.LocalAggLogic[K, changelog.Change[T], ACC, partial[K, ACC]]{
+			Key:    key,
+			Create: logic.Create,
+			Fold: func(acc ACC, c changelog.Change[T]) (ACC, int64) {
+				if c.Kind.IsAddition() {
+					return f.Add(acc, c.Row), 1
+				}
+				return logic.Retract(acc, c.Row, nil), -1
+			},
+			Size: cfg.miniBatch, Interval: cfg.miniBatchWait,
+			Partial: func(k K, acc ACC, n int64) partial[K, ACC] { return partial[K, ACC]{Key: k, Acc: acc, Count: n} },
+		}, mainOut[partial[K, ACC]](outs)), nil
+	})
+	// The local phase runs chained to its input, so that the changes of a
+	// row reach it in order.
+	local.node.Parallelism = g.s.node.Parallelism
+	byKey := KeyBy(local, func(p partial[K, ACC]) K { return p.Key })
+	out := keyedNode[K, partial[K, ACC], changelog.Change[Grouped[K, OUT]]](byKey, "GlobalGroupAggregate", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[partial[K, ACC]], error) {
+		return ops.NewGlobalAgg(ctx, byKey.spec, env.backendFactory(), logic, func(p partial[K, ACC]) (ACC, int64) { return p.Acc, p.Count }, outs)
+	})
+	return out.withMode(changelog.Retract)
+}
