@@ -144,7 +144,7 @@ func TestCSVThroughTheRegistry(t *testing.T) {
 		"Ann|42|9.5|yes|2024-01-02T03:04:05Z|7":   "field 4 (Member)",
 		"Ann|42|9.5|true|yesterday|7":             "field 5 (Joined)",
 		"Ann|42|9.5|true|2024-01-02T03:04:05Z|-1": "field 6 (Count)",
-		"Ann|42":                                  "2 fields, but formats_test.row has 6",
+		"Ann|42": "2 fields, but formats_test.row has 6",
 	} {
 		if _, err := decodeAll(t, d, bad); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: %v; want an error about %s", bad, err, msg)
