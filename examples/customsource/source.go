@@ -36,7 +36,7 @@ type LogSource struct {
 
 // reading returns reading seq of shard s: one every 100 ms of event time.
 func reading(s int, seq int64) Reading {
-	return Reading{Shard: s, Seq: seq, Time: seq * 100, Value: (int64(s)*7 + seq*13) % 100}
+	return Reading{Shard: s, Seq: seq, Time: seq * 100, Value: (int64(s)*7 + seq*seq*13) % 101}
 }
 
 // All returns every reading of the log, for tests.
