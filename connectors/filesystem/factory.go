@@ -1,8 +1,6 @@
 package filesystem
 
 import (
-	"strings"
-
 	"github.com/eddystream/eddy/connector"
 	_ "github.com/eddystream/eddy/formats" // the json and csv formats
 )
@@ -50,8 +48,7 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 	if format == "csv" {
 		suffix = ".csv"
 	}
-	dir := strings.TrimPrefix(ctx.Options.String("path"), "file://")
-	return NewSink[any](SinkOptions{Dir: dir, Suffix: suffix}, func() connector.Encoder[any] {
+	return NewSink[any](SinkOptions{Dir: ctx.Options.String("path"), Suffix: suffix}, func() connector.Encoder[any] {
 		e, _ := connector.EncoderFor[any](ctx)
 		return e
 	}), nil

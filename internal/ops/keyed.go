@@ -78,7 +78,23 @@ func newKeyedBase[K comparable, T any](ctx *runtime.Context, spec KeySpec[K, T],
 // setKeyOf makes v's key the current key and returns its key group.
 func (k *keyedBase[K, T]) setKeyOf(v T) int {
 	key := k.spec.Key(v)
-	kg := state.KeyGroupOf(k.spec.Hash(key), k.maxP)
+	return k.setKeyGroup(state.KeyGroupOf(k.spec.Hash(key), k.maxP), key)
+}
+
+// setKeyAt makes the key of record i of b the current key and returns its
+// key group: the one the hash exchange computed and sent with the batch if
+// it did (b.KG), so that each key is hashed once per record; otherwise it
+// hashes the key.
+func (k *keyedBase[K, T]) setKeyAt(b *runtime.Batch[T], i int) int {
+	if len(b.KG) == 0 {
+		return k.setKeyOf(b.Data[i])
+	}
+	return k.setKeyGroup(int(b.KG[i]), k.spec.Key(b.Data[i]))
+}
+
+// setKeyGroup makes key, of key group kg, the current key, after checking
+// that the subtask owns kg.
+func (k *keyedBase[K, T]) setKeyGroup(kg int, key K) int {
 	if !k.kgs.Contains(kg) {
 		panic(fmt.Sprintf("ops: record with key %v in key group %d reached subtask %d owning %v", key, kg, k.ctx.Subtask, k.kgs))
 	}

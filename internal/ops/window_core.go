@@ -10,7 +10,7 @@ import (
 // windowCore is what the pane and session window operators share: keyed
 // state, the window timers, the outputs, and the driving of records,
 // watermarks, processing time and end of input. The operator supplies add
-// (one record) and fire (one timer).
+// (record i of a batch) and fire (one timer).
 type windowCore[K comparable, T, O any] struct {
 	*keyedBase[K, T]
 	timers state.Timers[K, windowTimer]
@@ -24,7 +24,7 @@ type windowCore[K comparable, T, O any] struct {
 	fireTS int64
 	emitFn func(O)
 
-	add       func(v T, ts int64) error
+	add       func(b *runtime.Batch[T], i int, ts int64) error
 	fireTimer func(kg int, key K, t windowTimer, ts int64) error
 }
 
@@ -67,14 +67,14 @@ func (c *windowCore[K, T, O]) ProcessBatch(b *runtime.Batch[T]) error {
 	if c.proc {
 		now = c.ctx.ProcessingTime()
 	}
-	for i, v := range b.Data {
+	for i := range b.Data {
 		ts := b.TS[i]
 		if c.proc {
 			ts = now
 		} else if ts == runtime.NoTimestamp {
 			return fmt.Errorf("record has no event timestamp; give the source a watermark strategy with a timestamp extractor, or use processing-time windows")
 		}
-		if err := c.add(v, ts); err != nil {
+		if err := c.add(b, i, ts); err != nil {
 			return err
 		}
 	}

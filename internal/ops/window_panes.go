@@ -98,7 +98,8 @@ func NewPaneWindow[K comparable, T, ACC, O any](ctx *runtime.Context, spec KeySp
 	return w, nil
 }
 
-func (w *PaneWindow[K, T, ACC, O]) add(v T, ts int64) error {
+func (w *PaneWindow[K, T, ACC, O]) add(b *runtime.Batch[T], i int, ts int64) error {
+	v := b.Data[i]
 	p := w.a.Pane(ts)
 	first, last := w.a.FirstEnd(p), w.a.LastEnd(p)
 	now := w.current()
@@ -112,7 +113,7 @@ func (w *PaneWindow[K, T, ACC, O]) add(v T, ts int64) error {
 		w.lateRecord(v, ts)
 		return nil
 	}
-	kg := w.setKeyOf(v)
+	kg := w.setKeyAt(b, i)
 	key := w.kc.Key
 	set, _ := w.panes.Get(kg, key, state.VoidNamespace{})
 	i, found := set.find(p.Start)

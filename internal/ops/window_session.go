@@ -47,8 +47,9 @@ func NewSessionWindow[K comparable, T, ACC, O any](ctx *runtime.Context, spec Ke
 	return w, nil
 }
 
-func (w *SessionWindow[K, T, ACC, O]) add(v T, ts int64) error {
-	kg := w.setKeyOf(v)
+func (w *SessionWindow[K, T, ACC, O]) add(b *runtime.Batch[T], i int, ts int64) error {
+	v := b.Data[i]
+	kg := w.setKeyAt(b, i)
 	key := w.kc.Key
 	list, _ := w.sessions.Get(kg, key, state.VoidNamespace{})
 	merged := session[ACC]{Start: ts, End: ts + w.gap, Acc: w.logic.Add(w.logic.Create(), v)}

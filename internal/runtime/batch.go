@@ -29,6 +29,13 @@ const MaxWatermark int64 = math.MaxInt64
 type Batch[T any] struct {
 	Data []T
 	TS   []int64
+	// KG, when not empty, holds the key group of each record (KG[i] belongs
+	// to Data[i]), as the hash exchange that delivered the batch computed
+	// it for the receiving keyed operator, so that the operator does not
+	// hash the key again. Only batches from a hash exchange carry it; an
+	// operator that builds or forwards batches leaves it empty. Key groups
+	// are below state.MaxKeyGroups, so they fit 16 bits.
+	KG []uint16
 }
 
 // Len returns the number of records in the batch.
@@ -46,6 +53,7 @@ func (b *Batch[T]) Reset() {
 	clear(b.Data)
 	b.Data = b.Data[:0]
 	b.TS = b.TS[:0]
+	b.KG = b.KG[:0]
 }
 
 // NewBatch returns an empty batch with room for n records.

@@ -78,12 +78,16 @@ func (w *writer[T]) ProcessBatch(b *Batch[T]) error {
 		}
 		return nil
 	default: // Hash
+		// The key group goes with the record, so that the receiving keyed
+		// operator does not hash the key again.
 		n, maxP := len(w.outs), w.maxP
 		for i, v := range b.Data {
-			t := state.SubtaskOf(state.KeyGroupOf(w.hash(v), maxP), n, maxP)
+			kg := state.KeyGroupOf(w.hash(v), maxP)
+			t := state.SubtaskOf(kg, n, maxP)
 			buf := w.bufs[t]
 			buf.Data = append(buf.Data, v)
 			buf.TS = append(buf.TS, b.TS[i])
+			buf.KG = append(buf.KG, uint16(kg))
 			if len(buf.Data) >= w.size {
 				if err := w.send(t); err != nil {
 					return err

@@ -8,8 +8,9 @@ import (
 
 // TestHashWriterRoutesByKeyGroupRanges checks that the hash exchange sends
 // each record to the subtask whose key-group range (state.RangeOf, which
-// keyed operators and restores use) holds the record's key group, for
-// parallelisms that do and do not divide the max parallelism.
+// keyed operators and restores use) holds the record's key group, with the
+// key group beside it in the batch, for parallelisms that do and do not
+// divide the max parallelism.
 func TestHashWriterRoutesByKeyGroupRanges(t *testing.T) {
 	hash := func(v uint64) uint64 { return v * 0x9E3779B97F4A7C15 }
 	for _, c := range []struct{ p, maxP int }{{1, 128}, {3, 128}, {4, 128}, {7, 10}, {5, 5}} {
@@ -36,10 +37,18 @@ func TestHashWriterRoutesByKeyGroupRanges(t *testing.T) {
 			kgs := state.RangeOf(i, c.p, c.maxP)
 			for len(ch.ch) > 0 {
 				m := <-ch.ch
-				for _, v := range m.payload.(*Batch[uint64]).Data {
+				b := m.payload.(*Batch[uint64])
+				if len(b.KG) != len(b.Data) {
+					t.Fatalf("p=%d maxP=%d: a batch of %d records carries %d key groups", c.p, c.maxP, len(b.Data), len(b.KG))
+				}
+				for j, v := range b.Data {
 					seen++
-					if kg := state.KeyGroupOf(hash(v), c.maxP); !kgs.Contains(kg) {
+					kg := state.KeyGroupOf(hash(v), c.maxP)
+					if !kgs.Contains(kg) {
 						t.Fatalf("p=%d maxP=%d: record %d of key group %d went to subtask %d owning %v", c.p, c.maxP, v, kg, i, kgs)
+					}
+					if int(b.KG[j]) != kg {
+						t.Fatalf("p=%d maxP=%d: record %d of key group %d carries key group %d", c.p, c.maxP, v, kg, b.KG[j])
 					}
 				}
 			}
