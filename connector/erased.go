@@ -64,7 +64,7 @@ func (u *unboxedReader[T]) HandleEvent(e []byte) error {
 	if h, ok := u.r.(ReaderEventHandler); ok {
 		return h.HandleEvent(e)
 	}
-	return nil
+	return fmt.Errorf("the enumerator sent an event but the %T reader handles none", u.r)
 }
 
 func (u *unboxedReader[T]) NotifyCheckpointComplete(id int64) error {
@@ -166,6 +166,15 @@ type boxedTxWriter[T any] struct {
 func (b *boxedTxWriter[T]) Write(records []T, ts []int64) error {
 	b.buf = box(b.buf, records)
 	return b.TransactionalWriter.Write(b.buf, ts)
+}
+
+// NotifyCheckpointComplete passes the notification on: the embedded
+// interface does not carry the method of the writer it holds.
+func (b *boxedTxWriter[T]) NotifyCheckpointComplete(id int64) error {
+	if l, ok := b.TransactionalWriter.(CheckpointListener); ok {
+		return l.NotifyCheckpointComplete(id)
+	}
+	return nil
 }
 
 func unboxDecoder[T any](d Decoder[any]) Decoder[T] {

@@ -223,7 +223,7 @@ func OpenSource[T any](r *Registry, name string, options map[string]string) (Sou
 		return nil, err
 	}
 	sf, ok := f.(SourceFactory)
-	if !ok {
+	if !ok || f.Spec().Kind&SourceKind == 0 {
 		return nil, fmt.Errorf("connector %q is a %v, not a source", name, f.Spec().Kind)
 	}
 	v, err := sf.NewSource(Context{Name: name, Options: opts, RecordType: reflect.TypeFor[T](), Registry: r})
@@ -238,7 +238,7 @@ func OpenSink[T any](r *Registry, name string, options map[string]string) (Sink[
 		return nil, err
 	}
 	sf, ok := f.(SinkFactory)
-	if !ok {
+	if !ok || f.Spec().Kind&SinkKind == 0 {
 		return nil, fmt.Errorf("connector %q is a %v, not a sink", name, f.Spec().Kind)
 	}
 	v, err := sf.NewSink(Context{Name: name, Options: opts, RecordType: reflect.TypeFor[T](), Registry: r})

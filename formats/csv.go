@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -70,6 +71,11 @@ func CSVEncoder[T any](format func(v T) ([]string, error), opts CSVOptions) conn
 		fields, err := format(v)
 		if err != nil {
 			return dst, err
+		}
+		for i, f := range fields {
+			if strings.ContainsAny(f, "\r\n") {
+				return dst, fmt.Errorf("csv: field %d holds a line break, which a one-line CSV record cannot hold (the CSV decoder reads a record per line)", i+1)
+			}
 		}
 		buf.Reset()
 		if err := w.Write(fields); err != nil {

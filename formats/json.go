@@ -70,8 +70,14 @@ func (jsonFormat) NewDecoder(ctx connector.Context) (any, error) {
 			if err := json.Unmarshal(data, &present); err != nil {
 				return nil, err
 			}
+			// encoding/json matches names without regard to case, and so
+			// does the check.
+			lower := make(map[string]bool, len(present))
+			for k := range present {
+				lower[strings.ToLower(k)] = true
+			}
 			for _, f := range fields {
-				if _, ok := present[f]; !ok {
+				if !lower[strings.ToLower(f)] {
 					return nil, fmt.Errorf("json: field %q is missing", f)
 				}
 			}
@@ -84,23 +90,34 @@ func (jsonFormat) NewEncoder(ctx connector.Context) (any, error) {
 	return JSONEncoder[any](), nil
 }
 
-// jsonFieldNames lists the JSON names of the exported fields of struct t.
+// jsonFieldNames lists the JSON names of the exported fields of struct t,
+// with the fields of embedded structs without a name tag in its place, as
+// encoding/json sees them.
 func jsonFieldNames(t reflect.Type) []string {
 	var out []string
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		tag, tagged := f.Tag.Lookup("json")
+		n, _, _ := strings.Cut(tag, ",")
+		if n == "-" {
+			continue
+		}
+		if f.Anonymous && n == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				out = append(out, jsonFieldNames(ft)...)
+				continue
+			}
+		}
 		if !f.IsExported() {
 			continue
 		}
 		name := f.Name
-		if tag, ok := f.Tag.Lookup("json"); ok {
-			n, _, _ := strings.Cut(tag, ",")
-			if n == "-" {
-				continue
-			}
-			if n != "" {
-				name = n
-			}
+		if tagged && n != "" {
+			name = n
 		}
 		out = append(out, name)
 	}

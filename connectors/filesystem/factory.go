@@ -1,6 +1,8 @@
 package filesystem
 
 import (
+	"strings"
+
 	"github.com/eddystream/eddy/connector"
 	_ "github.com/eddystream/eddy/formats" // the json and csv formats
 )
@@ -48,7 +50,8 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 	if format == "csv" {
 		suffix = ".csv"
 	}
-	return NewSink[any](SinkOptions{Dir: ctx.Options.String("path"), Suffix: suffix}, func() connector.Encoder[any] {
+	dir := strings.TrimPrefix(ctx.Options.String("path"), "file://")
+	return NewSink[any](SinkOptions{Dir: dir, Suffix: suffix}, func() connector.Encoder[any] {
 		e, _ := connector.EncoderFor[any](ctx)
 		return e
 	}), nil

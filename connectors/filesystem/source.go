@@ -24,7 +24,8 @@ import (
 // SourceOptions configures a file source.
 type SourceOptions struct {
 	// Paths are files, directories (every file below them whose name does
-	// not start with '.' or '_') or glob patterns. A "file://" prefix is
+	// not start with '.' or '_') or glob patterns (whose wildcards do not
+	// match such names either, as in a shell). A "file://" prefix is
 	// allowed.
 	Paths []string
 	// MonitorInterval, if positive, makes the source unbounded: every
@@ -91,6 +92,9 @@ func (s *source[T]) list(mustMatch bool) ([]string, error) {
 			return nil, fmt.Errorf("no file matches %q; check the path", raw)
 		}
 		for _, m := range matches {
+			if hiddenByWildcard(p, m) {
+				continue
+			}
 			info, err := os.Stat(m)
 			if err != nil {
 				return nil, err
@@ -103,8 +107,7 @@ func (s *source[T]) list(mustMatch bool) ([]string, error) {
 				if err != nil {
 					return err
 				}
-				name := d.Name()
-				if q != m && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				if q != m && hidden(d.Name()) {
 					if d.IsDir() {
 						return filepath.SkipDir
 					}
@@ -122,6 +125,28 @@ func (s *source[T]) list(mustMatch bool) ([]string, error) {
 	}
 	sort.Strings(files)
 	return files, nil
+}
+
+// hidden reports whether a file or directory name is hidden from the
+// source: it starts with '.' or '_' (in-progress files, markers such as
+// _SUCCESS).
+func hidden(name string) bool { return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") }
+
+// hiddenByWildcard reports whether match, a match of the glob pattern,
+// reaches a hidden name through a wildcard: as in a shell, "*.jsonl" does
+// not match ".draft.jsonl", but ".draft.jsonl" or ".d*" does.
+func hiddenByWildcard(pattern, match string) bool {
+	pe := strings.Split(filepath.Clean(pattern), string(filepath.Separator))
+	me := strings.Split(filepath.Clean(match), string(filepath.Separator))
+	if len(pe) != len(me) {
+		return false
+	}
+	for i := range pe {
+		if hidden(me[i]) && strings.ContainsAny(pe[i], `*?[\`) && pe[i][:1] != me[i][:1] {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *source[T]) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
