@@ -250,7 +250,9 @@ func (o *optionSuite[T]) checkSpec(t *testing.T, spec connector.Spec, prefix str
 				opts[prefix+"no-such-option"] = "x"
 				o.mustName(t, opts, prefix+"no-such-option")
 				if prefix == "" {
-					if v, err := spec.Validate(map[string]string{key: secretValue}); err == nil {
+					valid := maps.Clone(base)
+					valid[key] = secretValue
+					if v, err := spec.Validate(valid); err == nil {
 						if r := fmt.Sprint(v.Redacted()); strings.Contains(r, secretValue) {
 							t.Errorf("Options.Redacted shows the value of the secret option '%s': %s", key, r)
 						}
