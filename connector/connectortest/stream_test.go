@@ -14,8 +14,10 @@ func TestSliceConformance(t *testing.T) {
 		data[i] = i
 	}
 	connectortest.RunStream(t, connectortest.StreamCase[int]{
-		Build: func(env *eddy.Environment) *eddy.Stream[int] { return eddy.FromSlice(env, data, eddy.NoWatermarks[int]()) },
-		Want:  data,
+		Build: func(env *eddy.Environment) *eddy.Stream[int] {
+			return eddy.FromSlice(env, data, eddy.NoWatermarks[int]())
+		},
+		Want: data,
 	})
 }
 
