@@ -1,0 +1,134 @@
+package eddy
+
+import (
+	"fmt"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/internal/ops"
+	"github.com/eddystream/eddy/internal/runtime"
+)
+
+// JoinKind says which rows without a match a join keeps, padded with a nil
+// pointer for the missing side: none (InnerJoin), those of the left input
+// (LeftJoin), of the right input (RightJoin), or of both (FullJoin), as
+// SQL's INNER, LEFT, RIGHT and FULL OUTER JOIN do.
+type JoinKind int
+
+const (
+	// InnerJoin keeps only pairs of matching rows.
+	InnerJoin JoinKind = iota
+	// LeftJoin also keeps every left row that has no match.
+	LeftJoin
+	// RightJoin also keeps every right row that has no match.
+	RightJoin
+	// FullJoin also keeps the rows of both inputs that have no match.
+	FullJoin
+)
+
+// String returns the SQL name of the join kind.
+func (k JoinKind) String() string {
+	switch k {
+	case InnerJoin:
+		return "INNER JOIN"
+	case LeftJoin:
+		return "LEFT JOIN"
+	case RightJoin:
+		return "RIGHT JOIN"
+	case FullJoin:
+		return "FULL OUTER JOIN"
+	}
+	return fmt.Sprintf("JoinKind(%d)", int(k))
+}
+
+func (k JoinKind) valid() bool { return k >= InnerJoin && k <= FullJoin }
+
+// Join joins two changelogs on their key, as SQL's regular (unbounded)
+// join `left JOIN right ON left.key = right.key` does: its result is the
+// changelog of the join of the two tables the inputs describe. kind says
+// which unmatched rows it keeps (InnerJoin, LeftJoin, RightJoin, FullJoin).
+//
+// fn makes the result row of a pair of rows; for an unmatched row of an
+// outer join, the missing side is a nil pointer. fn is called again with
+// the same rows to retract a result, so it must be deterministic: a
+// function of its arguments only. The pointers are valid only during the
+// call: copy the rows, not the pointers.
+//
+// Each input's rows are kept in state per join key, as a map from each
+// distinct row to the number of times it is in its table, so A and B must
+// be comparable (== on the whole row is the identity of a row; turn rows
+// with slices or maps into a comparable form with MapRows first). A
+// retraction takes back a row equal to the one inserted. An unmatched row
+// of an outer side is emitted padded with nil, retracted (-D) when its
+// first match arrives, and emitted padded again when its last match goes.
+//
+// Changelog modes: the inputs must carry whole rows in their retractions
+// (insert-only or retract streams); turn an upsert stream into a retract
+// one with ChangelogNormalize first. The result is insert-only for an
+// InnerJoin of two insert-only inputs and a retract stream otherwise. An
+// update of an input row (a -U followed by its +U, of the same join key)
+// comes out as updates of the result rows it is part of, each -U followed
+// by its +U; other changes come out as +I and -D.
+//
+// The state lives in the environment's state backend, is checkpointed and
+// redistributed by key group when the job is rescaled. It grows with the
+// inputs' tables: bound it with StateTTL, which forgets a row not written
+// for the given time (retractions of forgotten rows are counted as
+// RetractionsWithoutState, and results that involve them are not
+// retracted). Options: StateTTL.
+func Join[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.Change[A]], right *KeyedStream[K, changelog.Change[B]], kind JoinKind, fn func(a *A, b *B) O, opts ...TableOption) *Stream[changelog.Change[O]] {
+	return regularJoin(left, right, kind, nil, fn, "Join", opts)
+}
+
+// JoinOn is Join with a further join condition, as in SQL's
+// `ON left.key = right.key AND on(left, right)`: rows of the same key join
+// only if on accepts them, and a row of an outer side is unmatched while
+// no row of the other side of its key is accepted with it. on must be
+// deterministic. Each row of an outer side keeps its number of matches in
+// state, as Flink's outer join state does, so changes of one row may
+// update the state of every row of its key on the other side.
+func JoinOn[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.Change[A]], right *KeyedStream[K, changelog.Change[B]], kind JoinKind, on func(a A, b B) bool, fn func(a *A, b *B) O, opts ...TableOption) *Stream[changelog.Change[O]] {
+	if on == nil {
+		left.s.env.fail(fmt.Errorf("eddy: JoinOn of %q and %q: the condition is nil; use Join for a join on the key alone", left.s.node.Name, right.s.node.Name))
+	}
+	return regularJoin(left, right, kind, on, fn, "JoinOn", opts)
+}
+
+func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.Change[A]], right *KeyedStream[K, changelog.Change[B]], kind JoinKind, on func(a A, b B) bool, fn func(a *A, b *B) O, op string, opts []TableOption) *Stream[changelog.Change[O]] {
+	env := left.s.env
+	cfg := tableOptions(env, op, []string{"StateTTL"}, opts)
+	if !kind.valid() {
+		env.fail(fmt.Errorf("eddy: %s of %q and %q: %v is not a join kind; use InnerJoin, LeftJoin, RightJoin or FullJoin", op, left.s.node.Name, right.s.node.Name, kind))
+	}
+	if fn == nil {
+		env.fail(fmt.Errorf("eddy: %s of %q and %q: the result function is nil", op, left.s.node.Name, right.s.node.Name))
+	}
+	checkWholeRows(env, op, left.s)
+	checkWholeRows(env, op, right.s)
+	logic := ops.RegularJoinLogic[A, B, O]{
+		LeftOuter:  kind == LeftJoin || kind == FullJoin,
+		RightOuter: kind == RightJoin || kind == FullJoin,
+		On:         on, Output: fn, Equal: equalFunc[O](), TTL: cfg.ttl,
+	}
+	name := op
+	if kind != InnerJoin {
+		name = fmt.Sprintf("%s (%v)", op, kind)
+	}
+	out := twoKeyed[K, changelog.Change[A], changelog.Change[B], changelog.Change[O]](ConnectKeyed(left, right), name,
+		func(ctx *runtime.Context, spec ops.KeySpec[K, ops.Either[changelog.Change[A], changelog.Change[B]]], outs map[string]any) (runtime.Input[ops.Either[changelog.Change[A], changelog.Change[B]]], error) {
+			return ops.NewRegularJoin(ctx, spec, env.backendFactory(), logic, outs)
+		})
+	if kind == InnerJoin && left.s.ChangelogMode().IsInsertOnly() && right.s.ChangelogMode().IsInsertOnly() {
+		return out.withMode(changelog.InsertOnly)
+	}
+	return out.withMode(changelog.Retract)
+}
+
+// checkWholeRows fails the job if s is a changelog whose retractions need
+// not carry whole rows (an upsert stream: +U without -U), which a join or
+// another operator that matches rows by value cannot take back.
+func checkWholeRows[T any](env *Environment, op string, s *Stream[T]) {
+	m := s.ChangelogMode()
+	if m.Contains(changelog.UpdateAfter) && !m.Contains(changelog.UpdateBefore) {
+		env.fail(fmt.Errorf("eddy: %s after %q: the input is an upsert stream %v, whose updates do not retract the old row; turn it into a retract stream with ChangelogNormalize (keyed by its unique key) first", op, s.node.Name, m))
+	}
+}
