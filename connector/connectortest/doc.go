@@ -7,7 +7,8 @@
 // suite reads it in full, checkpoints and restores it mid-stream, kills and
 // resumes it, and rescales it through a savepoint, each time into an
 // exactly-once MemorySink whose committed records must equal the expected
-// input exactly. A sink's test calls RunSink with a SinkCase: the suite
+// input exactly; RunStream does the same for a source only available as a
+// stream (eddy.FromSlice, eddy.FromGenerator). A sink's test calls RunSink with a SinkCase: the suite
 // writes a known input through the sink with failures injected and compares
 // what the outside system holds, exactly once for a transactional sink, in
 // its final state for an upsert sink. A registered connector or format also

@@ -106,7 +106,8 @@ func (s *sinkSuite[T]) open(t *testing.T) (connector.Sink[T], func() []T) {
 
 // start runs a job writing the input through upstream (a map that may
 // fail) into sink, with writes counted (and a failure injected) by
-// inWriter.
+// inWriter in the writers made once upstream has failed (all of them if
+// upstream never fails), so that the two failures fall in different runs.
 func (s *sinkSuite[T]) start(t *testing.T, sink connector.Sink[T], ctl *control[T], upstream, inWriter *failHook, opts ...eddy.Option) *job {
 	t.Helper()
 	return startJob(t, "sink conformance", 2, opts, func(env *eddy.Environment) {
@@ -121,7 +122,7 @@ func (s *sinkSuite[T]) start(t *testing.T, sink connector.Sink[T], ctl *control[
 		} else {
 			st = eddy.Map(st, func(v T) T { upstream.see(); return v }).Name("failure hook")
 		}
-		eddy.WriteTo(st, "sink under test", failingSink(sink, inWriter))
+		eddy.WriteTo(st, "sink under test", failingSink(sink, inWriter, upstream))
 	})
 }
 
@@ -195,7 +196,7 @@ func (s *sinkSuite[T]) failures(t *testing.T) {
 	sink, readBack := s.open(t)
 	ctl := newControl[T](n/4, true, nil)
 	upstream := &failHook{at: int64(n / 2)}
-	inWriter := &failHook{at: int64(3 * n / 4)}
+	inWriter := &failHook{at: int64(n / 4)} // counted after the restart
 	j := s.start(t, sink, ctl, upstream, inWriter, checkpointOpts(t.TempDir(), eddy.FixedDelayRestart(5, 10*time.Millisecond))...)
 	j.await(t, ctl.reached, fmt.Sprintf("the input emitted %d records", n/4))
 	j.await(t, ctl.checkpointed, "a checkpoint taken while the input was paused completed")
@@ -238,22 +239,32 @@ func (s *sinkSuite[T]) crashResume(t *testing.T) {
 }
 
 // failingSink wraps sink so that its writers count the records they are
-// given in h, which may fail one write.
-func failingSink[T any](sink connector.Sink[T], h *failHook) connector.Sink[T] {
+// given in h, which may fail one write. Writers made before after fired
+// count nothing (after nil: all count).
+func failingSink[T any](sink connector.Sink[T], h, after *failHook) connector.Sink[T] {
 	mode := changelog.InsertOnly
 	if m, ok := sink.(connector.ChangelogSink); ok {
 		mode = m.ChangelogMode()
 	}
 	if ts, ok := sink.(connector.TransactionalSink[T]); ok {
-		return failingTxSink[T]{ts, h, mode}
+		return failingTxSink[T]{ts, h, after, mode}
 	}
-	return failingPlainSink[T]{sink, h, mode}
+	return failingPlainSink[T]{sink, h, after, mode}
+}
+
+// hookFor returns the hook a writer made now counts into.
+func hookFor(h, after *failHook) *failHook {
+	if after == nil || after.at == 0 || after.fired.Load() {
+		return h
+	}
+	return &failHook{}
 }
 
 type failingPlainSink[T any] struct {
-	s    connector.Sink[T]
-	h    *failHook
-	mode changelog.Mode
+	s     connector.Sink[T]
+	h     *failHook
+	after *failHook
+	mode  changelog.Mode
 }
 
 func (f failingPlainSink[T]) ChangelogMode() changelog.Mode { return f.mode }
@@ -263,7 +274,7 @@ func (f failingPlainSink[T]) NewWriter(ctx connector.WriterContext) (connector.W
 	if err != nil {
 		return nil, err
 	}
-	return &failingWriter[T]{w, f.h}, nil
+	return &failingWriter[T]{w, hookFor(f.h, f.after)}, nil
 }
 
 type failingWriter[T any] struct {
@@ -286,15 +297,16 @@ func (w *failingWriter[T]) NotifyCheckpointComplete(id int64) error {
 }
 
 type failingTxSink[T any] struct {
-	s    connector.TransactionalSink[T]
-	h    *failHook
-	mode changelog.Mode
+	s     connector.TransactionalSink[T]
+	h     *failHook
+	after *failHook
+	mode  changelog.Mode
 }
 
 func (f failingTxSink[T]) ChangelogMode() changelog.Mode { return f.mode }
 
 func (f failingTxSink[T]) NewWriter(ctx connector.WriterContext) (connector.Writer[T], error) {
-	return failingPlainSink[T]{f.s, f.h, f.mode}.NewWriter(ctx)
+	return failingPlainSink[T]{f.s, f.h, f.after, f.mode}.NewWriter(ctx)
 }
 
 func (f failingTxSink[T]) NewTransactionalWriter(ctx connector.WriterContext) (connector.TransactionalWriter[T], error) {
@@ -302,7 +314,7 @@ func (f failingTxSink[T]) NewTransactionalWriter(ctx connector.WriterContext) (c
 	if err != nil {
 		return nil, err
 	}
-	return &failingTxWriter[T]{w, f.h}, nil
+	return &failingTxWriter[T]{w, hookFor(f.h, f.after)}, nil
 }
 
 type failingTxWriter[T any] struct {
