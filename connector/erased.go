@@ -95,7 +95,10 @@ type unboxedSplit[T any] struct {
 func (s *unboxedSplit[T]) target() SplitOutput[T] { return s.u.out.Split(s.id) }
 func (s *unboxedSplit[T]) Emit(v any)             { s.target().Emit(unbox[T](v)) }
 func (s *unboxedSplit[T]) EmitAt(v any, ts int64) { s.target().EmitAt(unbox[T](v), ts) }
-func (s *unboxedSplit[T]) Finish()                { s.target().Finish() }
+func (s *unboxedSplit[T]) Finish() {
+	delete(s.u.outs, s.id)
+	s.target().Finish()
+}
 
 func boxSink[T any](s Sink[any]) Sink[T] {
 	if ts, ok := s.(TransactionalSink[any]); ok {

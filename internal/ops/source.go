@@ -279,6 +279,10 @@ func (d *SourceDriver[T]) Step() (runtime.StepResult, error) {
 		} else if d.unnamed > 0 {
 			d.unnamed--
 		}
+		// A finished split no longer counts for the watermark: forget it,
+		// so that a source that reads split after split (a watched
+		// directory) does not keep one output per split it ever read.
+		delete(d.so.splits, id)
 	}
 	d.so.finished = d.so.finished[:0]
 	if d.so.dead != nil {
