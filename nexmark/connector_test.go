@@ -2,6 +2,7 @@ package nexmark_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/eddystream/eddy/connector"
@@ -87,4 +88,24 @@ func TestTypedSourceConformance(t *testing.T) {
 		Want: want,
 		Seq:  func(b nexmark.Bid) int64 { return b.DateTime },
 	})
+}
+
+func TestConnectorOptions(t *testing.T) {
+	connectortest.RunOptions[nexmark.Event](t, connectortest.OptionsCase{Name: "nexmark", Valid: map[string]string{"events.num": "10"}})
+	for _, c := range []struct {
+		options map[string]string
+		want    string
+	}{
+		{map[string]string{"first-event.rate": "0"}, "option 'first-event.rate' = '0': must be positive"},
+		{map[string]string{"events.num": "-1"}, "option 'events.num' = '-1': must not be negative"},
+		{map[string]string{"first-event.rate": "1000"}, "option 'next-event.rate' = 10000000 differs from first-event.rate = 1000"},
+	} {
+		_, err := connector.OpenSource[nexmark.Event](connector.Default, "nexmark", c.options)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("OpenSource(nexmark, %v) = %v; want an error saying %q", c.options, err, c.want)
+		}
+	}
+	if _, err := connector.OpenSource[nexmark.Bid](connector.Default, "nexmark", nil); err == nil || !strings.Contains(err.Error(), "makes records of type nexmark.Event, not nexmark.Bid") {
+		t.Errorf("a nexmark source of bids: %v", err)
+	}
 }

@@ -118,3 +118,24 @@ func TestPartFileSinkConformance(t *testing.T) {
 		Guarantee: connectortest.ExactlyOnce,
 	})
 }
+
+// TestRegisteredPartFileSinkConformance runs the sink suite on the sink the
+// registry makes, through the adapters of reflective factories.
+func TestRegisteredPartFileSinkConformance(t *testing.T) {
+	var input []line
+	for i := 0; i < 2000; i++ {
+		input = append(input, line{File: i % 3, N: int64(i)})
+	}
+	connectortest.RunSink(t, connectortest.SinkCase[line]{
+		Open: func(t testing.TB) (connector.Sink[line], func() []line) {
+			dir := t.TempDir()
+			sink, err := connector.OpenSink[line](connector.Default, "filesystem", map[string]string{"path": "file://" + dir, "format": "json"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sink, func() []line { return readParts(t, dir) }
+		},
+		Input:     input,
+		Guarantee: connectortest.ExactlyOnce,
+	})
+}
