@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -231,5 +233,165 @@ func TestJoinRejectsUpsertInput(t *testing.T) {
 	err := env.Execute(context.Background(), t.Name())
 	if err == nil || !strings.Contains(err.Error(), "upsert") || !strings.Contains(err.Error(), "ChangelogNormalize") {
 		t.Fatalf("got %v, want an error about the upsert input naming ChangelogNormalize", err)
+	}
+}
+
+// rescaledJoinRun runs the job build makes at parallelism 2 on backend
+// until savepointAfter input records have passed the hook, stops it with a
+// savepoint, resumes it from the savepoint at parallelism 3, and returns
+// what its exactly-once sink committed in both runs: the first run's
+// changes, then the second's, each sink subtask's in order.
+func rescaledJoinRun[O any](t *testing.T, backend string, savepointAfter int64, build func(env *eddy.Environment, hook func()) *eddy.Stream[changelog.Change[O]]) []changelog.Change[O] {
+	t.Helper()
+	sink := newMemSink[changelog.Change[O]]()
+	newEnv := func(p int, more ...eddy.Option) *eddy.Environment {
+		opts := append([]eddy.Option{eddy.WithParallelism(p)}, more...)
+		if backend == "pebble" {
+			opts = append(opts, eddy.WithStateBackend(eddy.PebbleState(t.TempDir(), 64<<20)))
+		}
+		return eddy.NewEnvironment(opts...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var seen atomic.Int64
+	reached := make(chan struct{})
+	var once sync.Once
+	env := newEnv(2)
+	eddy.WriteTo(build(env, func() {
+		if seen.Add(1) >= savepointAfter {
+			once.Do(func() { close(reached) })
+			// Hold the input back while the savepoint is taken.
+			time.Sleep(2 * time.Millisecond)
+		}
+	}), "collect", sink)
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(ctx, t.Name()) }()
+	select {
+	case <-reached:
+	case err := <-done:
+		t.Fatalf("the job ended before the savepoint: %v", err)
+	}
+	path, err := env.TriggerSavepoint(ctx, filepath.Join(t.TempDir(), "sp"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	first := sink.committed()
+	if len(first) == 0 {
+		t.Fatalf("nothing was committed before the savepoint")
+	}
+	env = newEnv(3, eddy.WithRestoreFrom(path))
+	eddy.WriteTo(build(env, func() {}), "collect", sink)
+	if err := env.Execute(ctx, t.Name()+"-resumed"); err != nil {
+		t.Fatal(err)
+	}
+	var all []changelog.Change[O]
+	for _, part := range first {
+		checkPairs(t, part)
+		all = append(all, part...)
+	}
+	for i, part := range sink.committed() {
+		if i < len(first) {
+			part = part[len(first[i]):]
+		}
+		checkPairs(t, part)
+		all = append(all, part...)
+	}
+	return all
+}
+
+// TestJoinRescale stops a full outer join with a savepoint at parallelism
+// 2, resumes it at parallelism 3, and compares the final result table with
+// brute force, on both backends.
+func TestJoinRescale(t *testing.T) {
+	for _, backend := range relBackends {
+		t.Run(backend, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(11, 12))
+			left := randomChangelog(rng, 2500, newRowIn(rng, 200))
+			right := randomChangelog(rng, 2500, newRowIn(rng, 200))
+			out := rescaledJoinRun(t, backend, 2500, func(env *eddy.Environment, hook func()) *eddy.Stream[changelog.Change[joined]] {
+				l := eddy.GroupBy(relInput(env, "left", left, hook), func(r relRow) int64 { return r.G })
+				r := eddy.GroupBy(relInput(env, "right", right, hook), func(r relRow) int64 { return r.G })
+				return eddy.Join(l, r, eddy.FullJoin, joinedOf).UID("join")
+			})
+			got := table(t, out)
+			want := bruteJoin(table(t, left), table(t, right), eddy.FullJoin, nil)
+			if d := diffTables(got, want); d != "" {
+				t.Fatalf("result table differs from brute force:\n%s", d)
+			}
+		})
+	}
+}
+
+// TestJoinStateTTL checks, on both backends, that rows not written for
+// longer than the state TTL are forgotten: a right row that arrives after
+// the TTL has passed joins no left row, and the deletion of an expired left
+// row changes nothing (its padded result stays, as StateTTL documents).
+func TestJoinStateTTL(t *testing.T) {
+	for _, backend := range relBackends {
+		t.Run(backend, func(t *testing.T) {
+			const keys = 50
+			var left, right []changelog.Change[relRow]
+			for k := range int64(keys) {
+				left = append(left, changelog.InsertOf(relRow{ID: k, G: k}))
+			}
+			// Rows of other keys that no change follows, so that the rows
+			// above are sent before the pause.
+			const others = 10
+			for k := range int64(others) {
+				left = append(left, changelog.InsertOf(relRow{ID: 1000 + k, G: 1000 + k}))
+			}
+			// After the pause, the left rows are deleted and each key gets a
+			// right row: all of them find the left state expired.
+			for k := range int64(keys) {
+				left = append(left, changelog.Of(changelog.Delete, relRow{ID: k, G: k}))
+				right = append(right, changelog.InsertOf(relRow{ID: 100 + k, G: k}))
+			}
+			opts := []eddy.Option{eddy.WithParallelism(2)}
+			if backend == "pebble" {
+				opts = append(opts, eddy.WithStateBackend(eddy.PebbleState(t.TempDir(), 64<<20)))
+			}
+			env := eddy.NewEnvironment(opts...)
+			var paused atomic.Bool
+			// The sources are paced, so that each record is sent before the
+			// next is made; the left one pauses well past the TTL after its
+			// insertions, and the right one waits for the pause to end.
+			gen := func(rows []changelog.Change[relRow], pauseAt int64) *eddy.Stream[changelog.Change[relRow]] {
+				return eddy.AsChangelog(eddy.FromGenerator(env, eddy.GeneratorOptions{Count: int64(len(rows)), RatePerSecond: 1000}, func(i int64) changelog.Change[relRow] {
+					if i == pauseAt {
+						time.Sleep(300 * time.Millisecond)
+						paused.Store(true)
+					}
+					for pauseAt < 0 && !paused.Load() {
+						time.Sleep(time.Millisecond)
+					}
+					return rows[i]
+				}, eddy.NoWatermarks[changelog.Change[relRow]]()).Parallelism(1), changelog.Retract)
+			}
+			key := func(r relRow) int64 { return r.G }
+			j := eddy.Join(eddy.GroupBy(gen(left, keys+others), key), eddy.GroupBy(gen(right, -1), key), eddy.FullJoin, joinedOf, eddy.StateTTL(50*time.Millisecond))
+			sink := newMemSink[changelog.Change[joined]]()
+			eddy.WriteTo(j, "collect", sink)
+			if err := env.Execute(context.Background(), t.Name()); err != nil {
+				t.Fatal(err)
+			}
+			var all []changelog.Change[joined]
+			for _, p := range sink.committed() {
+				all = append(all, p...)
+			}
+			want := map[joined]int{}
+			for k := range int64(keys) {
+				want[joined{L: relRow{ID: k, G: k}, HasL: true}] = 1
+				want[joined{R: relRow{ID: 100 + k, G: k}, HasR: true}] = 1
+			}
+			for k := range int64(others) {
+				want[joined{L: relRow{ID: 1000 + k, G: 1000 + k}, HasL: true}] = 1
+			}
+			if d := diffTables(table(t, all), want); d != "" {
+				t.Fatalf("result table differs from one where the left rows expired:\n%s", d)
+			}
+		})
 	}
 }
