@@ -37,10 +37,13 @@ type Ranked[T any] struct {
 // On a retracting input the operator keeps every row of the partition, so
 // that a retraction can bring the next row into the top n (Flink's
 // RetractableTopN): a map state of the rows with their counts, plus the
-// first rows in order (up to about 2n), which is all that most changes read
-// and write; only when retractions have taken the top below n rows does it
-// read the partition's rows to take the next ones. Upsert input (-D without
-// a whole row) is refused: normalise it first with ChangelogNormalize.
+// first rows in order (up to n + max(n, 16)), which is all that changes of
+// the rows among them read; a change of a row beyond them also reads that
+// row's count, and only when retractions have taken the top below n rows
+// does the operator read the partition's rows to take the next ones. No
+// change rewrites the whole partition. Upsert input (+U without -U, -D
+// with key fields only) is refused: normalise it first with
+// ChangelogNormalize.
 //
 // The state lives in the environment's state backend, is checkpointed, and
 // is redistributed by key group when the job is rescaled. Options:

@@ -34,12 +34,16 @@ type RankLogic[T comparable, R any] struct {
 	// TTL, if positive, drops the state of a partition not updated for that
 	// long.
 	TTL time.Duration
+	// Prefix is the number of rows of a partition kept in order with a
+	// retracting input, at least N; 0 means N + max(N, 16).
+	Prefix int
 }
 
 // rankPrefix is the state of a partition that the ranking reads on every
 // change: the first rows of the partition in order (the top N, and with a
-// retracting input up to prefixCap rows, so that retractions from the top
-// seldom need the other rows), and whether those are all its rows.
+// retracting input up to RankLogic.Prefix rows, so that retractions from
+// the top seldom need the other rows), and whether those are all its rows.
+// Rows beyond the prefix never precede its last row.
 type rankPrefix[T any] struct {
 	Rows []T
 	All  bool
@@ -50,11 +54,13 @@ type rankPrefix[T any] struct {
 // With an insert-only input its state per partition is the top N rows: an
 // insertion reads them and, only if the row enters the top N, writes them
 // back. With a retracting input it also keeps a map state from every row of
-// the partition to its count, and the prefix it reads holds up to about 2N
-// rows; a retraction of a row outside the prefix touches only the map, and
-// only when retractions empty the prefix below N rows does the operator read
-// the whole map, to take the next rows in order. No change rewrites the
-// whole partition.
+// the partition to its count, and the prefix holds up to N + max(N, 16)
+// rows. A change of a row that precedes the prefix's last row (or of any row
+// when the prefix holds the whole partition) reads and writes the prefix
+// and writes the row's count, whose value the prefix gives; a change of
+// another row also reads its count; only when retractions take the prefix
+// below N rows does the operator read the partition's rows, to take the
+// next ones in order. No change rewrites the whole partition.
 type Rank[K comparable, T comparable, R any] struct {
 	*relational[K, changelog.Change[T], R]
 	logic  RankLogic[T, R]
@@ -86,7 +92,10 @@ func NewRank[K comparable, T comparable, R any](ctx *runtime.Context, spec KeySp
 		return nil, err
 	}
 	if logic.Retracting {
-		r.cap = logic.N + max(logic.N, 4)
+		r.cap = logic.N + max(logic.N, 16)
+		if logic.Prefix > 0 {
+			r.cap = max(logic.Prefix, logic.N)
+		}
 		if r.rows, err = state.NewMapHandle[K, state.VoidNamespace, T, int64](rel.store, nil, nil, "rank-rows", nil, nil, rel.ttlConfig()); err != nil {
 			rel.Close()
 			return nil, err
@@ -150,11 +159,34 @@ func (r *Rank[K, T, R]) upperBound(rows []T, row T) int {
 	return lo
 }
 
+// count returns how many copies of row the current partition holds, how
+// many of them are in its prefix p, and the position of the last of those
+// (-1 if none). Rows beyond the prefix never precede its last row, so every
+// copy of a row that does, or of any row if the prefix holds all, is in the
+// prefix: only for other rows is the map read. The prefix may hold rows
+// whose map entries expired (the state TTL expires them apart), so it
+// counts as a lower bound.
+func (r *Rank[K, T, R]) count(p rankPrefix[T], row T) (count int64, copies, last int) {
+	last = -1
+	for i, v := range p.Rows {
+		if v == row {
+			copies++
+			last = i
+		}
+	}
+	count = int64(copies)
+	if !p.All && (len(p.Rows) == 0 || !r.logic.Less(row, p.Rows[len(p.Rows)-1])) {
+		n, _ := r.rows.Get(row)
+		count = max(count, n)
+	}
+	return count, copies, last
+}
+
 // add inserts row into the current partition.
 func (r *Rank[K, T, R]) add(row T) {
 	p := r.load()
 	if r.rows != nil {
-		n, _ := r.rows.Get(row)
+		n, _, _ := r.count(p, row)
 		r.rows.Put(row, n+1)
 	}
 	pos := r.upperBound(p.Rows, row)
@@ -190,17 +222,8 @@ func (r *Rank[K, T, R]) add(row T) {
 
 // retract takes row out of the current partition.
 func (r *Rank[K, T, R]) retract(row T) {
-	count, _ := r.rows.Get(row)
 	p := r.load()
-	copies, last := 0, -1
-	for i, v := range p.Rows {
-		if v == row {
-			copies++
-			last = i
-		}
-	}
-	// The prefix may hold rows whose map entries expired.
-	count = max(count, int64(copies))
+	count, copies, last := r.count(p, row)
 	if count == 0 {
 		r.retractedAbsent()
 		return

@@ -25,7 +25,7 @@ import (
 //
 // Commands:
 //
-//	new-topn n=N [ranked] [retract] [ttl=MS]
+//	new-topn n=N [ranked] [retract] [prefix=N] [ttl=MS]
 //	new-dedup keep=first|last time=proc|event [upsert] [ttl=MS]
 //	new-normalize [ttl=MS]
 //	new-upsert-materialize [ttl=MS]
@@ -143,17 +143,21 @@ func newRelHarness(td *datadriven.TestData) (*opstest.Harness, error) {
 		if err != nil {
 			return nil, err
 		}
+		prefix, err := a.int("prefix", 0)
+		if err != nil {
+			return nil, err
+		}
 		less := func(x, y relRow) bool { return x.V < y.V }
 		if a.has("ranked") {
 			opstest.Output[changelog.Change[rankedRow]](h, "", nil)
 			in, err = NewRank(h.Context(), relKey(), h.Backend, RankLogic[relRow, rankedRow]{
-				N: int(n), Less: less, Numbered: true, Retracting: a.has("retract"), TTL: ttl,
+				N: int(n), Less: less, Numbered: true, Retracting: a.has("retract"), TTL: ttl, Prefix: int(prefix),
 				Row: func(r relRow, rank int64) rankedRow { return rankedRow{r, rank} },
 			}, h.Outputs())
 		} else {
 			opstest.Output[changelog.Change[relRow]](h, "", nil)
 			in, err = NewRank(h.Context(), relKey(), h.Backend, RankLogic[relRow, relRow]{
-				N: int(n), Less: less, Retracting: a.has("retract"), TTL: ttl,
+				N: int(n), Less: less, Retracting: a.has("retract"), TTL: ttl, Prefix: int(prefix),
 				Row: func(r relRow, _ int64) relRow { return r },
 			}, h.Outputs())
 		}
