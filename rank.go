@@ -36,13 +36,13 @@ type Ranked[T any] struct {
 // of a partition is its top n rows alone, as Flink's AppendOnlyTopN keeps.
 // On a retracting input the operator keeps every row of the partition, so
 // that a retraction can bring the next row into the top n (Flink's
-// RetractableTopN): a map state of the rows with their counts, plus the
-// first rows in order (up to n + max(n, 16)), which is all that changes of
-// the rows among them read; a change of a row beyond them also reads that
-// row's count, and only when retractions have taken the top below n rows
-// does the operator read the partition's rows to take the next ones. No
-// change rewrites the whole partition. Upsert input (+U without -U, -D
-// with key fields only) is refused: normalise it first with
+// RetractableTopN): the first n + max(n, 16) rows in order in one value,
+// which is all that a change among them reads and writes, and the rows
+// beyond with their counts in a map state, which a change beyond them
+// reads and writes one row at a time. When retractions have taken the
+// first rows below n, the operator reads the map and moves the next rows
+// back. No change rewrites the whole partition. Upsert input (+U without
+// -U, -D with key fields only) is refused: normalise it first with
 // ChangelogNormalize.
 //
 // The state lives in the environment's state backend, is checkpointed, and

@@ -43,7 +43,8 @@ type RankLogic[T comparable, R any] struct {
 // change: the first rows of the partition in order (the top N, and with a
 // retracting input up to RankLogic.Prefix rows, so that retractions from
 // the top seldom need the other rows), and whether those are all its rows.
-// Rows beyond the prefix never precede its last row.
+// With a retracting input the rows beyond the prefix are in a map state of
+// row counts, and never precede the prefix's last row.
 type rankPrefix[T any] struct {
 	Rows []T
 	All  bool
@@ -53,14 +54,15 @@ type rankPrefix[T any] struct {
 //
 // With an insert-only input its state per partition is the top N rows: an
 // insertion reads them and, only if the row enters the top N, writes them
-// back. With a retracting input it also keeps a map state from every row of
-// the partition to its count, and the prefix holds up to N + max(N, 16)
-// rows. A change of a row that precedes the prefix's last row (or of any row
-// when the prefix holds the whole partition) reads and writes the prefix
-// and writes the row's count, whose value the prefix gives; a change of
-// another row also reads its count; only when retractions take the prefix
-// below N rows does the operator read the partition's rows, to take the
-// next ones in order. No change rewrites the whole partition.
+// back. With a retracting input it keeps every row: the first N + max(N,
+// 16) in order in the prefix, and the rows beyond it in a map state from row
+// to count. A change of a row that precedes the prefix's last row (or of
+// any row while the prefix holds the whole partition) reads and writes the
+// prefix alone; a change of a row beyond it reads and writes its count; an
+// insertion that overflows the prefix moves the prefix's last row to the
+// map; and when retractions take the prefix below N rows, the operator
+// reads the map and moves the first rows beyond back into the prefix. No
+// change rewrites the whole partition.
 type Rank[K comparable, T comparable, R any] struct {
 	*relational[K, changelog.Change[T], R]
 	logic  RankLogic[T, R]
@@ -69,7 +71,6 @@ type Rank[K comparable, T comparable, R any] struct {
 	cap    int                                                // rows kept in the prefix at most
 	old    []T                                                // scratch: the top N before a change
 	cands  []rankCandidate[T]                                 // scratch: rows a refill considers
-	inTop  map[T]int                                          // scratch: copies of rows in the prefix
 }
 
 type rankCandidate[T any] struct {
@@ -100,7 +101,6 @@ func NewRank[K comparable, T comparable, R any](ctx *runtime.Context, spec KeySp
 			rel.Close()
 			return nil, err
 		}
-		r.inTop = map[T]int{}
 	}
 	if err := rel.restore(ctx.Restored); err != nil {
 		rel.Close()
@@ -159,52 +159,59 @@ func (r *Rank[K, T, R]) upperBound(rows []T, row T) int {
 	return lo
 }
 
-// count returns how many copies of row the current partition holds, how
-// many of them are in its prefix p, and the position of the last of those
-// (-1 if none). Rows beyond the prefix never precede its last row, so every
-// copy of a row that does, or of any row if the prefix holds all, is in the
-// prefix: only for other rows is the map read. The prefix may hold rows
-// whose map entries expired (the state TTL expires them apart), so it
-// counts as a lower bound.
-func (r *Rank[K, T, R]) count(p rankPrefix[T], row T) (count int64, copies, last int) {
-	last = -1
-	for i, v := range p.Rows {
-		if v == row {
-			copies++
-			last = i
-		}
+// beyond reports whether copies of row may lie beyond the prefix p: not
+// if the prefix holds the whole partition, nor if row precedes its last
+// row (rows beyond never do).
+func (r *Rank[K, T, R]) beyond(p rankPrefix[T], row T) bool {
+	return !p.All && (len(p.Rows) == 0 || !r.logic.Less(row, p.Rows[len(p.Rows)-1]))
+}
+
+// addBeyond adds a copy of row to the rows beyond the prefix.
+func (r *Rank[K, T, R]) addBeyond(row T) {
+	n, _ := r.rows.Get(row)
+	r.rows.Put(row, n+1)
+}
+
+// removeBeyond removes a copy of row from the rows beyond the prefix and
+// reports whether there was one.
+func (r *Rank[K, T, R]) removeBeyond(row T) bool {
+	n, ok := r.rows.Get(row)
+	switch {
+	case !ok || n <= 0:
+		return false
+	case n == 1:
+		r.rows.Delete(row)
+	default:
+		r.rows.Put(row, n-1)
 	}
-	count = int64(copies)
-	if !p.All && (len(p.Rows) == 0 || !r.logic.Less(row, p.Rows[len(p.Rows)-1])) {
-		n, _ := r.rows.Get(row)
-		count = max(count, n)
-	}
-	return count, copies, last
+	return true
 }
 
 // add inserts row into the current partition.
 func (r *Rank[K, T, R]) add(row T) {
 	p := r.load()
-	if r.rows != nil {
-		n, _, _ := r.count(p, row)
-		r.rows.Put(row, n+1)
-	}
 	pos := r.upperBound(p.Rows, row)
-	if pos == len(p.Rows) && (!p.All || len(p.Rows) >= r.cap) {
-		// The row goes after the prefix: the top N stays as it is. (For an
-		// insert-only input, All holds and the prefix is full.)
-		if p.All && r.rows != nil {
-			p.All = false
-			r.prefix.Update(p)
+	if pos == len(p.Rows) {
+		switch {
+		case r.rows == nil && len(p.Rows) >= r.cap:
+			// Insert-only: the row is not among the top N, and never
+			// will be.
+			return
+		case r.rows != nil && !p.All:
+			r.addBeyond(row)
+			return
 		}
-		return
 	}
 	r.keepOld(p.Rows)
 	p.Rows = slices.Insert(p.Rows, pos, row)
 	if len(p.Rows) > r.cap {
+		if r.rows != nil {
+			// The last row of the prefix moves beyond it.
+			r.addBeyond(p.Rows[r.cap])
+			p.All = false
+		}
 		clear(p.Rows[r.cap:])
 		p.Rows = p.Rows[:r.cap]
-		p.All = r.rows == nil
 	}
 	r.prefix.Update(p)
 	if pos >= r.logic.N {
@@ -223,18 +230,19 @@ func (r *Rank[K, T, R]) add(row T) {
 // retract takes row out of the current partition.
 func (r *Rank[K, T, R]) retract(row T) {
 	p := r.load()
-	count, copies, last := r.count(p, row)
-	if count == 0 {
-		r.retractedAbsent()
+	last := -1
+	for i, v := range p.Rows {
+		if v == row {
+			last = i
+		}
+	}
+	if r.beyond(p, row) && r.removeBeyond(row) {
+		// A copy beyond the prefix (the row ties with the prefix's last
+		// row, or follows it) is taken first: the top N stays.
 		return
 	}
-	if count == 1 {
-		r.rows.Delete(row)
-	} else {
-		r.rows.Put(row, count-1)
-	}
-	if count > int64(copies) {
-		// A copy of the row lies beyond the prefix: the top N stays.
+	if last < 0 {
+		r.retractedAbsent()
 		return
 	}
 	r.keepOld(p.Rows)
@@ -260,18 +268,14 @@ func (r *Rank[K, T, R]) retract(row T) {
 	}
 }
 
-// refill appends to the prefix the next rows of the partition in order, up
-// to its capacity, from the map of every row: a read of the partition's
-// rows, which happens once per about N retractions from the top.
+// refill moves into the prefix the first rows beyond it in order, up to
+// its capacity: a read of the rows beyond the prefix, which happens once
+// per about max(N, 16) retractions from the prefix.
 func (r *Rank[K, T, R]) refill(p *rankPrefix[T]) {
-	clear(r.inTop)
-	for _, v := range p.Rows {
-		r.inTop[v]++
-	}
 	r.cands = r.cands[:0]
 	for row, n := range r.rows.Entries() {
-		if left := n - int64(r.inTop[row]); left > 0 {
-			r.cands = append(r.cands, rankCandidate[T]{row, left})
+		if n > 0 {
+			r.cands = append(r.cands, rankCandidate[T]{row, n})
 		}
 	}
 	slices.SortStableFunc(r.cands, func(a, b rankCandidate[T]) int {
@@ -285,13 +289,19 @@ func (r *Rank[K, T, R]) refill(p *rankPrefix[T]) {
 	})
 	p.All = true
 	for _, c := range r.cands {
-		for n := c.count; n > 0 && p.All; n-- {
-			if len(p.Rows) == r.cap {
-				p.All = false
-				break
-			}
+		take := min(c.count, int64(r.cap-len(p.Rows)))
+		for range take {
 			p.Rows = append(p.Rows, c.row)
 		}
+		if take == c.count {
+			r.rows.Delete(c.row)
+			continue
+		}
+		if take > 0 {
+			r.rows.Put(c.row, c.count-take)
+		}
+		p.All = false
+		break
 	}
 	clear(r.cands)
 }
