@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -14,15 +16,40 @@ import (
 	"github.com/eddystream/eddy/internal/testutil"
 )
 
-// buildEddy builds the eddy binary for end-to-end tests.
+// built is the eddy binary of the end-to-end tests, built once for all of
+// them into binDir (which TestMain removes).
+var (
+	buildOnce sync.Once
+	binDir    string
+	built     string
+	buildErr  error
+)
+
+// buildEddy returns the eddy binary for end-to-end tests, building it on
+// first use.
 func buildEddy(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "eddy")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building eddy: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "eddy-test-bin-"); buildErr != nil {
+			return
+		}
+		built = filepath.Join(binDir, "eddy")
+		if out, err := exec.Command("go", "build", "-o", built, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("%w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building eddy: %v", buildErr)
 	}
-	return bin
+	return built
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 // committed returns the committed lines of the file sink in dir.
