@@ -105,9 +105,11 @@ func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, chan
 	checkWholeRows(env, op, left.s)
 	checkWholeRows(env, op, right.s)
 	logic := ops.RegularJoinLogic[A, B, O]{
-		LeftOuter:  kind == LeftJoin || kind == FullJoin,
-		RightOuter: kind == RightJoin || kind == FullJoin,
-		On:         on, Output: fn, Equal: equalFunc[O](), TTL: cfg.ttl,
+		LeftOuter:       kind == LeftJoin || kind == FullJoin,
+		RightOuter:      kind == RightJoin || kind == FullJoin,
+		LeftInsertOnly:  left.s.ChangelogMode().IsInsertOnly(),
+		RightInsertOnly: right.s.ChangelogMode().IsInsertOnly(),
+		On:              on, Output: fn, Equal: equalFunc[O](), TTL: cfg.ttl,
 	}
 	name := op
 	if kind != InnerJoin {

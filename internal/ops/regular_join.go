@@ -17,6 +17,11 @@ type RegularJoinLogic[A, B comparable, O any] struct {
 	// LeftOuter keeps left rows without a match, padded with a nil right
 	// side; RightOuter does the same for right rows.
 	LeftOuter, RightOuter bool
+	// LeftInsertOnly and RightInsertOnly say that an input declared itself
+	// insert-only: its rows are appended to its table without looking for
+	// an equal row first (equal rows are then kept as separate entries,
+	// which a retraction, should one come, finds as well).
+	LeftInsertOnly, RightInsertOnly bool
 	// On, if set, is the rest of the join condition: rows of the same key
 	// join only if On accepts them. With On, each row of an outer side
 	// keeps its number of matches in state; without, every pair of the key
@@ -44,50 +49,194 @@ type joinRow struct {
 	Matches int64
 }
 
-// joinRowCodec encodes a joinRow as two varints.
-type joinRowCodec struct{}
-
-func (joinRowCodec) Append(dst []byte, v joinRow) []byte {
-	return binary.AppendVarint(binary.AppendVarint(dst, v.N), v.Matches)
-}
-
-func (joinRowCodec) Decode(src []byte) (v joinRow, n int, err error) {
-	var m int
-	if v.N, n = binary.Varint(src); n <= 0 {
-		return v, 0, fmt.Errorf("join row count: short or invalid varint")
-	}
-	if v.Matches, m = binary.Varint(src[n:]); m <= 0 {
-		return v, 0, fmt.Errorf("join row matches: short or invalid varint")
-	}
-	return v, n + m, nil
-}
-
-// sideRow is a row of one side read from state, with its state.
+// sideRow is a distinct row of one side with its state.
 type sideRow[X any] struct {
 	row X
 	st  joinRow
 }
 
-// joinSide is one input of a regular join: its rows of the current key in
-// a map state from row to joinRow, whether it is outer, and a buffer for
-// reading them.
-type joinSide[K comparable, X comparable] struct {
-	rows  *state.MapHandle[K, state.VoidNamespace, X, joinRow]
-	outer bool
-	buf   []sideRow[X]
+// rowSetIndexAt is the size from which a row set indexes its rows by value.
+const rowSetIndexAt = 32
+
+// rowSet is the table of one side of a join key: its distinct rows with
+// their states, in no particular order. A single row is kept inline, so
+// that the common case of a side with one row per key (a table joined on
+// its primary key) is read with the key's state, without following a
+// pointer. Once it holds more than rowSetIndexAt rows, the set indexes its
+// rows by value (the index is not encoded: it is rebuilt when needed after
+// a decode or a copy).
+type rowSet[X comparable] struct {
+	one    [1]sideRow[X]
+	hasOne bool
+	many   []sideRow[X] // the rows when there are several
+	index  map[X]int32
+}
+
+// all returns the rows; changing them changes the set.
+func (s *rowSet[X]) all() []sideRow[X] {
+	if s.hasOne {
+		return s.one[:]
+	}
+	return s.many
+}
+
+// len returns the number of distinct rows.
+func (s *rowSet[X]) len() int {
+	if s.hasOne {
+		return 1
+	}
+	return len(s.many)
+}
+
+// find returns the position of row x in all(), or -1.
+func (s *rowSet[X]) find(x X) int {
+	if s.hasOne {
+		if s.one[0].row == x {
+			return 0
+		}
+		return -1
+	}
+	if len(s.many) <= rowSetIndexAt {
+		for i := range s.many {
+			if s.many[i].row == x {
+				return i
+			}
+		}
+		return -1
+	}
+	if s.index == nil {
+		s.index = make(map[X]int32, len(s.many))
+		for i := range s.many {
+			s.index[s.many[i].row] = int32(i)
+		}
+	}
+	if i, ok := s.index[x]; ok {
+		return int(i)
+	}
+	return -1
+}
+
+// add adds row x, which is not in the set.
+func (s *rowSet[X]) add(x X, st joinRow) {
+	switch {
+	case s.hasOne:
+		s.many = append(make([]sideRow[X], 0, 4), s.one[0], sideRow[X]{x, st})
+		s.one[0], s.hasOne = sideRow[X]{}, false
+	case len(s.many) == 0:
+		s.one[0], s.hasOne, s.many = sideRow[X]{x, st}, true, nil
+	default:
+		s.many = append(s.many, sideRow[X]{x, st})
+		if s.index != nil {
+			s.index[x] = int32(len(s.many) - 1)
+		}
+	}
+}
+
+// remove deletes the row at position i of all().
+func (s *rowSet[X]) remove(i int) {
+	if s.hasOne {
+		s.one[0], s.hasOne = sideRow[X]{}, false
+		return
+	}
+	last := len(s.many) - 1
+	if s.index != nil {
+		delete(s.index, s.many[i].row)
+		if i != last {
+			s.index[s.many[last].row] = int32(i)
+		}
+	}
+	s.many[i] = s.many[last]
+	s.many[last] = sideRow[X]{}
+	s.many = s.many[:last]
+	switch {
+	case len(s.many) == 1:
+		s.one[0], s.hasOne, s.many, s.index = s.many[0], true, nil, nil
+	case len(s.many) <= rowSetIndexAt:
+		s.index = nil
+	}
+}
+
+// joinKeyState is the state of one join key: the tables of both sides.
+type joinKeyState[A, B comparable] struct {
+	left  rowSet[A]
+	right rowSet[B]
+}
+
+// joinStateCodec encodes a joinKeyState: for each side, the number of rows,
+// then each row with its count and matches as varints.
+type joinStateCodec[A, B comparable] struct {
+	a state.Codec[A]
+	b state.Codec[B]
+}
+
+func (c joinStateCodec[A, B]) Append(dst []byte, v joinKeyState[A, B]) []byte {
+	dst = appendRowSet(dst, c.a, &v.left)
+	return appendRowSet(dst, c.b, &v.right)
+}
+
+func (c joinStateCodec[A, B]) Decode(src []byte) (v joinKeyState[A, B], n int, err error) {
+	var m int
+	if v.left, n, err = decodeRowSet(src, c.a); err != nil {
+		return v, 0, fmt.Errorf("join state, left rows: %w", err)
+	}
+	if v.right, m, err = decodeRowSet(src[n:], c.b); err != nil {
+		return v, 0, fmt.Errorf("join state, right rows: %w", err)
+	}
+	return v, n + m, nil
+}
+
+func appendRowSet[X comparable](dst []byte, c state.Codec[X], s *rowSet[X]) []byte {
+	rows := s.all()
+	dst = binary.AppendUvarint(dst, uint64(len(rows)))
+	for i := range rows {
+		dst = c.Append(dst, rows[i].row)
+		dst = binary.AppendVarint(dst, rows[i].st.N)
+		dst = binary.AppendVarint(dst, rows[i].st.Matches)
+	}
+	return dst
+}
+
+func decodeRowSet[X comparable](src []byte, c state.Codec[X]) (s rowSet[X], n int, err error) {
+	count, n := binary.Uvarint(src)
+	if n <= 0 || count > uint64(len(src)) {
+		return s, 0, fmt.Errorf("short or invalid row count")
+	}
+	rows := make([]sideRow[X], count)
+	for i := range rows {
+		r := &rows[i]
+		x, m, err := c.Decode(src[n:])
+		if err != nil {
+			return s, 0, err
+		}
+		r.row = x
+		n += m
+		if r.st.N, m = binary.Varint(src[n:]); m <= 0 {
+			return s, 0, fmt.Errorf("short or invalid row count")
+		}
+		n += m
+		if r.st.Matches, m = binary.Varint(src[n:]); m <= 0 {
+			return s, 0, fmt.Errorf("short or invalid row matches")
+		}
+		n += m
+	}
+	if len(rows) == 1 {
+		s.one[0], s.hasOne = rows[0], true
+	} else if len(rows) > 1 {
+		s.many = rows
+	}
+	return s, n, nil
+}
+
+// joinSide is one input of a regular join: whether it is outer, the table
+// of the current key being changed, and the changed rows.
+type joinSide[X comparable] struct {
+	outer      bool
+	insertOnly bool
+	set        *rowSet[X]
 	// cur and prev hold the changed rows while their results are made, so
 	// that the pointers given to Output point into the operator rather
 	// than to copies on the heap.
 	cur, prev X
-}
-
-// read returns the rows of the current key.
-func (s *joinSide[K, X]) read() []sideRow[X] {
-	s.buf = s.buf[:0]
-	for x, st := range s.rows.Entries() {
-		s.buf = append(s.buf, sideRow[X]{x, st})
-	}
-	return s.buf
 }
 
 // joinOut collects the result changes of one input change (or of the two
@@ -112,25 +261,32 @@ func (o *joinOut[O]) add(v O, n int64) {
 // RegularJoin runs a RegularJoinLogic over two keyed changelogs, as a
 // one-input operator over Either.
 //
-// State: per join key and side, a map from each distinct row to its
-// joinRow. A change of a row of one side joins the rows of the other side
-// of its key and updates its own side; with an outer side, a row of it is
-// padded with nil while it has no match, and the padded row is retracted
-// when its first match arrives (and emitted again when its last match
-// goes). An update (-U then +U of the same key, adjacent in a batch) comes
-// out as updates of the result rows, each -U followed by its +U; a -U or +U
-// alone comes out as a -D or a +I.
+// State: one value per join key holding the tables of both sides, each a
+// set of distinct rows with their joinRow (a key's rows are read and written
+// at once: one state access per change). A change of a row of one side
+// joins the rows of the other side of its key and updates its own side;
+// with an outer side, a row of it is padded with nil while it has no match,
+// and the padded row is retracted when its first match arrives (and emitted
+// again when its last match goes). An update (-U then +U of the same key,
+// adjacent in a batch) comes out as updates of the result rows, each -U
+// followed by its +U; a -U or +U alone comes out as a -D or a +I. With a
+// TTL, the state of a key expires as a whole when neither side has been
+// written for that long.
 type RegularJoin[K comparable, A, B comparable, O any] struct {
 	*relational[K, Either[changelog.Change[A], changelog.Change[B]], O]
 	logic RegularJoinLogic[A, B, O]
-	left  *joinSide[K, A]
-	right *joinSide[K, B]
+	state *state.ValueHandle[K, state.VoidNamespace, joinKeyState[A, B]]
+	left  *joinSide[A]
+	right *joinSide[B]
 	// outL and outR make result rows with the changed side first.
 	outL func(a *A, b *B) O
 	outR func(b *B, a *A) O
 	onL  func(a A, b B) bool
 	onR  func(b B, a A) bool
 	res  joinOut[O]
+	// cur is the state of the current key while a change is applied;
+	// left.set and right.set point into it.
+	cur joinKeyState[A, B]
 }
 
 // NewRegularJoin returns the operator; it restores ctx.Restored.
@@ -140,12 +296,11 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 		return nil, err
 	}
 	j := &RegularJoin[K, A, B, O]{relational: rel, logic: logic,
-		left: &joinSide[K, A]{outer: logic.LeftOuter}, right: &joinSide[K, B]{outer: logic.RightOuter}}
-	if j.left.rows, err = state.NewMapHandle[K, state.VoidNamespace, A, joinRow](rel.store, nil, nil, "join-left", lazyCodec[A](), joinRowCodec{}, rel.ttlConfig()); err != nil {
-		rel.Close()
-		return nil, err
-	}
-	if j.right.rows, err = state.NewMapHandle[K, state.VoidNamespace, B, joinRow](rel.store, nil, nil, "join-right", lazyCodec[B](), joinRowCodec{}, rel.ttlConfig()); err != nil {
+		left:  &joinSide[A]{outer: logic.LeftOuter, insertOnly: logic.LeftInsertOnly},
+		right: &joinSide[B]{outer: logic.RightOuter, insertOnly: logic.RightInsertOnly}}
+	j.left.set, j.right.set = &j.cur.left, &j.cur.right
+	codec := joinStateCodec[A, B]{a: lazyCodec[A](), b: lazyCodec[B]()}
+	if j.state, err = state.NewValueHandle[K, state.VoidNamespace, joinKeyState[A, B]](rel.store, nil, nil, "join", codec, rel.ttlConfig()); err != nil {
 		rel.Close()
 		return nil, err
 	}
@@ -170,26 +325,36 @@ func (j *RegularJoin[K, A, B, O]) ProcessBatch(b *runtime.Batch[Either[changelog
 	for i := 0; i < n; i++ {
 		j.setKeyAt(b, i)
 		j.ts = b.TS[i]
+		j.cur, _ = j.state.Value()
 		e := &b.Data[i]
+		var changed bool
 		if i+1 < n && j.pairAt(b, i) {
 			f := &b.Data[i+1]
 			j.ts = b.TS[i+1]
 			if e.IsRight {
-				changeUpdate(j.relational, j.right, j.left, j.onR, j.outR, e.Right.Row, f.Right.Row, &j.res)
+				changed = changeUpdate(j.relational, j.right, j.left, j.onR, j.outR, e.Right.Row, f.Right.Row, &j.res)
 			} else {
-				changeUpdate(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Row, f.Left.Row, &j.res)
+				changed = changeUpdate(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Row, f.Left.Row, &j.res)
 			}
 			j.emitResult(true)
 			i++
-			continue
-		}
-		if e.IsRight {
-			changeOne(j.relational, j.right, j.left, j.onR, j.outR, e.Right.Kind, e.Right.Row, &j.res)
 		} else {
-			changeOne(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Kind, e.Left.Row, &j.res)
+			if e.IsRight {
+				changed = changeOne(j.relational, j.right, j.left, j.onR, j.outR, e.Right.Kind, e.Right.Row, &j.res)
+			} else {
+				changed = changeOne(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Kind, e.Left.Row, &j.res)
+			}
+			j.emitResult(false)
 		}
-		j.emitResult(false)
+		switch {
+		case !changed:
+		case j.cur.left.len() == 0 && j.cur.right.len() == 0:
+			j.state.Clear()
+		default:
+			j.state.Update(j.cur)
+		}
 	}
+	j.cur = joinKeyState[A, B]{}
 	j.cleanup(n)
 	return j.flush()
 }
@@ -238,43 +403,42 @@ func (j *RegularJoin[K, A, B, O]) emitResult(update bool) {
 }
 
 // changeOne applies one change of row x to side in of the current key and
-// collects the result changes: x joins the rows of side other.
-func changeOne[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O], in *joinSide[K, X], other *joinSide[K, Y], on func(X, Y) bool, out func(*X, *Y) O, kind changelog.Kind, x X, res *joinOut[O]) {
+// collects the result changes: x joins the rows of side other. It reports
+// whether the state changed.
+func changeOne[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O], in *joinSide[X], other *joinSide[Y], on func(X, Y) bool, out func(*X, *Y) O, kind changelog.Kind, x X, res *joinOut[O]) bool {
 	if kind.IsAddition() {
 		addRow(in, other, on, out, x, res)
-		return
+		return true
+	}
+	i := in.set.find(x)
+	if i < 0 {
+		rel.retractedAbsent()
+		return false
 	}
 	in.cur = x
 	xp := &in.cur
-	st, ok := in.rows.Get(x)
-	if !ok {
-		rel.retractedAbsent()
-		return
+	if in.set.all()[i].st.N--; in.set.all()[i].st.N <= 0 {
+		in.set.remove(i)
 	}
-	ys := other.read()
-	if st.N--; st.N > 0 {
-		in.rows.Put(x, st)
-	} else {
-		in.rows.Delete(x)
-	}
+	ys := other.set.all()
 	if on == nil {
 		if len(ys) == 0 {
 			if in.outer {
 				res.retract(out(xp, nil), 1)
 			}
-			return
+			return true
 		}
 		for i := range ys {
 			res.retract(out(xp, &ys[i].row), ys[i].st.N)
 		}
 		// The other side's rows lose their last match when this side's
 		// table of the key becomes empty.
-		if other.outer && st.N == 0 && in.rows.IsEmpty() {
+		if other.outer && in.set.len() == 0 {
 			for i := range ys {
 				res.add(out(nil, &ys[i].row), ys[i].st.N)
 			}
 		}
-		return
+		return true
 	}
 	matched := false
 	for i := range ys {
@@ -289,21 +453,24 @@ func changeOne[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O]
 				y.st.Matches = 0
 				res.add(out(nil, &y.row), y.st.N)
 			}
-			other.rows.Put(y.row, y.st)
 		}
 	}
 	if !matched && in.outer {
 		res.retract(out(xp, nil), 1)
 	}
+	return true
 }
 
 // addRow adds one occurrence of row x to side in of the current key and
 // collects the result changes.
-func addRow[K comparable, X, Y comparable, O any](in *joinSide[K, X], other *joinSide[K, Y], on func(X, Y) bool, out func(*X, *Y) O, x X, res *joinOut[O]) {
+func addRow[X, Y comparable, O any](in *joinSide[X], other *joinSide[Y], on func(X, Y) bool, out func(*X, *Y) O, x X, res *joinOut[O]) {
 	in.cur = x
 	xp := &in.cur
-	ys := other.read()
-	st, _ := in.rows.Get(x)
+	ys := other.set.all()
+	i := -1
+	if !in.insertOnly {
+		i = in.set.find(x)
+	}
 	if on == nil {
 		if len(ys) == 0 {
 			if in.outer {
@@ -312,7 +479,7 @@ func addRow[K comparable, X, Y comparable, O any](in *joinSide[K, X], other *joi
 		} else {
 			// The other side's rows get their first match when this side's
 			// table of the key was empty.
-			if other.outer && st.N == 0 && in.rows.IsEmpty() {
+			if other.outer && in.set.len() == 0 {
 				for i := range ys {
 					res.retract(out(nil, &ys[i].row), ys[i].st.N)
 				}
@@ -321,8 +488,11 @@ func addRow[K comparable, X, Y comparable, O any](in *joinSide[K, X], other *joi
 				res.add(out(xp, &ys[i].row), ys[i].st.N)
 			}
 		}
-		st.N++
-		in.rows.Put(x, st)
+		if i >= 0 {
+			in.set.all()[i].st.N++
+		} else {
+			in.set.add(x, joinRow{N: 1})
+		}
 		return
 	}
 	var matches int64
@@ -337,54 +507,55 @@ func addRow[K comparable, X, Y comparable, O any](in *joinSide[K, X], other *joi
 				res.retract(out(nil, &y.row), y.st.N)
 			}
 			y.st.Matches++
-			other.rows.Put(y.row, y.st)
 		}
 		res.add(out(xp, &y.row), y.st.N)
 	}
 	if matches == 0 && in.outer {
 		res.add(out(xp, nil), 1)
 	}
-	st.N++
-	st.Matches = matches
-	in.rows.Put(x, st)
+	if i >= 0 {
+		in.set.all()[i].st.N++
+		in.set.all()[i].st.Matches = matches
+	} else {
+		in.set.add(x, joinRow{N: 1, Matches: matches})
+	}
 }
 
 // changeUpdate applies an update of a row of side in from xo to xn, both of
 // the current key, and collects the result changes as updates: each result
 // row of xo is retracted and the same pair with xn added, so that emitted in
-// pairs they read as updates of the result rows.
-func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O], in *joinSide[K, X], other *joinSide[K, Y], on func(X, Y) bool, out func(*X, *Y) O, xo, xn X, res *joinOut[O]) {
-	so, ok := in.rows.Get(xo)
-	if !ok {
+// pairs they read as updates of the result rows. It reports whether the
+// state changed.
+func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O], in *joinSide[X], other *joinSide[Y], on func(X, Y) bool, out func(*X, *Y) O, xo, xn X, res *joinOut[O]) bool {
+	i := in.set.find(xo)
+	if i < 0 {
 		rel.retractedAbsent()
 		addRow(in, other, on, out, xn, res)
-		return
+		return true
 	}
 	in.prev, in.cur = xo, xn
 	op, np := &in.prev, &in.cur
-	ys := other.read()
-	if so.N--; so.N > 0 {
-		in.rows.Put(xo, so)
-	} else {
-		in.rows.Delete(xo)
+	if in.set.all()[i].st.N--; in.set.all()[i].st.N <= 0 {
+		in.set.remove(i)
 	}
-	sn, _ := in.rows.Get(xn)
-	sn.N++
+	ys := other.set.all()
 	if on == nil {
 		// Every row of the key joins both: the other side's matches do not
 		// change.
-		if len(ys) == 0 {
-			if in.outer {
-				res.retract(out(op, nil), 1)
-				res.add(out(np, nil), 1)
-			}
+		if len(ys) == 0 && in.outer {
+			res.retract(out(op, nil), 1)
+			res.add(out(np, nil), 1)
 		}
 		for i := range ys {
 			res.retract(out(op, &ys[i].row), ys[i].st.N)
 			res.add(out(np, &ys[i].row), ys[i].st.N)
 		}
-		in.rows.Put(xn, sn)
-		return
+		if i := in.set.find(xn); i >= 0 {
+			in.set.all()[i].st.N++
+		} else {
+			in.set.add(xn, joinRow{N: 1})
+		}
+		return true
 	}
 	var oldMatched bool
 	var matches int64
@@ -411,7 +582,6 @@ func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T,
 			y.st.Matches = 0
 			res.add(out(nil, &y.row), y.st.N)
 		}
-		other.rows.Put(y.row, y.st)
 	}
 	if in.outer {
 		if !oldMatched {
@@ -421,6 +591,11 @@ func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T,
 			res.add(out(np, nil), 1)
 		}
 	}
-	sn.Matches = matches
-	in.rows.Put(xn, sn)
+	if i := in.set.find(xn); i >= 0 {
+		in.set.all()[i].st.N++
+		in.set.all()[i].st.Matches = matches
+	} else {
+		in.set.add(xn, joinRow{N: 1, Matches: matches})
+	}
+	return true
 }

@@ -9,6 +9,9 @@ import (
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/internal/ops/opstest"
 	"github.com/eddystream/eddy/internal/runtime"
+	"github.com/eddystream/eddy/internal/state"
+	heapstate "github.com/eddystream/eddy/internal/state/heap"
+	"github.com/eddystream/eddy/internal/state/pebble"
 )
 
 // joinChangeInput feeds the harness's records to an input of changes: a
@@ -121,7 +124,7 @@ emit ts=4: -D[a 1|10]
 emit ts=4: -D[a 1|11]
 emit ts=5: -D[a -|10]
 emit ts=6: -D[a -|11]
-state: join-left=0 join-right=0
+state: join=0
 `, false)
 }
 
@@ -201,9 +204,9 @@ right c 21 v=6
 right d 21 v=7
 `, `
 emit ts=0: +I[a 1|3]
-state: join-left=2 join-right=1
-state: join-left=3 join-right=1
-state: join-left=1 join-right=0
+state: join=2
+state: join=3
+state: join=1
 emit ts=21: +I[d 5|7]
 `, false)
 	if got := h.Context().Metrics.RetractionsWithoutState.Load(); got != 0 {
@@ -214,3 +217,67 @@ emit ts=21: +I[d 5|7]
 		t.Fatalf("RetractionsWithoutState = %d, want 1 after retracting an expired row", got)
 	}
 }
+
+type benchL struct{ ID, K, V int64 }
+type benchR struct{ K, V int64 }
+
+// BenchmarkRegularJoinOperator drives the join operator alone (no runtime)
+// with the pattern of the join benchmarks of package eddy: 100 000 right
+// rows, one per key, then left rows spread over the keys, in batches of
+// 1024; it reports the cost per left row.
+func BenchmarkRegularJoinOperator(b *testing.B) {
+	for _, backend := range []string{"heap", "pebble"} {
+		for _, outer := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/outer=%v", backend, outer), func(b *testing.B) {
+				const keys = 100_000
+				ctx := runtime.NewContext("join", 0, 1, 128, func() int64 { return 0 }, func(int64, func(int64) error) {})
+				factory := func(ctx *runtime.Context, kgs state.KeyGroupRange) (state.Backend, error) {
+					if backend == "pebble" {
+						return pebble.Open(b.TempDir(), kgs, ctx.MaxParallelism, pebble.Options{MemoryBudget: 256 << 20})
+					}
+					return heapstate.New(kgs, ctx.MaxParallelism), nil
+				}
+				type E = Either[changelog.Change[benchL], changelog.Change[benchR]]
+				ka, _ := NewKeySpec[int64](func(c changelog.Change[benchL]) int64 { return c.Row.K })
+				kb, _ := NewKeySpec[int64](func(c changelog.Change[benchR]) int64 { return c.Row.K })
+				var n int
+				sink := &countInput[changelog.Change[int64]]{n: &n}
+				j, err := NewRegularJoin(ctx, EitherKeySpec(ka, kb), factory, RegularJoinLogic[benchL, benchR, int64]{
+					LeftOuter: outer, LeftInsertOnly: true, RightInsertOnly: true, Output: func(a *benchL, b *benchR) int64 { return a.V }}, map[string]any{"": runtime.Input[changelog.Change[int64]](sink)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer j.Close()
+				batch := runtime.NewBatch[E](1024)
+				send := func() {
+					if err := j.ProcessBatch(batch); err != nil {
+						b.Fatal(err)
+					}
+					batch.Reset()
+				}
+				for i := range int64(keys) {
+					batch.Append(E{Right: changelog.InsertOf(benchR{K: i, V: i}), IsRight: true}, 0)
+					if batch.Len() == 1024 {
+						send()
+					}
+				}
+				send()
+				b.ResetTimer()
+				for i := range int64(b.N) {
+					batch.Append(E{Left: changelog.InsertOf(benchL{ID: i, K: (i * 7919) % keys, V: i})}, 0)
+					if batch.Len() == 1024 {
+						send()
+					}
+				}
+				send()
+			})
+		}
+	}
+}
+
+// countInput counts what it receives.
+type countInput[T any] struct{ n *int }
+
+func (c *countInput[T]) ProcessBatch(b *runtime.Batch[T]) error { *c.n += b.Len(); return nil }
+func (c *countInput[T]) ProcessWatermark(int64) error           { return nil }
+func (c *countInput[T]) EndInput() error                        { return nil }
