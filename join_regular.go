@@ -53,13 +53,15 @@ func (k JoinKind) valid() bool { return k >= InnerJoin && k <= FullJoin }
 // function of its arguments only. The pointers are valid only during the
 // call: copy the rows, not the pointers.
 //
-// Each input's rows are kept in state per join key, as a map from each
-// distinct row to the number of times it is in its table, so A and B must
-// be comparable (== on the whole row is the identity of a row; turn rows
-// with slices or maps into a comparable form with MapRows first). A
-// retraction takes back a row equal to the one inserted. An unmatched row
-// of an outer side is emitted padded with nil, retracted (-D) when its
-// first match arrives, and emitted padded again when its last match goes.
+// Each join key's state holds the rows of both inputs with that key: for
+// each distinct row, the number of times it is in its table (and, with
+// JoinOn and an outer side, its number of matches). Rows are compared with
+// ==, so A and B must be comparable: == on the whole row is the identity of
+// a row, and a retraction takes back a row equal to one inserted (turn rows
+// with slices or maps into a comparable form with MapRows first). An
+// unmatched row of an outer side is emitted padded with nil, retracted (-D)
+// when its first match arrives, and emitted padded again when its last
+// match goes.
 //
 // Changelog modes: the inputs must carry whole rows in their retractions
 // (insert-only or retract streams); turn an upsert stream into a retract
@@ -69,10 +71,11 @@ func (k JoinKind) valid() bool { return k >= InnerJoin && k <= FullJoin }
 // comes out as updates of the result rows it is part of, each -U followed
 // by its +U; other changes come out as +I and -D.
 //
-// The state lives in the environment's state backend, is checkpointed and
-// redistributed by key group when the job is rescaled. It grows with the
-// inputs' tables: bound it with StateTTL, which forgets a row not written
-// for the given time (retractions of forgotten rows are counted as
+// The state lives in the environment's state backend, one value per join
+// key, and is checkpointed and redistributed by key group when the job is
+// rescaled. It grows with the inputs' tables: bound it with StateTTL, which
+// forgets the rows of a join key when neither input has changed a row of
+// that key for the given time (retractions of forgotten rows are counted as
 // RetractionsWithoutState, and results that involve them are not
 // retracted). Options: StateTTL.
 func Join[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.Change[A]], right *KeyedStream[K, changelog.Change[B]], kind JoinKind, fn func(a *A, b *B) O, opts ...TableOption) *Stream[changelog.Change[O]] {
@@ -84,8 +87,7 @@ func Join[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.C
 // only if on accepts them, and a row of an outer side is unmatched while
 // no row of the other side of its key is accepted with it. on must be
 // deterministic. Each row of an outer side keeps its number of matches in
-// state, as Flink's outer join state does, so changes of one row may
-// update the state of every row of its key on the other side.
+// state, as Flink's outer join state does.
 func JoinOn[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.Change[A]], right *KeyedStream[K, changelog.Change[B]], kind JoinKind, on func(a A, b B) bool, fn func(a *A, b *B) O, opts ...TableOption) *Stream[changelog.Change[O]] {
 	if on == nil {
 		left.s.env.fail(fmt.Errorf("eddy: JoinOn of %q and %q: the condition is nil; use Join for a join on the key alone", left.s.node.Name, right.s.node.Name))
