@@ -236,3 +236,25 @@ func TestTemporalJoinNeedsTimestamps(t *testing.T) {
 		t.Fatalf("got %v, want an error about records without timestamps that names the fix", err)
 	}
 }
+
+// TestTemporalJoinRescale stops a temporal left join with a savepoint at
+// parallelism 2 (probe rows waiting for the watermark in its state),
+// resumes it at parallelism 3, and compares the results with brute force,
+// on both backends.
+func TestTemporalJoinRescale(t *testing.T) {
+	for _, backend := range relBackends {
+		t.Run(backend, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			probe := probeChanges(rng, 3000, 100, false)
+			versions := versionChanges(rng, 3000, 100)
+			out := rescaledJoinRun(t, backend, 3000, func(env *eddy.Environment, hook func()) *eddy.Stream[changelog.Change[tJoined]] {
+				key := func(r tRow) int64 { return r.G }
+				p := eddy.AsChangelog(temporalInput(env, "probe", probe, hook), changelog.InsertOnly)
+				return eddy.TemporalJoin(eddy.GroupBy(p, key), eddy.GroupBy(temporalInput(env, "versions", versions, hook), key), eddy.LeftJoin, tJoin).UID("temporal")
+			})
+			if d := diffTables(table(t, out), bruteTemporal(probe, versions, eddy.LeftJoin)); d != "" {
+				t.Fatalf("result table differs from brute force:\n%s", d)
+			}
+		})
+	}
+}
