@@ -38,8 +38,10 @@ import (
 // Changelog modes: the probe input must carry whole rows in its
 // retractions (insert-only or retract; use ChangelogNormalize on an upsert
 // stream); an insert-only probe input gives an insert-only result, another
-// a retract stream, in which the -U and +U of an update of a probe row at
-// one time come out together and other changes as +I and -D. The state
+// a retract stream. An update of a probe row (its -U and +U, at one time)
+// comes out as an update of the result row, the -U followed by the +U, when
+// both find a version or the join is a LeftJoin; other changes come out as
+// +I and -D. The state
 // is checkpointed and redistributed by key group when the job is
 // rescaled.
 func TemporalJoin[K comparable, A, B, O any](probe *KeyedStream[K, changelog.Change[A]], versions *KeyedStream[K, changelog.Change[B]], kind JoinKind, fn func(a A, b *B) O) *Stream[changelog.Change[O]] {

@@ -240,10 +240,11 @@ type joinSide[X comparable] struct {
 }
 
 // joinOut collects the result changes of one input change (or of the two
-// halves of an update), so that they go out in an order that keeps the
-// halves of each update together.
+// halves of an update): updates of result rows (before and after), and
+// retractions and additions of others.
 type joinOut[O any] struct {
-	rets, adds []O
+	befores, afters []O
+	rets, adds      []O
 }
 
 func (o *joinOut[O]) retract(v O, n int64) {
@@ -255,6 +256,13 @@ func (o *joinOut[O]) retract(v O, n int64) {
 func (o *joinOut[O]) add(v O, n int64) {
 	for ; n > 0; n-- {
 		o.adds = append(o.adds, v)
+	}
+}
+
+func (o *joinOut[O]) update(before, after O, n int64) {
+	for ; n > 0; n-- {
+		o.befores = append(o.befores, before)
+		o.afters = append(o.afters, after)
 	}
 }
 
@@ -336,16 +344,13 @@ func (j *RegularJoin[K, A, B, O]) ProcessBatch(b *runtime.Batch[Either[changelog
 			} else {
 				changed = changeUpdate(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Row, f.Left.Row, &j.res)
 			}
-			j.emitResult(true)
 			i++
+		} else if e.IsRight {
+			changed = changeOne(j.relational, j.right, j.left, j.onR, j.outR, e.Right.Kind, e.Right.Row, &j.res)
 		} else {
-			if e.IsRight {
-				changed = changeOne(j.relational, j.right, j.left, j.onR, j.outR, e.Right.Kind, e.Right.Row, &j.res)
-			} else {
-				changed = changeOne(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Kind, e.Left.Row, &j.res)
-			}
-			j.emitResult(false)
+			changed = changeOne(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Kind, e.Left.Row, &j.res)
 		}
+		j.emitResult()
 		switch {
 		case !changed:
 		case j.cur.left.len() == 0 && j.cur.right.len() == 0:
@@ -376,30 +381,32 @@ func (j *RegularJoin[K, A, B, O]) pairAt(b *runtime.Batch[Either[changelog.Chang
 	return j.spec.Key(*f) == j.kc.Key
 }
 
-// emitResult sends the collected result changes: with update, pairs of a
-// retraction and an addition as -U/+U (dropped if Equal says the rows are
-// equal), then the remaining retractions as -D and additions as +I.
-func (j *RegularJoin[K, A, B, O]) emitResult(update bool) {
+// emitResult sends the collected result changes: the updates of result
+// rows as -U/+U pairs (dropped if Equal says the rows are equal), then the
+// retractions as -D and the additions as +I.
+func (j *RegularJoin[K, A, B, O]) emitResult() {
 	r := &j.res
-	p := 0
-	if update {
-		p = min(len(r.rets), len(r.adds))
-		for i := range p {
-			if j.logic.Equal != nil && j.logic.Equal(r.rets[i], r.adds[i]) {
-				continue
-			}
-			j.emitUpdate(r.rets[i], r.adds[i])
+	for i := range r.befores {
+		if j.logic.Equal != nil && j.logic.Equal(r.befores[i], r.afters[i]) {
+			continue
 		}
+		j.emitUpdate(r.befores[i], r.afters[i])
 	}
-	for _, v := range r.rets[p:] {
+	for _, v := range r.rets {
 		j.emit(changelog.Delete, v)
 	}
-	for _, v := range r.adds[p:] {
+	for _, v := range r.adds {
 		j.emit(changelog.Insert, v)
 	}
-	clear(r.rets)
-	clear(r.adds)
-	r.rets, r.adds = r.rets[:0], r.adds[:0]
+	r.befores, r.afters = clearSlice(r.befores), clearSlice(r.afters)
+	r.rets, r.adds = clearSlice(r.rets), clearSlice(r.adds)
+}
+
+// clearSlice returns s emptied, its elements zeroed so that it keeps
+// nothing alive.
+func clearSlice[T any](s []T) []T {
+	clear(s)
+	return s[:0]
 }
 
 // changeOne applies one change of row x to side in of the current key and
@@ -522,10 +529,9 @@ func addRow[X, Y comparable, O any](in *joinSide[X], other *joinSide[Y], on func
 }
 
 // changeUpdate applies an update of a row of side in from xo to xn, both of
-// the current key, and collects the result changes as updates: each result
-// row of xo is retracted and the same pair with xn added, so that emitted in
-// pairs they read as updates of the result rows. It reports whether the
-// state changed.
+// the current key, and collects the result changes: a result row of xo
+// whose pair with xn is a result too becomes an update of that result row;
+// others are retracted or added. It reports whether the state changed.
 func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O], in *joinSide[X], other *joinSide[Y], on func(X, Y) bool, out func(*X, *Y) O, xo, xn X, res *joinOut[O]) bool {
 	i := in.set.find(xo)
 	if i < 0 {
@@ -543,12 +549,10 @@ func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T,
 		// Every row of the key joins both: the other side's matches do not
 		// change.
 		if len(ys) == 0 && in.outer {
-			res.retract(out(op, nil), 1)
-			res.add(out(np, nil), 1)
+			res.update(out(op, nil), out(np, nil), 1)
 		}
 		for i := range ys {
-			res.retract(out(op, &ys[i].row), ys[i].st.N)
-			res.add(out(np, &ys[i].row), ys[i].st.N)
+			res.update(out(op, &ys[i].row), out(np, &ys[i].row), ys[i].st.N)
 		}
 		if i := in.set.find(xn); i >= 0 {
 			in.set.all()[i].st.N++
@@ -562,12 +566,16 @@ func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T,
 	for i := range ys {
 		y := &ys[i]
 		was, is := on(xo, y.row), on(xn, y.row)
-		if was {
-			oldMatched = true
-			res.retract(out(op, &y.row), y.st.N)
-		}
+		oldMatched = oldMatched || was
 		if is {
 			matches += y.st.N
+		}
+		switch {
+		case was && is:
+			res.update(out(op, &y.row), out(np, &y.row), y.st.N)
+		case was:
+			res.retract(out(op, &y.row), y.st.N)
+		case is:
 			res.add(out(np, &y.row), y.st.N)
 		}
 		if !other.outer || was == is {
@@ -584,10 +592,12 @@ func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T,
 		}
 	}
 	if in.outer {
-		if !oldMatched {
+		switch {
+		case !oldMatched && matches == 0:
+			res.update(out(op, nil), out(np, nil), 1)
+		case !oldMatched:
 			res.retract(out(op, nil), 1)
-		}
-		if matches == 0 {
+		case matches == 0:
 			res.add(out(np, nil), 1)
 		}
 	}

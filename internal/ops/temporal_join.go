@@ -28,6 +28,16 @@ type probeRow[A any] struct {
 	TS   int64
 	Kind changelog.Kind
 	Row  A
+	// Pair is set on a +U that came right after the -U of its update (same
+	// key, same batch), so that the two can go out as one update.
+	Pair bool
+}
+
+// dueRow is a probe change the watermark has passed, with its position in
+// the key's list of waiting changes.
+type dueRow[A any] struct {
+	probeRow[A]
+	idx int
 }
 
 // version is a change of the versioned table at one time: the row valid
@@ -72,7 +82,8 @@ type TemporalJoin[K comparable, A, B, O any] struct {
 	timers   state.Timers[K, state.VoidNamespace]
 	wm       int64
 
-	due, rest []probeRow[A]
+	due       []dueRow[A]
+	rest      []probeRow[A]
 	vers      []timedVersion[B]
 	probeCur  A
 	versCur   B
@@ -127,7 +138,9 @@ func (j *TemporalJoin[K, A, B, O]) ProcessBatch(b *runtime.Batch[Either[changelo
 		if e.IsRight {
 			j.versions.Put(ts, version[B]{Kind: e.Right.Kind, Row: e.Right.Row})
 		} else {
-			j.probe.Add(probeRow[A]{TS: ts, Kind: e.Left.Kind, Row: e.Left.Row})
+			pair := e.Left.Kind == changelog.UpdateAfter && i > 0 && !b.Data[i-1].IsRight &&
+				b.Data[i-1].Left.Kind == changelog.UpdateBefore && j.spec.Key(b.Data[i-1]) == j.kc.Key
+			j.probe.Add(probeRow[A]{TS: ts, Kind: e.Left.Kind, Row: e.Left.Row, Pair: pair})
 		}
 		j.registerTimer(kg, ts)
 	}
@@ -175,9 +188,9 @@ func (j *TemporalJoin[K, A, B, O]) emitDue(wm int64) int64 {
 	j.due, j.rest = j.due[:0], j.rest[:0]
 	next := int64(math.MaxInt64)
 	pending := j.probe.Get()
-	for _, p := range pending {
+	for i, p := range pending {
 		if p.TS <= wm {
-			j.due = append(j.due, p)
+			j.due = append(j.due, dueRow[A]{p, i})
 		} else {
 			j.rest = append(j.rest, p)
 			next = min(next, p.TS)
@@ -203,7 +216,7 @@ func (j *TemporalJoin[K, A, B, O]) emitDue(wm int64) int64 {
 		}
 		return 0
 	})
-	slices.SortStableFunc(j.due, func(a, b probeRow[A]) int {
+	slices.SortStableFunc(j.due, func(a, b dueRow[A]) int {
 		if a.TS < b.TS {
 			return -1
 		}
@@ -214,10 +227,10 @@ func (j *TemporalJoin[K, A, B, O]) emitDue(wm int64) int64 {
 	})
 	for i := 0; i < len(j.due); i++ {
 		p := &j.due[i]
-		if p.Kind == changelog.UpdateBefore && i+1 < len(j.due) && j.due[i+1].Kind == changelog.UpdateAfter {
+		if i+1 < len(j.due) && p.Kind == changelog.UpdateBefore && j.due[i+1].Pair && j.due[i+1].idx == p.idx+1 {
 			q := &j.due[i+1]
-			before, okb := j.result(p)
-			after, oka := j.result(q)
+			before, okb := j.result(&p.probeRow)
+			after, oka := j.result(&q.probeRow)
 			switch {
 			case okb && oka:
 				j.ts = q.TS
@@ -232,7 +245,7 @@ func (j *TemporalJoin[K, A, B, O]) emitDue(wm int64) int64 {
 			i++
 			continue
 		}
-		out, ok := j.result(p)
+		out, ok := j.result(&p.probeRow)
 		if !ok {
 			continue
 		}
