@@ -82,11 +82,11 @@ type TemporalJoin[K comparable, A, B, O any] struct {
 	timers   state.Timers[K, state.VoidNamespace]
 	wm       int64
 
-	due       []dueRow[A]
-	rest      []probeRow[A]
-	vers      []timedVersion[B]
-	probeCur  A
-	versCur   B
+	due      []dueRow[A]
+	rest     []probeRow[A]
+	vers     []timedVersion[B]
+	probeCur A
+	versCur  B
 }
 
 // NewTemporalJoin returns the operator; it restores ctx.Restored.
