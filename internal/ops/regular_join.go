@@ -35,8 +35,8 @@ type RegularJoinLogic[A, B comparable, O any] struct {
 	// Equal, if set, compares result rows: an update whose old and new
 	// result rows are equal is not emitted.
 	Equal func(x, y O) bool
-	// TTL, if positive, forgets a row that has not been written for that
-	// long (Flink's idle state retention).
+	// TTL, if positive, forgets the rows of a join key when neither side of
+	// the key has been written for that long (idle state retention).
 	TTL time.Duration
 }
 
