@@ -175,27 +175,24 @@ func TestJoinUpdatesStayPaired(t *testing.T) {
 	}
 	env := eddy.NewEnvironment(eddy.WithParallelism(1))
 	sink := newMemSink[changelog.Change[joined]]()
-	var rightDone atomic.Bool
-	r := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: int64(len(right))}, func(i int64) changelog.Change[relRow] {
-		if i == int64(len(right))-1 {
-			defer rightDone.Store(true)
-		}
-		return right[i]
-	}, eddy.NoWatermarks[changelog.Change[relRow]]())
-	all := append(left, updates...)
-	l := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: int64(len(all))}, func(i int64) changelog.Change[relRow] {
-		for i == 1 && !rightDone.Load() {
-			time.Sleep(time.Millisecond)
-		}
-		if i == 1 {
-			// Let the right rows reach the join before the update.
-			time.Sleep(50 * time.Millisecond)
-		}
-		return all[i]
-	}, eddy.NoWatermarks[changelog.Change[relRow]]())
+	// joins counts the join's results; the update waits for the five
+	// results of the left row, so that it reaches the join after them. It
+	// comes from a source of its own, so that waiting holds nothing else
+	// back.
+	var joins atomic.Int64
+	gen := func(rows []changelog.Change[relRow], wait bool) *eddy.Stream[changelog.Change[relRow]] {
+		return eddy.FromGenerator(env, eddy.GeneratorOptions{Count: int64(len(rows))}, func(i int64) changelog.Change[relRow] {
+			for wait && i == 0 && joins.Load() < 5 {
+				time.Sleep(time.Millisecond)
+			}
+			return rows[i]
+		}, eddy.NoWatermarks[changelog.Change[relRow]]())
+	}
 	key := func(r relRow) int64 { return r.G }
-	j := eddy.Join(eddy.GroupBy(eddy.AsChangelog(l, changelog.Retract), key), eddy.GroupBy(eddy.AsChangelog(r, changelog.InsertOnly), key), eddy.InnerJoin, joinedOf)
-	eddy.WriteTo(j, "collect", sink)
+	l := eddy.Union(gen(left, false), gen(updates, true))
+	j := eddy.Join(eddy.GroupBy(eddy.AsChangelog(l, changelog.Retract), key), eddy.GroupBy(eddy.AsChangelog(gen(right, false), changelog.InsertOnly), key), eddy.InnerJoin, joinedOf)
+	counted := eddy.Map(j, func(c changelog.Change[joined]) changelog.Change[joined] { joins.Add(1); return c })
+	eddy.WriteTo(eddy.AsChangelog(counted, changelog.Retract), "collect", sink)
 	if err := env.Execute(context.Background(), t.Name()); err != nil {
 		t.Fatal(err)
 	}
