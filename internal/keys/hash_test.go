@@ -84,3 +84,34 @@ func BenchmarkHashString(b *testing.B) {
 	}
 	_ = s
 }
+
+// goldenKey has a field of every kind a key may hold.
+type goldenKey struct {
+	X, Y int32
+	Tag  string
+	F    float32
+	B    bool
+	A    [2]uint16
+	N    int8
+	G    float64
+	U    uint
+}
+
+// TestCompositeKeyHashIsFixed pins the hash of composite keys: key groups,
+// and with them the state in savepoints, depend on it.
+func TestCompositeKeyHashIsFixed(t *testing.T) {
+	h, err := HasherFor[goldenKey]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := goldenKey{X: -3, Y: 7, Tag: "eddy", F: 1.5, B: true, A: [2]uint16{9, 65535}, N: -128, G: -0.0, U: 1 << 63}
+	if got, want := h(k), uint64(0x39d6a12dd80859b); got != want {
+		t.Fatalf("h(%v) = %#x, want %#x", k, got, want)
+	}
+	if got, want := h(goldenKey{}), uint64(0x1f3015449a5a2480); got != want {
+		t.Fatalf("h(zero) = %#x, want %#x", got, want)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { h(k) }); allocs != 0 {
+		t.Fatalf("hashing a composite key allocates %v times", allocs)
+	}
+}
