@@ -277,10 +277,11 @@ func callOpen(open func() error) (err error) {
 	return open()
 }
 
-// ProcessBatch calls the function for every record under its key.
+// ProcessBatch calls the function for every record under its key, taking
+// the key group from the batch when the hash exchange sent it.
 func (p *KeyedProcess[K, T, O]) ProcessBatch(b *runtime.Batch[T]) error {
 	for i, v := range b.Data {
-		p.setKeyOf(v)
+		p.setKeyAt(b, i)
 		p.c.ts = b.TS[i]
 		if err := p.logic.Process(p.c, v); err != nil {
 			return err

@@ -12,6 +12,10 @@ type Either[A, B any] struct {
 }
 
 // eitherInput converts the batches of one input into batches of Either.
+// The key groups a hash exchange sent with a batch (Batch.KG) go along, so
+// that a keyed two-input operator does not hash the keys again: both
+// inputs of a keyed two-input operator are routed by the same key rule
+// (EitherKeySpec hashes both sides' keys with one hash).
 type eitherInput[A, B, X any] struct {
 	target runtime.Input[Either[A, B]]
 	buf    *runtime.Batch[Either[A, B]]
@@ -24,6 +28,7 @@ func (e *eitherInput[A, B, X]) ProcessBatch(b *runtime.Batch[X]) error {
 		e.buf.Data = append(e.buf.Data, e.wrap(v))
 	}
 	e.buf.TS = append(e.buf.TS[:0], b.TS...)
+	e.buf.KG = append(e.buf.KG[:0], b.KG...)
 	err := e.target.ProcessBatch(e.buf)
 	clear(e.buf.Data)
 	return err
