@@ -310,8 +310,13 @@ func (e *Environment) Execute(ctx context.Context, name string) error {
 	return nil
 }
 
-// prepareCheckpoints sets up checkpoint storage and what to restore. It
-// reports finished if the checkpoint directory says the job has completed.
+// prepareCheckpoints sets up checkpoint storage and what to restore. A job
+// whose latest checkpoint is its final one restores it: every operator is
+// finished, so nothing runs again, but the sinks commit the transactions it
+// holds (the process may have died before they did), and the job ends. It
+// reports finished, so that nothing runs at all, for a final checkpoint that
+// holds no operators (earlier versions wrote final checkpoints without
+// state): restoring one would run the job again from the beginning.
 func (e *Environment) prepareCheckpoints(cfg *runtime.Config) (finished bool, err error) {
 	if cfg.Checkpoints.Interval > 0 && e.checkpointDir == "" {
 		return false, errors.New("checkpointing needs a directory: add eddy.WithCheckpointDir")
@@ -344,11 +349,15 @@ func (e *Environment) prepareCheckpoints(cfg *runtime.Config) (finished bool, er
 				return false, err
 			}
 			if latest != nil {
-				if latest.Metadata.Final {
+				switch {
+				case latest.Metadata.Final && len(latest.Metadata.Operators) == 0:
 					cfg.Log.Info("the job has already finished; nothing to do (start fresh to run it again)", "job", cfg.Name, "checkpoint", latest.Ref.Path)
 					return true, nil
+				case latest.Metadata.Final:
+					cfg.Log.Info("the job has already finished; restoring its final checkpoint to commit what it holds, then ending (start fresh to run it again)", "job", cfg.Name, "checkpoint", latest.Ref.Path)
+				default:
+					cfg.Log.Info("resuming from the latest checkpoint (start fresh to ignore it)", "job", cfg.Name, "checkpoint", latest.Ref.Path)
 				}
-				cfg.Log.Info("resuming from the latest checkpoint (start fresh to ignore it)", "job", cfg.Name, "checkpoint", latest.Ref.Path)
 				cfg.Restore = latest
 			}
 		}

@@ -61,7 +61,10 @@ type Metadata struct {
 	// Savepoint marks a user-triggered, portable checkpoint.
 	Savepoint bool `json:"savepoint,omitempty"`
 	// Final marks the checkpoint taken when the job's input had ended and
-	// every operator had finished: the job is complete.
+	// every operator had finished: the job is complete. Every subtask is
+	// marked Finished and holds its end state, such as the transactions a
+	// sink pre-committed at the end of its input, which a run restored
+	// from it commits.
 	Final     bool       `json:"final,omitempty"`
 	Time      time.Time  `json:"time"`
 	Operators []Operator `json:"operators"`

@@ -59,13 +59,24 @@ type pending struct {
 	failed    error
 	maxSync   time.Duration
 	savepoint *savepointRequest
+	// final marks the job's final checkpoint, taken once every task has
+	// finished.
+	final bool
 }
 
 // coordinator triggers checkpoints at the sources, collects the tasks'
 // acknowledgements, writes completed checkpoints, and tells the tasks when
 // one completes. It also ends the job: once every task's input has ended it
-// completes a final checkpoint, on which transactional sinks commit their
-// last output. At most one checkpoint is in flight.
+// takes a final checkpoint, on which transactional sinks commit their last
+// output. At most one checkpoint is in flight.
+//
+// The final checkpoint holds every task's end state, as in Flink
+// (FLIP-147): above all the transactions the sinks pre-committed at the end
+// of their input, which they commit only once it is durable. If the process
+// dies between writing it and those commits, a run restored from it (see
+// Redistribute: every operator is fully finished) commits them on restore,
+// runs nothing again, and ends at once. Without checkpoint storage there is
+// nothing to write, and the final checkpoint only notifies the tasks.
 //
 // Checkpoints go on while part of the job has finished (as in Flink since
 // FLIP-147). A trigger reaches every task: the sources still running inject
@@ -203,6 +214,9 @@ func (c *coordinator) run(ctx context.Context) error {
 			c.trigger(&r)
 		case now := <-tick.C:
 			if p := c.pending; p != nil && now.Sub(p.started) > c.cfg.Checkpoints.Timeout {
+				if p.final {
+					return fmt.Errorf("runtime: the final checkpoint %d of job %q timed out after %v; raise the checkpoint timeout (eddy.WithCheckpointTimeout)", p.id, c.cfg.Name, c.cfg.Checkpoints.Timeout)
+				}
 				c.abort(fmt.Sprintf("checkpoint %d timed out after %v", p.id, c.cfg.Checkpoints.Timeout))
 			}
 			if interval > 0 && c.pending == nil && now.Sub(c.lastDone) >= interval {
@@ -215,7 +229,11 @@ func (c *coordinator) run(ctx context.Context) error {
 					// Every task has finished: the final checkpoint
 					// supersedes one in flight.
 					c.abort("the job finished")
-					return c.complete(c.nextID, nil, true)
+					if c.cfg.Checkpoints.Storage == nil {
+						return c.complete(c.nextID, nil, true)
+					}
+					c.trigger(nil)
+					c.pending.final = true
 				}
 				continue
 			}
@@ -246,11 +264,17 @@ func (c *coordinator) run(ctx context.Context) error {
 			}
 			c.pending = nil
 			if p.failed != nil {
+				if p.final {
+					return fmt.Errorf("runtime: the final checkpoint %d of job %q failed: %w", p.id, c.cfg.Name, p.failed)
+				}
 				c.abortFailed(p, p.failed)
 				continue
 			}
-			if err := c.complete(p.id, p, false); err != nil {
+			if err := c.complete(p.id, p, p.final); err != nil {
 				return err
+			}
+			if p.final {
+				return nil
 			}
 			if c.stop {
 				return errStopped
@@ -331,7 +355,9 @@ func (c *coordinator) abort(why string) {
 }
 
 // complete writes checkpoint id (unless there is nowhere to write it) and
-// notifies the tasks. final marks the checkpoint at the end of the job.
+// notifies the tasks. final marks the checkpoint at the end of the job; if
+// it cannot be written, the job fails (and restarts from its latest
+// checkpoint) instead of letting the sinks commit what no checkpoint holds.
 func (c *coordinator) complete(id int64, p *pending, final bool) error {
 	var ops []checkpoint.OperatorState
 	if p != nil {
@@ -386,6 +412,9 @@ func (c *coordinator) complete(id int64, p *pending, final bool) error {
 			if savepoint {
 				p.savepoint.reply <- savepointReply{err: err}
 				return nil
+			}
+			if final {
+				return fmt.Errorf("runtime: writing the final checkpoint %d of job %q: %w", id, c.cfg.Name, err)
 			}
 			c.cfg.Log.Error("writing checkpoint failed", "checkpoint", id, "error", err)
 			c.lastDone = time.Now()
