@@ -456,6 +456,11 @@ type OperatorMetrics struct {
 	WindowGapRecords int64
 	// DeadLetters counts malformed input records set aside by a source.
 	DeadLetters int64
+	// RetractionsWithoutState counts retractions (-U, -D) that a relational
+	// operator received for a row or group it held no state for, because
+	// the state had expired (state TTL) or the row was never inserted: they
+	// changed nothing.
+	RetractionsWithoutState int64
 	// Watermark is the operator's input watermark (math.MinInt64 before
 	// the first).
 	Watermark int64
@@ -477,7 +482,8 @@ func (e *Environment) Metrics() []OperatorMetrics {
 			Name: m.Name, Subtask: m.Subtask,
 			RecordsIn: m.RecordsIn.Load(), RecordsOut: m.RecordsOut.Load(),
 			LateRecords: m.LateRecords.Load(), WindowGapRecords: m.WindowGapRecords.Load(),
-			DeadLetters: m.DeadLetters.Load(), Watermark: m.Watermark.Load(),
+			DeadLetters: m.DeadLetters.Load(), RetractionsWithoutState: m.RetractionsWithoutState.Load(),
+			Watermark: m.Watermark.Load(),
 		}
 	}
 	return out

@@ -68,18 +68,19 @@ func Handler(env *eddy.Environment, name string, opts ...Option) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /jobs/current", func(w http.ResponseWriter, r *http.Request) {
 		type op struct {
-			Name             string `json:"name"`
-			Subtask          int    `json:"subtask"`
-			RecordsIn        int64  `json:"recordsIn"`
-			RecordsOut       int64  `json:"recordsOut"`
-			LateRecords      int64  `json:"lateRecords"`
-			WindowGapRecords int64  `json:"windowGapRecords"`
-			DeadLetters      int64  `json:"deadLetters"`
-			Watermark        int64  `json:"watermark"`
+			Name                    string `json:"name"`
+			Subtask                 int    `json:"subtask"`
+			RecordsIn               int64  `json:"recordsIn"`
+			RecordsOut              int64  `json:"recordsOut"`
+			LateRecords             int64  `json:"lateRecords"`
+			WindowGapRecords        int64  `json:"windowGapRecords"`
+			DeadLetters             int64  `json:"deadLetters"`
+			RetractionsWithoutState int64  `json:"retractionsWithoutState"`
+			Watermark               int64  `json:"watermark"`
 		}
 		var ops []op
 		for _, m := range env.Metrics() {
-			ops = append(ops, op{m.Name, m.Subtask, m.RecordsIn, m.RecordsOut, m.LateRecords, m.WindowGapRecords, m.DeadLetters, m.Watermark})
+			ops = append(ops, op{m.Name, m.Subtask, m.RecordsIn, m.RecordsOut, m.LateRecords, m.WindowGapRecords, m.DeadLetters, m.RetractionsWithoutState, m.Watermark})
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"name": name, "restarts": env.Restarts(), "operators": ops})
 	})

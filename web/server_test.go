@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/agg"
+	"github.com/eddystream/eddy/changelog"
 )
 
 // post sends body to the savepoint endpoint and decodes the answer.
@@ -60,6 +62,55 @@ func TestStatusAndSavepointErrors(t *testing.T) {
 	}
 	if code, _, msg := post(t, srv.URL, `{}`); code != http.StatusConflict || msg == "" {
 		t.Fatalf("savepoint of a finished job: %d %q", code, msg)
+	}
+}
+
+// TestStatusCountsRetractionsWithoutState checks that the operator view
+// shows the relational operators' count of retractions of rows they hold no
+// state for, as Environment.Metrics does.
+func TestStatusCountsRetractionsWithoutState(t *testing.T) {
+	type row struct{ K, V int64 }
+	env := eddy.NewEnvironment()
+	rows := eddy.AsChangelog(eddy.FromSlice(env, []changelog.Change[row]{
+		{Kind: changelog.Insert, Row: row{1, 5}},
+		{Kind: changelog.Delete, Row: row{2, 7}}, // never inserted
+		{Kind: changelog.Delete, Row: row{1, 5}},
+		{Kind: changelog.Delete, Row: row{1, 5}}, // deleted already
+	}, eddy.NoWatermarks[changelog.Change[row]]()), changelog.Retract)
+	eddy.Discard(eddy.GroupAggregate(eddy.GroupBy(rows, func(r row) int64 { return r.K }), agg.Count[row]()))
+	if err := env.Execute(context.Background(), "retractions"); err != nil {
+		t.Fatal(err)
+	}
+	var api int64
+	for _, m := range env.Metrics() {
+		api += m.RetractionsWithoutState
+	}
+	if api != 2 {
+		t.Fatalf("Environment.Metrics counts %d retractions without state, want 2: %+v", api, env.Metrics())
+	}
+	srv := httptest.NewServer(Handler(env, "retractions"))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/jobs/current")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var status struct {
+		Operators []map[string]any
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&status); err != nil {
+		t.Fatal(err)
+	}
+	var rest float64
+	for _, op := range status.Operators {
+		n, ok := op["retractionsWithoutState"].(float64)
+		if !ok {
+			t.Fatalf("operator %v has no retractionsWithoutState", op)
+		}
+		rest += n
+	}
+	if rest != 2 {
+		t.Fatalf("the operator view counts %v retractions without state, want 2: %v", rest, status.Operators)
 	}
 }
 
