@@ -36,8 +36,8 @@ func (h *heldSource) NewReader(connector.ReaderContext) (connector.Reader[tick],
 }
 
 type heldReader struct {
-	h          *heldSource
-	has, sent  bool
+	h         *heldSource
+	has, sent bool
 }
 
 func (r *heldReader) AddSplits(s []connector.Split) error { r.has = r.has || len(s) > 0; return nil }

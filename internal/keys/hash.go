@@ -28,7 +28,6 @@ func mix64(h uint64) uint64 {
 // HashString hashes a string key.
 func HashString(s string) uint64 { return xxhash.Sum64String(s) }
 
-
 // HasherFor returns the hash function for keys of type K. Integer, float,
 // bool and string keys (and types defined on them) hash directly; other
 // comparable types (structs, arrays) hash a canonical encoding of their
