@@ -1,7 +1,9 @@
 package eddy
 
 import (
+	"bytes"
 	"reflect"
+	"unsafe"
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/internal/ops"
@@ -57,9 +59,45 @@ func GroupBy[T any, K comparable](s *Stream[changelog.Change[T]], key func(T) K)
 }
 
 // equalFunc returns == on T if values of T can be compared, nil otherwise.
+// Values made only of numbers, bools, and arrays and structs of them are
+// compared as memory (where == and memory differ, on -0 and NaN, an update
+// is emitted or not that == would not have): comparing through interfaces
+// would copy them to the heap.
 func equalFunc[T any]() func(a, b T) bool {
-	if !reflect.TypeFor[T]().Comparable() {
+	t := reflect.TypeFor[T]()
+	if !t.Comparable() {
 		return nil
 	}
+	if plainMemory(t) {
+		n := int(t.Size())
+		return func(a, b T) bool {
+			return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a)), n), unsafe.Slice((*byte)(unsafe.Pointer(&b)), n))
+		}
+	}
 	return func(a, b T) bool { return any(a) == any(b) }
+}
+
+// plainMemory reports whether values of t hold no pointers and no padding
+// that could differ between equal values: numbers, bools, and arrays and
+// structs of them whose fields are packed.
+func plainMemory(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return true
+	case reflect.Array:
+		return plainMemory(t.Elem())
+	case reflect.Struct:
+		var end uintptr
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Offset != end || !plainMemory(f.Type) {
+				return false
+			}
+			end = f.Offset + f.Type.Size()
+		}
+		return end == t.Size()
+	}
+	return false
 }

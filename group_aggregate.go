@@ -114,12 +114,23 @@ func GroupAggregate[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.C
 	}
 	logic := ops.GroupAggLogic[K, T, ACC, Grouped[K, OUT]]{
 		Create: f.Create, Merge: f.Merge, Views: views,
-		Add: func(acc ACC, row T, v agg.Views) ACC { return agg.AddWith(f, acc, row, v, 0) },
-		Row: func(key K, acc ACC) Grouped[K, OUT] { return Grouped[K, OUT]{Key: key, Value: f.Result(acc)} },
+		Add:   func(acc ACC, row T, _ agg.Views) ACC { return f.Add(acc, row) },
+		Row:   func(key K, acc ACC) Grouped[K, OUT] { return Grouped[K, OUT]{Key: key, Value: f.Result(acc)} },
 		Equal: equalFunc[Grouped[K, OUT]](),
 		TTL:   cfg.ttl, MiniBatch: cfg.miniBatch, MiniBatchInterval: cfg.miniBatchWait,
 	}
-	if agg.CanRetract(f) {
+	// Resolve once what the function can do, so that a row costs one call.
+	vf, isView := f.(agg.ViewFunction[T, ACC, OUT])
+	r, isRetracting := f.(agg.Retracting[T, ACC])
+	switch {
+	case isView && views > 0:
+		logic.Add = func(acc ACC, row T, v agg.Views) ACC { return vf.AddWith(acc, row, v, 0) }
+		if agg.CanRetract(f) {
+			logic.Retract = func(acc ACC, row T, v agg.Views) ACC { return vf.RetractWith(acc, row, v, 0) }
+		}
+	case isRetracting && agg.CanRetract(f):
+		logic.Retract = func(acc ACC, row T, _ agg.Views) ACC { return r.Retract(acc, row) }
+	case agg.CanRetract(f):
 		logic.Retract = func(acc ACC, row T, v agg.Views) ACC { return agg.RetractWith(f, acc, row, v, 0) }
 	}
 	if cfg.localGlobal {

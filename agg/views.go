@@ -23,6 +23,11 @@ type Views interface {
 	// Range calls fn with the values of view and their counts, in
 	// increasing byte order of the values, until fn returns false.
 	Range(view int, fn func(value string, count int64) bool)
+	// AddInt is Add for a view of integers: faster, and free of
+	// allocation. A view holds strings or integers, not both.
+	AddInt(view int, value int64, delta int64) (before, after int64)
+	// RangeInt is Range for a view of integers, in increasing order.
+	RangeInt(view int, fn func(value int64, count int64) bool)
 }
 
 // ViewFunction is an aggregate function that keeps part of its state in

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"reflect"
+	"unsafe"
 )
 
 // orderedKeyOf encodes a value of a defined ordered type (type Price int64)
@@ -47,6 +48,65 @@ func decodeOrderedKey[V cmp.Ordered](s string) V {
 			u = ^u
 		}
 		r.SetFloat(math.Float64frombits(u))
+	}
+	return v
+}
+
+// intKind says whether V fits an int64 view in order (signed integers, and
+// unsigned ones of up to 32 bits) and whether it is signed; 0 if it does
+// not fit.
+func intKind[V any]() int {
+	switch reflect.TypeFor[V]().Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return signedInt
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32:
+		return unsignedInt
+	}
+	return 0
+}
+
+const (
+	signedInt = 1 + iota
+	unsignedInt
+)
+
+// intOf returns the integer value of v, of an intKind kind, reading it in
+// place.
+func intOf[V any](v V, kind int) int64 {
+	p := unsafe.Pointer(&v)
+	switch unsafe.Sizeof(v) {
+	case 1:
+		if kind == signedInt {
+			return int64(*(*int8)(p))
+		}
+		return int64(*(*uint8)(p))
+	case 2:
+		if kind == signedInt {
+			return int64(*(*int16)(p))
+		}
+		return int64(*(*uint16)(p))
+	case 4:
+		if kind == signedInt {
+			return int64(*(*int32)(p))
+		}
+		return int64(*(*uint32)(p))
+	}
+	return *(*int64)(p)
+}
+
+// fromInt is the inverse of intOf.
+func fromInt[V any](i int64) V {
+	var v V
+	p := unsafe.Pointer(&v)
+	switch unsafe.Sizeof(v) {
+	case 1:
+		*(*int8)(p) = int8(i)
+	case 2:
+		*(*int16)(p) = int16(i)
+	case 4:
+		*(*int32)(p) = int32(i)
+	default:
+		*(*int64)(p) = i
 	}
 	return v
 }

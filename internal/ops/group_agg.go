@@ -217,12 +217,25 @@ func (g *GroupAgg[K, T, ACC, R]) SnapshotStateAsync(id int64) (func() (*runtime.
 	return g.keyedBase.SnapshotStateAsync(id)
 }
 
-// groupViews are the views of the current group: one map state from (view
-// number, value) to count. It implements agg.Views.
+// groupViews are the views of the current group: map states from (view
+// number, value) to count, one for views of strings and one for views of
+// integers. It implements agg.Views.
 type groupViews[K comparable] struct {
-	m   *state.MapHandle[K, state.VoidNamespace, string, int64]
-	key []byte
-	buf []viewEntry
+	m    *state.MapHandle[K, state.VoidNamespace, string, int64]
+	ints *state.MapHandle[K, state.VoidNamespace, intViewKey, int64]
+	key  []byte
+	buf  []viewEntry
+	ibuf []intViewEntry
+}
+
+// intViewKey is an entry of the integer views: a view number and a value.
+type intViewKey struct {
+	View  int64
+	Value int64
+}
+
+type intViewEntry struct {
+	value, count int64
 }
 
 type viewEntry struct {
@@ -235,7 +248,40 @@ func newGroupViews[K comparable](s *state.Store[K], ttl state.TTLConfig) (*group
 	if err != nil {
 		return nil, err
 	}
-	return &groupViews[K]{m: m}, nil
+	ints, err := state.NewMapHandle[K, state.VoidNamespace, intViewKey, int64](s, nil, nil, "group-int-views", nil, nil, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return &groupViews[K]{m: m, ints: ints}, nil
+}
+
+func (v *groupViews[K]) AddInt(view int, value int64, delta int64) (before, after int64) {
+	k := intViewKey{int64(view), value}
+	before, _ = v.ints.Get(k)
+	after = before + delta
+	if after <= 0 {
+		if before > 0 {
+			v.ints.Delete(k)
+		}
+		return before, 0
+	}
+	v.ints.Put(k, after)
+	return before, after
+}
+
+func (v *groupViews[K]) RangeInt(view int, fn func(value int64, count int64) bool) {
+	v.ibuf = v.ibuf[:0]
+	for k, c := range v.ints.Entries() {
+		if k.View == int64(view) {
+			v.ibuf = append(v.ibuf, intViewEntry{k.Value, c})
+		}
+	}
+	sort.Slice(v.ibuf, func(i, j int) bool { return v.ibuf[i].value < v.ibuf[j].value })
+	for _, e := range v.ibuf {
+		if !fn(e.value, e.count) {
+			return
+		}
+	}
 }
 
 func (v *groupViews[K]) userKey(view int, value string) string {
@@ -274,7 +320,10 @@ func (v *groupViews[K]) Range(view int, fn func(value string, count int64) bool)
 	}
 }
 
-func (v *groupViews[K]) clear() { v.m.Clear() }
+func (v *groupViews[K]) clear() {
+	v.m.Clear()
+	v.ints.Clear()
+}
 
 // miniBatch buffers rows per key, in the order keys first arrive, until it
 // holds size rows or interval has passed since its first row.

@@ -2,8 +2,9 @@ package queries
 
 import (
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/agg"
+	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/nexmark"
-	"github.com/eddystream/eddy/state"
 )
 
 // Q15Result is a change of q15's result table, keyed by Day.
@@ -45,77 +46,70 @@ type bidStats struct {
 	MaxMinute                           int
 }
 
-// distinctStats maintains bidStats with keyed state: per bidder and per
-// auction the set of ranks (a bit each) it has been seen in. Bidders and
-// auctions share one map state, told apart by the low bit of the user key,
-// so that a bid touches one map per group.
-type distinctStats struct {
-	stats state.Value[bidStats]
-	seen  state.Map[int64, uint8]
+// bidStatsFunction computes bidStats as an aggregate function for
+// GroupAggregate. The distinct counts keep two views (multisets in keyed
+// state), of the bidders and of the auctions seen, each counted once in
+// total and once per price rank, so that a bid costs four state accesses
+// whatever the group's size, and a retracted bid is taken back.
+type bidStatsFunction struct{}
+
+func (bidStatsFunction) Create() bidStats { return bidStats{} }
+
+// Add and Merge are not used: GroupAggregate calls AddWith.
+func (bidStatsFunction) Add(bidStats, nexmark.Bid) bidStats {
+	panic("queries: bidStatsFunction runs with views only")
 }
 
-func newDistinctStats[K comparable](s state.Store[K]) distinctStats {
-	return distinctStats{
-		stats: state.NewValue(s, state.ValueDescriptor[bidStats]{Name: "stats"}),
-		seen:  state.NewMap(s, state.MapDescriptor[int64, uint8]{Name: "ranks-seen"}),
-	}
+func (bidStatsFunction) Merge(bidStats, bidStats) bidStats {
+	panic("queries: bidStatsFunction runs with views only")
 }
 
-// The user keys of distinctStats.seen.
-func bidderKey(id int64) int64  { return id << 1 }
-func auctionKey(id int64) int64 { return id<<1 | 1 }
+func (bidStatsFunction) Result(s bidStats) bidStats { return s }
+func (bidStatsFunction) NumViews() int              { return 2 }
 
-// add counts bid b and returns the statistics before and after it, and
-// whether there were any before.
-func (d *distinctStats) add(b *nexmark.Bid) (before, after bidStats, existed bool) {
-	before, existed = d.stats.Value()
-	after = before
+// distinctEntries are the view entries of an id: itself (total), and itself
+// with the price rank r.
+func distinctEntries(id int64, r int) [2]int64 { return [2]int64{id << 2, id<<2 | int64(r+1)} }
+
+// count adds delta to the bid's entries in the views and updates the
+// distinct counts of the entries whose count crossed zero.
+func (bidStatsFunction) count(s *bidStats, b *nexmark.Bid, v agg.Views, first int, delta int64) {
 	r := priceRank(b.Price)
-	bit := uint8(1) << r
-	after.Bids++
-	after.RankBids[r]++
-	if m, _ := d.seen.Get(bidderKey(b.Bidder)); m&bit == 0 {
-		if m == 0 {
-			after.Bidders++
+	for view, id := range [2]int64{b.Bidder, b.Auction} {
+		total, rank := &s.Bidders, &s.RankBidders[r]
+		if view == 1 {
+			total, rank = &s.Auctions, &s.RankAuctions[r]
 		}
-		after.RankBidders[r]++
-		d.seen.Put(bidderKey(b.Bidder), m|bit)
-	}
-	if m, _ := d.seen.Get(auctionKey(b.Auction)); m&bit == 0 {
-		if m == 0 {
-			after.Auctions++
+		for i, e := range distinctEntries(id, r) {
+			before, after := v.AddInt(first+view, e, delta)
+			if (before == 0) != (after == 0) {
+				c := total
+				if i == 1 {
+					c = rank
+				}
+				*c += delta
+			}
 		}
-		after.RankAuctions[r]++
-		d.seen.Put(auctionKey(b.Auction), m|bit)
 	}
-	if mm := minuteOfDay(b.DateTime); !existed || mm > after.MaxMinute {
-		after.MaxMinute = mm
-	}
-	d.stats.Update(after)
-	return before, after, existed
 }
 
-// q15Stats is q15's aggregation, keyed by day number.
-type q15Stats struct {
-	d    distinctStats
-	days dayNames
-}
-
-func (f *q15Stats) Open(ctx *eddy.KeyedContext[int64, Q15Result]) error {
-	f.d = newDistinctStats(ctx.Store())
-	return nil
-}
-
-func (f *q15Stats) ProcessElement(ctx *eddy.KeyedContext[int64, Q15Result], b nexmark.Bid) error {
-	before, after, existed := f.d.add(&b)
-	day := f.days.get(ctx.Key())
-	if existed {
-		ctx.Emit(q15Row(UpdateBefore, day, &before))
-		ctx.Emit(q15Row(UpdateAfter, day, &after))
-	} else {
-		ctx.Emit(q15Row(Insert, day, &after))
+func (f bidStatsFunction) AddWith(s bidStats, b nexmark.Bid, v agg.Views, first int) bidStats {
+	f.count(&s, &b, v, first, 1)
+	s.Bids++
+	s.RankBids[priceRank(b.Price)]++
+	if mm := minuteOfDay(b.DateTime); s.Bids == 1 || mm > s.MaxMinute {
+		s.MaxMinute = mm
 	}
-	return nil
+	return s
+}
+
+// RetractWith takes a bid back. The latest minute is not taken back: the
+// queries' input is insert-only.
+func (f bidStatsFunction) RetractWith(s bidStats, b nexmark.Bid, v agg.Views, first int) bidStats {
+	f.count(&s, &b, v, first, -1)
+	s.Bids--
+	s.RankBids[priceRank(b.Price)]--
+	return s
 }
 
 func q15Row(op RowKind, day string, s *bidStats) Q15Result {
@@ -141,7 +135,12 @@ func q15Row(op RowKind, day string, s *bidStats) Q15Result {
 //
 // It emits the changelog of the result table: every bid updates its day's
 // row.
+//
+// It is a GroupAggregate over the bids as an insert-only changelog.
 func Q15(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[Q15Result] {
-	return eddy.ProcessKeyed(eddy.KeyBy(bidSource(env, cfg), func(b nexmark.Bid) int64 { return dayOf(b.DateTime) }),
-		func() eddy.KeyedProcessFunction[int64, nexmark.Bid, Q15Result] { return &q15Stats{} }).Name("q15")
+	bids := eddy.Inserts(bidSource(env, cfg))
+	days := eddy.GroupAggregate(eddy.GroupBy(bids, func(b nexmark.Bid) int64 { return dayOf(b.DateTime) }), agg.ViewFunction[nexmark.Bid, bidStats, bidStats](bidStatsFunction{}))
+	return changeRows(days.Name("q15"), func(c changelog.Change[eddy.Grouped[int64, bidStats]], names *dayNames) Q15Result {
+		return q15Row(c.Kind, names.get(c.Row.Key), &c.Row.Value)
+	})
 }

@@ -2,6 +2,8 @@ package queries
 
 import (
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/agg"
+	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/nexmark"
 )
 
@@ -32,30 +34,6 @@ type q16Key struct {
 	Day     int64
 }
 
-// q16Stats is q16's aggregation.
-type q16Stats struct {
-	d    distinctStats
-	days dayNames
-}
-
-func (f *q16Stats) Open(ctx *eddy.KeyedContext[q16Key, Q16Result]) error {
-	f.d = newDistinctStats(ctx.Store())
-	return nil
-}
-
-func (f *q16Stats) ProcessElement(ctx *eddy.KeyedContext[q16Key, Q16Result], b nexmark.Bid) error {
-	before, after, existed := f.d.add(&b)
-	k := ctx.Key()
-	day := f.days.get(k.Day)
-	if existed {
-		ctx.Emit(q16Row(UpdateBefore, k.Channel, day, &before))
-		ctx.Emit(q16Row(UpdateAfter, k.Channel, day, &after))
-	} else {
-		ctx.Emit(q16Row(Insert, k.Channel, day, &after))
-	}
-	return nil
-}
-
 func q16Row(op RowKind, channel, day string, s *bidStats) Q16Result {
 	return Q16Result{
 		Op: op, Channel: channel, Day: day, Minute: hhmmNames[s.MaxMinute],
@@ -74,7 +52,12 @@ func q16Row(op RowKind, channel, day string, s *bidStats) Q16Result {
 //
 // It emits the changelog of the result table: every bid updates its
 // group's row.
+//
+// It is a GroupAggregate over the bids as an insert-only changelog.
 func Q16(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[Q16Result] {
-	return eddy.ProcessKeyed(eddy.KeyBy(bidSource(env, cfg), func(b nexmark.Bid) q16Key { return q16Key{b.Channel, dayOf(b.DateTime)} }),
-		func() eddy.KeyedProcessFunction[q16Key, nexmark.Bid, Q16Result] { return &q16Stats{} }).Name("q16")
+	bids := eddy.Inserts(bidSource(env, cfg))
+	groups := eddy.GroupAggregate(eddy.GroupBy(bids, func(b nexmark.Bid) q16Key { return q16Key{b.Channel, dayOf(b.DateTime)} }), agg.ViewFunction[nexmark.Bid, bidStats, bidStats](bidStatsFunction{}))
+	return changeRows(groups.Name("q16"), func(c changelog.Change[eddy.Grouped[q16Key, bidStats]], names *dayNames) Q16Result {
+		return q16Row(c.Kind, c.Row.Key.Channel, names.get(c.Row.Key.Day), &c.Row.Value)
+	})
 }

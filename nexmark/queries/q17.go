@@ -2,8 +2,8 @@ package queries
 
 import (
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/nexmark"
-	"github.com/eddystream/eddy/state"
 )
 
 // Q17Result is a change of q17's result table, keyed by (Auction, Day).
@@ -31,39 +31,42 @@ type q17Agg struct {
 	Rank                 [3]int64
 }
 
-// q17Stats is q17's aggregation.
-type q17Stats struct {
-	agg  state.Value[q17Agg]
-	days dayNames
+// q17Function is q17's SELECT list as one aggregate function over bids,
+// with one accumulator: COUNT(*), the three filtered counts, MIN, MAX and
+// SUM of the price.
+type q17Function struct{}
+
+func (q17Function) Create() q17Agg { return q17Agg{} }
+
+func (q17Function) Add(a q17Agg, b nexmark.Bid) q17Agg {
+	if a.Count == 0 {
+		a.Min, a.Max = b.Price, b.Price
+	} else {
+		a.Min, a.Max = min(a.Min, b.Price), max(a.Max, b.Price)
+	}
+	a.Count++
+	a.Sum += b.Price
+	a.Rank[priceRank(b.Price)]++
+	return a
 }
 
-func (f *q17Stats) Open(ctx *eddy.KeyedContext[q17Key, Q17Result]) error {
-	f.agg = state.NewValue(ctx.Store(), state.ValueDescriptor[q17Agg]{Name: "agg"})
-	return nil
+func (q17Function) Merge(a, b q17Agg) q17Agg {
+	switch {
+	case a.Count == 0:
+		return b
+	case b.Count == 0:
+		return a
+	}
+	a.Min, a.Max = min(a.Min, b.Min), max(a.Max, b.Max)
+	a.Count += b.Count
+	a.Sum += b.Sum
+	for i := range a.Rank {
+		a.Rank[i] += b.Rank[i]
+	}
+	return a
 }
 
-func (f *q17Stats) ProcessElement(ctx *eddy.KeyedContext[q17Key, Q17Result], b nexmark.Bid) error {
-	before, existed := f.agg.Value()
-	after := before
-	if !existed {
-		after.Min, after.Max = b.Price, b.Price
-	} else {
-		after.Min, after.Max = min(after.Min, b.Price), max(after.Max, b.Price)
-	}
-	after.Count++
-	after.Sum += b.Price
-	after.Rank[priceRank(b.Price)]++
-	f.agg.Update(after)
-	k := ctx.Key()
-	day := f.days.get(k.Day)
-	if existed {
-		ctx.Emit(q17Row(UpdateBefore, k.Auction, day, &before))
-		ctx.Emit(q17Row(UpdateAfter, k.Auction, day, &after))
-	} else {
-		ctx.Emit(q17Row(Insert, k.Auction, day, &after))
-	}
-	return nil
-}
+func (q17Function) Result(a q17Agg) q17Agg { return a }
 
 func q17Row(op RowKind, auction int64, day string, a *q17Agg) Q17Result {
 	return Q17Result{
@@ -85,8 +88,12 @@ func q17Row(op RowKind, auction int64, day string, a *q17Agg) Q17Result {
 //	FROM bid GROUP BY auction, DATE_FORMAT(dateTime, 'yyyy-MM-dd');
 //
 // It emits the changelog of the result table: every bid updates its
-// group's row.
+// group's row. It is a GroupAggregate over the bids as an insert-only
+// changelog.
 func Q17(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[Q17Result] {
-	return eddy.ProcessKeyed(eddy.KeyBy(bidSource(env, cfg), func(b nexmark.Bid) q17Key { return q17Key{b.Auction, dayOf(b.DateTime)} }),
-		func() eddy.KeyedProcessFunction[q17Key, nexmark.Bid, Q17Result] { return &q17Stats{} }).Name("q17")
+	bids := eddy.Inserts(bidSource(env, cfg))
+	groups := eddy.GroupAggregate(eddy.GroupBy(bids, func(b nexmark.Bid) q17Key { return q17Key{b.Auction, dayOf(b.DateTime)} }), q17Function{})
+	return changeRows(groups.Name("q17"), func(c changelog.Change[eddy.Grouped[q17Key, q17Agg]], days *dayNames) Q17Result {
+		return q17Row(c.Kind, c.Row.Key.Auction, days.get(c.Row.Key.Day), &c.Row.Value)
+	})
 }

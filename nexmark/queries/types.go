@@ -3,6 +3,9 @@ package queries
 import (
 	"strconv"
 	"time"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
 )
 
 // Time is an event time in milliseconds since the Unix epoch. It is written
@@ -85,43 +88,21 @@ func (s NullString) MarshalJSON() ([]byte, error) {
 }
 
 // RowKind is the kind of change a changelog record makes to a query's result
-// table, as Flink's RowKind.
-type RowKind int8
+// table: changelog.Kind, written "+I", "-U", "+U" or "-D".
+type RowKind = changelog.Kind
 
 // The row kinds of a changelog.
 const (
 	// Insert adds a row ("+I").
-	Insert RowKind = iota
+	Insert = changelog.Insert
 	// UpdateBefore retracts the old version of an updated row ("-U"); the
 	// UpdateAfter record with the new version follows it.
-	UpdateBefore
+	UpdateBefore = changelog.UpdateBefore
 	// UpdateAfter adds the new version of an updated row ("+U").
-	UpdateAfter
+	UpdateAfter = changelog.UpdateAfter
 	// Delete removes a row ("-D").
-	Delete
+	Delete = changelog.Delete
 )
-
-// String returns "+I", "-U", "+U" or "-D".
-func (k RowKind) String() string {
-	switch k {
-	case Insert:
-		return "+I"
-	case UpdateBefore:
-		return "-U"
-	case UpdateAfter:
-		return "+U"
-	case Delete:
-		return "-D"
-	}
-	return "RowKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// MarshalJSON writes k as its short string.
-func (k RowKind) MarshalJSON() ([]byte, error) { return strconv.AppendQuote(nil, k.String()), nil }
-
-// IsRetraction reports whether k removes a row from the result table
-// (UpdateBefore or Delete).
-func (k RowKind) IsRetraction() bool { return k == UpdateBefore || k == Delete }
 
 // Calendar helpers, in UTC.
 
@@ -184,3 +165,15 @@ var hhmmNames = func() (t [1440]string) {
 	}
 	return t
 }()
+
+// changeRows turns a query's changelog into its result rows with row, which
+// each subtask calls with a day-name cache of its own.
+func changeRows[C, R any](s *eddy.Stream[C], row func(c C, days *dayNames) R) *eddy.Stream[R] {
+	return eddy.Process(s, func() eddy.ProcessFunction[C, R] {
+		var days dayNames
+		return eddy.ProcessFunc[C, R](func(ctx *eddy.ProcessContext[R], c C) error {
+			ctx.Emit(row(c, &days))
+			return nil
+		})
+	}).Name("result rows")
+}
