@@ -49,7 +49,8 @@ type keyedBase[K comparable, T any] struct {
 	kc      *state.KeyContext[K]
 	store   *state.Store[K]
 	ctx     *runtime.Context
-	extra   map[string]state.ObjectTable
+	// snapTables are the tables the operator's snapshots hold.
+	snapTables *state.KeyedTables
 }
 
 func newKeyedBase[K comparable, T any](ctx *runtime.Context, spec KeySpec[K, T], newBackend BackendFactory) (*keyedBase[K, T], error) {
@@ -71,7 +72,7 @@ func newKeyedBase[K comparable, T any](ctx *runtime.Context, spec KeySpec[K, T],
 	}
 	return &keyedBase[K, T]{
 		spec: spec, maxP: ctx.MaxParallelism, kgs: kgs, backend: b, kc: kc, ctx: ctx,
-		store: state.NewStore(b, kc, ctx.ProcessingTime, codec),
+		store: state.NewStore(b, kc, ctx.ProcessingTime, codec), snapTables: state.NewKeyedTables(b),
 	}, nil
 }
 

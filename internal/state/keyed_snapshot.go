@@ -1,0 +1,212 @@
+package state
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+)
+
+// Keyed snapshot layout. The keyed state of one key group of an operator
+// subtask is a sequence of sections, one per table, in order of name:
+//
+//	uvarint len(name) | name | uvarint len(data) | data
+//
+// where data is what the table's AppendKeyGroup (or the encode of its
+// BeginSnapshot) made for the key group. The tables of a bytes backend
+// appear as one section called BytesTablesSection (see bytesTables).
+
+// BytesTablesSection is the name of the section that holds the tables of a
+// bytes backend in a key group's snapshot.
+const BytesTablesSection = "\x00bytes"
+
+// AppendSection appends one (name, data) section of a key group's snapshot
+// to dst.
+func AppendSection(dst []byte, name string, data []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(name)))
+	dst = append(dst, name...)
+	dst = binary.AppendUvarint(dst, uint64(len(data)))
+	return append(dst, data...)
+}
+
+// EachSection calls fn for each section of b, the snapshot of key group kg,
+// in order, and stops at the first error fn returns.
+func EachSection(kg int, b []byte, fn func(name string, data []byte) error) error {
+	for len(b) > 0 {
+		n, m := binary.Uvarint(b)
+		if m <= 0 || uint64(len(b)-m) < n {
+			return fmt.Errorf("restored key group %d is corrupt", kg)
+		}
+		name := string(b[m : m+int(n)])
+		b = b[m+int(n):]
+		n, m = binary.Uvarint(b)
+		if m <= 0 || uint64(len(b)-m) < n {
+			return fmt.Errorf("restored key group %d is corrupt in table %q", kg, name)
+		}
+		data := b[m : m+int(n)]
+		b = b[m+int(n):]
+		if err := fn(name, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KeyedTables is what the snapshots of one keyed operator subtask hold: the
+// tables of its backend, and extra object tables that live beside it (the
+// timer services of an object backend). It encodes and restores key groups
+// in the layout above.
+//
+// Concurrency: used on the subtask's goroutine, except for the function
+// BeginSnapshot returns.
+type KeyedTables struct {
+	b     Backend
+	extra map[string]ObjectTable
+}
+
+// NewKeyedTables returns the snapshot tables of backend b, with no extra
+// table yet.
+func NewKeyedTables(b Backend) *KeyedTables { return &KeyedTables{b: b} }
+
+// AddExtra adds an object table that lives outside the backend (a timer
+// service) to the snapshots under name. It panics if name is taken: two
+// declarations of one name are a bug of the operator.
+func (t *KeyedTables) AddExtra(name string, tbl ObjectTable) {
+	if t.extra == nil {
+		t.extra = map[string]ObjectTable{}
+	}
+	if _, dup := t.extra[name]; dup {
+		panic(fmt.Sprintf("state: table %q registered twice", name))
+	}
+	t.extra[name] = tbl
+}
+
+// TableLister is a bytes backend that can list its tables by name, which
+// its snapshots in the key-group layout need.
+type TableLister interface {
+	BytesBackend
+	// TableIDs returns the id of every table declared on the backend.
+	TableIDs() map[string]uint32
+}
+
+// tables returns the sections of a snapshot by name: the tables of an
+// object backend, or the pseudo-table of a bytes backend unless
+// skipBackend, and the extra tables.
+func (t *KeyedTables) tables(skipBackend bool) (map[string]ObjectTable, error) {
+	out := map[string]ObjectTable{}
+	switch b := t.b.(type) {
+	case ObjectBackend:
+		for _, name := range b.Tables() {
+			tbl, _ := b.Table(name)
+			out[name] = tbl
+		}
+	case TableLister:
+		if !skipBackend {
+			out[BytesTablesSection] = &bytesTables{b: b}
+		}
+	default:
+		return nil, fmt.Errorf("checkpointing keyed state of a %T backend is not supported", t.b)
+	}
+	for name, tbl := range t.extra {
+		out[name] = tbl
+	}
+	return out, nil
+}
+
+// SnapshotOptions says what BeginSnapshot encodes.
+type SnapshotOptions struct {
+	// SkipBackend leaves the tables of a bytes backend out: the backend
+	// snapshots them natively.
+	SkipBackend bool
+}
+
+// BeginSnapshot freezes the tables for a snapshot of the key groups kgs, on
+// the subtask's goroutine: copy-on-write for tables that support it
+// (AsyncSnapshotter), an encoding made now for the others. It returns the
+// function that completes the snapshot, on any goroutine, while the subtask
+// goes on: it returns the encoding of each key group and releases the
+// frozen tables. That function must be called exactly once.
+func (t *KeyedTables) BeginSnapshot(kgs KeyGroupRange, opts SnapshotOptions) (func() map[int][]byte, error) {
+	tables, err := t.tables(opts.SkipBackend)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(tables))
+	for name := range tables {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	encoders := make([]func(dst []byte, kg int) []byte, len(names))
+	var releases []func()
+	for i, name := range names {
+		if a, ok := tables[name].(AsyncSnapshotter); ok {
+			enc, rel := a.BeginSnapshot()
+			encoders[i] = enc
+			releases = append(releases, rel)
+		}
+	}
+	// Tables without copy-on-write are encoded now, each in its place
+	// among the sections: a key group's sections are in order of name.
+	now := make([][][]byte, kgs.Len())
+	for kg := kgs.Start; kg < kgs.End; kg++ {
+		parts := make([][]byte, len(names))
+		for i, name := range names {
+			if encoders[i] == nil {
+				parts[i] = tables[name].AppendKeyGroup(nil, kg)
+			}
+		}
+		now[kg-kgs.Start] = parts
+	}
+	return func() map[int][]byte {
+		defer func() {
+			for _, rel := range releases {
+				rel()
+			}
+		}()
+		out := make(map[int][]byte, kgs.Len())
+		var data []byte
+		for kg := kgs.Start; kg < kgs.End; kg++ {
+			var buf []byte
+			for i, name := range names {
+				if encoders[i] == nil {
+					buf = AppendSection(buf, name, now[kg-kgs.Start][i])
+					continue
+				}
+				data = encoders[i](data[:0], kg)
+				buf = AppendSection(buf, name, data)
+			}
+			out[kg] = buf
+		}
+		return out
+	}, nil
+}
+
+// Restore loads the key groups of a snapshot into the tables, which must
+// all be declared by now. Every key group must be in kgs.
+func (t *KeyedTables) Restore(kgs KeyGroupRange, keyGroups map[int][]byte) error {
+	if len(keyGroups) == 0 {
+		return nil
+	}
+	tables, err := t.tables(false)
+	if err != nil {
+		return err
+	}
+	for kg, b := range keyGroups {
+		if !kgs.Contains(kg) {
+			return fmt.Errorf("restored key group %d is outside this subtask's %v", kg, kgs)
+		}
+		err := EachSection(kg, b, func(name string, data []byte) error {
+			tbl, ok := tables[name]
+			if !ok {
+				return fmt.Errorf("the checkpoint holds state %q that the operator does not declare; declare all state in Open, under the same names as the job that wrote the checkpoint", name)
+			}
+			if err := tbl.RestoreKeyGroup(kg, data); err != nil {
+				return fmt.Errorf("restoring state %q, key group %d: %w", name, kg, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
