@@ -46,6 +46,41 @@ type chainOp struct {
 	node *Node
 	ctx  *Context
 	op   any
+	// snapshotting, if not nil, is closed when the asynchronous part of
+	// the operator's latest snapshot has run. An operator takes one
+	// snapshot at a time: the next waits for it, since a checkpoint that is
+	// aborted (superseded by the final one, say) still runs its
+	// asynchronous parts to release what they froze.
+	snapshotting chan struct{}
+}
+
+// awaitSnapshot waits until the asynchronous part of operator o's previous
+// snapshot has run.
+func (t *task) awaitSnapshot(o *chainOp) error {
+	if o.snapshotting == nil {
+		return nil
+	}
+	select {
+	case <-o.snapshotting:
+		o.snapshotting = nil
+		return nil
+	case <-t.done:
+		return errCanceled
+	}
+}
+
+// tracked returns f, which closes the operator's snapshotting channel when
+// it has run.
+func (o *chainOp) tracked(f func() (*OperatorSnapshot, error)) func() (*OperatorSnapshot, error) {
+	if f == nil {
+		return nil
+	}
+	done := make(chan struct{})
+	o.snapshotting = done
+	return func() (*OperatorSnapshot, error) {
+		defer close(done)
+		return f()
+	}
 }
 
 func (t *task) addOp(n *Node, ctx *Context, op any) {
@@ -80,11 +115,15 @@ func (t *task) checkpoint(id int64) error {
 	start := time.Now()
 	states := make([]*OperatorSnapshot, len(t.ops))
 	futures := make([]func() (*OperatorSnapshot, error), len(t.ops))
-	for i, o := range t.ops {
+	for i := range t.ops {
+		o := &t.ops[i]
 		if a, ok := o.op.(AsyncStateful); ok {
+			if err := t.awaitSnapshot(o); err != nil {
+				return err
+			}
 			err := callGuarded(o.ctx, func() error {
-				var err error
-				futures[i], err = a.SnapshotStateAsync(id)
+				f, err := a.SnapshotStateAsync(id)
+				futures[i] = o.tracked(f)
 				return err
 			})
 			if err != nil {
