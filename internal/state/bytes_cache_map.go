@@ -307,6 +307,6 @@ func (t *cachedMapTable[K, N, UK, UV]) invalidate(i int, rest []byte, w *cacheWr
 	t.slab.dirty[i] = t.slab.dirty[i][:0]
 }
 
-func (t *cachedMapTable[K, N, UK, UV]) evict(need int64, w *cacheWriter) {
-	t.slab.evict(t, need, w)
+func (t *cachedMapTable[K, N, UK, UV]) evict(need int64, cleanOnly bool, w *cacheWriter) {
+	t.slab.evict(t, need, cleanOnly, w)
 }

@@ -172,8 +172,9 @@ func (sl *cacheSlab[P, V]) drop(o slotOwner, s int32) {
 
 // evict frees at least need bytes, or everything, by CLOCK: the hand
 // clears the reference bit of used entries and evicts the first unused one
-// it meets, writing it to w first if it is dirty.
-func (sl *cacheSlab[P, V]) evict(o slotOwner, need int64, w *cacheWriter) {
+// it meets, writing it to w first if it is dirty. With cleanOnly it passes
+// dirty entries by, so it may free less than need.
+func (sl *cacheSlab[P, V]) evict(o slotOwner, need int64, cleanOnly bool, w *cacheWriter) {
 	var freed int64
 	for steps := 2*sl.n + 1; freed < need && sl.live > 0 && steps > 0; steps-- {
 		if sl.hand >= sl.n {
@@ -190,6 +191,9 @@ func (sl *cacheSlab[P, V]) evict(o slotOwner, need int64, w *cacheWriter) {
 			continue
 		}
 		if e.flags&slotDirty != 0 {
+			if cleanOnly {
+				continue
+			}
 			o.writeSlot(s, w)
 		}
 		freed += int64(e.size)

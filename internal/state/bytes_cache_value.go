@@ -250,8 +250,8 @@ func (t *cachedValueTable[K, N, V, P, X]) invalidate(i int, rest []byte, w *cach
 	t.slab.dirty[i] = t.slab.dirty[i][:0]
 }
 
-func (t *cachedValueTable[K, N, V, P, X]) evict(need int64, w *cacheWriter) {
-	t.slab.evict(t, need, w)
+func (t *cachedValueTable[K, N, V, P, X]) evict(need int64, cleanOnly bool, w *cacheWriter) {
+	t.slab.evict(t, need, cleanOnly, w)
 }
 
 // sizeEstimate is a running estimate of the encoded key and value lengths

@@ -26,7 +26,9 @@
 // FlushCaches, to be called before Checkpoint.
 // Consequently a directory left by a crashed or closed backend holds an
 // arbitrary prefix of its writes and is never reopened: Open requires an
-// empty directory.
+// empty directory. For the same reason the DB writes its files without
+// waiting for the device (localFS): the files a checkpoint keeps are made
+// durable by checkpoint storage, which copies them and syncs the copies.
 //
 // # Memory
 //
@@ -35,11 +37,11 @@
 // table-file cache. B is split three ways, all of it accounted in the block
 // cache.
 //
-// Object caches: B/4 is reserved in the block cache (Cache.Reserve) when it
+// Object caches: B/2 is reserved in the block cache (Cache.Reserve) when it
 // is made, for the write-back caches of decoded entries that the typed
 // tables of package state keep in front of each backend (see
 // state.CacheHost and "Object caches" below). Each backend's caches hold at
-// most C = B / (4·n) bytes, where n = max(Options.Backends, backends open
+// most C = B / (2·n) bytes, where n = max(Options.Backends, backends open
 // now); a backend asks again now and then, so when more open, the earlier
 // ones shrink to their new share at their next eviction. Sizes are
 // estimates: encoded key and value lengths plus state.CacheEntryOverhead
@@ -48,40 +50,52 @@
 // Memtables: Pebble charges every memtable it allocates to the block cache
 // as a reservation too. Each backend gets memtables of
 //
-//	S = clamp(B / (2·n·(T+1)), 1 MiB, 64 MiB)
+//	S = clamp(B / (16·n), 1 MiB, 64 MiB)
 //
-// where T = 2 is MemTableStopWritesThreshold (a mutable memtable plus one
-// being flushed; writes stall beyond), +1 counts the flushed memtable Pebble
-// keeps for recycling, and n = max(Options.Backends, backends open when this
-// one opens, itself included). With Options.Backends set to the number of
-// backends the process holds at once, memtables take at most B/2.
+// and holds at most T+1 of them, where T = 2 is MemTableStopWritesThreshold
+// (a mutable memtable plus one being flushed; writes stall beyond) and +1
+// counts the flushed memtable Pebble keeps for recycling; n = max(
+// Options.Backends, backends open when this one opens, itself included).
+// With Options.Backends set to the number of backends the process holds at
+// once, memtables take at most 3B/16. They take little in practice: the
+// object caches write their entries back in large sorted batches, which
+// are ingested as SSTs (NewSortedBatch), so memtables hold only the smaller
+// writes (flushes before a scan, timers, direct writes), and Pebble grows a
+// DB's memtables from 256 KiB to S only as they fill.
 //
-// Cached blocks take what the reservations leave: at least B/4.
+// Cached blocks take what the reservations leave: at least 5B/16.
 //
 // So object caches, memtables and blocks stay within B by construction,
 // whatever the number of backends, as long as the reservations alone fit in
 // B: if more backends open than Options.Backends says, later ones get
 // smaller memtables and the total stays bounded as long as
-// B/4 + n·(T+1)·S ≤ B, i.e. up to about B/4 MiB backends.
+// B/2 + n·(T+1)·S ≤ B, i.e. up to about B/6 MiB backends.
 //
 // Outside B: the Go heap beyond the object caches' estimates (iterators,
-// values being decoded, decoded values larger than their encoding), table
-// readers of open files (a few KiB each, at most 4096 files), the OS page
-// cache (not counted in RSS: Pebble reads with pread, no mmap), and the C
-// allocator's overhead on cache blocks and memtables (glibc malloc keeps
-// freed blocks: measured +30% of B at B = 256 MiB, +58% at 64 MiB, +33%
-// with MALLOC_ARENA_MAX=2 in the environment).
+// values being decoded, decoded values larger than their encoding, a
+// sorted batch up to S/2 before it spills to its SST), the write buffers of
+// open files (256 KiB each, see localFS), table readers of open files (a
+// few KiB each, at most 4096 files), the OS page cache (not counted in RSS:
+// Pebble reads with pread, no mmap), and the C allocator's overhead on
+// cache blocks and memtables (glibc malloc keeps freed blocks: measured
+// +30% of B at B = 256 MiB, +58% at 64 MiB, +33% with MALLOC_ARENA_MAX=2
+// in the environment).
 //
 // # Object caches
 //
 // Table reads that hit an object cache do not encode, decode or touch
 // Pebble, and table writes stay in the cache, dirty, until they are written
-// back in one batch: when they are evicted (CLOCK), when a Scan covers them
-// (Scan flushes the cached entries under its prefix first, so snapshots by
-// key group and the tables' own Range, Entries and IsEmpty see every
-// write), and at FlushCaches, which the owner must call before Checkpoint.
-// Set, Delete and DeletePrefix drop the cached entries they overwrite; Get
-// reads Pebble only.
+// back: when a Scan covers them (Scan flushes the cached entries under its
+// prefix first, so snapshots by key group and the tables' own Range,
+// Entries and IsEmpty see every write), at FlushCaches, which the owner
+// must call before Checkpoint, and when the cache is full. A full cache
+// evicts clean entries (CLOCK) as long as it has enough of them; when it
+// has not, it writes back every dirty entry in one sorted batch and then
+// evicts. A cache of state larger than itself thus writes back about C
+// bytes at a time, which becomes one SST in L0 rather than memtable
+// inserts: fewer, larger L0 files, and less compaction. Set, Delete and
+// DeletePrefix drop the cached entries they overwrite; Get reads Pebble
+// only.
 //
 // # Concurrency
 //
@@ -105,12 +119,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
 
 	lsm "github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/eddystream/eddy/internal/state"
 )
@@ -150,11 +168,16 @@ type Backend struct {
 	get    []byte // Get's result, reused
 	closed bool
 	inc    incremental // incremental snapshots (incremental.go)
+	// ingests numbers the SSTs of sorted batches (NewSortedBatch).
+	ingests uint64
 
 	expect int // Options.Backends: sizes the object cache share
 	// cacheOverride replaces the object cache budget if not 0 (negative:
 	// no cache); tests set it.
 	cacheOverride int64
+	// spillOverride replaces the size from which a sorted batch spills to
+	// an SST if not 0; tests set it.
+	spillOverride int
 	// caches are the attached object caches (state.CacheHost). Written on
 	// the subtask's goroutine under cmu; Budget reads them under cmu.
 	caches []state.TableCache
@@ -166,7 +189,10 @@ type tableInfo struct {
 	kind string
 }
 
-var _ state.CacheHost = (*Backend)(nil)
+var (
+	_ state.CacheHost       = (*Backend)(nil)
+	_ state.SortedWriteHost = (*Backend)(nil)
+)
 
 // Reserved metadata keys: 0xFF 0xFF followed by one letter.
 var (
@@ -224,7 +250,11 @@ func openDB(dir string, opts Options, mustExist, readOnly bool) (*Backend, error
 		FileCache:                   ls.fileCache,
 		MemTableSize:                ls.memTableSize,
 		MemTableStopWritesThreshold: memTableStopWrites,
+		L0CompactionThreshold:       l0CompactionThreshold,
+		L0StopWritesThreshold:       l0StopWrites,
 		DisableWAL:                  true,
+		FS:                          fsys,
+		BytesPerSync:                1 << 40, // no syncs while writing a file (see localFS)
 		ErrorIfNotExists:            mustExist,
 		ReadOnly:                    readOnly,
 		FormatMajorVersion:          lsm.FormatNewest,
@@ -560,6 +590,123 @@ func (w *batch) Commit() {
 	}
 	if err != nil {
 		fail("cache write", err)
+	}
+}
+
+// NewSortedBatch returns an empty batch for writes in strictly increasing
+// key order (state.SortedWriteHost). Up to half a memtable of writes it is
+// a Pebble batch; beyond, it writes them to an SST in the DB's directory,
+// which Commit ingests. An ingested SST lands in L0 (or lower, where it
+// overlaps nothing) with a sequence number above every earlier write, so it
+// is the same as the batch, without the memtable inserts and without the
+// batch held in memory until a flush.
+func (b *Backend) NewSortedBatch() state.WriteBatch {
+	spillAt := int(b.popts.MemTableSize / 2)
+	if b.spillOverride != 0 {
+		spillAt = b.spillOverride
+	}
+	return &sortedBatch{b: b, small: b.db.NewBatch(), spillAt: spillAt}
+}
+
+// sortedBatch is the batch of NewSortedBatch.
+type sortedBatch struct {
+	b       *Backend
+	small   *lsm.Batch // until the batch spills, nil after
+	spillAt int        // the batch size in bytes from which it spills
+	w       *sstable.Writer
+	path    string
+}
+
+func (s *sortedBatch) Set(key, value []byte) {
+	if s.w != nil {
+		if err := s.w.Set(key, value); err != nil {
+			s.fail(err)
+		}
+		return
+	}
+	if err := s.small.Set(key, value, nil); err != nil {
+		fail("cache write", err)
+	}
+	s.maybeSpill()
+}
+
+func (s *sortedBatch) Delete(key []byte) {
+	if s.w != nil {
+		if err := s.w.Delete(key); err != nil {
+			s.fail(err)
+		}
+		return
+	}
+	if err := s.small.Delete(key, nil); err != nil {
+		fail("cache write", err)
+	}
+	s.maybeSpill()
+}
+
+// fail removes the SST being written and panics with err.
+func (s *sortedBatch) fail(err error) {
+	if s.w != nil {
+		s.w.Close()
+	}
+	fsys.Remove(s.path)
+	fail("cache write-back to "+s.path, err)
+}
+
+// maybeSpill moves the writes of the small batch to an SST once it holds
+// spillAt bytes.
+func (s *sortedBatch) maybeSpill() {
+	if s.small.Len() < s.spillAt {
+		return
+	}
+	s.b.ingests++
+	s.path = filepath.Join(s.b.dir, "eddy-writeback-"+strconv.FormatUint(s.b.ingests, 10)+".sst")
+	f, err := fsys.Create(s.path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		fail("cache write-back", err)
+	}
+	s.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.b.popts.MakeWriterOptions(0, s.b.db.TableFormat()))
+	r := s.small.Reader()
+	for {
+		kind, k, v, ok, err := r.Next()
+		if err == nil && ok {
+			switch kind {
+			case lsm.InternalKeyKindSet:
+				err = s.w.Set(k, v)
+			case lsm.InternalKeyKindDelete:
+				err = s.w.Delete(k)
+			default:
+				err = fmt.Errorf("a sorted batch holds a write of kind %v, which it never makes", kind)
+			}
+		}
+		if err != nil {
+			s.fail(err)
+		}
+		if !ok {
+			break
+		}
+	}
+	s.small.Close()
+	s.small = nil
+}
+
+func (s *sortedBatch) Commit() {
+	if s.w == nil {
+		err := s.small.Commit(noSync)
+		if cerr := s.small.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fail("cache write", err)
+		}
+		return
+	}
+	w := s.w
+	s.w = nil
+	if err := w.Close(); err != nil {
+		s.fail(err)
+	}
+	if err := s.b.db.Ingest(context.Background(), []string{s.path}); err != nil {
+		s.fail(fmt.Errorf("ingest: %w", err))
 	}
 }
 

@@ -21,13 +21,23 @@ const minMemoryBudget = 16 << 20
 
 const (
 	memTableStopWrites = 2
-	minMemTableSize    = 1 << 20
-	maxMemTableSize    = 64 << 20
+	// memTableDivisor: each of n backends gets memtables of
+	// B/(memTableDivisor·n) (see the package comment).
+	memTableDivisor = 16
+	minMemTableSize = 1 << 20
+	maxMemTableSize = 64 << 20
 	// maxOpenFiles is the size of the shared table-file cache.
 	maxOpenFiles = 4096
 	// objectCacheDivisor: the object caches of all backends get
 	// B/objectCacheDivisor of the budget B (see the package comment).
-	objectCacheDivisor = 4
+	objectCacheDivisor = 2
+	// l0CompactionThreshold and l0StopWrites are Pebble's
+	// L0CompactionThreshold and L0StopWritesThreshold: L0 compacts from 4
+	// sublevels on (Pebble's default is 2), so that an L0 compaction
+	// rewrites the overlapping part of the base level for two times more
+	// input; writes stall at 24.
+	l0CompactionThreshold = 8
+	l0StopWrites          = 24
 )
 
 // DefaultMemoryBudget returns min(25% of the physical memory, 1 GiB), where
@@ -112,7 +122,7 @@ func acquire(opts Options) (lease, error) {
 		budget = max(budget, minMemoryBudget)
 		shared.budget = budget
 		shared.cache = lsm.NewCache(budget)
-		shared.unreserve = shared.cache.Reserve(int(budget / objectCacheDivisor))
+		shared.unreserve = shared.cache.Reserve(int(objectCacheBudget(budget)))
 		shared.fileCache = lsm.NewFileCache(2*runtime.GOMAXPROCS(0), maxOpenFiles)
 		shared.backends = map[*Backend]struct{}{}
 	} else if budget != 0 && max(budget, minMemoryBudget) != shared.budget {
@@ -153,7 +163,7 @@ func unregister(b *Backend) {
 }
 
 // cacheShare returns the object cache budget of a backend that expects
-// expect backends (Options.Backends): B / (4 · max(expect, backends open)).
+// expect backends (Options.Backends): B / (2 · max(expect, backends open)).
 func cacheShare(expect int) int64 {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
@@ -163,13 +173,16 @@ func cacheShare(expect int) int64 {
 // objectCacheShare returns the object cache budget of each of n backends
 // sharing budget bytes.
 func objectCacheShare(budget int64, n int) int64 {
-	return budget / objectCacheDivisor / int64(n)
+	return objectCacheBudget(budget) / int64(n)
 }
 
+// objectCacheBudget returns the part of budget kept for the object caches.
+func objectCacheBudget(budget int64) int64 { return budget / objectCacheDivisor }
+
 // memTableSize returns the memtable size of a backend when n backends share
-// budget bytes: clamp(budget / (2·n·(T+1)), 1 MiB, 64 MiB).
+// budget bytes: clamp(budget / (16·n), 1 MiB, 64 MiB).
 func memTableSize(budget int64, n int) uint64 {
-	s := budget / int64(2*n*(memTableStopWrites+1))
+	s := budget / int64(memTableDivisor*n)
 	return uint64(min(max(s, minMemTableSize), maxMemTableSize))
 }
 
@@ -189,7 +202,7 @@ type BudgetStats struct {
 	// created.
 	CacheHits, CacheMisses int64
 	// ObjectCacheBudget is the part of Budget kept for the object caches
-	// of the typed tables (Budget/4), reserved in the block cache.
+	// of the typed tables (Budget/2), reserved in the block cache.
 	ObjectCacheBudget int64
 	// ObjectCacheBytes is the estimated bytes the object caches of all open
 	// backends hold.
@@ -204,7 +217,7 @@ type BudgetStats struct {
 func Budget() BudgetStats {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	s := BudgetStats{Budget: shared.budget, Backends: shared.open, ObjectCacheBudget: shared.budget / objectCacheDivisor}
+	s := BudgetStats{Budget: shared.budget, Backends: shared.open, ObjectCacheBudget: objectCacheBudget(shared.budget)}
 	if shared.cache != nil {
 		m := shared.cache.Metrics()
 		s.CacheSize, s.CacheMaxSize, s.CacheHits, s.CacheMisses = m.Size, shared.cache.MaxSize(), m.Hits, m.Misses

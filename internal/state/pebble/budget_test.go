@@ -68,11 +68,11 @@ func TestMemTableSizeFormula(t *testing.T) {
 		n      int
 		want   uint64
 	}{
-		{1 << 30, 1, 64 << 20},           // 1 GiB / 6 > 64 MiB: capped
-		{1 << 30, 8, (1 << 30) / 48},     // ~21 MiB
-		{64 << 20, 1, (64 << 20) / 6},    // ~10.7 MiB
+		{2 << 30, 1, 64 << 20},           // 2 GiB / 16 > 64 MiB: capped
+		{1 << 30, 8, (1 << 30) / 128},    // 8 MiB
+		{64 << 20, 1, (64 << 20) / 16},   // 4 MiB
 		{64 << 20, 100, 1 << 20},         // floor
-		{256 << 20, 2, (256 << 20) / 12}, // ~21 MiB
+		{256 << 20, 2, (256 << 20) / 32}, // 8 MiB
 	} {
 		if got := memTableSize(c.budget, c.n); got != c.want {
 			t.Errorf("memTableSize(%d, %d) = %d, want %d", c.budget, c.n, got, c.want)

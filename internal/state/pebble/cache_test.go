@@ -32,6 +32,20 @@ func TestConformanceTinyCache(t *testing.T) {
 	})
 }
 
+// TestConformanceIngestedWriteBack runs the suite with object caches that
+// hold a few entries and write back every full round as an ingested SST.
+func TestConformanceIngestedWriteBack(t *testing.T) {
+	statetest.Run(t, func(t *testing.T, kgs state.KeyGroupRange, maxP int) state.Backend {
+		b, err := Open(t.TempDir(), kgs, maxP, testOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.cacheOverride = 1 << 10
+		b.spillOverride = 1
+		return b
+	})
+}
+
 // TestConformanceNoCache runs the suite on uncached tables.
 func TestConformanceNoCache(t *testing.T) {
 	statetest.Run(t, func(t *testing.T, kgs state.KeyGroupRange, maxP int) state.Backend {
@@ -49,6 +63,12 @@ func TestConformanceNoCache(t *testing.T) {
 // checks that the cache stays within its budget all along, and that a
 // checkpoint taken after FlushCaches restores what the heap backend holds.
 func TestCacheDifferential(t *testing.T) {
+	t.Run("batches", func(t *testing.T) { testCacheDifferential(t, 0) })
+	// Every write-back of all dirty entries is an ingested SST.
+	t.Run("ingested", func(t *testing.T) { testCacheDifferential(t, 1) })
+}
+
+func testCacheDifferential(t *testing.T, spill int) {
 	const budget = 4 << 10
 	maxP := statetest.DiffMaxParallelism
 	all := state.KeyGroupRange{Start: 0, End: maxP}
@@ -59,6 +79,7 @@ func TestCacheDifferential(t *testing.T) {
 	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			b := openCached(t, all, maxP, budget)
+			b.spillOverride = spill
 			ref := heap.New(all, maxP)
 			peak := int64(0)
 			statetest.Differential(t, b, ref, statetest.DiffOptions{
@@ -73,6 +94,9 @@ func TestCacheDifferential(t *testing.T) {
 			})
 			if peak < budget/2 {
 				t.Errorf("object caches peaked at %d bytes: the test does not fill them", peak)
+			}
+			if spill > 0 && b.ingests == 0 {
+				t.Error("no write-back was ingested: the test does not cover ingestion")
 			}
 			b.FlushCaches()
 			ck := filepath.Join(t.TempDir(), "ck")
@@ -138,7 +162,7 @@ func TestCacheWithinBudget(t *testing.T) {
 	if n := b.cacheBytes(); n <= budget/2 || n > budget {
 		t.Errorf("caches hold %d bytes, want in (%d, %d]", n, budget/2, budget)
 	}
-	if st.ObjectCacheBudget != testBudget/4 || st.ObjectCacheBytes < b.cacheBytes() {
+	if st.ObjectCacheBudget != testBudget/objectCacheDivisor || st.ObjectCacheBytes < b.cacheBytes() {
 		t.Errorf("Budget() = %+v", st)
 	}
 	for k := range int64(keys) {

@@ -31,7 +31,9 @@ const fileListHeader = "eddy-pebble-checkpoint 1"
 // DB's names, not the checkpoint's), so they may be uploaded by another
 // goroutine; remove dir when done. SSTs and blob files are immutable and
 // keep their names across checkpoints of one backend instance: see
-// PlanUpload.
+// PlanUpload. The SSTs are not synced to the device (see Durability in the
+// package comment): storage that keeps a checkpoint copies its files and
+// syncs the copies, as Snapshot does.
 func (b *Backend) Checkpoint(dir string) ([]string, error) {
 	b.FlushCaches()
 	if err := b.db.Flush(); err != nil {
