@@ -2,8 +2,9 @@ package queries
 
 import (
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/nexmark"
-	"github.com/eddystream/eddy/state"
 )
 
 // Q18Result is a change of q18's result table, keyed by (Bidder, Auction).
@@ -21,29 +22,19 @@ type Q18Result struct {
 // q18Key is q18's partition key.
 type q18Key struct{ Bidder, Auction int64 }
 
-// q18Last keeps the last bid per bidder and auction.
-type q18Last struct {
-	last state.Value[nexmark.Bid]
-}
-
-func (f *q18Last) Open(ctx *eddy.KeyedContext[q18Key, Q18Result]) error {
-	f.last = state.NewValue(ctx.Store(), state.ValueDescriptor[nexmark.Bid]{Name: "last"})
-	return nil
-}
-
-func (f *q18Last) ProcessElement(ctx *eddy.KeyedContext[q18Key, Q18Result], b nexmark.Bid) error {
-	old, ok := f.last.Value()
-	switch {
-	case !ok:
-		ctx.Emit(q18Row(Insert, &b))
-	case b.DateTime >= old.DateTime:
-		ctx.Emit(q18Row(UpdateBefore, &old))
-		ctx.Emit(q18Row(UpdateAfter, &b))
-	default:
-		return nil
-	}
-	f.last.Update(b)
-	return nil
+// bidChanges adds a source of the bids of the sequence as an insert-only
+// changelog: eddy.Inserts of bidSource, with each bid made an insertion at
+// the source rather than by an operator of its own.
+func bidChanges(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[changelog.Change[nexmark.Bid]] {
+	s := generatorSource(env, "Nexmark bids", cfg, func(c changelog.Change[nexmark.Bid]) int64 { return c.Row.DateTime },
+		func() func(e *nexmark.Event, out connector.SplitOutput[changelog.Change[nexmark.Bid]]) {
+			return func(e *nexmark.Event, out connector.SplitOutput[changelog.Change[nexmark.Bid]]) {
+				if e.Type == nexmark.BidEvent {
+					out.Emit(changelog.InsertOf(e.Bid))
+				}
+			}
+		})
+	return eddy.AsChangelog(s, changelog.InsertOnly)
 }
 
 func q18Row(op RowKind, b *nexmark.Bid) Q18Result {
@@ -59,10 +50,11 @@ func q18Row(op RowKind, b *nexmark.Bid) Q18Result {
 //	      FROM bid)
 //	WHERE rank_number <= 1;
 //
-// It emits the changelog of the result table. As in Flink's event-time
-// deduplication, a bid replaces the kept one if its dateTime is not
-// earlier.
+// It emits the changelog of the result table. It is a Deduplicate keeping
+// the last row on event time, as Flink plans the query: a bid replaces the
+// kept one (-U of the old, +U of the new) if its dateTime is not earlier.
 func Q18(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[Q18Result] {
-	return eddy.ProcessKeyed(eddy.KeyBy(bidSource(env, cfg), func(b nexmark.Bid) q18Key { return q18Key{b.Bidder, b.Auction} }),
-		func() eddy.KeyedProcessFunction[q18Key, nexmark.Bid, Q18Result] { return &q18Last{} }).Name("q18")
+	bids := eddy.GroupBy(bidChanges(env, cfg), func(b nexmark.Bid) q18Key { return q18Key{b.Bidder, b.Auction} })
+	last := eddy.Deduplicate(bids, eddy.KeepLast, eddy.EventTime).Name("q18")
+	return changeRows(last, func(c changelog.Change[nexmark.Bid], _ *dayNames) Q18Result { return q18Row(c.Kind, &c.Row) })
 }
