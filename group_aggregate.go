@@ -113,7 +113,7 @@ func GroupAggregate[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.C
 		env.fail(fmt.Errorf("eddy: GroupAggregate after %q: LocalGlobal needs MiniBatch and an aggregate without views (no Distinct, MinRetract or MaxRetract)", g.s.node.Name))
 	}
 	logic := ops.GroupAggLogic[K, T, ACC, Grouped[K, OUT]]{
-		Create: f.Create, Merge: f.Merge, Views: views,
+		Create: f.Create, Merge: f.Merge, Views: views, InsertOnly: !retracts,
 		Add:   func(acc ACC, row T, _ agg.Views) ACC { return f.Add(acc, row) },
 		Row:   func(key K, acc ACC) Grouped[K, OUT] { return Grouped[K, OUT]{Key: key, Value: f.Result(acc)} },
 		Equal: equalFunc[Grouped[K, OUT]](),

@@ -88,6 +88,13 @@ func (d distinct[T, V, ACC, OUT]) add(v Views, view int, x V, delta int64) (befo
 	return v.Add(view, OrderedKey(x), delta)
 }
 
+func (d distinct[T, V, ACC, OUT]) count(v Views, view int, x V) int64 {
+	if d.ints != 0 {
+		return v.CountInt(view, intOf(x, d.ints))
+	}
+	return v.Count(view, OrderedKey(x))
+}
+
 func (d distinct[T, V, ACC, OUT]) Create() ACC           { return d.f.Create() }
 func (d distinct[T, V, ACC, OUT]) Result(acc ACC) OUT    { return d.f.Result(acc) }
 func (d distinct[T, V, ACC, OUT]) NumViews() int         { return 1 + NumViews(d.f) }
@@ -97,6 +104,10 @@ func (d distinct[T, V, ACC, OUT]) Add(acc ACC, in T) ACC { panic(errViewsOnly("D
 
 func (d distinct[T, V, ACC, OUT]) AddWith(acc ACC, in T, v Views, first int) ACC {
 	x := d.value(in)
+	if v.InsertOnly() && d.count(v, first, x) > 0 {
+		// Nothing is taken back: a value seen before needs no count.
+		return acc
+	}
 	if before, _ := d.add(v, first, x, 1); before == 0 {
 		return d.m.addWith(acc, x, v, first+1)
 	}

@@ -28,6 +28,16 @@ type Views interface {
 	AddInt(view int, value int64, delta int64) (before, after int64)
 	// RangeInt is Range for a view of integers, in increasing order.
 	RangeInt(view int, fn func(value int64, count int64) bool)
+	// Count returns the count of value in view, without changing it.
+	Count(view int, value string) int64
+	// CountInt is Count for a view of integers.
+	CountInt(view int, value int64) int64
+	// InsertOnly reports whether the aggregation's input is insert-only,
+	// so that RetractWith is never called. A function that needs to know
+	// only whether a value is in a view (a DISTINCT aggregate) may then
+	// test it with Count and add it once, instead of writing a count on
+	// every row.
+	InsertOnly() bool
 }
 
 // ViewFunction is an aggregate function that keeps part of its state in

@@ -28,6 +28,9 @@ type GroupAggLogic[K comparable, T, ACC, R any] struct {
 	Merge func(a, b ACC) ACC
 	// Views is the number of views the function keeps.
 	Views int
+	// InsertOnly tells that the input never takes a row back (its
+	// changelog is insert-only); the views report it to the function.
+	InsertOnly bool
 	// Row makes the group's output row from its key and accumulator.
 	Row func(key K, acc ACC) R
 	// Equal, if set, compares two output rows: an update that leaves the
@@ -71,7 +74,7 @@ func NewGroupAgg[K comparable, T, ACC, R any](ctx *runtime.Context, spec KeySpec
 		return nil, err
 	}
 	if logic.Views > 0 {
-		if g.views, err = newGroupViews(rel.store, rel.ttlConfig()); err != nil {
+		if g.views, err = newGroupViews(rel.store, rel.ttlConfig(), logic.Views, logic.InsertOnly); err != nil {
 			rel.Close()
 			return nil, err
 		}
@@ -221,17 +224,14 @@ func (g *GroupAgg[K, T, ACC, R]) SnapshotStateAsync(id int64) (func() (*runtime.
 // number, value) to count, one for views of strings and one for views of
 // integers. It implements agg.Views.
 type groupViews[K comparable] struct {
-	m    *state.MapHandle[K, state.VoidNamespace, string, int64]
-	ints *state.MapHandle[K, state.VoidNamespace, intViewKey, int64]
+	insertOnly bool
+	m          *state.MapHandle[K, state.VoidNamespace, string, int64]
+	// ints holds a map state per view for views of integers, so that
+	// their entries are keyed by the value alone.
+	ints []*state.MapHandle[K, state.VoidNamespace, int64, int64]
 	key  []byte
 	buf  []viewEntry
 	ibuf []intViewEntry
-}
-
-// intViewKey is an entry of the integer views: a view number and a value.
-type intViewKey struct {
-	View  int64
-	Value int64
 }
 
 type intViewEntry struct {
@@ -243,38 +243,50 @@ type viewEntry struct {
 	count int64
 }
 
-func newGroupViews[K comparable](s *state.Store[K], ttl state.TTLConfig) (*groupViews[K], error) {
+func newGroupViews[K comparable](s *state.Store[K], ttl state.TTLConfig, views int, insertOnly bool) (*groupViews[K], error) {
 	m, err := state.NewMapHandle[K, state.VoidNamespace, string, int64](s, nil, nil, "group-views", nil, nil, ttl)
 	if err != nil {
 		return nil, err
 	}
-	ints, err := state.NewMapHandle[K, state.VoidNamespace, intViewKey, int64](s, nil, nil, "group-int-views", nil, nil, ttl)
-	if err != nil {
-		return nil, err
+	v := &groupViews[K]{insertOnly: insertOnly, m: m, ints: make([]*state.MapHandle[K, state.VoidNamespace, int64, int64], views)}
+	for i := range v.ints {
+		if v.ints[i], err = state.NewMapHandle[K, state.VoidNamespace, int64, int64](s, nil, nil, fmt.Sprintf("group-int-view-%d", i), nil, nil, ttl); err != nil {
+			return nil, err
+		}
 	}
-	return &groupViews[K]{m: m, ints: ints}, nil
+	return v, nil
+}
+
+func (v *groupViews[K]) InsertOnly() bool { return v.insertOnly }
+
+func (v *groupViews[K]) CountInt(view int, value int64) int64 {
+	c, _ := v.ints[view].Get(value)
+	return c
+}
+
+func (v *groupViews[K]) Count(view int, value string) int64 {
+	c, _ := v.m.Get(v.userKey(view, value))
+	return c
 }
 
 func (v *groupViews[K]) AddInt(view int, value int64, delta int64) (before, after int64) {
-	k := intViewKey{int64(view), value}
-	before, _ = v.ints.Get(k)
+	m := v.ints[view]
+	before, _ = m.Get(value)
 	after = before + delta
 	if after <= 0 {
 		if before > 0 {
-			v.ints.Delete(k)
+			m.Delete(value)
 		}
 		return before, 0
 	}
-	v.ints.Put(k, after)
+	m.Put(value, after)
 	return before, after
 }
 
 func (v *groupViews[K]) RangeInt(view int, fn func(value int64, count int64) bool) {
 	v.ibuf = v.ibuf[:0]
-	for k, c := range v.ints.Entries() {
-		if k.View == int64(view) {
-			v.ibuf = append(v.ibuf, intViewEntry{k.Value, c})
-		}
+	for k, c := range v.ints[view].Entries() {
+		v.ibuf = append(v.ibuf, intViewEntry{k, c})
 	}
 	sort.Slice(v.ibuf, func(i, j int) bool { return v.ibuf[i].value < v.ibuf[j].value })
 	for _, e := range v.ibuf {
@@ -322,7 +334,9 @@ func (v *groupViews[K]) Range(view int, fn func(value string, count int64) bool)
 
 func (v *groupViews[K]) clear() {
 	v.m.Clear()
-	v.ints.Clear()
+	for _, m := range v.ints {
+		m.Clear()
+	}
 }
 
 // miniBatch buffers rows per key, in the order keys first arrive, until it
