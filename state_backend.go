@@ -45,8 +45,9 @@ func HeapState() StateBackend {
 // files that earlier retained checkpoints do not hold, into shared/ of the
 // checkpoint directory, plus a few small files; they restore at any
 // parallelism (key-group ranges of files are kept or dropped, not
-// rewritten). Savepoints hold a self-contained encoding of every key group
-// instead. Both restore into the Pebble backend only.
+// rewritten), into the Pebble backend only. Savepoints hold every key group
+// in a self-contained canonical format instead, which restores into either
+// backend: a savepoint moves a job between HeapState and PebbleState.
 func PebbleState(dir string, memoryBudget int64) StateBackend {
 	return StateBackend{name: "pebble", factory: func(e *Environment) ops.BackendFactory {
 		removeStale(dir, e.cfg.Log)

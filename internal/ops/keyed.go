@@ -62,7 +62,7 @@ func newKeyedBase[K comparable, T any](ctx *runtime.Context, spec KeySpec[K, T],
 	if rs := ctx.Restored; rs != nil && len(rs.Backends) > 0 {
 		if _, ok := b.(incrementalBackend); !ok {
 			b.Close()
-			return nil, fmt.Errorf("the checkpoint holds keyed state of the %s backend in its own format, which the %T backend cannot read: run the job with that state backend (eddy.PebbleState)", rs.Backends[0].Kind, b)
+			return nil, fmt.Errorf("the checkpoint holds keyed state of the %s backend in its own format, which the %T backend cannot read: run the job with that state backend (eddy.PebbleState), or restore from a savepoint, which restores into any state backend", rs.Backends[0].Kind, b)
 		}
 	}
 	kc := &state.KeyContext[K]{}

@@ -36,12 +36,12 @@ func (k *keyedBase[K, T]) restore(rs *runtime.RestoredState) error {
 // cannot freeze (a bytes backend's) are encoded here and now.
 //
 // A backend that snapshots natively (incrementalBackend: Pebble) does so for
-// checkpoints, when the job has checkpoint storage; savepoints encode every
-// key group in the canonical format, so that they are self-contained and
-// portable.
+// checkpoints, when the job has checkpoint storage. Savepoints encode every
+// key group in the canonical format (state.CanonicalSection), on every
+// backend, so that they are self-contained and restore into any backend.
 func (k *keyedBase[K, T]) SnapshotStateAsync(id int64) (func() (*runtime.OperatorSnapshot, error), error) {
 	var native func() (*checkpoint.BackendState, error)
-	var opts state.SnapshotOptions
+	opts := state.SnapshotOptions{Canonical: k.ctx.IsSavepoint(id)}
 	if ib, ok := k.backend.(incrementalBackend); ok && k.ctx.Shared != nil && !k.ctx.IsSavepoint(id) {
 		opts.SkipBackend = true
 		var err error

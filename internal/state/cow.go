@@ -355,8 +355,9 @@ func (m *kgMaps[P, V]) settleReleased() {
 }
 
 // begin starts a snapshot. start is the first key group and appendEntry
-// encodes one entry; it must be safe to call on another goroutine.
-func (m *kgMaps[P, V]) begin(start int, appendEntry func(dst []byte, p P, v V) []byte) (encode func(dst []byte, kg int) []byte, release func()) {
+// encodes one entry; it must be safe to call on another goroutine. If
+// counted, each key group's encoding starts with its number of entries.
+func (m *kgMaps[P, V]) begin(start int, appendEntry func(dst []byte, p P, v V) []byte, counted bool) (encode func(dst []byte, kg int) []byte, release func()) {
 	m.settleReleased()
 	if m.snap != nil {
 		panic("state: BeginSnapshot while a snapshot of the table is in progress")
@@ -389,7 +390,9 @@ func (m *kgMaps[P, V]) begin(start int, appendEntry func(dst []byte, p P, v V) [
 			panic("state: snapshot encode called after release")
 		}
 		g := frozen[i]
-		dst = binary.AppendUvarint(dst, uint64(len(g)))
+		if counted {
+			dst = binary.AppendUvarint(dst, uint64(len(g)))
+		}
 		for p, v := range g {
 			dst = appendEntry(dst, p, v)
 		}
@@ -399,10 +402,12 @@ func (m *kgMaps[P, V]) begin(start int, appendEntry func(dst []byte, p P, v V) [
 	return encode, release
 }
 
-// appendLive appends the live contents of key group index i, as a count and
-// the entries appendEntry encodes, on the owning goroutine.
-func (m *kgMaps[P, V]) appendLive(dst []byte, i int, appendEntry func(dst []byte, p P, v V) []byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(m.count(i)))
+// appendLive appends the live contents of key group index i, as a count (if
+// counted) and the entries appendEntry encodes, on the owning goroutine.
+func (m *kgMaps[P, V]) appendLive(dst []byte, i int, appendEntry func(dst []byte, p P, v V) []byte, counted bool) []byte {
+	if counted {
+		dst = binary.AppendUvarint(dst, uint64(m.count(i)))
+	}
 	m.rangeKG(i, false, func(p P, v V) bool {
 		dst = appendEntry(dst, p, v)
 		return true

@@ -7,16 +7,20 @@ import (
 )
 
 // Keyed snapshot layout. The keyed state of one key group of an operator
-// subtask is a sequence of sections, one per table, in order of name:
+// subtask is a sequence of sections:
 //
 //	uvarint len(name) | name | uvarint len(data) | data
 //
-// where data is what the table's AppendKeyGroup (or the encode of its
-// BeginSnapshot) made for the key group. The tables of a bytes backend
-// appear as one section called BytesTablesSection (see bytesTables).
+// In the native format of an object backend (its checkpoints) there is one
+// section per table, in order of name, whose data is what the table's
+// AppendKeyGroup (or the encode of its BeginSnapshot) made for the key
+// group. In the canonical format (savepoints, and the checkpoints of a bytes
+// backend that does not snapshot natively) there is one section,
+// CanonicalSection (see canonical.go). Extra tables beside a bytes backend
+// are in their native format.
 
-// BytesTablesSection is the name of the section that holds the tables of a
-// bytes backend in a key group's snapshot.
+// BytesTablesSection is the name of the section in which bytes backends
+// wrote their tables before the canonical format; restores read it.
 const BytesTablesSection = "\x00bytes"
 
 // AppendSection appends one (name, data) section of a key group's snapshot
@@ -88,10 +92,9 @@ type TableLister interface {
 	TableIDs() map[string]uint32
 }
 
-// tables returns the sections of a snapshot by name: the tables of an
-// object backend, or the pseudo-table of a bytes backend unless
-// skipBackend, and the extra tables.
-func (t *KeyedTables) tables(skipBackend bool) (map[string]ObjectTable, error) {
+// objectTables returns the object tables by name: those of an object
+// backend, and the extra tables.
+func (t *KeyedTables) objectTables() (map[string]ObjectTable, error) {
 	out := map[string]ObjectTable{}
 	switch b := t.b.(type) {
 	case ObjectBackend:
@@ -100,9 +103,6 @@ func (t *KeyedTables) tables(skipBackend bool) (map[string]ObjectTable, error) {
 			out[name] = tbl
 		}
 	case TableLister:
-		if !skipBackend {
-			out[BytesTablesSection] = &bytesTables{b: b}
-		}
 	default:
 		return nil, fmt.Errorf("checkpointing keyed state of a %T backend is not supported", t.b)
 	}
@@ -114,19 +114,30 @@ func (t *KeyedTables) tables(skipBackend bool) (map[string]ObjectTable, error) {
 
 // SnapshotOptions says what BeginSnapshot encodes.
 type SnapshotOptions struct {
+	// Canonical encodes every key group in the canonical format, which
+	// restores into any backend (savepoints).
+	Canonical bool
 	// SkipBackend leaves the tables of a bytes backend out: the backend
-	// snapshots them natively.
+	// snapshots them natively. Only the extra tables are encoded, in their
+	// native format.
 	SkipBackend bool
 }
 
 // BeginSnapshot freezes the tables for a snapshot of the key groups kgs, on
 // the subtask's goroutine: copy-on-write for tables that support it
-// (AsyncSnapshotter), an encoding made now for the others. It returns the
-// function that completes the snapshot, on any goroutine, while the subtask
-// goes on: it returns the encoding of each key group and releases the
-// frozen tables. That function must be called exactly once.
+// (AsyncSnapshotter), an encoding made now for the others (a bytes
+// backend's). It returns the function that completes the snapshot, on any
+// goroutine, while the subtask goes on: it returns the encoding of each key
+// group and releases the frozen tables. That function must be called
+// exactly once.
+//
+// The tables of a bytes backend have no native format in this layout: unless
+// opts.SkipBackend, they are encoded in the canonical format.
 func (t *KeyedTables) BeginSnapshot(kgs KeyGroupRange, opts SnapshotOptions) (func() map[int][]byte, error) {
-	tables, err := t.tables(opts.SkipBackend)
+	if _, bytesBackend := t.b.(TableLister); opts.Canonical || bytesBackend && !opts.SkipBackend {
+		return t.beginCanonical(kgs)
+	}
+	tables, err := t.objectTables()
 	if err != nil {
 		return nil, err
 	}
@@ -180,13 +191,15 @@ func (t *KeyedTables) BeginSnapshot(kgs KeyGroupRange, opts SnapshotOptions) (fu
 	}, nil
 }
 
-// Restore loads the key groups of a snapshot into the tables, which must
-// all be declared by now. Every key group must be in kgs.
+// Restore loads the key groups of a snapshot, native or canonical, into the
+// tables, which must all be declared by now. Every key group must be in kgs.
+// A canonical snapshot restores into any backend; the native sections of an
+// object backend's tables restore into an object backend only.
 func (t *KeyedTables) Restore(kgs KeyGroupRange, keyGroups map[int][]byte) error {
 	if len(keyGroups) == 0 {
 		return nil
 	}
-	tables, err := t.tables(false)
+	tables, err := t.objectTables()
 	if err != nil {
 		return err
 	}
@@ -195,9 +208,24 @@ func (t *KeyedTables) Restore(kgs KeyGroupRange, keyGroups map[int][]byte) error
 			return fmt.Errorf("restored key group %d is outside this subtask's %v", kg, kgs)
 		}
 		err := EachSection(kg, b, func(name string, data []byte) error {
+			switch name {
+			case CanonicalSection, BytesTablesSection:
+				parse := parseCanonical
+				if name == BytesTablesSection {
+					parse = parseBytesTables
+				}
+				cts, err := parse(data)
+				if err != nil {
+					return fmt.Errorf("restored key group %d: %w", kg, err)
+				}
+				return t.restoreCanonical(kg, cts)
+			}
 			tbl, ok := tables[name]
 			if !ok {
-				return fmt.Errorf("the checkpoint holds state %q that the operator does not declare; declare all state in Open, under the same names as the job that wrote the checkpoint", name)
+				if _, bytesBackend := t.b.(TableLister); bytesBackend {
+					return fmt.Errorf("the checkpoint holds state %q in the heap backend's own format, which this state backend cannot read: restore from a savepoint (savepoints restore into any state backend), or run the job with the heap backend", name)
+				}
+				return undeclared(name)
 			}
 			if err := tbl.RestoreKeyGroup(kg, data); err != nil {
 				return fmt.Errorf("restoring state %q, key group %d: %w", name, kg, err)

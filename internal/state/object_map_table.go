@@ -155,7 +155,7 @@ func (t *objectMapTable[K, N, UK, UV]) Kind() string { return t.kind }
 // of maps, then for each its key, namespace, a uvarint count of entries and
 // their user keys and values.
 func (t *objectMapTable[K, N, UK, UV]) AppendKeyGroup(dst []byte, kg int) []byte {
-	return t.m.appendLive(dst, t.index(kg), t.appendEntry)
+	return t.m.appendLive(dst, t.index(kg), t.appendEntry, true)
 }
 
 func (t *objectMapTable[K, N, UK, UV]) appendEntry(dst []byte, p pair[K, N], m map[UK]UV) []byte {
@@ -172,7 +172,7 @@ func (t *objectMapTable[K, N, UK, UV]) appendEntry(dst []byte, p pair[K, N], m m
 // BeginSnapshot freezes the table's contents for a snapshot encoded on
 // another goroutine; see AsyncSnapshotter.
 func (t *objectMapTable[K, N, UK, UV]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
-	return t.m.begin(t.kgs.Start, t.appendEntry)
+	return t.m.begin(t.kgs.Start, t.appendEntry, true)
 }
 
 // Settle finishes a released snapshot now; see Settler.

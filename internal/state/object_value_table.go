@@ -92,7 +92,7 @@ func (t *objectValueTable[K, N, V]) Kind() string { return t.kind }
 // AppendKeyGroup appends the entries of key group kg to dst: a uvarint count,
 // then key, namespace and value of each entry, in no particular order.
 func (t *objectValueTable[K, N, V]) AppendKeyGroup(dst []byte, kg int) []byte {
-	return t.m.appendLive(dst, t.index(kg), t.appendEntry)
+	return t.m.appendLive(dst, t.index(kg), t.appendEntry, true)
 }
 
 func (t *objectValueTable[K, N, V]) appendEntry(dst []byte, p pair[K, N], v V) []byte {
@@ -104,7 +104,7 @@ func (t *objectValueTable[K, N, V]) appendEntry(dst []byte, p pair[K, N], v V) [
 // BeginSnapshot freezes the table's contents for a snapshot encoded on
 // another goroutine; see AsyncSnapshotter.
 func (t *objectValueTable[K, N, V]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
-	return t.m.begin(t.kgs.Start, t.appendEntry)
+	return t.m.begin(t.kgs.Start, t.appendEntry, true)
 }
 
 // Settle finishes a released snapshot now; see Settler.

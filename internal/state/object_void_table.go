@@ -86,7 +86,7 @@ func (t *objectVoidTable[K, V]) Kind() string { return t.kind }
 // AppendKeyGroup appends the entries of key group kg to dst, as
 // objectValueTable does.
 func (t *objectVoidTable[K, V]) AppendKeyGroup(dst []byte, kg int) []byte {
-	return t.m.appendLive(dst, t.index(kg), t.appendEntry)
+	return t.m.appendLive(dst, t.index(kg), t.appendEntry, true)
 }
 
 func (t *objectVoidTable[K, V]) appendEntry(dst []byte, k K, v V) []byte {
@@ -98,7 +98,7 @@ func (t *objectVoidTable[K, V]) appendEntry(dst []byte, k K, v V) []byte {
 // BeginSnapshot freezes the table's contents for a snapshot encoded on
 // another goroutine; see AsyncSnapshotter.
 func (t *objectVoidTable[K, V]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
-	return t.m.begin(t.kgs.Start, t.appendEntry)
+	return t.m.begin(t.kgs.Start, t.appendEntry, true)
 }
 
 // Settle finishes a released snapshot now; see Settler.

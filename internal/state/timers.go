@@ -170,11 +170,17 @@ func (s *TimerService[K, N]) AppendKeyGroup(dst []byte, kg int) []byte {
 // goroutine, in time proportional to the number of timers; encode copies the
 // bytes so made.
 func (s *TimerService[K, N]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
+	return s.beginWith(s.AppendKeyGroup)
+}
+
+// beginWith encodes every key group with appendKG now and returns the
+// encode and release of a snapshot that copies the bytes so made.
+func (s *TimerService[K, N]) beginWith(appendKG func(dst []byte, kg int) []byte) (encode func(dst []byte, kg int) []byte, release func()) {
 	start := s.kgs.Start
 	ends := make([]int, s.kgs.Len())
 	var buf []byte
 	for i := range ends {
-		buf = s.AppendKeyGroup(buf, start+i)
+		buf = appendKG(buf, start+i)
 		ends[i] = len(buf)
 	}
 	encode = func(dst []byte, kg int) []byte {

@@ -129,6 +129,26 @@ func (b *Backend) TableID(name, kind string) (uint32, error) {
 	return b.nextID, nil
 }
 
+// TableIDs returns the id of every table declared on the backend, by name
+// (state.TableLister).
+func (b *Backend) TableIDs() map[string]uint32 {
+	out := make(map[string]uint32, len(b.tables))
+	for name, t := range b.tables {
+		out[name] = t.id
+	}
+	return out
+}
+
+// TableKinds returns the kind of every table declared on the backend, by
+// name (state.TableKindLister).
+func (b *Backend) TableKinds() map[string]string {
+	out := make(map[string]string, len(b.tables))
+	for name, t := range b.tables {
+		out[name] = t.kind
+	}
+	return out
+}
+
 // Len returns the number of keys stored.
 func (b *Backend) Len() int { return len(b.data) }
 
