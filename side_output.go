@@ -15,7 +15,8 @@ type OutputTag[T any] struct {
 // unique among the side outputs of one operator.
 func NewOutputTag[T any](id string) OutputTag[T] { return OutputTag[T]{id: "side:" + id} }
 
-// ID returns the tag's id.
+// ID returns the name of the side output among the operator's outputs:
+// "side:" followed by the id the tag was made with.
 func (t OutputTag[T]) ID() string { return t.id }
 
 // SideOutputContext is a function context that can emit to side outputs:

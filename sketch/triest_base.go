@@ -19,19 +19,13 @@ import (
 // within the memory budget and is processed as a new edge. TRIEST samples
 // do not merge.
 type TriestBase struct {
-	m        int
-	t        uint64
-	rejected uint64
-	rng      splitMix64
-	s        edgeSample
-	c        triCounters[int64]
+	triestCore[int64]
 }
 
 // NewTriestBase returns an empty TRIEST-BASE estimator with a budget of m
 // edges whose random choices derive from seed. It panics if m < 6.
 func NewTriestBase(m int, seed uint64) *TriestBase {
-	checkTriestBudget("TriestBase", m)
-	return &TriestBase{m: m, rng: newSplitMix64(seed), s: newEdgeSample(m), c: newTriCounters[int64]()}
+	return &TriestBase{newTriestCore[int64]("TriestBase", m, seed)}
 }
 
 // Add processes the insertion of the undirected edge {u, v}.
@@ -40,7 +34,7 @@ func (b *TriestBase) Add(u, v uint64) {
 	if !ok {
 		return
 	}
-	if b.s.contains(e) {
+	if b.smp.contains(e) {
 		b.rejected++
 		return
 	}
@@ -49,11 +43,11 @@ func (b *TriestBase) Add(u, v uint64) {
 		if !b.rng.coin(uint64(b.m), b.t) {
 			return
 		}
-		old := b.s.removeAt(int(b.rng.intn(uint64(b.s.len()))))
-		b.c.update(&b.s, old, -1)
+		old := b.smp.removeAt(int(b.rng.intn(uint64(b.smp.len()))))
+		b.c.update(&b.smp, old, -1)
 	}
-	b.s.add(e)
-	b.c.update(&b.s, e, 1)
+	b.smp.add(e)
+	b.c.update(&b.smp, e, 1)
 }
 
 // triestXi is ξ(t) = max{1, t(t−1)(t−2)/(M(M−1)(M−2))}.
@@ -76,57 +70,28 @@ func (b *TriestBase) TopLocal(k int) []VertexEstimate {
 	return topLocal(&b.c, k, triestXi(b.t, b.m))
 }
 
-// Budget returns M, the maximum number of sampled edges.
-func (b *TriestBase) Budget() int { return b.m }
-
-// Time returns t, the number of edges processed.
-func (b *TriestBase) Time() uint64 { return b.t }
-
-// SampleSize returns the number of edges in the sample.
-func (b *TriestBase) SampleSize() int { return b.s.len() }
-
-// Rejected returns the number of insertions rejected as repeats of a
-// sampled edge.
-func (b *TriestBase) Rejected() uint64 { return b.rejected }
-
 // MarshalBinary encodes the estimator, including its sample and random
 // state; it implements encoding.BinaryMarshaler.
 func (b *TriestBase) MarshalBinary() ([]byte, error) {
-	e := newEncoder(triestVersion, tagTriestBase, 32+12*b.s.len())
-	e.count(b.m)
-	e.uvarint(b.t)
-	e.uvarint(b.rejected)
-	e.rng(b.rng)
-	encodeTriest(e, &b.s, &b.c, e.varint)
-	return e.bytes(), nil
+	return b.marshal(tagTriestBase, 32, nil, (*encoder).varint), nil
 }
 
 // UnmarshalBinary restores an estimator written by MarshalBinary; it
 // implements encoding.BinaryUnmarshaler. On error b is unchanged.
 func (b *TriestBase) UnmarshalBinary(data []byte) error {
 	d := newDecoder(data, "TriestBase", triestVersion, tagTriestBase)
-	m := d.uvarint()
-	t := d.uvarint()
-	rej := d.uvarint()
-	rng := d.rng()
-	if d.err == nil && (m < 6 || m > 1<<40) {
-		d.fail("budget %d", m)
-	}
-	if d.err != nil {
-		return d.err
-	}
-	s, c := decodeTriest(d, int(m), d.varint)
-	if d.err == nil && uint64(s.len()) != min(t, m) {
-		d.fail("sample of %d edges after %d insertions with budget %d", s.len(), t, m)
+	c := unmarshalTriest(d, nil, (*decoder).varint)
+	if d.err == nil && uint64(c.smp.len()) != min(c.t, uint64(c.m)) {
+		d.fail("sample of %d edges after %d insertions with budget %d", c.smp.len(), c.t, c.m)
 	}
 	if err := d.finish(); err != nil {
 		return err
 	}
-	*b = TriestBase{m: int(m), t: t, rejected: rej, rng: rng, s: s, c: c}
+	*b = TriestBase{c}
 	return nil
 }
 
 // String returns a short description of the estimator's state.
 func (b *TriestBase) String() string {
-	return fmt.Sprintf("TriestBase(M=%d, t=%d, |S|=%d, τ=%d)", b.m, b.t, b.s.len(), b.c.global)
+	return fmt.Sprintf("TriestBase(M=%d, t=%d, |S|=%d, τ=%d)", b.m, b.t, b.smp.len(), b.c.global)
 }

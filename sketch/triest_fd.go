@@ -26,21 +26,15 @@ import (
 // and counted by Rejected; other violations cannot be detected within the
 // memory budget. TRIEST samples do not merge.
 type TriestFD struct {
-	m        int
-	t        uint64
-	s        uint64
-	di, do   uint64
-	rejected uint64
-	rng      splitMix64
-	smp      edgeSample
-	c        triCounters[int64]
+	triestCore[int64]
+	s      uint64
+	di, do uint64
 }
 
 // NewTriestFD returns an empty TRIEST-FD estimator with a budget of m edges
 // whose random choices derive from seed. It panics if m < 6.
 func NewTriestFD(m int, seed uint64) *TriestFD {
-	checkTriestBudget("TriestFD", m)
-	return &TriestFD{m: m, rng: newSplitMix64(seed), smp: newEdgeSample(m), c: newTriCounters[int64]()}
+	return &TriestFD{triestCore: newTriestCore[int64]("TriestFD", m, seed)}
 }
 
 // Add processes the insertion of the undirected edge {u, v}.
@@ -150,61 +144,34 @@ func (f *TriestFD) Local(u uint64) float64 {
 // first, ties broken by smaller vertex id.
 func (f *TriestFD) TopLocal(k int) []VertexEstimate { return topLocal(&f.c, k, f.scale()) }
 
-// Budget returns M, the maximum number of sampled edges.
-func (f *TriestFD) Budget() int { return f.m }
-
-// Time returns t, the number of insertions and deletions processed.
-func (f *TriestFD) Time() uint64 { return f.t }
-
 // Edges returns s, the current number of edges in the graph.
 func (f *TriestFD) Edges() uint64 { return f.s }
-
-// SampleSize returns the number of edges in the sample.
-func (f *TriestFD) SampleSize() int { return f.smp.len() }
-
-// Rejected returns the number of operations rejected as model violations.
-func (f *TriestFD) Rejected() uint64 { return f.rejected }
 
 // MarshalBinary encodes the estimator, including its sample and random
 // state; it implements encoding.BinaryMarshaler.
 func (f *TriestFD) MarshalBinary() ([]byte, error) {
-	e := newEncoder(triestVersion, tagTriestFD, 48+12*f.smp.len())
-	e.count(f.m)
-	e.uvarint(f.t)
-	e.uvarint(f.s)
-	e.uvarint(f.di)
-	e.uvarint(f.do)
-	e.uvarint(f.rejected)
-	e.rng(f.rng)
-	encodeTriest(e, &f.smp, &f.c, e.varint)
-	return e.bytes(), nil
+	return f.marshal(tagTriestFD, 48, func(e *encoder) {
+		e.uvarint(f.s)
+		e.uvarint(f.di)
+		e.uvarint(f.do)
+	}, (*encoder).varint), nil
 }
 
 // UnmarshalBinary restores an estimator written by MarshalBinary; it
 // implements encoding.BinaryUnmarshaler. On error f is unchanged.
 func (f *TriestFD) UnmarshalBinary(data []byte) error {
 	d := newDecoder(data, "TriestFD", triestVersion, tagTriestFD)
-	m := d.uvarint()
-	t := d.uvarint()
-	s := d.uvarint()
-	di := d.uvarint()
-	do := d.uvarint()
-	rej := d.uvarint()
-	rng := d.rng()
-	if d.err == nil && (m < 6 || m > 1<<40) {
-		d.fail("budget %d", m)
-	}
-	if d.err != nil {
-		return d.err
-	}
-	smp, c := decodeTriest(d, int(m), d.varint)
-	if d.err == nil && uint64(smp.len()) > s {
-		d.fail("sample of %d edges exceeds the %d edges of the graph", smp.len(), s)
+	var s, di, do uint64
+	c := unmarshalTriest(d, func(d *decoder) {
+		s, di, do = d.uvarint(), d.uvarint(), d.uvarint()
+	}, (*decoder).varint)
+	if d.err == nil && uint64(c.smp.len()) > s {
+		d.fail("sample of %d edges exceeds the %d edges of the graph", c.smp.len(), s)
 	}
 	if err := d.finish(); err != nil {
 		return err
 	}
-	*f = TriestFD{m: int(m), t: t, s: s, di: di, do: do, rejected: rej, rng: rng, smp: smp, c: c}
+	*f = TriestFD{triestCore: c, s: s, di: di, do: do}
 	return nil
 }
 

@@ -15,19 +15,13 @@ import (
 // Self-loops are ignored and repeats are handled as in TriestBase. TRIEST
 // samples do not merge.
 type TriestImpr struct {
-	m        int
-	t        uint64
-	rejected uint64
-	rng      splitMix64
-	s        edgeSample
-	c        triCounters[float64]
+	triestCore[float64]
 }
 
 // NewTriestImpr returns an empty TRIEST-IMPR estimator with a budget of m
 // edges whose random choices derive from seed. It panics if m < 6.
 func NewTriestImpr(m int, seed uint64) *TriestImpr {
-	checkTriestBudget("TriestImpr", m)
-	return &TriestImpr{m: m, rng: newSplitMix64(seed), s: newEdgeSample(m), c: newTriCounters[float64]()}
+	return &TriestImpr{newTriestCore[float64]("TriestImpr", m, seed)}
 }
 
 // triestEta is η(t) = max{1, (t−1)(t−2)/(M(M−1))}.
@@ -42,19 +36,19 @@ func (p *TriestImpr) Add(u, v uint64) {
 	if !ok {
 		return
 	}
-	if p.s.contains(e) {
+	if p.smp.contains(e) {
 		p.rejected++
 		return
 	}
 	p.t++
-	p.c.update(&p.s, e, triestEta(p.t, p.m))
+	p.c.update(&p.smp, e, triestEta(p.t, p.m))
 	if p.t > uint64(p.m) {
 		if !p.rng.coin(uint64(p.m), p.t) {
 			return
 		}
-		p.s.removeAt(int(p.rng.intn(uint64(p.s.len()))))
+		p.smp.removeAt(int(p.rng.intn(uint64(p.smp.len()))))
 	}
-	p.s.add(e)
+	p.smp.add(e)
 }
 
 // Global returns the estimated number of triangles in the graph so far.
@@ -67,57 +61,28 @@ func (p *TriestImpr) Local(u uint64) float64 { return p.c.local[u] }
 // first, ties broken by smaller vertex id.
 func (p *TriestImpr) TopLocal(k int) []VertexEstimate { return topLocal(&p.c, k, 1) }
 
-// Budget returns M, the maximum number of sampled edges.
-func (p *TriestImpr) Budget() int { return p.m }
-
-// Time returns t, the number of edges processed.
-func (p *TriestImpr) Time() uint64 { return p.t }
-
-// SampleSize returns the number of edges in the sample.
-func (p *TriestImpr) SampleSize() int { return p.s.len() }
-
-// Rejected returns the number of insertions rejected as repeats of a
-// sampled edge.
-func (p *TriestImpr) Rejected() uint64 { return p.rejected }
-
 // MarshalBinary encodes the estimator, including its sample and random
 // state; it implements encoding.BinaryMarshaler.
 func (p *TriestImpr) MarshalBinary() ([]byte, error) {
-	e := newEncoder(triestVersion, tagTriestImpr, 32+12*p.s.len())
-	e.count(p.m)
-	e.uvarint(p.t)
-	e.uvarint(p.rejected)
-	e.rng(p.rng)
-	encodeTriest(e, &p.s, &p.c, e.f64)
-	return e.bytes(), nil
+	return p.marshal(tagTriestImpr, 32, nil, (*encoder).f64), nil
 }
 
 // UnmarshalBinary restores an estimator written by MarshalBinary; it
 // implements encoding.BinaryUnmarshaler. On error p is unchanged.
 func (p *TriestImpr) UnmarshalBinary(data []byte) error {
 	d := newDecoder(data, "TriestImpr", triestVersion, tagTriestImpr)
-	m := d.uvarint()
-	t := d.uvarint()
-	rej := d.uvarint()
-	rng := d.rng()
-	if d.err == nil && (m < 6 || m > 1<<40) {
-		d.fail("budget %d", m)
-	}
-	if d.err != nil {
-		return d.err
-	}
-	s, c := decodeTriest(d, int(m), d.f64)
-	if d.err == nil && uint64(s.len()) != min(t, m) {
-		d.fail("sample of %d edges after %d insertions with budget %d", s.len(), t, m)
+	c := unmarshalTriest(d, nil, (*decoder).f64)
+	if d.err == nil && uint64(c.smp.len()) != min(c.t, uint64(c.m)) {
+		d.fail("sample of %d edges after %d insertions with budget %d", c.smp.len(), c.t, c.m)
 	}
 	if err := d.finish(); err != nil {
 		return err
 	}
-	*p = TriestImpr{m: int(m), t: t, rejected: rej, rng: rng, s: s, c: c}
+	*p = TriestImpr{c}
 	return nil
 }
 
 // String returns a short description of the estimator's state.
 func (p *TriestImpr) String() string {
-	return fmt.Sprintf("TriestImpr(M=%d, t=%d, |S|=%d, τ=%.6g)", p.m, p.t, p.s.len(), p.c.global)
+	return fmt.Sprintf("TriestImpr(M=%d, t=%d, |S|=%d, τ=%.6g)", p.m, p.t, p.smp.len(), p.c.global)
 }

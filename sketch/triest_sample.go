@@ -7,11 +7,77 @@ import (
 )
 
 // This file holds the parts shared by the three TRIEST estimators (De
-// Stefani, Epasto, Riondato and Upfal, KDD 2016): the edge sample with O(1)
-// uniform eviction, the sample graph's adjacency sets, and the triangle
-// counters.
+// Stefani, Epasto, Riondato and Upfal, KDD 2016): their common state and
+// accessors (triestCore), the edge sample with O(1) uniform eviction, the
+// sample graph's adjacency sets, the triangle counters, and the encoding.
 
 const triestVersion = 1
+
+// triestCore is the state every TRIEST estimator has: the budget M, the
+// time t, the rejected operations, the random source, the sample and the
+// counters (int64 for BASE and FD, float64 for IMPR's weighted ones).
+type triestCore[N int64 | float64] struct {
+	m        int
+	t        uint64
+	rejected uint64
+	rng      splitMix64
+	smp      edgeSample
+	c        triCounters[N]
+}
+
+func newTriestCore[N int64 | float64](kind string, m int, seed uint64) triestCore[N] {
+	checkTriestBudget(kind, m)
+	return triestCore[N]{m: m, rng: newSplitMix64(seed), smp: newEdgeSample(m), c: newTriCounters[N]()}
+}
+
+// Budget returns M, the maximum number of sampled edges.
+func (c *triestCore[N]) Budget() int { return c.m }
+
+// Time returns t, the number of operations processed.
+func (c *triestCore[N]) Time() uint64 { return c.t }
+
+// SampleSize returns the number of edges in the sample.
+func (c *triestCore[N]) SampleSize() int { return c.smp.len() }
+
+// Rejected returns the number of operations rejected: repeats of a sampled
+// edge and, for TriestFD, deletions from an empty graph.
+func (c *triestCore[N]) Rejected() uint64 { return c.rejected }
+
+// marshal encodes the estimator: M and t, what extra writes (the state
+// of its variant), the rejected count, the random state, then the sample
+// and the counters (put writes one counter).
+func (c *triestCore[N]) marshal(tag byte, size int, extra func(e *encoder), put func(e *encoder, x N)) []byte {
+	e := newEncoder(triestVersion, tag, size+12*c.smp.len())
+	e.count(c.m)
+	e.uvarint(c.t)
+	if extra != nil {
+		extra(e)
+	}
+	e.uvarint(c.rejected)
+	e.rng(c.rng)
+	encodeTriest(e, &c.smp, &c.c, func(x N) { put(e, x) })
+	return e.bytes()
+}
+
+// unmarshal decodes what marshal wrote into a new core; extra reads the
+// variant's state and check validates the decoded core. Errors are in d.
+func unmarshalTriest[N int64 | float64](d *decoder, extra func(d *decoder), get func(d *decoder) N) triestCore[N] {
+	m := d.uvarint()
+	t := d.uvarint()
+	if extra != nil {
+		extra(d)
+	}
+	rej := d.uvarint()
+	rng := d.rng()
+	if d.err == nil && (m < 6 || m > 1<<40) {
+		d.fail("budget %d", m)
+	}
+	if d.err != nil {
+		return triestCore[N]{}
+	}
+	smp, c := decodeTriest(d, int(m), func() N { return get(d) })
+	return triestCore[N]{m: int(m), t: t, rejected: rej, rng: rng, smp: smp, c: c}
+}
 
 // VertexEstimate is a vertex with its estimated local triangle count.
 type VertexEstimate struct {

@@ -19,6 +19,11 @@
 //		return nil
 //	}
 //
+// and run on a keyed stream of words (Example_counter):
+//
+//	counts := eddy.ProcessKeyed(eddy.KeyBy(words, func(w string) string { return w }),
+//		func() eddy.KeyedProcessFunction[string, string, int64] { return &counter{} })
+//
 // The handles read the current key from the store at each call: there is
 // nothing to pass. They are used on the function's goroutine only.
 //

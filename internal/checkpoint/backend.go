@@ -51,25 +51,6 @@ func (b *BackendState) overlaps(start, end int) bool {
 	return b.KeyGroupStart < end && start < b.KeyGroupEnd
 }
 
-// SharedKeys returns the storage keys of the shared files of every backend
-// state of the subtask states.
-func SharedKeys(states []*SubtaskState) []string {
-	var keys []string
-	for _, st := range states {
-		if st == nil {
-			continue
-		}
-		for _, b := range st.Backends {
-			for _, f := range b.Files {
-				if f.Shared != "" {
-					keys = append(keys, f.Shared)
-				}
-			}
-		}
-	}
-	return keys
-}
-
 // checkSharedKey rejects keys that would leave the shared area.
 func checkSharedKey(key string) error {
 	if key == "" || key[0] == '/' || len(key) > 1024 {

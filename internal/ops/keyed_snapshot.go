@@ -12,15 +12,6 @@ func (k *keyedBase[K, T]) registerExtra(name string, t state.ObjectTable) {
 	k.snapTables.AddExtra(name, t)
 }
 
-// SnapshotState encodes every table of every key group the operator owns.
-func (k *keyedBase[K, T]) SnapshotState(int64) (*runtime.OperatorSnapshot, error) {
-	encode, err := k.snapTables.BeginSnapshot(k.kgs, state.SnapshotOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return &runtime.OperatorSnapshot{KeyGroups: encode()}, nil
-}
-
 // restore loads the key groups of a restored state into the operator's
 // tables, which must all be declared by now.
 func (k *keyedBase[K, T]) restore(rs *runtime.RestoredState) error {

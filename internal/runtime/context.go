@@ -161,8 +161,4 @@ func (g *guardControl) EndInput() (err error) {
 	return g.ctx.wrap(g.c.EndInput())
 }
 
-// Guard wraps in so that its errors and panics are attributed to the
-// operator of ctx. Test harnesses use it to see errors as jobs do.
-func Guard[T any](ctx *Context, in Input[T]) Input[T] { return &guard[T]{in: in, ctx: ctx} }
-
 func millis(t time.Time) int64 { return t.UnixMilli() }
