@@ -51,8 +51,9 @@ type bidStats struct {
 // state), of the bidders and of the auctions seen, each counted once in
 // total and once per price rank, so that a bid costs at most four state
 // accesses whatever the group's size, and a retracted bid is taken back.
-// On an insert-only input (the queries' own), an id already seen in the
-// bid's rank costs one read.
+// On an insert-only input (the queries' own), an id has one entry, the set
+// of ranks it has been seen in, and an id already seen in the bid's rank
+// costs one read.
 type bidStatsFunction struct{}
 
 func (bidStatsFunction) Create() bidStats { return bidStats{} }
@@ -83,21 +84,23 @@ func (bidStatsFunction) count(s *bidStats, b *nexmark.Bid, v agg.Views, first in
 		if view == 1 {
 			total, rank = &s.Auctions, &s.RankAuctions[r]
 		}
-		e := distinctEntries(id, r)
 		if insertOnly {
-			// Nothing is taken back, so an entry is added once: an id seen
-			// in this rank has been seen in total too.
-			if v.CountInt(first+view, e[1]) > 0 {
+			// Nothing is taken back, so an id's entry need not count: it
+			// holds the set of ranks (a bit each) the id has been seen in,
+			// and a repeat costs one read.
+			bit := int64(1) << r
+			m := v.CountInt(first+view, id)
+			if m&bit != 0 {
 				continue
 			}
-			v.AddInt(first+view, e[1], 1)
+			v.AddInt(first+view, id, bit)
 			*rank++
-			if v.CountInt(first+view, e[0]) == 0 {
-				v.AddInt(first+view, e[0], 1)
+			if m == 0 {
 				*total++
 			}
 			continue
 		}
+		e := distinctEntries(id, r)
 		for i, e := range e {
 			before, after := v.AddInt(first+view, e, delta)
 			if (before == 0) != (after == 0) {
