@@ -6,6 +6,7 @@ import (
 	"time"
 
 	istate "github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // Codec encodes and decodes values of type T for snapshots and for backends
@@ -115,7 +116,7 @@ func (v TTLVisibility) String() string { return istate.TTLVisibility(v).String()
 // in a compact binary form that sorts like the values; types that implement
 // encoding.BinaryMarshaler use it.
 func DefaultCodec[T any]() (Codec[T], error) {
-	c, err := istate.DefaultCodec[T]()
+	c, err := codec.Default[T]()
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func DefaultCodec[T any]() (Codec[T], error) {
 }
 
 // JSONCodec returns a codec that encodes values with encoding/json.
-func JSONCodec[T any]() Codec[T] { return istate.JSONCodec[T]() }
+func JSONCodec[T any]() Codec[T] { return codec.JSON[T]() }
 
 // Value is a single value per key.
 type Value[T any] interface {

@@ -6,6 +6,7 @@ import (
 	"github.com/eddystream/eddy/internal/keys"
 	"github.com/eddystream/eddy/internal/runtime"
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // BackendFactory creates the keyed state backend of one operator subtask
@@ -20,7 +21,7 @@ type KeySpec[K comparable, T any] struct {
 	Hash func(K) uint64
 	// Codec encodes keys for snapshots and byte-oriented backends; nil
 	// means the default codec of K.
-	Codec state.Codec[K]
+	Codec codec.Codec[K]
 }
 
 // NewKeySpec returns the key spec of key, with the stable hash of K.
@@ -112,8 +113,8 @@ func (k *keyedBase[K, T]) Close() error { return k.backend.Close() }
 // lazyCodec returns the default codec of T, or a codec that fails when used
 // if T has none, so that jobs whose state is never encoded (heap state
 // without checkpoints) do not need one.
-func lazyCodec[T any]() state.Codec[T] {
-	c, err := state.DefaultCodec[T]()
+func lazyCodec[T any]() codec.Codec[T] {
+	c, err := codec.Default[T]()
 	if err != nil {
 		return failingCodec[T]{err}
 	}
@@ -148,4 +149,4 @@ func newTimers[K comparable, N comparable, T any](k *keyedBase[K, T], name strin
 }
 
 func (k *keyedBase[K, T]) keyGroups() state.KeyGroupRange { return k.kgs }
-func (k *keyedBase[K, T]) keyCodec() state.Codec[K]       { return k.store.KeyCodec() }
+func (k *keyedBase[K, T]) keyCodec() codec.Codec[K]       { return k.store.KeyCodec() }

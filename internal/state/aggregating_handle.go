@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/eddystream/eddy/agg"
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // AggregatingHandle keeps, per key and namespace, an accumulator of an
@@ -15,9 +16,9 @@ type AggregatingHandle[K, N comparable, IN, ACC, OUT any] struct {
 }
 
 // NewAggregatingHandle declares aggregating state called name on s with the
-// aggregate function f. accc encodes accumulators (nil means DefaultCodec);
+// aggregate function f. accc encodes accumulators (nil means codec.Default);
 // ns, nc and ttl are as for NewValueHandle.
-func NewAggregatingHandle[K, N comparable, IN, ACC, OUT any](s *Store[K], ns *N, nc Codec[N], name string, f agg.Function[IN, ACC, OUT], accc Codec[ACC], ttl TTLConfig) (*AggregatingHandle[K, N, IN, ACC, OUT], error) {
+func NewAggregatingHandle[K, N comparable, IN, ACC, OUT any](s *Store[K], ns *N, nc codec.Codec[N], name string, f agg.Function[IN, ACC, OUT], accc codec.Codec[ACC], ttl TTLConfig) (*AggregatingHandle[K, N, IN, ACC, OUT], error) {
 	if f == nil {
 		return nil, errors.New("state: aggregating state needs an aggregate function")
 	}

@@ -1,5 +1,7 @@
 package state
 
+import "github.com/eddystream/eddy/internal/state/codec"
+
 // mapKey is the key of a cached map entry.
 type mapKey[K, N, UK comparable] struct {
 	k  K
@@ -20,10 +22,10 @@ type cachedMapTable[K, N, UK comparable, UV any] struct {
 	name   string
 	id     uint32
 	kgs    KeyGroupRange
-	kc     Codec[K]
-	nc     Codec[N]
-	ukc    Codec[UK]
-	uvc    Codec[UV]
+	kc     codec.Codec[K]
+	nc     codec.Codec[N]
+	ukc    codec.Codec[UK]
+	uvc    codec.Codec[UV]
 	groups []map[pair[K, N]]map[UK]int32 // per key group index, allocated on first use
 	slab   cacheSlab[mapKey[K, N, UK], UV]
 	key    []byte // scratch
@@ -33,7 +35,7 @@ type cachedMapTable[K, N, UK comparable, UV any] struct {
 
 var _ MapTable[int, int, int, int] = (*cachedMapTable[int, int, int, int])(nil)
 
-func newCachedMapTable[K, N, UK comparable, UV any](m *bytesCache, name string, id uint32, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV]) *cachedMapTable[K, N, UK, UV] {
+func newCachedMapTable[K, N, UK comparable, UV any](m *bytesCache, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], ukc codec.Codec[UK], uvc codec.Codec[UV]) *cachedMapTable[K, N, UK, UV] {
 	return &cachedMapTable[K, N, UK, UV]{
 		m: m, host: m.host, name: name, id: id, kgs: m.kgs, kc: kc, nc: nc, ukc: ukc, uvc: uvc,
 		groups: make([]map[pair[K, N]]map[UK]int32, m.kgs.Len()),
@@ -241,9 +243,9 @@ func (t *cachedMapTable[K, N, UK, UV]) dropMap(i int, p pair[K, N]) {
 // decodeRest decodes a (key, namespace) or a (key, namespace, user key)
 // that fills rest exactly; full tells which.
 func (t *cachedMapTable[K, N, UK, UV]) decodeRest(rest []byte) (mk mapKey[K, N, UK], full, ok bool) {
-	pos, err := decodeAt(t.kc, rest, 0, &mk.k)
+	pos, err := codec.DecodeAt(t.kc, rest, 0, &mk.k)
 	if err == nil {
-		pos, err = decodeAt(t.nc, rest, pos, &mk.n)
+		pos, err = codec.DecodeAt(t.nc, rest, pos, &mk.n)
 	}
 	if err != nil {
 		return mk, false, false
@@ -251,7 +253,7 @@ func (t *cachedMapTable[K, N, UK, UV]) decodeRest(rest []byte) (mk mapKey[K, N, 
 	if pos == len(rest) {
 		return mk, false, true
 	}
-	pos, err = decodeAt(t.ukc, rest, pos, &mk.uk)
+	pos, err = codec.DecodeAt(t.ukc, rest, pos, &mk.uk)
 	return mk, true, err == nil && pos == len(rest)
 }
 

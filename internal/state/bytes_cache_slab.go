@@ -1,6 +1,10 @@
 package state
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/eddystream/eddy/internal/state/codec"
+)
 
 // Flags of a cache slot.
 const (
@@ -204,7 +208,7 @@ func (sl *cacheSlab[P, V]) evict(o slotOwner, need int64, cleanOnly bool, w *cac
 // writeBack writes the dirty entry in slot s, whose encoded key is key, to
 // w (its value encoded with vc into the table's scratch buffer *buf), marks
 // it clean and updates its size and the table's size estimate.
-func writeBack[P comparable, V any](sl *cacheSlab[P, V], s int32, key []byte, vc Codec[V], buf *[]byte, est *sizeEstimate, w *cacheWriter) {
+func writeBack[P comparable, V any](sl *cacheSlab[P, V], s int32, key []byte, vc codec.Codec[V], buf *[]byte, est *sizeEstimate, w *cacheWriter) {
 	e := sl.at(s)
 	size := len(key) + CacheEntryOverhead
 	if e.flags&slotPresent != 0 {

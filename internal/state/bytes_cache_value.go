@@ -1,5 +1,7 @@
 package state
 
+import "github.com/eddystream/eddy/internal/state/codec"
+
 // cachedValueTable is a ValueTable on a CacheHost with a write-back cache of
 // decoded values: per key group, a Go map from (key, namespace) to a slot
 // of the table's slab. A hit neither encodes nor decodes; a miss reads the
@@ -12,9 +14,9 @@ type cachedValueTable[K, N comparable, V any, P comparable, X valueKeyer[K, N, P
 	name   string
 	id     uint32
 	kgs    KeyGroupRange
-	kc     Codec[K]
-	nc     Codec[N]
-	vc     Codec[V]
+	kc     codec.Codec[K]
+	nc     codec.Codec[N]
+	vc     codec.Codec[V]
 	groups []map[P]int32 // per key group index, allocated on first use
 	slab   cacheSlab[P, V]
 	key    []byte // scratch
@@ -50,7 +52,7 @@ func (voidKeyer[K]) key(k K, _ VoidNamespace) K   { return k }
 func (voidKeyer[K]) split(k K) (K, VoidNamespace) { return k, VoidNamespace{} }
 
 // newCachedValueTable returns a cached value table indexed by X.
-func newCachedValueTable[K, N comparable, V any, P comparable, X valueKeyer[K, N, P]](m *bytesCache, name string, id uint32, kc Codec[K], nc Codec[N], vc Codec[V]) *cachedValueTable[K, N, V, P, X] {
+func newCachedValueTable[K, N comparable, V any, P comparable, X valueKeyer[K, N, P]](m *bytesCache, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) *cachedValueTable[K, N, V, P, X] {
 	return &cachedValueTable[K, N, V, P, X]{
 		m: m, host: m.host, name: name, id: id, kgs: m.kgs, kc: kc, nc: nc, vc: vc,
 		groups: make([]map[P]int32, m.kgs.Len()),
@@ -208,9 +210,9 @@ func (t *cachedValueTable[K, N, V, P, X]) unlinkSlot(s int32) {
 func (t *cachedValueTable[K, N, V, P, X]) decodeRest(rest []byte) (p P, ok bool) {
 	var k K
 	var n N
-	pos, err := decodeAt(t.kc, rest, 0, &k)
+	pos, err := codec.DecodeAt(t.kc, rest, 0, &k)
 	if err == nil {
-		pos, err = decodeAt(t.nc, rest, pos, &n)
+		pos, err = codec.DecodeAt(t.nc, rest, pos, &n)
 	}
 	return t.x.key(k, n), err == nil && pos == len(rest)
 }

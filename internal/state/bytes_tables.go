@@ -3,6 +3,8 @@ package state
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // Key layout of tables on a BytesBackend:
@@ -35,9 +37,9 @@ type bytesValueTable[K, N comparable, V any] struct {
 	name string
 	id   uint32
 	kgs  KeyGroupRange
-	kc   Codec[K]
-	nc   Codec[N]
-	vc   Codec[V]
+	kc   codec.Codec[K]
+	nc   codec.Codec[N]
+	vc   codec.Codec[V]
 	key  []byte
 	val  []byte
 }
@@ -45,7 +47,7 @@ type bytesValueTable[K, N comparable, V any] struct {
 // newBytesValueTable returns the value table with id on b: on a CacheHost
 // with a cache, the cached table of that id, made on first use, so that
 // every declaration of a name shares one cache; else a bytesValueTable.
-func newBytesValueTable[K, N comparable, V any](b BytesBackend, name string, id uint32, kc Codec[K], nc Codec[N], vc Codec[V]) ValueTable[K, N, V] {
+func newBytesValueTable[K, N comparable, V any](b BytesBackend, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) ValueTable[K, N, V] {
 	if m := cacheOf(b); m != nil {
 		if t, ok := m.tables[id]; ok {
 			ct, ok := t.(ValueTable[K, N, V])
@@ -58,7 +60,7 @@ func newBytesValueTable[K, N comparable, V any](b BytesBackend, name string, id 
 			cachedTable
 			ValueTable[K, N, V]
 		}
-		if vnc, ok := any(nc).(Codec[VoidNamespace]); ok {
+		if vnc, ok := any(nc).(codec.Codec[VoidNamespace]); ok {
 			t = any(newCachedValueTable[K, VoidNamespace, V, K, voidKeyer[K]](m, name, id, kc, vnc, vc)).(interface {
 				cachedTable
 				ValueTable[K, N, V]
@@ -110,22 +112,22 @@ func (t *bytesValueTable[K, N, V]) Range(kg int, fn func(k K, n N, v V) bool) {
 
 // scanValues calls fn for every entry of key group kg of the value table
 // (name, id) on b, decoded, until fn returns false.
-func scanValues[K, N comparable, V any](b BytesBackend, name string, id uint32, kgs KeyGroupRange, kc Codec[K], nc Codec[N], vc Codec[V], kg int, fn func(k K, n N, v V) bool) {
+func scanValues[K, N comparable, V any](b BytesBackend, name string, id uint32, kgs KeyGroupRange, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V], kg int, fn func(k K, n N, v V) bool) {
 	checkKeyGroup(kg, kgs)
 	prefix := appendTablePrefix(make([]byte, 0, tablePrefixLen), kg, id)
 	b.Scan(prefix, func(key, raw []byte) bool {
 		var k K
 		var n N
 		var v V
-		pos, err := decodeAt(kc, key, tablePrefixLen, &k)
+		pos, err := codec.DecodeAt(kc, key, tablePrefixLen, &k)
 		if err == nil {
-			pos, err = decodeAt(nc, key, pos, &n)
+			pos, err = codec.DecodeAt(nc, key, pos, &n)
 		}
 		if err == nil && pos != len(key) {
 			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
 		}
 		if err == nil {
-			_, err = decodeAt(vc, raw, 0, &v)
+			_, err = codec.DecodeAt(vc, raw, 0, &v)
 		}
 		if err != nil {
 			corrupt(name, err)
@@ -141,17 +143,17 @@ type bytesMapTable[K, N, UK comparable, UV any] struct {
 	name string
 	id   uint32
 	kgs  KeyGroupRange
-	kc   Codec[K]
-	nc   Codec[N]
-	ukc  Codec[UK]
-	uvc  Codec[UV]
+	kc   codec.Codec[K]
+	nc   codec.Codec[N]
+	ukc  codec.Codec[UK]
+	uvc  codec.Codec[UV]
 	key  []byte
 	val  []byte
 }
 
 // newBytesMapTable returns the map table with id on b, cached as in
 // newBytesValueTable.
-func newBytesMapTable[K, N, UK comparable, UV any](b BytesBackend, name string, id uint32, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV]) MapTable[K, N, UK, UV] {
+func newBytesMapTable[K, N, UK comparable, UV any](b BytesBackend, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], ukc codec.Codec[UK], uvc codec.Codec[UV]) MapTable[K, N, UK, UV] {
 	if m := cacheOf(b); m != nil {
 		if t, ok := m.tables[id]; ok {
 			ct, ok := t.(*cachedMapTable[K, N, UK, UV])
@@ -183,7 +185,7 @@ func (t *bytesMapTable[K, N, UK, UV]) decodeValue(raw []byte) UV {
 }
 
 // decodeOrCorrupt decodes raw, a value stored by table name, with c.
-func decodeOrCorrupt[T any](c Codec[T], name string, raw []byte) T {
+func decodeOrCorrupt[T any](c codec.Codec[T], name string, raw []byte) T {
 	v, _, err := c.Decode(raw)
 	if err != nil {
 		corrupt(name, err)
@@ -239,16 +241,16 @@ func (t *bytesMapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv 
 
 // scanMapEntries calls fn for each entry of the map whose keys start with
 // prefix, in map table name on b, until fn returns false.
-func scanMapEntries[UK comparable, UV any](b BytesBackend, name string, prefix []byte, ukc Codec[UK], uvc Codec[UV], fn func(uk UK, uv UV) bool) {
+func scanMapEntries[UK comparable, UV any](b BytesBackend, name string, prefix []byte, ukc codec.Codec[UK], uvc codec.Codec[UV], fn func(uk UK, uv UV) bool) {
 	b.Scan(prefix, func(key, raw []byte) bool {
 		var uk UK
 		var uv UV
-		pos, err := decodeAt(ukc, key, len(prefix), &uk)
+		pos, err := codec.DecodeAt(ukc, key, len(prefix), &uk)
 		if err == nil && pos != len(key) {
 			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
 		}
 		if err == nil {
-			_, err = decodeAt(uvc, raw, 0, &uv)
+			_, err = codec.DecodeAt(uvc, raw, 0, &uv)
 		}
 		if err != nil {
 			corrupt(name, err)
@@ -259,7 +261,7 @@ func scanMapEntries[UK comparable, UV any](b BytesBackend, name string, prefix [
 
 // scanMaps calls fn for every entry of key group kg of the map table
 // (name, id) on b, decoded, until fn returns false.
-func scanMaps[K, N, UK comparable, UV any](b BytesBackend, name string, id uint32, kgs KeyGroupRange, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV], kg int, fn func(k K, n N, uk UK, uv UV) bool) {
+func scanMaps[K, N, UK comparable, UV any](b BytesBackend, name string, id uint32, kgs KeyGroupRange, kc codec.Codec[K], nc codec.Codec[N], ukc codec.Codec[UK], uvc codec.Codec[UV], kg int, fn func(k K, n N, uk UK, uv UV) bool) {
 	checkKeyGroup(kg, kgs)
 	prefix := appendTablePrefix(make([]byte, 0, tablePrefixLen), kg, id)
 	b.Scan(prefix, func(key, raw []byte) bool {
@@ -267,18 +269,18 @@ func scanMaps[K, N, UK comparable, UV any](b BytesBackend, name string, id uint3
 		var n N
 		var uk UK
 		var uv UV
-		pos, err := decodeAt(kc, key, tablePrefixLen, &k)
+		pos, err := codec.DecodeAt(kc, key, tablePrefixLen, &k)
 		if err == nil {
-			pos, err = decodeAt(nc, key, pos, &n)
+			pos, err = codec.DecodeAt(nc, key, pos, &n)
 		}
 		if err == nil {
-			pos, err = decodeAt(ukc, key, pos, &uk)
+			pos, err = codec.DecodeAt(ukc, key, pos, &uk)
 		}
 		if err == nil && pos != len(key) {
 			err = fmt.Errorf("%d trailing key bytes", len(key)-pos)
 		}
 		if err == nil {
-			_, err = decodeAt(uvc, raw, 0, &uv)
+			_, err = codec.DecodeAt(uvc, raw, 0, &uv)
 		}
 		if err != nil {
 			corrupt(name, err)

@@ -99,15 +99,6 @@ func eachKV(entries []byte, fn func(key, value []byte) error) error {
 	return nil
 }
 
-// decodeWhole decodes b, all of it, into *v.
-func decodeWhole[T any](c Codec[T], b []byte, v *T) error {
-	pos, err := decodeAt(c, b, 0, v)
-	if err == nil && pos != len(b) {
-		err = fmt.Errorf("%d trailing bytes", len(b)-pos)
-	}
-	return err
-}
-
 // canonicalTable is one table in a canonical key group: its name and kind,
 // and its entries.
 type canonicalTable struct {

@@ -1,6 +1,10 @@
 package state
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/eddystream/eddy/internal/state/codec"
+)
 
 // cell is one value per (current key, namespace), with an optional TTL. It is
 // the storage of ValueHandle, ReducingHandle and AggregatingHandle. Exactly
@@ -13,7 +17,7 @@ type cell[K, N comparable, V any] struct {
 	ttl   ttlPolicy
 }
 
-func newCell[K, N comparable, V any](s *Store[K], ns *N, nc Codec[N], name string, vc Codec[V], ttl TTLConfig) (cell[K, N, V], error) {
+func newCell[K, N comparable, V any](s *Store[K], ns *N, nc codec.Codec[N], name string, vc codec.Codec[V], ttl TTLConfig) (cell[K, N, V], error) {
 	c := cell[K, N, V]{s: s, ns: ns}
 	if c.ns == nil {
 		c.ns = new(N)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // kgMaps is the storage of the object tables: one Go map per key group, with
@@ -50,7 +52,7 @@ type cowSnap[P comparable, V any] struct {
 	released atomic.Bool      // set by release, on the snapshot goroutine
 }
 
-func newKGMaps[P comparable, V any](groups int, vc Codec[V]) kgMaps[P, V] {
+func newKGMaps[P comparable, V any](groups int, vc codec.Codec[V]) kgMaps[P, V] {
 	m := kgMaps[P, V]{groups: make([]map[P]V, groups), copyV: codecCopier(vc)}
 	m.fast = m.groups
 	return m
@@ -418,7 +420,7 @@ func (m *kgMaps[P, V]) appendLive(dst []byte, i int, appendEntry func(dst []byte
 // codecCopier returns a function that deep-copies a V by a round trip
 // through c, or nil if values of V cannot share memory and need no copy.
 // The function is for one goroutine: it reuses its buffer.
-func codecCopier[V any](c Codec[V]) func(V) V {
+func codecCopier[V any](c codec.Codec[V]) func(V) V {
 	if !mayShare(reflect.TypeFor[V]()) {
 		return nil
 	}

@@ -3,6 +3,8 @@ package state
 import (
 	"fmt"
 	"testing"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // Benchmarks of copy-on-write snapshots:
@@ -26,12 +28,12 @@ type benchTable[V any] interface {
 }
 
 func newBenchTable[V any](b *testing.B, keys int, val func(int64) V) benchTable[V] {
-	c, err := DefaultCodec[V]()
+	c, err := codec.Default[V]()
 	if err != nil {
 		b.Fatal(err)
 	}
 	if _, ok := any(val(0)).([]int64); ok {
-		c = any(ListCodec(mustCodec[int64](b))).(Codec[V])
+		c = any(codec.List(mustCodec[int64](b))).(codec.Codec[V])
 	}
 	t := newObjectVoidTable("bench", benchKGs, mustCodec[int64](b), mustCodec[VoidNamespace](b), c)
 	for k := range int64(keys) {

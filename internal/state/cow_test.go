@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // The copy-on-write tests drive a table with random operations against a
@@ -402,7 +404,7 @@ func TestCOWValueTablePlain(t *testing.T) {
 
 func TestCOWVoidTable(t *testing.T) {
 	testCOWValue(t, func() cowValueTable[VoidNamespace, []int64] {
-		return newObjectVoidTable("void", cowRange, mustCodec[int64](t), mustCodec[VoidNamespace](t), ListCodec(mustCodec[int64](t)))
+		return newObjectVoidTable("void", cowRange, mustCodec[int64](t), mustCodec[VoidNamespace](t), codec.List(mustCodec[int64](t)))
 	}, func(int64) VoidNamespace { return VoidNamespace{} }, listGen)
 }
 

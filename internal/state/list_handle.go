@@ -3,6 +3,8 @@ package state
 import (
 	"fmt"
 	"slices"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // ListHandle is a list of values per key and namespace: Flink's ListState.
@@ -18,7 +20,7 @@ type ListHandle[K, N comparable, T any] struct {
 
 // NewListHandle declares list state called name on s. ec encodes elements;
 // ns, nc and ttl are as for NewValueHandle.
-func NewListHandle[K, N comparable, T any](s *Store[K], ns *N, nc Codec[N], name string, ec Codec[T], ttl TTLConfig) (*ListHandle[K, N, T], error) {
+func NewListHandle[K, N comparable, T any](s *Store[K], ns *N, nc codec.Codec[N], name string, ec codec.Codec[T], ttl TTLConfig) (*ListHandle[K, N, T], error) {
 	h := &ListHandle[K, N, T]{s: s, ns: ns}
 	if h.ns == nil {
 		h.ns = new(N)
@@ -31,12 +33,12 @@ func NewListHandle[K, N comparable, T any](s *Store[K], ns *N, nc Codec[N], name
 		return nil, fmt.Errorf("state: table %q: element: %w", name, err)
 	}
 	if !ttl.Enabled() {
-		if h.plain, err = NewValueTable(s.backend, name, s.keyCodec, nc, ListCodec(ec)); err != nil {
+		if h.plain, err = NewValueTable(s.backend, name, s.keyCodec, nc, codec.List(ec)); err != nil {
 			return nil, err
 		}
 		return h, nil
 	}
-	if h.timed, err = NewValueTable(s.backend, name, s.keyCodec, nc, ListCodec(TimedCodec(ec))); err != nil {
+	if h.timed, err = NewValueTable(s.backend, name, s.keyCodec, nc, codec.List(TimedCodec(ec))); err != nil {
 		return nil, err
 	}
 	s.addCleaner(name, listCleaner[K, N, T]{h.timed, h.ttl})

@@ -3,6 +3,8 @@ package state
 import (
 	"fmt"
 	"iter"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // MapHandle is a map from user keys to values per key and namespace: Flink's
@@ -18,7 +20,7 @@ type MapHandle[K, N, UK comparable, UV any] struct {
 
 // NewMapHandle declares map state called name on s. ukc and uvc encode user
 // keys and values; ns, nc and ttl are as for NewValueHandle.
-func NewMapHandle[K, N, UK comparable, UV any](s *Store[K], ns *N, nc Codec[N], name string, ukc Codec[UK], uvc Codec[UV], ttl TTLConfig) (*MapHandle[K, N, UK, UV], error) {
+func NewMapHandle[K, N, UK comparable, UV any](s *Store[K], ns *N, nc codec.Codec[N], name string, ukc codec.Codec[UK], uvc codec.Codec[UV], ttl TTLConfig) (*MapHandle[K, N, UK, UV], error) {
 	h := &MapHandle[K, N, UK, UV]{s: s, ns: ns}
 	if h.ns == nil {
 		h.ns = new(N)

@@ -1,9 +1,10 @@
 package state
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // The canonical format (canonical.go) of the object tables and the timer
@@ -46,12 +47,12 @@ func (t *objectValueTable[K, N, V]) RestoreCanonical(kg int, entries []byte) err
 	err := eachKV(entries, func(key, value []byte) error {
 		var p pair[K, N]
 		var v V
-		pos, err := decodeAt(t.kc, key, 0, &p.k)
+		pos, err := codec.DecodeAt(t.kc, key, 0, &p.k)
 		if err == nil {
-			err = decodeWhole(t.nc, key[pos:], &p.n)
+			err = codec.DecodeWhole(t.nc, key[pos:], &p.n)
 		}
 		if err == nil {
-			err = decodeWhole(t.vc, value, &v)
+			err = codec.DecodeWhole(t.vc, value, &v)
 		}
 		if err == nil {
 			t.m.put(i, p, v)
@@ -91,12 +92,12 @@ func (t *objectVoidTable[K, V]) RestoreCanonical(kg int, entries []byte) error {
 		var k K
 		var n VoidNamespace
 		var v V
-		pos, err := decodeAt(t.kc, key, 0, &k)
+		pos, err := codec.DecodeAt(t.kc, key, 0, &k)
 		if err == nil {
-			err = decodeWhole(t.nc, key[pos:], &n)
+			err = codec.DecodeWhole(t.nc, key[pos:], &n)
 		}
 		if err == nil {
-			err = decodeWhole(t.vc, value, &v)
+			err = codec.DecodeWhole(t.vc, value, &v)
 		}
 		if err == nil {
 			t.m.put(i, k, v)
@@ -143,15 +144,15 @@ func (t *objectMapTable[K, N, UK, UV]) RestoreCanonical(kg int, entries []byte) 
 		var n N
 		var uk UK
 		var uv UV
-		pos, err := decodeAt(t.kc, key, 0, &k)
+		pos, err := codec.DecodeAt(t.kc, key, 0, &k)
 		if err == nil {
-			pos, err = decodeAt(t.nc, key, pos, &n)
+			pos, err = codec.DecodeAt(t.nc, key, pos, &n)
 		}
 		if err == nil {
-			err = decodeWhole(t.ukc, key[pos:], &uk)
+			err = codec.DecodeWhole(t.ukc, key[pos:], &uk)
 		}
 		if err == nil {
-			err = decodeWhole(t.uvc, value, &uv)
+			err = codec.DecodeWhole(t.uvc, value, &uv)
 		}
 		if err == nil {
 			t.Put(kg, k, n, uk, uv)
@@ -179,7 +180,7 @@ func (s *TimerService[K, N]) AppendCanonical(dst []byte, kg int) []byte {
 		}
 		slices.SortFunc(ts, func(a, b timer[K, N]) int { return a.compare(&b) })
 		for _, t := range ts {
-			key = binary.BigEndian.AppendUint64(append(key[:0], byte(d)), uint64(t.id.ts)^signBit)
+			key = codec.AppendInt64(append(key[:0], byte(d)), t.id.ts)
 			key = s.nc.Append(s.kc.Append(key, t.id.k), t.id.n)
 			dst = appendKV(dst, key, nil)
 		}
@@ -199,7 +200,7 @@ func (s *TimerService[K, N]) RestoreCanonical(kg int, entries []byte) error {
 	checkKeyGroup(kg, s.kgs)
 	err := eachKV(entries, func(key, _ []byte) error {
 		if len(key) < 9 {
-			return shortErr("timer")
+			return codec.Truncated("timer")
 		}
 		var q *timerQueue[K, N]
 		switch key[0] {
@@ -211,10 +212,10 @@ func (s *TimerService[K, N]) RestoreCanonical(kg int, entries []byte) error {
 			return fmt.Errorf("timer of unknown domain %d", key[0])
 		}
 		var id timerID[K, N]
-		id.ts = int64(binary.BigEndian.Uint64(key[1:]) ^ signBit)
-		pos, err := decodeAt(s.kc, key, 9, &id.k)
+		id.ts = codec.ReadInt64(key[1:])
+		pos, err := codec.DecodeAt(s.kc, key, 9, &id.k)
 		if err == nil {
-			err = decodeWhole(s.nc, key[pos:], &id.n)
+			err = codec.DecodeWhole(s.nc, key[pos:], &id.n)
 		}
 		if err == nil {
 			q.add(s.kgs, kg, id, &s.seq, 0)

@@ -3,6 +3,8 @@ package state
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // objectMapTable is a MapTable on an ObjectBackend: per key group, a Go map
@@ -17,15 +19,15 @@ type objectMapTable[K, N, UK comparable, UV any] struct {
 	m        kgMaps[pair[K, N], map[UK]UV]
 	uvShares bool // user values can share memory: copy user maps on reads too
 	count    int  // user entries in all groups
-	kc       Codec[K]
-	nc       Codec[N]
-	ukc      Codec[UK]
-	uvc      Codec[UV]
+	kc       codec.Codec[K]
+	nc       codec.Codec[N]
+	ukc      codec.Codec[UK]
+	uvc      codec.Codec[UV]
 }
 
 var _ AsyncSnapshotter = (*objectMapTable[int, int, int, int])(nil)
 
-func newObjectMapTable[K, N, UK comparable, UV any](kind string, kgs KeyGroupRange, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV]) *objectMapTable[K, N, UK, UV] {
+func newObjectMapTable[K, N, UK comparable, UV any](kind string, kgs KeyGroupRange, kc codec.Codec[K], nc codec.Codec[N], ukc codec.Codec[UK], uvc codec.Codec[UV]) *objectMapTable[K, N, UK, UV] {
 	t := &objectMapTable[K, N, UK, UV]{kind: kind, kgs: kgs, kc: kc, nc: nc, ukc: ukc, uvc: uvc}
 	t.m.groups = make([]map[pair[K, N]]map[UK]UV, kgs.Len())
 	t.m.fast = t.m.groups
@@ -183,30 +185,30 @@ func (t *objectMapTable[K, N, UK, UV]) RestoreKeyGroup(kg int, data []byte) erro
 	t.index(kg)
 	maps, pos := binary.Uvarint(data)
 	if pos <= 0 || maps > uint64(len(data)) {
-		return restoreErr(t.kind, kg, shortErr("map count"))
+		return restoreErr(t.kind, kg, codec.Truncated("map count"))
 	}
 	for range maps {
 		var k K
 		var n N
 		var err error
-		if pos, err = decodeAt(t.kc, data, pos, &k); err != nil {
+		if pos, err = codec.DecodeAt(t.kc, data, pos, &k); err != nil {
 			return restoreErr(t.kind, kg, err)
 		}
-		if pos, err = decodeAt(t.nc, data, pos, &n); err != nil {
+		if pos, err = codec.DecodeAt(t.nc, data, pos, &n); err != nil {
 			return restoreErr(t.kind, kg, err)
 		}
 		count, c := binary.Uvarint(data[pos:])
 		if c <= 0 || count > uint64(len(data)) {
-			return restoreErr(t.kind, kg, shortErr("entry count"))
+			return restoreErr(t.kind, kg, codec.Truncated("entry count"))
 		}
 		pos += c
 		for range count {
 			var uk UK
 			var uv UV
-			if pos, err = decodeAt(t.ukc, data, pos, &uk); err != nil {
+			if pos, err = codec.DecodeAt(t.ukc, data, pos, &uk); err != nil {
 				return restoreErr(t.kind, kg, err)
 			}
-			if pos, err = decodeAt(t.uvc, data, pos, &uv); err != nil {
+			if pos, err = codec.DecodeAt(t.uvc, data, pos, &uv); err != nil {
 				return restoreErr(t.kind, kg, err)
 			}
 			t.Put(kg, k, n, uk, uv)

@@ -3,6 +3,8 @@ package state
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // pair is the key of object tables: a key and a namespace.
@@ -18,14 +20,14 @@ type objectValueTable[K, N comparable, V any] struct {
 	kind string
 	kgs  KeyGroupRange
 	m    kgMaps[pair[K, N], V]
-	kc   Codec[K]
-	nc   Codec[N]
-	vc   Codec[V]
+	kc   codec.Codec[K]
+	nc   codec.Codec[N]
+	vc   codec.Codec[V]
 }
 
 var _ AsyncSnapshotter = (*objectValueTable[int, int, int])(nil)
 
-func newObjectValueTable[K, N comparable, V any](kind string, kgs KeyGroupRange, kc Codec[K], nc Codec[N], vc Codec[V]) *objectValueTable[K, N, V] {
+func newObjectValueTable[K, N comparable, V any](kind string, kgs KeyGroupRange, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) *objectValueTable[K, N, V] {
 	return &objectValueTable[K, N, V]{kind: kind, kgs: kgs, m: newKGMaps[pair[K, N]](kgs.Len(), vc), kc: kc, nc: nc, vc: vc}
 }
 
@@ -115,20 +117,20 @@ func (t *objectValueTable[K, N, V]) RestoreKeyGroup(kg int, data []byte) error {
 	i := t.index(kg)
 	count, pos := binary.Uvarint(data)
 	if pos <= 0 || count > uint64(len(data)) {
-		return restoreErr(t.kind, kg, shortErr("entry count"))
+		return restoreErr(t.kind, kg, codec.Truncated("entry count"))
 	}
 	t.m.presize(i, int(count))
 	for range count {
 		var p pair[K, N]
 		var v V
 		var err error
-		if pos, err = decodeAt(t.kc, data, pos, &p.k); err != nil {
+		if pos, err = codec.DecodeAt(t.kc, data, pos, &p.k); err != nil {
 			return restoreErr(t.kind, kg, err)
 		}
-		if pos, err = decodeAt(t.nc, data, pos, &p.n); err != nil {
+		if pos, err = codec.DecodeAt(t.nc, data, pos, &p.n); err != nil {
 			return restoreErr(t.kind, kg, err)
 		}
-		if pos, err = decodeAt(t.vc, data, pos, &v); err != nil {
+		if pos, err = codec.DecodeAt(t.vc, data, pos, &v); err != nil {
 			return restoreErr(t.kind, kg, err)
 		}
 		t.m.put(i, p, v)
@@ -144,17 +146,6 @@ func (t *objectValueTable[K, N, V]) DropKeyGroup(kg int) { t.m.drop(t.index(kg))
 
 // Len returns the number of entries in the table.
 func (t *objectValueTable[K, N, V]) Len() int { return t.m.total() }
-
-// decodeAt decodes one value from data[pos:] into *v and returns the position
-// after it.
-func decodeAt[T any](c Codec[T], data []byte, pos int, v *T) (int, error) {
-	x, n, err := c.Decode(data[pos:])
-	if err != nil {
-		return 0, err
-	}
-	*v = x
-	return pos + n, nil
-}
 
 func restoreErr(kind string, kg int, err error) error {
 	return fmt.Errorf("state: restoring key group %d of %s: %w", kg, kind, err)

@@ -3,6 +3,8 @@ package state
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // objectVoidTable is the objectValueTable of VoidNamespace, the namespace of
@@ -13,14 +15,14 @@ type objectVoidTable[K comparable, V any] struct {
 	kind string
 	kgs  KeyGroupRange
 	m    kgMaps[K, V]
-	kc   Codec[K]
-	nc   Codec[VoidNamespace]
-	vc   Codec[V]
+	kc   codec.Codec[K]
+	nc   codec.Codec[VoidNamespace]
+	vc   codec.Codec[V]
 }
 
 var _ AsyncSnapshotter = (*objectVoidTable[int, int])(nil)
 
-func newObjectVoidTable[K comparable, V any](kind string, kgs KeyGroupRange, kc Codec[K], nc Codec[VoidNamespace], vc Codec[V]) *objectVoidTable[K, V] {
+func newObjectVoidTable[K comparable, V any](kind string, kgs KeyGroupRange, kc codec.Codec[K], nc codec.Codec[VoidNamespace], vc codec.Codec[V]) *objectVoidTable[K, V] {
 	return &objectVoidTable[K, V]{kind: kind, kgs: kgs, m: newKGMaps[K](kgs.Len(), vc), kc: kc, nc: nc, vc: vc}
 }
 
@@ -109,7 +111,7 @@ func (t *objectVoidTable[K, V]) RestoreKeyGroup(kg int, data []byte) error {
 	i := t.index(kg)
 	count, pos := binary.Uvarint(data)
 	if pos <= 0 || count > uint64(len(data)) {
-		return restoreErr(t.kind, kg, shortErr("entry count"))
+		return restoreErr(t.kind, kg, codec.Truncated("entry count"))
 	}
 	t.m.presize(i, int(count))
 	for range count {
@@ -117,13 +119,13 @@ func (t *objectVoidTable[K, V]) RestoreKeyGroup(kg int, data []byte) error {
 		var n VoidNamespace
 		var v V
 		var err error
-		if pos, err = decodeAt(t.kc, data, pos, &k); err != nil {
+		if pos, err = codec.DecodeAt(t.kc, data, pos, &k); err != nil {
 			return restoreErr(t.kind, kg, err)
 		}
-		if pos, err = decodeAt(t.nc, data, pos, &n); err != nil {
+		if pos, err = codec.DecodeAt(t.nc, data, pos, &n); err != nil {
 			return restoreErr(t.kind, kg, err)
 		}
-		if pos, err = decodeAt(t.vc, data, pos, &v); err != nil {
+		if pos, err = codec.DecodeAt(t.vc, data, pos, &v); err != nil {
 			return restoreErr(t.kind, kg, err)
 		}
 		t.m.put(i, k, v)

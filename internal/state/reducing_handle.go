@@ -1,6 +1,10 @@
 package state
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/eddystream/eddy/internal/state/codec"
+)
 
 // ReducingHandle keeps, per key and namespace, the reduction of the values
 // added to it: Flink's ReducingState. The reduction is stored in a value
@@ -12,7 +16,7 @@ type ReducingHandle[K, N comparable, T any] struct {
 
 // NewReducingHandle declares reducing state called name on s, combining
 // values with reduce. ns, nc, vc and ttl are as for NewValueHandle.
-func NewReducingHandle[K, N comparable, T any](s *Store[K], ns *N, nc Codec[N], name string, vc Codec[T], reduce func(a, b T) T, ttl TTLConfig) (*ReducingHandle[K, N, T], error) {
+func NewReducingHandle[K, N comparable, T any](s *Store[K], ns *N, nc codec.Codec[N], name string, vc codec.Codec[T], reduce func(a, b T) T, ttl TTLConfig) (*ReducingHandle[K, N, T], error) {
 	if reduce == nil {
 		return nil, errors.New("state: reducing state needs a reduce function")
 	}

@@ -3,6 +3,8 @@ package state
 import (
 	"fmt"
 	"time"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // KeyContext is the current key of a keyed operator. The operator sets KG and
@@ -25,7 +27,7 @@ type Store[K comparable] struct {
 	backend  Backend
 	key      *KeyContext[K]
 	clock    func() int64
-	keyCodec Codec[K]
+	keyCodec codec.Codec[K]
 
 	cleaners map[string]bool // names of tables with a cleaner
 	cleanup  []cleaner
@@ -41,14 +43,14 @@ type cleaner interface {
 
 // NewStore returns a store over b whose handles use the key in kc. clock
 // returns the processing time in milliseconds; nil means the wall clock.
-// keyCodec encodes keys in tables and snapshots; nil means DefaultCodec[K],
+// keyCodec encodes keys in tables and snapshots; nil means codec.Default[K],
 // and NewStore panics if K has none (the runtime chooses K, so that is a bug).
-func NewStore[K comparable](b Backend, kc *KeyContext[K], clock func() int64, keyCodec Codec[K]) *Store[K] {
+func NewStore[K comparable](b Backend, kc *KeyContext[K], clock func() int64, keyCodec codec.Codec[K]) *Store[K] {
 	if clock == nil {
 		clock = func() int64 { return time.Now().UnixMilli() }
 	}
 	if keyCodec == nil {
-		c, err := DefaultCodec[K]()
+		c, err := codec.Default[K]()
 		if err != nil {
 			panic(fmt.Errorf("state: store key: %w", err))
 		}
@@ -64,7 +66,7 @@ func (s *Store[K]) Backend() Backend { return s.backend }
 func (s *Store[K]) KeyContext() *KeyContext[K] { return s.key }
 
 // KeyCodec returns the codec of the store's keys.
-func (s *Store[K]) KeyCodec() Codec[K] { return s.keyCodec }
+func (s *Store[K]) KeyCodec() codec.Codec[K] { return s.keyCodec }
 
 // CurrentKey returns the current key, which handles read and write.
 func (s *Store[K]) CurrentKey() K { return s.key.Key }

@@ -3,14 +3,16 @@ package state
 import (
 	"fmt"
 	"reflect"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // NewValueTable returns the value table called name on b, creating it on first
-// use. A nil codec means DefaultCodec. Declaring a name again with the same
+// use. A nil codec means codec.Default. Declaring a name again with the same
 // types returns the same table (on an object backend, the same object; the
 // codecs of the first declaration stay); with other types it returns an error
 // that wraps ErrIncompatibleTable and names the table and both kinds.
-func NewValueTable[K, N comparable, V any](b Backend, name string, kc Codec[K], nc Codec[N], vc Codec[V]) (ValueTable[K, N, V], error) {
+func NewValueTable[K, N comparable, V any](b Backend, name string, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) (ValueTable[K, N, V], error) {
 	kind := fmt.Sprintf("value[%s,%s,%s]", typeName[K](), typeName[N](), typeName[V]())
 	if err := checkName(name); err != nil {
 		return nil, err
@@ -37,7 +39,7 @@ func NewValueTable[K, N comparable, V any](b Backend, name string, kc Codec[K], 
 			ObjectTable
 			ValueTable[K, N, V]
 		}
-		if vnc, ok := any(nc).(Codec[VoidNamespace]); ok {
+		if vnc, ok := any(nc).(codec.Codec[VoidNamespace]); ok {
 			t = any(newObjectVoidTable(kind, b.KeyGroups(), kc, vnc, vc)).(interface {
 				ObjectTable
 				ValueTable[K, N, V]
@@ -61,7 +63,7 @@ func NewValueTable[K, N comparable, V any](b Backend, name string, kc Codec[K], 
 
 // NewMapTable returns the map table called name on b, creating it on first
 // use, with the same rules as NewValueTable.
-func NewMapTable[K, N, UK comparable, UV any](b Backend, name string, kc Codec[K], nc Codec[N], ukc Codec[UK], uvc Codec[UV]) (MapTable[K, N, UK, UV], error) {
+func NewMapTable[K, N, UK comparable, UV any](b Backend, name string, kc codec.Codec[K], nc codec.Codec[N], ukc codec.Codec[UK], uvc codec.Codec[UV]) (MapTable[K, N, UK, UV], error) {
 	kind := fmt.Sprintf("map[%s,%s,%s,%s]", typeName[K](), typeName[N](), typeName[UK](), typeName[UV]())
 	if err := checkName(name); err != nil {
 		return nil, err
@@ -137,11 +139,11 @@ func checkName(name string) error {
 	return nil
 }
 
-func codecOrDefault[T any](c Codec[T]) (Codec[T], error) {
+func codecOrDefault[T any](c codec.Codec[T]) (codec.Codec[T], error) {
 	if c != nil {
 		return c, nil
 	}
-	return DefaultCodec[T]()
+	return codec.Default[T]()
 }
 
 // typeName names T in table kinds.

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // Timers is what a keyed operator needs of its timers: registration and
@@ -57,8 +59,8 @@ var _ Timers[int64, VoidNamespace] = (*TimerService[int64, VoidNamespace])(nil)
 // Concurrency: used on the subtask's goroutine only (but see BeginSnapshot).
 type TimerService[K, N comparable] struct {
 	kgs   KeyGroupRange
-	kc    Codec[K]
-	nc    Codec[N]
+	kc    codec.Codec[K]
+	nc    codec.Codec[N]
 	kind  string
 	event timerQueue[K, N]
 	proc  timerQueue[K, N]
@@ -66,9 +68,9 @@ type TimerService[K, N comparable] struct {
 }
 
 // NewTimerService returns an empty timer service for the key groups kgs. kc
-// and nc encode keys and namespaces in snapshots; nil means DefaultCodec, and
+// and nc encode keys and namespaces in snapshots; nil means codec.Default, and
 // NewTimerService panics if there is none (the runtime picks K and N).
-func NewTimerService[K, N comparable](kgs KeyGroupRange, kc Codec[K], nc Codec[N]) *TimerService[K, N] {
+func NewTimerService[K, N comparable](kgs KeyGroupRange, kc codec.Codec[K], nc codec.Codec[N]) *TimerService[K, N] {
 	var err error
 	if kc, err = codecOrDefault(kc); err != nil {
 		panic(fmt.Errorf("state: timer keys: %w", err))
@@ -156,7 +158,7 @@ func (s *TimerService[K, N]) AppendKeyGroup(dst []byte, kg int) []byte {
 		slices.SortFunc(ts, func(a, b timer[K, N]) int { return a.compare(&b) })
 		dst = binary.AppendUvarint(dst, uint64(len(ts)))
 		for _, t := range ts {
-			dst = binary.BigEndian.AppendUint64(dst, uint64(t.id.ts)^signBit)
+			dst = codec.AppendInt64(dst, t.id.ts)
 			dst = binary.AppendUvarint(dst, t.seq)
 			dst = s.kc.Append(dst, t.id.k)
 			dst = s.nc.Append(dst, t.id.n)
@@ -205,26 +207,26 @@ func (s *TimerService[K, N]) RestoreKeyGroup(kg int, data []byte) error {
 	for _, q := range []*timerQueue[K, N]{&s.event, &s.proc} {
 		count, c := binary.Uvarint(data[pos:])
 		if c <= 0 || count > uint64(len(data)) {
-			return restoreErr(s.kind, kg, shortErr("timer count"))
+			return restoreErr(s.kind, kg, codec.Truncated("timer count"))
 		}
 		pos += c
 		for range count {
 			if len(data)-pos < 8 {
-				return restoreErr(s.kind, kg, shortErr("timer"))
+				return restoreErr(s.kind, kg, codec.Truncated("timer"))
 			}
 			var id timerID[K, N]
-			id.ts = int64(binary.BigEndian.Uint64(data[pos:]) ^ signBit)
+			id.ts = codec.ReadInt64(data[pos:])
 			pos += 8
 			seq, c := binary.Uvarint(data[pos:])
 			if c <= 0 {
-				return restoreErr(s.kind, kg, shortErr("timer"))
+				return restoreErr(s.kind, kg, codec.Truncated("timer"))
 			}
 			pos += c
 			var err error
-			if pos, err = decodeAt(s.kc, data, pos, &id.k); err != nil {
+			if pos, err = codec.DecodeAt(s.kc, data, pos, &id.k); err != nil {
 				return restoreErr(s.kind, kg, err)
 			}
-			if pos, err = decodeAt(s.nc, data, pos, &id.n); err != nil {
+			if pos, err = codec.DecodeAt(s.nc, data, pos, &id.n); err != nil {
 				return restoreErr(s.kind, kg, err)
 			}
 			q.add(s.kgs, kg, id, &s.seq, seq)

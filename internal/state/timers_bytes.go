@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // Key layout of the timers of a BytesTimers, one backend entry per timer
@@ -77,8 +79,8 @@ type BytesTimers[K, N comparable] struct {
 	name  string
 	id    uint32
 	kgs   KeyGroupRange
-	kc    Codec[K]
-	nc    Codec[N]
+	kc    codec.Codec[K]
+	nc    codec.Codec[N]
 	heads [numDomains][]timerHead
 	key   []byte // scratch for Register and Delete
 
@@ -107,9 +109,9 @@ var (
 )
 
 // NewBytesTimers returns the timers stored in b under the table name. kc and
-// nc encode keys and namespaces; nil means DefaultCodec. It returns an error
+// nc encode keys and namespaces; nil means codec.Default. It returns an error
 // if there is no default codec, or if name is a table of another kind.
-func NewBytesTimers[K, N comparable](b BytesBackend, name string, kc Codec[K], nc Codec[N]) (*BytesTimers[K, N], error) {
+func NewBytesTimers[K, N comparable](b BytesBackend, name string, kc codec.Codec[K], nc codec.Codec[N]) (*BytesTimers[K, N], error) {
 	var err error
 	if kc, err = codecOrDefault(kc); err != nil {
 		return nil, fmt.Errorf("state: timer keys of %q: %w", name, err)
@@ -144,7 +146,7 @@ func (t *BytesTimers[K, N]) prefix(dst []byte, kg int, d int) []byte {
 
 func (t *BytesTimers[K, N]) encode(kg, d int, k K, n N, ts int64) []byte {
 	checkKeyGroup(kg, t.kgs)
-	b := binary.BigEndian.AppendUint64(t.prefix(t.key[:0], kg, d), uint64(ts)^signBit)
+	b := codec.AppendInt64(t.prefix(t.key[:0], kg, d), ts)
 	t.key = t.nc.Append(t.kc.Append(b, k), n)
 	return t.key
 }
@@ -250,7 +252,7 @@ func (t *BytesTimers[K, N]) timerTS(key []byte) int64 {
 	if len(key) < timerPrefixLen+8 {
 		corrupt(t.name, fmt.Errorf("timer key of %d bytes", len(key)))
 	}
-	return int64(binary.BigEndian.Uint64(key[timerPrefixLen:]) ^ signBit)
+	return codec.ReadInt64(key[timerPrefixLen:])
 }
 
 // scan scans the backend's timers of domain d in key group index i, with
@@ -327,9 +329,9 @@ type dueTimer[K, N comparable] struct {
 
 func (t *BytesTimers[K, N]) decodeDue(key []byte, ts int64, stored bool) dueTimer[K, N] {
 	e := dueTimer[K, N]{ts: ts, stored: stored}
-	pos, err := decodeAt(t.kc, key, timerPrefixLen+8, &e.k)
+	pos, err := codec.DecodeAt(t.kc, key, timerPrefixLen+8, &e.k)
 	if err == nil {
-		pos, err = decodeAt(t.nc, key, pos, &e.n)
+		pos, err = codec.DecodeAt(t.nc, key, pos, &e.n)
 	}
 	if err == nil && pos != len(key) {
 		err = fmt.Errorf("%d trailing bytes in a timer key", len(key)-pos)

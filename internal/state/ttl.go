@@ -1,9 +1,10 @@
 package state
 
 import (
-	"encoding/binary"
 	"fmt"
 	"time"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // TTLConfig sets a time to live on state, as Flink's StateTtlConfig does, in
@@ -98,20 +99,20 @@ type Timed[T any] struct {
 
 // TimedCodec returns the codec of Timed[T]: the stamp as a fixed eight-byte
 // integer, then the value.
-func TimedCodec[T any](vc Codec[T]) Codec[Timed[T]] { return timedCodec[T]{vc} }
+func TimedCodec[T any](vc codec.Codec[T]) codec.Codec[Timed[T]] { return timedCodec[T]{vc} }
 
-type timedCodec[T any] struct{ vc Codec[T] }
+type timedCodec[T any] struct{ vc codec.Codec[T] }
 
 func (c timedCodec[T]) Append(dst []byte, v Timed[T]) []byte {
-	dst = binary.BigEndian.AppendUint64(dst, uint64(v.Stamp)^signBit)
+	dst = codec.AppendInt64(dst, v.Stamp)
 	return c.vc.Append(dst, v.Value)
 }
 
 func (c timedCodec[T]) Decode(src []byte) (v Timed[T], n int, err error) {
 	if len(src) < 8 {
-		return v, 0, shortErr("TTL stamp")
+		return v, 0, codec.Truncated("TTL stamp")
 	}
-	v.Stamp = int64(binary.BigEndian.Uint64(src) ^ signBit)
+	v.Stamp = codec.ReadInt64(src)
 	v.Value, n, err = c.vc.Decode(src[8:])
 	return v, n + 8, err
 }

@@ -3,6 +3,8 @@ package state
 import (
 	"testing"
 	"time"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 func TestTTLConfigValidate(t *testing.T) {
@@ -49,4 +51,29 @@ func TestTTLExpiry(t *testing.T) {
 	if l[1].Value != 2 {
 		t.Error("unexpired changed its input")
 	}
+}
+
+func TestTimedCodec(t *testing.T) {
+	tc := TimedCodec(mustCodec[string](t))
+	v := Timed[string]{"x", -12345}
+	enc := tc.Append([]byte("pre"), v)
+	got, n, err := tc.Decode(append(enc[3:], "trailing"...))
+	if err != nil || n != len(enc)-3 || got != v {
+		t.Errorf("timed round trip of %v gave %v, %d of %d bytes, %v", v, got, n, len(enc)-3, err)
+	}
+	for i := range len(enc) - 3 {
+		if _, _, err := tc.Decode(enc[3 : 3+i]); err == nil {
+			t.Errorf("the first %d bytes of the encoding of %v decode", i, v)
+		}
+	}
+}
+
+// mustCodec returns the default codec of T or fails the test.
+func mustCodec[T any](t testing.TB) codec.Codec[T] {
+	t.Helper()
+	c, err := codec.Default[T]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

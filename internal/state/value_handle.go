@@ -1,5 +1,7 @@
 package state
 
+import "github.com/eddystream/eddy/internal/state/codec"
+
 // ValueHandle is a single value per key and namespace: Flink's ValueState.
 // It reads the store's current key and the namespace *ns at each call.
 type ValueHandle[K, N comparable, T any] struct {
@@ -8,10 +10,10 @@ type ValueHandle[K, N comparable, T any] struct {
 
 // NewValueHandle declares value state called name on s. ns points at the
 // current namespace, which the caller may change between calls (nil means
-// the zero namespace, as for VoidNamespace). Nil codecs mean DefaultCodec.
+// the zero namespace, as for VoidNamespace). Nil codecs mean codec.Default.
 // It returns an error if a codec is missing, ttl is invalid, or name is
 // declared with other types.
-func NewValueHandle[K, N comparable, T any](s *Store[K], ns *N, nc Codec[N], name string, vc Codec[T], ttl TTLConfig) (*ValueHandle[K, N, T], error) {
+func NewValueHandle[K, N comparable, T any](s *Store[K], ns *N, nc codec.Codec[N], name string, vc codec.Codec[T], ttl TTLConfig) (*ValueHandle[K, N, T], error) {
 	c, err := newCell(s, ns, nc, name, vc, ttl)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // DiffMaxParallelism is the max parallelism of the backends Differential
@@ -292,9 +293,9 @@ func DiffDump(t *testing.T, b state.Backend, kg int) []string {
 	return declareDiff(t, b).dump(kg)
 }
 
-func mustCodec[T any](t *testing.T) state.Codec[T] {
+func mustCodec[T any](t *testing.T) codec.Codec[T] {
 	t.Helper()
-	c, err := state.DefaultCodec[T]()
+	c, err := codec.Default[T]()
 	mustNoErr(t, err)
 	return c
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 type entryKey struct {
@@ -313,7 +314,7 @@ func testDeclarations(t *testing.T, nb NewBackend) {
 	if _, err := state.NewValueHandle[string, state.VoidNamespace, any](e.s, nil, nil, "iface", nil, state.TTLConfig{}); err == nil {
 		t.Error("a value type without a default codec was accepted without a codec")
 	}
-	if _, err := state.NewValueHandle[string, state.VoidNamespace, any](e.s, nil, nil, "iface", state.JSONCodec[any](), state.TTLConfig{}); err != nil {
+	if _, err := state.NewValueHandle[string, state.VoidNamespace, any](e.s, nil, nil, "iface", codec.JSON[any](), state.TTLConfig{}); err != nil {
 		t.Errorf("a value type with an explicit codec: %v", err)
 	}
 	if _, err := state.NewValueHandle[string, state.VoidNamespace, int64](e.s, nil, nil, "bad-ttl", nil, state.TTLConfig{TTL: time.Microsecond}); err == nil {

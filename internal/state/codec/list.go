@@ -1,10 +1,10 @@
-package state
+package codec
 
 import "encoding/binary"
 
-// ListCodec returns the codec of []T: a uvarint count, then the elements
+// List returns the codec of []T: a uvarint count, then the elements
 // encoded by ec. An empty list decodes as nil.
-func ListCodec[T any](ec Codec[T]) Codec[[]T] { return listCodec[T]{ec} }
+func List[T any](ec Codec[T]) Codec[[]T] { return listCodec[T]{ec} }
 
 type listCodec[T any] struct{ ec Codec[T] }
 
@@ -19,7 +19,7 @@ func (c listCodec[T]) Append(dst []byte, l []T) []byte {
 func (c listCodec[T]) Decode(src []byte) ([]T, int, error) {
 	n, pos := binary.Uvarint(src)
 	if pos <= 0 {
-		return nil, 0, shortErr("list length")
+		return nil, 0, Truncated("list length")
 	}
 	if n == 0 {
 		return nil, pos, nil

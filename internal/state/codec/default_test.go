@@ -1,4 +1,4 @@
-package state
+package codec
 
 import (
 	"bytes"
@@ -36,9 +36,12 @@ func roundTrip[T any](t *testing.T, c Codec[T], v T) T {
 	return got
 }
 
+// void is an empty struct, as the void namespace of state is.
+type void struct{}
+
 func mustCodec[T any](t testing.TB) Codec[T] {
 	t.Helper()
-	c, err := DefaultCodec[T]()
+	c, err := Default[T]()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +94,11 @@ func TestDefaultCodecPrimitives(t *testing.T) {
 	checkRoundTrips(t, []byte(nil), []byte("a\x00b"))
 	checkRoundTrips(t, time.Time{}, time.Date(2024, 2, 29, 23, 59, 59, 999999999, time.UTC), time.Unix(-1e10, 5).UTC())
 	checkRoundTrips(t, time.Duration(0), -time.Second, time.Duration(math.MaxInt64))
-	checkRoundTrips(t, VoidNamespace{})
+	checkRoundTrips(t, void{})
 	checkRoundTrips(t, userID(-5), userID(5))
 	checkRoundTrips(t, named("x\x00y"))
-	if n := len(mustCodec[VoidNamespace](t).Append(nil, VoidNamespace{})); n != 0 {
-		t.Errorf("VoidNamespace encodes in %d bytes, want 0", n)
+	if n := len(mustCodec[void](t).Append(nil, void{})); n != 0 {
+		t.Errorf("void encodes in %d bytes, want 0", n)
 	}
 }
 
@@ -137,7 +140,7 @@ type everything struct {
 	Bs     []byte
 	T      time.Time
 	D      time.Duration
-	Void   VoidNamespace
+	Void   void
 	Arr    [3]uint8
 	Sl     []string
 	Nested []struct{ X, Y int32 }
@@ -181,19 +184,19 @@ func TestDefaultCodecComposites(t *testing.T) {
 }
 
 func TestDefaultCodecErrors(t *testing.T) {
-	if _, err := DefaultCodec[any](); err == nil {
-		t.Error("DefaultCodec[any] succeeded")
+	if _, err := Default[any](); err == nil {
+		t.Error("Default[any] succeeded")
 	}
 	type withFunc struct {
 		A int
 		F func()
 	}
-	_, err := DefaultCodec[[]withFunc]()
+	_, err := Default[[]withFunc]()
 	if err == nil || !strings.Contains(err.Error(), ".F") || !strings.HasPrefix(err.Error(), "state: ") {
-		t.Errorf("DefaultCodec of a struct with a func field: %v", err)
+		t.Errorf("Default of a struct with a func field: %v", err)
 	}
-	if _, err := DefaultCodec[chan int](); err == nil {
-		t.Error("DefaultCodec[chan int] succeeded")
+	if _, err := Default[chan int](); err == nil {
+		t.Error("Default[chan int] succeeded")
 	}
 
 	// Bad input is an error, never a panic.
@@ -224,7 +227,7 @@ func TestDefaultCodecErrors(t *testing.T) {
 func TestDefaultCodecIsCached(t *testing.T) {
 	a, b := mustCodec[everything](t), mustCodec[everything](t)
 	if reflect.ValueOf(a).Interface() != reflect.ValueOf(b).Interface() {
-		t.Error("DefaultCodec built the codec of a type twice")
+		t.Error("Default built the codec of a type twice")
 	}
 }
 
@@ -249,16 +252,11 @@ func TestDefaultCodecAllocations(t *testing.T) {
 	}
 }
 
-func TestListAndTimedCodecs(t *testing.T) {
-	lc := ListCodec(mustCodec[string](t))
+func TestListCodec(t *testing.T) {
+	lc := List(mustCodec[string](t))
 	for _, l := range [][]string{nil, {"a"}, {"", "b\x00", "c"}} {
 		if got := roundTrip(t, lc, l); !slices.Equal(got, l) {
 			t.Errorf("list round trip of %q gave %q", l, got)
 		}
-	}
-	tc := TimedCodec(mustCodec[string](t))
-	v := Timed[string]{"x", -12345}
-	if got := roundTrip(t, tc, v); got != v {
-		t.Errorf("timed round trip gave %v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package state
+package codec
 
 import (
 	"encoding/binary"
@@ -7,13 +7,13 @@ import (
 	"reflect"
 )
 
-// JSONCodec returns a codec that encodes values with encoding/json, prefixed
-// by their length as a uvarint. It suits types that DefaultCodec cannot
+// JSON returns a codec that encodes values with encoding/json, prefixed
+// by their length as a uvarint. It suits types that Default cannot
 // handle (interfaces, say) or whose encoding must be readable; it is several
-// times slower than DefaultCodec and does not keep the order of keys. Values
+// times slower than Default and does not keep the order of keys. Values
 // that encoding/json cannot encode (NaN, channels) make Append panic with an
 // error, which fails the job.
-func JSONCodec[T any]() Codec[T] {
+func JSON[T any]() Codec[T] {
 	return jsonCodec[T]{name: reflect.TypeFor[T]().String()}
 }
 
@@ -33,7 +33,7 @@ func (c jsonCodec[T]) Append(dst []byte, v T) []byte {
 func (c jsonCodec[T]) Decode(src []byte) (v T, n int, err error) {
 	l, k := binary.Uvarint(src)
 	if k <= 0 || l > uint64(len(src)-k) {
-		return v, 0, shortErr(c.name + " (json)")
+		return v, 0, Truncated(c.name + " (json)")
 	}
 	if err := json.Unmarshal(src[k:k+int(l)], &v); err != nil {
 		return v, 0, fmt.Errorf("state: json codec: decoding %s: %w", c.name, err)

@@ -1,4 +1,4 @@
-package state
+package codec
 
 import (
 	"reflect"
@@ -10,7 +10,7 @@ func TestJSONCodec(t *testing.T) {
 		A int
 		B map[string]any
 	}
-	c := JSONCodec[rec]()
+	c := JSON[rec]()
 	v := rec{1, map[string]any{"x": "y", "n": 2.5}}
 	if got := roundTrip(t, c, v); !reflect.DeepEqual(got, v) {
 		t.Errorf("round trip gave %#v", got)
@@ -26,5 +26,5 @@ func TestJSONCodec(t *testing.T) {
 			t.Error("encoding a channel did not panic")
 		}
 	}()
-	JSONCodec[chan int]().Append(nil, make(chan int))
+	JSON[chan int]().Append(nil, make(chan int))
 }

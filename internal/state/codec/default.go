@@ -1,9 +1,8 @@
-package state
+package codec
 
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -13,9 +12,9 @@ import (
 	"unsafe"
 )
 
-// DefaultCodec returns the codec used for T when a descriptor names none. It
+// Default returns the codec used for T when a descriptor names none. It
 // returns an error if T (or a type it contains) is an interface, a channel, a
-// function or an unsafe pointer; use JSONCodec or a Codec of your own then.
+// function or an unsafe pointer; use JSON or a Codec of your own then.
 //
 // The encodings are fixed binary and sort like the values where keys can have
 // the type: bool as one byte; signed integers big-endian with the sign bit
@@ -25,7 +24,7 @@ import (
 // with each zero byte escaped as 0x00 0xFF and terminated by 0x00 0x01;
 // time.Time as the instant (Unix seconds as an int64, then nanoseconds as a
 // uint32, decoded in UTC: the location is not kept); time.Duration as an
-// int64; VoidNamespace and other empty structs as nothing. Structs and arrays
+// int64; empty structs (the void namespace of state) as nothing. Structs and arrays
 // concatenate their fields and elements, unexported fields included. Values
 // that cannot be keys are length-prefixed: []byte and other slices by a
 // uvarint count, maps by a count and their entries sorted by encoded key,
@@ -36,7 +35,7 @@ import (
 // The codec is built once per type, by reflection, and cached; encoding and
 // decoding do not reflect on values except for the slices, maps and pointers
 // inside them.
-func DefaultCodec[T any]() (Codec[T], error) {
+func Default[T any]() (Codec[T], error) {
 	t := reflect.TypeFor[T]()
 	if c, ok := codecCache.Load(t); ok {
 		return c.(Codec[T]), nil
@@ -115,13 +114,6 @@ func newDefaultCodec[T any](t reflect.Type) (Codec[T], error) {
 
 var timeType = reflect.TypeFor[time.Time]()
 
-// errShort means a codec's input ended inside an encoding.
-var errShort = errors.New("unexpected end of input")
-
-func shortErr(what string) error {
-	return fmt.Errorf("state: decoding %s: %w", what, errShort)
-}
-
 // Fixed encodings of primitive values, shared by the primitive codecs and the
 // reflective coders.
 
@@ -136,7 +128,7 @@ func appendBool(dst []byte, v bool) []byte {
 
 func decodeBool(src []byte) (bool, int, error) {
 	if len(src) < 1 {
-		return false, 0, shortErr("bool")
+		return false, 0, Truncated("bool")
 	}
 	switch src[0] {
 	case 0:
@@ -206,7 +198,7 @@ func appendString(dst []byte, s string) []byte {
 func decodeString(src []byte) (string, int, error) {
 	i := bytes.IndexByte(src, 0)
 	if i < 0 || i+1 >= len(src) {
-		return "", 0, shortErr("string")
+		return "", 0, Truncated("string")
 	}
 	if src[i+1] == 1 {
 		return string(src[:i]), i + 2, nil
@@ -226,7 +218,7 @@ func decodeString(src []byte) (string, int, error) {
 		}
 		i = bytes.IndexByte(src[pos:], 0)
 		if i < 0 || pos+i+1 >= len(src) {
-			return "", 0, shortErr("string")
+			return "", 0, Truncated("string")
 		}
 	}
 }
@@ -239,7 +231,7 @@ func appendBytes(dst, b []byte) []byte {
 func decodeBytes(src []byte) ([]byte, int, error) {
 	n, k := binary.Uvarint(src)
 	if k <= 0 || n > uint64(len(src)-k) {
-		return nil, 0, shortErr("[]byte")
+		return nil, 0, Truncated("[]byte")
 	}
 	if n == 0 {
 		return nil, k, nil
@@ -254,7 +246,7 @@ func appendTime(dst []byte, t time.Time) []byte {
 
 func decodeTime(src []byte) (time.Time, int, error) {
 	if len(src) < 12 {
-		return time.Time{}, 0, shortErr("time.Time")
+		return time.Time{}, 0, Truncated("time.Time")
 	}
 	s := int64(binary.BigEndian.Uint64(src) ^ signBit)
 	ns := int64(binary.BigEndian.Uint32(src[8:]))
@@ -285,7 +277,7 @@ func (int8Codec[T]) Append(dst []byte, v T) []byte {
 
 func (int8Codec[T]) Decode(src []byte) (v T, n int, err error) {
 	if len(src) < 1 {
-		return v, 0, shortErr("int8")
+		return v, 0, Truncated("int8")
 	}
 	*(*int8)(unsafe.Pointer(&v)) = int8(src[0] ^ 0x80)
 	return v, 1, nil
@@ -299,7 +291,7 @@ func (int16Codec[T]) Append(dst []byte, v T) []byte {
 
 func (int16Codec[T]) Decode(src []byte) (v T, n int, err error) {
 	if len(src) < 2 {
-		return v, 0, shortErr("int16")
+		return v, 0, Truncated("int16")
 	}
 	*(*int16)(unsafe.Pointer(&v)) = int16(binary.BigEndian.Uint16(src) ^ (1 << 15))
 	return v, 2, nil
@@ -313,7 +305,7 @@ func (int32Codec[T]) Append(dst []byte, v T) []byte {
 
 func (int32Codec[T]) Decode(src []byte) (v T, n int, err error) {
 	if len(src) < 4 {
-		return v, 0, shortErr("int32")
+		return v, 0, Truncated("int32")
 	}
 	*(*int32)(unsafe.Pointer(&v)) = int32(binary.BigEndian.Uint32(src) ^ (1 << 31))
 	return v, 4, nil
@@ -327,7 +319,7 @@ func (int64Codec[T]) Append(dst []byte, v T) []byte {
 
 func (int64Codec[T]) Decode(src []byte) (v T, n int, err error) {
 	if len(src) < 8 {
-		return v, 0, shortErr("int64")
+		return v, 0, Truncated("int64")
 	}
 	*(*int64)(unsafe.Pointer(&v)) = int64(binary.BigEndian.Uint64(src) ^ signBit)
 	return v, 8, nil
@@ -341,7 +333,7 @@ func (uint8Codec[T]) Append(dst []byte, v T) []byte {
 
 func (uint8Codec[T]) Decode(src []byte) (v T, n int, err error) {
 	if len(src) < 1 {
-		return v, 0, shortErr("uint8")
+		return v, 0, Truncated("uint8")
 	}
 	*(*uint8)(unsafe.Pointer(&v)) = src[0]
 	return v, 1, nil
@@ -355,7 +347,7 @@ func (uint16Codec[T]) Append(dst []byte, v T) []byte {
 
 func (uint16Codec[T]) Decode(src []byte) (v T, n int, err error) {
 	if len(src) < 2 {
-		return v, 0, shortErr("uint16")
+		return v, 0, Truncated("uint16")
 	}
 	*(*uint16)(unsafe.Pointer(&v)) = binary.BigEndian.Uint16(src)
 	return v, 2, nil
@@ -369,7 +361,7 @@ func (uint32Codec[T]) Append(dst []byte, v T) []byte {
 
 func (uint32Codec[T]) Decode(src []byte) (v T, n int, err error) {
 	if len(src) < 4 {
-		return v, 0, shortErr("uint32")
+		return v, 0, Truncated("uint32")
 	}
 	*(*uint32)(unsafe.Pointer(&v)) = binary.BigEndian.Uint32(src)
 	return v, 4, nil
@@ -383,7 +375,7 @@ func (uint64Codec[T]) Append(dst []byte, v T) []byte {
 
 func (uint64Codec[T]) Decode(src []byte) (v T, n int, err error) {
 	if len(src) < 8 {
-		return v, 0, shortErr("uint64")
+		return v, 0, Truncated("uint64")
 	}
 	*(*uint64)(unsafe.Pointer(&v)) = binary.BigEndian.Uint64(src)
 	return v, 8, nil
@@ -397,7 +389,7 @@ func (float32Codec[T]) Append(dst []byte, v T) []byte {
 
 func (float32Codec[T]) Decode(src []byte) (v T, n int, err error) {
 	if len(src) < 4 {
-		return v, 0, shortErr("float32")
+		return v, 0, Truncated("float32")
 	}
 	*(*float32)(unsafe.Pointer(&v)) = decodeFloat32(src)
 	return v, 4, nil
@@ -411,7 +403,7 @@ func (float64Codec[T]) Append(dst []byte, v T) []byte {
 
 func (float64Codec[T]) Decode(src []byte) (v T, n int, err error) {
 	if len(src) < 8 {
-		return v, 0, shortErr("float64")
+		return v, 0, Truncated("float64")
 	}
 	*(*float64)(unsafe.Pointer(&v)) = decodeFloat64(src)
 	return v, 8, nil
@@ -447,7 +439,8 @@ func (timeCodec) Append(dst []byte, v time.Time) []byte { return appendTime(dst,
 
 func (timeCodec) Decode(src []byte) (time.Time, int, error) { return decodeTime(src) }
 
-// emptyCodec encodes values of zero size, such as VoidNamespace, as nothing.
+// emptyCodec encodes values of zero size, such as the void namespace, as
+// nothing.
 type emptyCodec[T any] struct{}
 
 func (emptyCodec[T]) Append(dst []byte, _ T) []byte { return dst }

@@ -1,4 +1,4 @@
-package state
+package codec
 
 import (
 	"bytes"
@@ -54,7 +54,7 @@ func (b *coderBuilder) build(t reflect.Type, path string) (*coder, error) {
 		c.enc = func(dst []byte, p unsafe.Pointer) []byte { return appendFloat32(dst, *(*float32)(p)) }
 		c.dec = func(src []byte, p unsafe.Pointer) (int, error) {
 			if len(src) < 4 {
-				return 0, shortErr("float32")
+				return 0, Truncated("float32")
 			}
 			*(*float32)(p) = decodeFloat32(src)
 			return 4, nil
@@ -63,7 +63,7 @@ func (b *coderBuilder) build(t reflect.Type, path string) (*coder, error) {
 		c.enc = func(dst []byte, p unsafe.Pointer) []byte { return appendFloat64(dst, *(*float64)(p)) }
 		c.dec = func(src []byte, p unsafe.Pointer) (int, error) {
 			if len(src) < 8 {
-				return 0, shortErr("float64")
+				return 0, Truncated("float64")
 			}
 			*(*float64)(p) = decodeFloat64(src)
 			return 8, nil
@@ -75,7 +75,7 @@ func (b *coderBuilder) build(t reflect.Type, path string) (*coder, error) {
 		}
 		c.dec = func(src []byte, p unsafe.Pointer) (int, error) {
 			if len(src) < 8 {
-				return 0, shortErr("complex64")
+				return 0, Truncated("complex64")
 			}
 			*(*complex64)(p) = complex(decodeFloat32(src), decodeFloat32(src[4:]))
 			return 8, nil
@@ -87,7 +87,7 @@ func (b *coderBuilder) build(t reflect.Type, path string) (*coder, error) {
 		}
 		c.dec = func(src []byte, p unsafe.Pointer) (int, error) {
 			if len(src) < 16 {
-				return 0, shortErr("complex128")
+				return 0, Truncated("complex128")
 			}
 			*(*complex128)(p) = complex(decodeFloat64(src), decodeFloat64(src[8:]))
 			return 16, nil
@@ -132,7 +132,7 @@ func (b *coderBuilder) integer(c *coder, t reflect.Type) {
 		c.enc = func(dst []byte, p unsafe.Pointer) []byte { return append(dst, *(*uint8)(p)^uint8(flip)) }
 		c.dec = func(src []byte, p unsafe.Pointer) (int, error) {
 			if len(src) < 1 {
-				return 0, shortErr(name)
+				return 0, Truncated(name)
 			}
 			*(*uint8)(p) = src[0] ^ uint8(flip)
 			return 1, nil
@@ -143,7 +143,7 @@ func (b *coderBuilder) integer(c *coder, t reflect.Type) {
 		}
 		c.dec = func(src []byte, p unsafe.Pointer) (int, error) {
 			if len(src) < 2 {
-				return 0, shortErr(name)
+				return 0, Truncated(name)
 			}
 			*(*uint16)(p) = binary.BigEndian.Uint16(src) ^ uint16(flip)
 			return 2, nil
@@ -154,7 +154,7 @@ func (b *coderBuilder) integer(c *coder, t reflect.Type) {
 		}
 		c.dec = func(src []byte, p unsafe.Pointer) (int, error) {
 			if len(src) < 4 {
-				return 0, shortErr(name)
+				return 0, Truncated(name)
 			}
 			*(*uint32)(p) = binary.BigEndian.Uint32(src) ^ uint32(flip)
 			return 4, nil
@@ -165,7 +165,7 @@ func (b *coderBuilder) integer(c *coder, t reflect.Type) {
 		}
 		c.dec = func(src []byte, p unsafe.Pointer) (int, error) {
 			if len(src) < 8 {
-				return 0, shortErr(name)
+				return 0, Truncated(name)
 			}
 			*(*uint64)(p) = binary.BigEndian.Uint64(src) ^ flip
 			return 8, nil
@@ -269,7 +269,7 @@ func (b *coderBuilder) slice(c *coder, t reflect.Type, path string) error {
 		l, n := binary.Uvarint(src)
 		// Every element of non-zero size encodes to at least one byte.
 		if n <= 0 || (size > 0 && l > uint64(len(src)-n)) {
-			return 0, shortErr(t.String())
+			return 0, Truncated(t.String())
 		}
 		s := reflect.NewAt(t, p).Elem()
 		if l == 0 {
@@ -304,7 +304,7 @@ func (b *coderBuilder) pointer(c *coder, t reflect.Type, path string) error {
 	}
 	c.dec = func(src []byte, p unsafe.Pointer) (int, error) {
 		if len(src) < 1 {
-			return 0, shortErr(t.String())
+			return 0, Truncated(t.String())
 		}
 		switch src[0] {
 		case 0:
@@ -362,7 +362,7 @@ func (b *coderBuilder) mapping(c *coder, t reflect.Type, path string) error {
 	c.dec = func(src []byte, p unsafe.Pointer) (int, error) {
 		l, n := binary.Uvarint(src)
 		if n <= 0 || l > uint64(len(src)-n) {
-			return 0, shortErr(t.String())
+			return 0, Truncated(t.String())
 		}
 		m := reflect.NewAt(t, p).Elem()
 		if l == 0 {

@@ -1,4 +1,4 @@
-package state
+package codec
 
 import (
 	"bytes"
@@ -21,12 +21,12 @@ type benchBid struct {
 var bidValue = benchBid{1001, 2002, 123456, "Google", "https://www.nexmark.com/item.htm?query=1", 1700000000000, "xx"}
 
 // BenchmarkCodecs compares a round trip (encode then decode) of a small
-// struct by DefaultCodec, encoding/gob and encoding/json. Each value must be
+// struct by Default, encoding/gob and encoding/json. Each value must be
 // decodable alone (as a state value or a key is), so gob needs a fresh
 // encoder and decoder per value.
 func BenchmarkCodecs(b *testing.B) {
 	b.Run("default", func(b *testing.B) {
-		c, err := DefaultCodec[benchBid]()
+		c, err := Default[benchBid]()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func BenchmarkCodecs(b *testing.B) {
 		b.ReportMetric(float64(len(buf)), "bytes")
 	})
 	b.Run("json", func(b *testing.B) {
-		c := JSONCodec[benchBid]()
+		c := JSON[benchBid]()
 		var buf []byte
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
@@ -100,7 +100,7 @@ func BenchmarkCodecs(b *testing.B) {
 
 // BenchmarkDefaultCodecInt64 is the codec of the commonest key.
 func BenchmarkDefaultCodecInt64(b *testing.B) {
-	c, _ := DefaultCodec[int64]()
+	c, _ := Default[int64]()
 	var buf []byte
 	for i := 0; i < b.N; i++ {
 		buf = c.Append(buf[:0], int64(i))

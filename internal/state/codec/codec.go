@@ -1,4 +1,9 @@
-package state
+// Package codec is the encoding of keyed state: the Codec interface, the
+// default codecs built by reflection for any type without interfaces,
+// channels or functions (Default), the codecs of lists (List) and of JSON
+// (JSON), and helpers the tables, timers and snapshots of the state backends
+// share. It depends on no other package of eddy.
+package codec
 
 // Codec encodes and decodes values of type T for snapshots and for backends
 // that store bytes. Encodings must be deterministic: equal values encode to
