@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // Canonical keyed-state format: the backend-independent encoding of a key
@@ -38,7 +40,8 @@ import (
 const CanonicalSection = "\x00canonical"
 
 // CanonicalTable is an object table that reads and writes the canonical
-// format: the object tables and the timer service do.
+// format: the tables of the heap backend (internal/state/heap/cow) and the
+// timer service do.
 type CanonicalTable interface {
 	ObjectTable
 	// AppendCanonical appends the entries of key group kg to dst in the
@@ -59,14 +62,6 @@ type TableKindLister interface {
 	TableKinds() map[string]string
 }
 
-// appendKV appends one canonical entry.
-func appendKV(dst, key, value []byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(key)))
-	dst = append(dst, key...)
-	dst = binary.AppendUvarint(dst, uint64(len(value)))
-	return append(dst, value...)
-}
-
 // errCorruptCanonical means canonical state data does not parse.
 var errCorruptCanonical = errors.New("corrupt canonical state")
 
@@ -79,24 +74,6 @@ func nextBytes(data *[]byte) ([]byte, error) {
 	b := (*data)[m : m+int(n)]
 	*data = (*data)[m+int(n):]
 	return b, nil
-}
-
-// eachKV calls fn for each entry of canonical entries, in order.
-func eachKV(entries []byte, fn func(key, value []byte) error) error {
-	for len(entries) > 0 {
-		k, err := nextBytes(&entries)
-		if err != nil {
-			return err
-		}
-		v, err := nextBytes(&entries)
-		if err != nil {
-			return err
-		}
-		if err := fn(k, v); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // canonicalTable is one table in a canonical key group: its name and kind,
@@ -191,7 +168,7 @@ func (t *KeyedTables) beginCanonical(kgs KeyGroupRange) (func() map[int][]byte, 
 				prefix = appendTablePrefix(prefix[:0], kg, id)
 				var entries []byte
 				b.Scan(prefix, func(key, value []byte) bool {
-					entries = appendKV(entries, key[len(prefix):], value)
+					entries = codec.AppendKV(entries, key[len(prefix):], value)
 					return true
 				})
 				s.now[kg-kgs.Start] = entries
@@ -310,7 +287,7 @@ func (t *KeyedTables) restoreCanonicalBytes(b TableLister, kg int, tables []cano
 			return fmt.Errorf("restoring state %q: %w", ct.name, incompatible(ct.name, ct.kind, k))
 		}
 		prefix := appendTablePrefix(nil, kg, id)
-		err := eachKV(ct.entries, func(k, v []byte) error {
+		err := codec.EachKV(ct.entries, func(k, v []byte) error {
 			all = append(all, kv{append(slices.Clip(prefix), k...), v})
 			return nil
 		})

@@ -5,7 +5,23 @@ import (
 	"reflect"
 
 	"github.com/eddystream/eddy/internal/state/codec"
+	"github.com/eddystream/eddy/internal/state/heap/cow"
 )
+
+// The tables of object backends are those of the heap backend's package cow,
+// built here, where their types are known, and kept by the backend.
+var (
+	_ heapTable = (*cow.ValueTable[int, int, int])(nil)
+	_ heapTable = (*cow.VoidTable[int, VoidNamespace, int])(nil)
+	_ heapTable = (*cow.MapTable[int, int, int, int])(nil)
+)
+
+// heapTable is what the tables of object backends implement.
+type heapTable interface {
+	CanonicalTable
+	AsyncSnapshotter
+	Settler
+}
 
 // NewValueTable returns the value table called name on b, creating it on first
 // use. A nil codec means codec.Default. Declaring a name again with the same
@@ -39,13 +55,11 @@ func NewValueTable[K, N comparable, V any](b Backend, name string, kc codec.Code
 			ObjectTable
 			ValueTable[K, N, V]
 		}
-		if vnc, ok := any(nc).(codec.Codec[VoidNamespace]); ok {
-			t = any(newObjectVoidTable(kind, b.KeyGroups(), kc, vnc, vc)).(interface {
-				ObjectTable
-				ValueTable[K, N, V]
-			})
+		kgs := b.KeyGroups()
+		if reflect.TypeFor[N]() == reflect.TypeFor[VoidNamespace]() {
+			t = cow.NewVoidTable(kind, kgs.Start, kgs.End, kc, nc, vc)
 		} else {
-			t = newObjectValueTable(kind, b.KeyGroups(), kc, nc, vc)
+			t = cow.NewValueTable(kind, kgs.Start, kgs.End, kc, nc, vc)
 		}
 		if err := b.RegisterTable(name, t); err != nil {
 			return nil, err
@@ -89,7 +103,8 @@ func NewMapTable[K, N, UK comparable, UV any](b Backend, name string, kc codec.C
 			}
 			return nil, incompatible(name, t.Kind(), kind)
 		}
-		t := newObjectMapTable(kind, b.KeyGroups(), kc, nc, ukc, uvc)
+		kgs := b.KeyGroups()
+		t := cow.NewMapTable(kind, kgs.Start, kgs.End, kc, nc, ukc, uvc)
 		if err := b.RegisterTable(name, t); err != nil {
 			return nil, err
 		}
@@ -161,4 +176,10 @@ func checkKeyGroup(kg int, r KeyGroupRange) {
 	if !r.Contains(kg) {
 		panic(fmt.Sprintf("state: key group %d out of range %v", kg, r))
 	}
+}
+
+// pair is a key and a namespace, the key of the maps of the table caches.
+type pair[K, N comparable] struct {
+	k K
+	n N
 }

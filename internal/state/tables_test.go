@@ -34,18 +34,3 @@ func TestNewTableOnUnknownBackend(t *testing.T) {
 		t.Errorf("a value type without a codec: %v", err)
 	}
 }
-
-func TestObjectValueTableAllocations(t *testing.T) {
-	kgs := KeyGroupRange{Start: 0, End: 4}
-	vt := newObjectValueTable[int64, VoidNamespace, int64]("k", kgs, nil, nil, nil)
-	for k := range int64(100) {
-		vt.Put(int(k%4), k, VoidNamespace{}, k)
-	}
-	n := testing.AllocsPerRun(1000, func() {
-		v, _ := vt.Get(1, 5, VoidNamespace{})
-		vt.Put(1, 5, VoidNamespace{}, v+1)
-	})
-	if n != 0 {
-		t.Errorf("Get+Put of an existing entry allocates %v times", n)
-	}
-}

@@ -432,3 +432,8 @@ func (q *timerQueue[K, N]) down(i int) {
 	}
 	h[i] = t
 }
+
+// restoreErr is the error of a restore of key group kg of a table of kind.
+func restoreErr(kind string, kg int, err error) error {
+	return fmt.Errorf("state: restoring key group %d of %s: %w", kg, kind, err)
+}

@@ -104,3 +104,40 @@ func BenchmarkTimers(b *testing.B) {
 		}
 	}
 }
+
+// timerRange does not start at 0, to catch key group offsets.
+var timerRange = KeyGroupRange{Start: 3, End: 19}
+
+func timerKG(k int64) int { return timerRange.Start + int(uint64(k)%uint64(timerRange.Len())) }
+
+func TestTimerServiceBeginSnapshot(t *testing.T) {
+	s := NewTimerService[int64, VoidNamespace](timerRange, nil, nil)
+	for k := range int64(100) {
+		s.RegisterEventTime(timerKG(k), k, VoidNamespace{}, k%7)
+		s.RegisterProcessingTime(timerKG(k), k, VoidNamespace{}, k%5)
+	}
+	var want [][]byte
+	for kg := timerRange.Start; kg < timerRange.End; kg++ {
+		want = append(want, s.AppendKeyGroup(nil, kg))
+	}
+	encode, release := s.BeginSnapshot()
+	done := make(chan [][]byte)
+	go func() {
+		var got [][]byte
+		for kg := timerRange.Start; kg < timerRange.End; kg++ {
+			got = append(got, encode([]byte("x"), kg)[1:])
+		}
+		release()
+		done <- got
+	}()
+	for k := range int64(100) {
+		s.DeleteEventTime(timerKG(k), k, VoidNamespace{}, k%7)
+		s.RegisterEventTime(timerKG(k), k, VoidNamespace{}, 100+k)
+	}
+	got := <-done
+	for i := range want {
+		if string(got[i]) != string(want[i]) {
+			t.Errorf("key group %d: encode gave %x, want %x", timerRange.Start+i, got[i], want[i])
+		}
+	}
+}

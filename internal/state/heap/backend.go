@@ -1,5 +1,7 @@
 // Package heap is the heap state backend: keyed state kept as Go values in
-// Go maps, one per key group and table, encoded only for snapshots.
+// Go maps, one per key group and table, encoded only for snapshots. The
+// tables, with their copy-on-write snapshots, are those of package cow
+// (internal/state/heap/cow); this package keeps them by name.
 package heap
 
 import (
@@ -10,8 +12,8 @@ import (
 )
 
 // Backend is an ObjectBackend: a registry of named tables that keep Go
-// values. The typed tables themselves are built by state.NewValueTable and
-// state.NewMapTable.
+// values. The typed tables themselves (package cow) are built by
+// state.NewValueTable and state.NewMapTable, which know their types.
 //
 // Concurrency: used on its subtask's goroutine only.
 type Backend struct {

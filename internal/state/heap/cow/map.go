@@ -1,4 +1,4 @@
-package state
+package cow
 
 import (
 	"encoding/binary"
@@ -7,15 +7,15 @@ import (
 	"github.com/eddystream/eddy/internal/state/codec"
 )
 
-// objectMapTable is a MapTable on an ObjectBackend: per key group, a Go map
-// from (key, namespace) to a Go map of user entries. An empty user map is
-// removed, so a present (key, namespace) always has entries. During a
-// copy-on-write snapshot (see kgMaps), the user map of a (key, namespace) is
-// copied on its first write, or on its first access if user values can share
-// memory.
-type objectMapTable[K, N, UK comparable, UV any] struct {
+// MapTable is a map table of the heap backend (state.MapTable, an
+// ObjectTable): per key group, a Go map from (key, namespace) to a Go map of
+// user entries. An empty user map is removed, so a present (key, namespace)
+// always has entries. During a copy-on-write snapshot (see kgMaps), the user
+// map of a (key, namespace) is copied on its first write, or on its first
+// access if user values can share memory.
+type MapTable[K, N, UK comparable, UV any] struct {
 	kind     string
-	kgs      KeyGroupRange
+	kgs      kgRange
 	m        kgMaps[pair[K, N], map[UK]UV]
 	uvShares bool // user values can share memory: copy user maps on reads too
 	count    int  // user entries in all groups
@@ -25,10 +25,11 @@ type objectMapTable[K, N, UK comparable, UV any] struct {
 	uvc      codec.Codec[UV]
 }
 
-var _ AsyncSnapshotter = (*objectMapTable[int, int, int, int])(nil)
-
-func newObjectMapTable[K, N, UK comparable, UV any](kind string, kgs KeyGroupRange, kc codec.Codec[K], nc codec.Codec[N], ukc codec.Codec[UK], uvc codec.Codec[UV]) *objectMapTable[K, N, UK, UV] {
-	t := &objectMapTable[K, N, UK, UV]{kind: kind, kgs: kgs, kc: kc, nc: nc, ukc: ukc, uvc: uvc}
+// NewMapTable returns an empty MapTable of kind (see ValueTable) for the
+// key groups [start, end).
+func NewMapTable[K, N, UK comparable, UV any](kind string, start, end int, kc codec.Codec[K], nc codec.Codec[N], ukc codec.Codec[UK], uvc codec.Codec[UV]) *MapTable[K, N, UK, UV] {
+	kgs := kgRange{start, end}
+	t := &MapTable[K, N, UK, UV]{kind: kind, kgs: kgs, kc: kc, nc: nc, ukc: ukc, uvc: uvc}
 	t.m.groups = make([]map[pair[K, N]]map[UK]UV, kgs.Len())
 	t.m.fast = t.m.groups
 	copyUV := codecCopier(uvc)
@@ -46,7 +47,9 @@ func newObjectMapTable[K, N, UK comparable, UV any](kind string, kgs KeyGroupRan
 	return t
 }
 
-func (t *objectMapTable[K, N, UK, UV]) index(kg int) int {
+// index returns the position of key group kg in groups, panicking if the
+// table does not hold kg.
+func (t *MapTable[K, N, UK, UV]) index(kg int) int {
 	i := kg - t.kgs.Start
 	if uint(i) >= uint(len(t.m.groups)) {
 		checkKeyGroup(kg, t.kgs)
@@ -55,7 +58,7 @@ func (t *objectMapTable[K, N, UK, UV]) index(kg int) int {
 }
 
 // read returns the user map of p for reading.
-func (t *objectMapTable[K, N, UK, UV]) read(i int, p pair[K, N]) map[UK]UV {
+func (t *MapTable[K, N, UK, UV]) read(i int, p pair[K, N]) map[UK]UV {
 	if t.uvShares {
 		m, _ := t.m.get(i, p)
 		return m
@@ -65,7 +68,7 @@ func (t *objectMapTable[K, N, UK, UV]) read(i int, p pair[K, N]) map[UK]UV {
 }
 
 // Get returns the value for uk in the map of (k, n).
-func (t *objectMapTable[K, N, UK, UV]) Get(kg int, k K, n N, uk UK) (UV, bool) {
+func (t *MapTable[K, N, UK, UV]) Get(kg int, k K, n N, uk UK) (UV, bool) {
 	if i := kg - t.kgs.Start; uint(i) < uint(len(t.m.fast)) {
 		uv, ok := t.m.fast[i][pair[K, N]{k, n}][uk]
 		return uv, ok
@@ -75,7 +78,7 @@ func (t *objectMapTable[K, N, UK, UV]) Get(kg int, k K, n N, uk UK) (UV, bool) {
 }
 
 // Put sets uk to uv in the map of (k, n).
-func (t *objectMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
+func (t *MapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
 	i := t.index(kg)
 	p := pair[K, N]{k, n}
 	var m map[UK]UV
@@ -94,7 +97,7 @@ func (t *objectMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
 }
 
 // Delete removes uk from the map of (k, n).
-func (t *objectMapTable[K, N, UK, UV]) Delete(kg int, k K, n N, uk UK) {
+func (t *MapTable[K, N, UK, UV]) Delete(kg int, k K, n N, uk UK) {
 	i := t.index(kg)
 	p := pair[K, N]{k, n}
 	m, _ := t.m.peek(i, p)
@@ -112,7 +115,7 @@ func (t *objectMapTable[K, N, UK, UV]) Delete(kg int, k K, n N, uk UK) {
 }
 
 // Clear removes the whole map of (k, n).
-func (t *objectMapTable[K, N, UK, UV]) Clear(kg int, k K, n N) {
+func (t *MapTable[K, N, UK, UV]) Clear(kg int, k K, n N) {
 	i := t.index(kg)
 	p := pair[K, N]{k, n}
 	m, _ := t.m.peek(i, p)
@@ -124,13 +127,13 @@ func (t *objectMapTable[K, N, UK, UV]) Clear(kg int, k K, n N) {
 }
 
 // IsEmpty reports whether the map of (k, n) has no entries.
-func (t *objectMapTable[K, N, UK, UV]) IsEmpty(kg int, k K, n N) bool {
+func (t *MapTable[K, N, UK, UV]) IsEmpty(kg int, k K, n N) bool {
 	m, _ := t.m.peek(t.index(kg), pair[K, N]{k, n})
 	return len(m) == 0
 }
 
 // Entries calls fn for each entry of the map of (k, n) until it returns false.
-func (t *objectMapTable[K, N, UK, UV]) Entries(kg int, k K, n N, fn func(uk UK, uv UV) bool) {
+func (t *MapTable[K, N, UK, UV]) Entries(kg int, k K, n N, fn func(uk UK, uv UV) bool) {
 	for uk, uv := range t.read(t.index(kg), pair[K, N]{k, n}) {
 		if !fn(uk, uv) {
 			return
@@ -139,7 +142,7 @@ func (t *objectMapTable[K, N, UK, UV]) Entries(kg int, k K, n N, fn func(uk UK, 
 }
 
 // Range calls fn for every entry of key group kg until fn returns false.
-func (t *objectMapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv UV) bool) {
+func (t *MapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv UV) bool) {
 	t.m.rangeKG(t.index(kg), t.uvShares, func(p pair[K, N], m map[UK]UV) bool {
 		for uk, uv := range m {
 			if !fn(p.k, p.n, uk, uv) {
@@ -151,16 +154,16 @@ func (t *objectMapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv
 }
 
 // Kind names the table's kind and types.
-func (t *objectMapTable[K, N, UK, UV]) Kind() string { return t.kind }
+func (t *MapTable[K, N, UK, UV]) Kind() string { return t.kind }
 
 // AppendKeyGroup appends the entries of key group kg to dst: a uvarint count
 // of maps, then for each its key, namespace, a uvarint count of entries and
 // their user keys and values.
-func (t *objectMapTable[K, N, UK, UV]) AppendKeyGroup(dst []byte, kg int) []byte {
+func (t *MapTable[K, N, UK, UV]) AppendKeyGroup(dst []byte, kg int) []byte {
 	return t.m.appendLive(dst, t.index(kg), t.appendEntry, true)
 }
 
-func (t *objectMapTable[K, N, UK, UV]) appendEntry(dst []byte, p pair[K, N], m map[UK]UV) []byte {
+func (t *MapTable[K, N, UK, UV]) appendEntry(dst []byte, p pair[K, N], m map[UK]UV) []byte {
 	dst = t.kc.Append(dst, p.k)
 	dst = t.nc.Append(dst, p.n)
 	dst = binary.AppendUvarint(dst, uint64(len(m)))
@@ -172,16 +175,16 @@ func (t *objectMapTable[K, N, UK, UV]) appendEntry(dst []byte, p pair[K, N], m m
 }
 
 // BeginSnapshot freezes the table's contents for a snapshot encoded on
-// another goroutine; see AsyncSnapshotter.
-func (t *objectMapTable[K, N, UK, UV]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
+// another goroutine; see state.AsyncSnapshotter.
+func (t *MapTable[K, N, UK, UV]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
 	return t.m.begin(t.kgs.Start, t.appendEntry, true)
 }
 
-// Settle finishes a released snapshot now; see Settler.
-func (t *objectMapTable[K, N, UK, UV]) Settle() { t.m.settleReleased() }
+// Settle finishes a released snapshot now; see state.Settler.
+func (t *MapTable[K, N, UK, UV]) Settle() { t.m.settleReleased() }
 
 // RestoreKeyGroup adds the entries encoded by AppendKeyGroup to key group kg.
-func (t *objectMapTable[K, N, UK, UV]) RestoreKeyGroup(kg int, data []byte) error {
+func (t *MapTable[K, N, UK, UV]) RestoreKeyGroup(kg int, data []byte) error {
 	t.index(kg)
 	maps, pos := binary.Uvarint(data)
 	if pos <= 0 || maps > uint64(len(data)) {
@@ -221,7 +224,7 @@ func (t *objectMapTable[K, N, UK, UV]) RestoreKeyGroup(kg int, data []byte) erro
 }
 
 // DropKeyGroup removes every entry of key group kg.
-func (t *objectMapTable[K, N, UK, UV]) DropKeyGroup(kg int) {
+func (t *MapTable[K, N, UK, UV]) DropKeyGroup(kg int) {
 	i := t.index(kg)
 	t.m.rangeKG(i, false, func(_ pair[K, N], m map[UK]UV) bool {
 		t.count -= len(m)
@@ -231,4 +234,4 @@ func (t *objectMapTable[K, N, UK, UV]) DropKeyGroup(kg int) {
 }
 
 // Len returns the number of user entries in the table.
-func (t *objectMapTable[K, N, UK, UV]) Len() int { return t.count }
+func (t *MapTable[K, N, UK, UV]) Len() int { return t.count }

@@ -1,4 +1,4 @@
-package state
+package cow
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 
 // Benchmarks of copy-on-write snapshots:
 //
-//	go test -run XXX -bench COW -benchtime 0.5s ./internal/state/
+//	go test -run XXX -bench COW -benchtime 0.5s ./internal/state/heap/cow/
 //
 // Begin is BeginSnapshot (plus the release and Settle of an untouched
 // snapshot) of a table of 1M entries; AppendAll the synchronous encoding of
@@ -18,13 +18,14 @@ import (
 // been copied (steady), and on entries touched first since BeginSnapshot
 // (first-touch: the copy-on-write path, a codec round trip for []int64).
 
-var benchKGs = KeyGroupRange{Start: 0, End: DefaultMaxParallelism}
+// benchKGs are the key groups of the benchmark tables, as many as the
+// default max parallelism makes.
+var benchKGs = kgRange{Start: 0, End: 128}
 
-func benchKG(k int64) int { return int(uint64(k) % DefaultMaxParallelism) }
+func benchKG(k int64) int { return int(uint64(k) % uint64(benchKGs.End)) }
 
 type benchTable[V any] interface {
-	ValueTable[int64, VoidNamespace, V]
-	snapshotting
+	cowValueTable[void, V]
 }
 
 func newBenchTable[V any](b *testing.B, keys int, val func(int64) V) benchTable[V] {
@@ -35,9 +36,9 @@ func newBenchTable[V any](b *testing.B, keys int, val func(int64) V) benchTable[
 	if _, ok := any(val(0)).([]int64); ok {
 		c = any(codec.List(mustCodec[int64](b))).(codec.Codec[V])
 	}
-	t := newObjectVoidTable("bench", benchKGs, mustCodec[int64](b), mustCodec[VoidNamespace](b), c)
+	t := NewVoidTable("bench", benchKGs.Start, benchKGs.End, mustCodec[int64](b), mustCodec[void](b), c)
 	for k := range int64(keys) {
-		t.Put(benchKG(k), k, VoidNamespace{}, val(k))
+		t.Put(benchKG(k), k, void{}, val(k))
 	}
 	return t
 }
@@ -102,8 +103,8 @@ func benchCOW[V any](b *testing.B, name string, val func(int64) V, inc func(V) V
 		k := int64(0)
 		for b.Loop() {
 			kg := benchKG(k)
-			v, _ := t.Get(kg, k, VoidNamespace{})
-			t.Put(kg, k, VoidNamespace{}, inc(v))
+			v, _ := t.Get(kg, k, void{})
+			t.Put(kg, k, void{}, inc(v))
 			if k++; k == int64(keys) {
 				k = 0
 			}
@@ -127,8 +128,8 @@ func benchCOW[V any](b *testing.B, name string, val func(int64) V, inc func(V) V
 		k := int64(0)
 		for b.Loop() {
 			kg := benchKG(k)
-			v, _ := t.Get(kg, k, VoidNamespace{})
-			t.Put(kg, k, VoidNamespace{}, inc(v))
+			v, _ := t.Get(kg, k, void{})
+			t.Put(kg, k, void{}, inc(v))
 			if k++; k == big {
 				b.StopTimer()
 				release()
@@ -148,7 +149,7 @@ func benchCOW[V any](b *testing.B, name string, val func(int64) V, inc func(V) V
 			b.StopTimer()
 			_, release := t.BeginSnapshot()
 			for k := range int64(big) {
-				t.Put(benchKG(k), k, VoidNamespace{}, val(k))
+				t.Put(benchKG(k), k, void{}, val(k))
 			}
 			release()
 			b.StartTimer()

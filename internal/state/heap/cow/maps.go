@@ -1,4 +1,4 @@
-package state
+package cow
 
 import (
 	"encoding/binary"
@@ -11,8 +11,8 @@ import (
 	"github.com/eddystream/eddy/internal/state/codec"
 )
 
-// kgMaps is the storage of the object tables: one Go map per key group, with
-// copy-on-write snapshots (AsyncSnapshotter).
+// kgMaps is the storage of the tables: one Go map per key group, with
+// copy-on-write snapshots (state.AsyncSnapshotter).
 //
 // Normally groups holds the table's entries, snap is nil, and fast is groups;
 // the hot paths of the tables test only fast.
@@ -419,7 +419,9 @@ func (m *kgMaps[P, V]) appendLive(dst []byte, i int, appendEntry func(dst []byte
 
 // codecCopier returns a function that deep-copies a V by a round trip
 // through c, or nil if values of V cannot share memory and need no copy.
-// The function is for one goroutine: it reuses its buffer.
+// The function is for one goroutine: it reuses its buffer. If c does not
+// decode its own encoding, the function panics with an error saying so,
+// which fails the job.
 func codecCopier[V any](c codec.Codec[V]) func(V) V {
 	if !mayShare(reflect.TypeFor[V]()) {
 		return nil
@@ -429,7 +431,7 @@ func codecCopier[V any](c codec.Codec[V]) func(V) V {
 		buf = c.Append(buf[:0], v)
 		out, _, err := c.Decode(buf)
 		if err != nil {
-			panic(&BackendError{Op: "copying a value for a snapshot", Err: err})
+			panic(fmt.Errorf("state: copying a %s for a snapshot: its codec %T does not decode its own encoding (fix the codec): %w", reflect.TypeFor[V](), c, err))
 		}
 		if cap(buf) > 1<<16 {
 			buf = nil

@@ -1,4 +1,4 @@
-package state
+package cow
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 const cowKGs = 16
 
 // cowRange does not start at 0, to catch key group offsets.
-var cowRange = KeyGroupRange{Start: 3, End: 3 + cowKGs}
+var cowRange = kgRange{Start: 3, End: 3 + cowKGs}
 
 func cowKG(k int64) int { return cowRange.Start + int(uint64(k)%cowKGs) }
 
@@ -112,11 +112,29 @@ var intGen = valGen[int64]{
 	mutate: func(seed uint64, v int64) int64 { return v + int64(seed%7) + 1 },
 }
 
-// snapshotting is what the tests need of a copy-on-write table.
+// snapshotting is what the tests need of a copy-on-write table: the
+// methods of state.ObjectTable, state.AsyncSnapshotter and state.Settler.
 type snapshotting interface {
-	ObjectTable
-	AsyncSnapshotter
-	Settler
+	Kind() string
+	AppendKeyGroup(dst []byte, kg int) []byte
+	RestoreKeyGroup(kg int, data []byte) error
+	DropKeyGroup(kg int)
+	Len() int
+	BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func())
+	Settle()
+}
+
+// void is an empty struct, as the void namespace of state is.
+type void struct{}
+
+// mustCodec returns the default codec of T or fails the test.
+func mustCodec[T any](t testing.TB) codec.Codec[T] {
+	t.Helper()
+	c, err := codec.Default[T]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // cowDriver runs the snapshot cycles common to the value and map tests.
@@ -237,7 +255,10 @@ func mustPanic(t *testing.T, what string, f func()) {
 }
 
 type cowValueTable[N comparable, V any] interface {
-	ValueTable[int64, N, V]
+	Get(kg int, k int64, n N) (V, bool)
+	Put(kg int, k int64, n N, v V)
+	Delete(kg int, k int64, n N)
+	Range(kg int, fn func(k int64, n N, v V) bool)
 	snapshotting
 }
 
@@ -392,30 +413,36 @@ func testCOWValue[N comparable, V any](t *testing.T, newTable func() cowValueTab
 
 func TestCOWValueTable(t *testing.T) {
 	testCOWValue(t, func() cowValueTable[int64, acc] {
-		return newObjectValueTable("value", cowRange, mustCodec[int64](t), mustCodec[int64](t), mustCodec[acc](t))
+		return NewValueTable("value", cowRange.Start, cowRange.End, mustCodec[int64](t), mustCodec[int64](t), mustCodec[acc](t))
 	}, func(n int64) int64 { return n }, accGen)
 }
 
 func TestCOWValueTablePlain(t *testing.T) {
 	testCOWValue(t, func() cowValueTable[int64, int64] {
-		return newObjectValueTable("value", cowRange, mustCodec[int64](t), mustCodec[int64](t), mustCodec[int64](t))
+		return NewValueTable("value", cowRange.Start, cowRange.End, mustCodec[int64](t), mustCodec[int64](t), mustCodec[int64](t))
 	}, func(n int64) int64 { return n }, intGen)
 }
 
 func TestCOWVoidTable(t *testing.T) {
-	testCOWValue(t, func() cowValueTable[VoidNamespace, []int64] {
-		return newObjectVoidTable("void", cowRange, mustCodec[int64](t), mustCodec[VoidNamespace](t), codec.List(mustCodec[int64](t)))
-	}, func(int64) VoidNamespace { return VoidNamespace{} }, listGen)
+	testCOWValue(t, func() cowValueTable[void, []int64] {
+		return NewVoidTable("void", cowRange.Start, cowRange.End, mustCodec[int64](t), mustCodec[void](t), codec.List(mustCodec[int64](t)))
+	}, func(int64) void { return void{} }, listGen)
 }
 
 func TestCOWVoidTableStruct(t *testing.T) {
-	testCOWValue(t, func() cowValueTable[VoidNamespace, acc] {
-		return newObjectVoidTable("void", cowRange, mustCodec[int64](t), mustCodec[VoidNamespace](t), mustCodec[acc](t))
-	}, func(int64) VoidNamespace { return VoidNamespace{} }, accGen)
+	testCOWValue(t, func() cowValueTable[void, acc] {
+		return NewVoidTable("void", cowRange.Start, cowRange.End, mustCodec[int64](t), mustCodec[void](t), mustCodec[acc](t))
+	}, func(int64) void { return void{} }, accGen)
 }
 
 type cowMapTable[UV any] interface {
-	MapTable[int64, int64, int64, UV]
+	Get(kg int, k, n, uk int64) (UV, bool)
+	Put(kg int, k, n, uk int64, uv UV)
+	Delete(kg int, k, n, uk int64)
+	Clear(kg int, k, n int64)
+	IsEmpty(kg int, k, n int64) bool
+	Entries(kg int, k, n int64, fn func(uk int64, uv UV) bool)
+	Range(kg int, fn func(k, n, uk int64, uv UV) bool)
 	snapshotting
 }
 
@@ -432,7 +459,7 @@ func testCOWMap[UV any](t *testing.T, g valGen[UV]) {
 	}
 	newTable := func() cowMapTable[UV] {
 		c := mustCodec[int64](t)
-		return newObjectMapTable("map", cowRange, c, c, c, vc)
+		return NewMapTable("map", cowRange.Start, cowRange.End, c, c, c, vc)
 	}
 	type key = pair[int64, int64]
 	type entry struct {
@@ -608,6 +635,12 @@ func TestCOWMapTable(t *testing.T)       { testCOWMap(t, listGen) }
 func TestCOWMapTableStruct(t *testing.T) { testCOWMap(t, accGen) }
 func TestCOWMapTablePlain(t *testing.T)  { testCOWMap(t, intGen) }
 
+// timed is a value with a stamp, as state.Timed is.
+type timed[T any] struct {
+	Value T
+	Stamp int64
+}
+
 func TestMayShare(t *testing.T) {
 	type plain struct {
 		A int
@@ -619,10 +652,10 @@ func TestMayShare(t *testing.T) {
 		v    any
 		want bool
 	}{
-		{int64(0), false}, {"", false}, {plain{}, false}, {VoidNamespace{}, false},
-		{Timed[int]{}, false},
+		{int64(0), false}, {"", false}, {plain{}, false}, {void{}, false},
+		{timed[int]{}, false},
 		{[]int(nil), true}, {map[int]int(nil), true}, {(*int)(nil), true},
-		{acc{}, true}, {Timed[[]int]{}, true}, {[1][]int{}, true},
+		{acc{}, true}, {timed[[]int]{}, true}, {[1][]int{}, true},
 	} {
 		if got := mayShare(reflect.TypeOf(c.v)); got != c.want {
 			t.Errorf("mayShare(%T) = %v, want %v", c.v, got, c.want)
@@ -630,34 +663,16 @@ func TestMayShare(t *testing.T) {
 	}
 }
 
-func TestTimerServiceBeginSnapshot(t *testing.T) {
-	s := NewTimerService[int64, VoidNamespace](cowRange, nil, nil)
+func TestValueTableAllocations(t *testing.T) {
+	vt := NewValueTable[int64, void, int64]("k", 0, 4, mustCodec[int64](t), mustCodec[void](t), mustCodec[int64](t))
 	for k := range int64(100) {
-		s.RegisterEventTime(cowKG(k), k, VoidNamespace{}, k%7)
-		s.RegisterProcessingTime(cowKG(k), k, VoidNamespace{}, k%5)
+		vt.Put(int(k%4), k, void{}, k)
 	}
-	var want [][]byte
-	for kg := cowRange.Start; kg < cowRange.End; kg++ {
-		want = append(want, s.AppendKeyGroup(nil, kg))
-	}
-	encode, release := s.BeginSnapshot()
-	done := make(chan [][]byte)
-	go func() {
-		var got [][]byte
-		for kg := cowRange.Start; kg < cowRange.End; kg++ {
-			got = append(got, encode([]byte("x"), kg)[1:])
-		}
-		release()
-		done <- got
-	}()
-	for k := range int64(100) {
-		s.DeleteEventTime(cowKG(k), k, VoidNamespace{}, k%7)
-		s.RegisterEventTime(cowKG(k), k, VoidNamespace{}, 100+k)
-	}
-	got := <-done
-	for i := range want {
-		if string(got[i]) != string(want[i]) {
-			t.Errorf("key group %d: encode gave %x, want %x", cowRange.Start+i, got[i], want[i])
-		}
+	n := testing.AllocsPerRun(1000, func() {
+		v, _ := vt.Get(1, 5, void{})
+		vt.Put(1, 5, void{}, v+1)
+	})
+	if n != 0 {
+		t.Errorf("Get+Put of an existing entry allocates %v times", n)
 	}
 }

@@ -1,32 +1,40 @@
-package state
+package cow
 
 import (
 	"encoding/binary"
 	"fmt"
+	"reflect"
 
 	"github.com/eddystream/eddy/internal/state/codec"
 )
 
-// objectVoidTable is the objectValueTable of VoidNamespace, the namespace of
-// user state: its maps are keyed by K alone, which lets Go use its fast map
-// paths for integer and string keys (a struct key is hashed generically, at
-// about twice the cost). Snapshots are encoded exactly as objectValueTable's.
-type objectVoidTable[K comparable, V any] struct {
+// VoidTable is the ValueTable of a namespace type N with one value, a type
+// of size zero such as the void namespace of user state: its maps are keyed
+// by K alone, which lets Go use its fast map paths for integer and string
+// keys (a struct key is hashed generically, at about twice the cost).
+// Snapshots are encoded exactly as ValueTable's.
+type VoidTable[K, N comparable, V any] struct {
 	kind string
-	kgs  KeyGroupRange
+	kgs  kgRange
 	m    kgMaps[K, V]
 	kc   codec.Codec[K]
-	nc   codec.Codec[VoidNamespace]
+	nc   codec.Codec[N]
 	vc   codec.Codec[V]
 }
 
-var _ AsyncSnapshotter = (*objectVoidTable[int, int])(nil)
-
-func newObjectVoidTable[K comparable, V any](kind string, kgs KeyGroupRange, kc codec.Codec[K], nc codec.Codec[VoidNamespace], vc codec.Codec[V]) *objectVoidTable[K, V] {
-	return &objectVoidTable[K, V]{kind: kind, kgs: kgs, m: newKGMaps[K](kgs.Len(), vc), kc: kc, nc: nc, vc: vc}
+// NewVoidTable returns an empty VoidTable of kind (see ValueTable) for the
+// key groups [start, end). It panics if N has a size other than zero.
+func NewVoidTable[K, N comparable, V any](kind string, start, end int, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) *VoidTable[K, N, V] {
+	if reflect.TypeFor[N]().Size() != 0 {
+		panic(fmt.Sprintf("cow: VoidTable of namespace %s, which has more than one value", reflect.TypeFor[N]()))
+	}
+	kgs := kgRange{start, end}
+	return &VoidTable[K, N, V]{kind: kind, kgs: kgs, m: newKGMaps[K](kgs.Len(), vc), kc: kc, nc: nc, vc: vc}
 }
 
-func (t *objectVoidTable[K, V]) index(kg int) int {
+// index returns the position of key group kg in groups, panicking if the
+// table does not hold kg.
+func (t *VoidTable[K, N, V]) index(kg int) int {
 	i := kg - t.kgs.Start
 	if uint(i) >= uint(len(t.m.groups)) {
 		checkKeyGroup(kg, t.kgs)
@@ -35,7 +43,7 @@ func (t *objectVoidTable[K, V]) index(kg int) int {
 }
 
 // Get returns the value for k, or ok=false.
-func (t *objectVoidTable[K, V]) Get(kg int, k K, _ VoidNamespace) (V, bool) {
+func (t *VoidTable[K, N, V]) Get(kg int, k K, _ N) (V, bool) {
 	// The fast path, for a key group in range and no snapshot, tests only
 	// kgMaps.fast (nil during a snapshot) and calls nothing but the map.
 	if i := kg - t.kgs.Start; uint(i) < uint(len(t.m.fast)) {
@@ -49,12 +57,12 @@ func (t *objectVoidTable[K, V]) Get(kg int, k K, _ VoidNamespace) (V, bool) {
 // out of line so that Get stays small.
 //
 //go:noinline
-func (t *objectVoidTable[K, V]) getSlow(kg int, k K) (V, bool) {
+func (t *VoidTable[K, N, V]) getSlow(kg int, k K) (V, bool) {
 	return t.m.get(t.index(kg), k)
 }
 
 // Put stores v for k.
-func (t *objectVoidTable[K, V]) Put(kg int, k K, _ VoidNamespace, v V) {
+func (t *VoidTable[K, N, V]) Put(kg int, k K, _ N, v V) {
 	if i := kg - t.kgs.Start; uint(i) < uint(len(t.m.fast)) {
 		if g := t.m.fast[i]; g != nil {
 			g[k] = v
@@ -68,46 +76,48 @@ func (t *objectVoidTable[K, V]) Put(kg int, k K, _ VoidNamespace, v V) {
 // snapshot.
 //
 //go:noinline
-func (t *objectVoidTable[K, V]) putSlow(kg int, k K, v V) {
+func (t *VoidTable[K, N, V]) putSlow(kg int, k K, v V) {
 	t.m.put(t.index(kg), k, v)
 }
 
 // Delete removes the value for k, if any.
-func (t *objectVoidTable[K, V]) Delete(kg int, k K, _ VoidNamespace) {
+func (t *VoidTable[K, N, V]) Delete(kg int, k K, _ N) {
 	t.m.del(t.index(kg), k)
 }
 
 // Range calls fn for every entry of key group kg until fn returns false.
-func (t *objectVoidTable[K, V]) Range(kg int, fn func(k K, n VoidNamespace, v V) bool) {
-	t.m.rangeKG(t.index(kg), true, func(k K, v V) bool { return fn(k, VoidNamespace{}, v) })
+func (t *VoidTable[K, N, V]) Range(kg int, fn func(k K, n N, v V) bool) {
+	var n N
+	t.m.rangeKG(t.index(kg), true, func(k K, v V) bool { return fn(k, n, v) })
 }
 
 // Kind names the table's kind and types.
-func (t *objectVoidTable[K, V]) Kind() string { return t.kind }
+func (t *VoidTable[K, N, V]) Kind() string { return t.kind }
 
 // AppendKeyGroup appends the entries of key group kg to dst, as
-// objectValueTable does.
-func (t *objectVoidTable[K, V]) AppendKeyGroup(dst []byte, kg int) []byte {
+// ValueTable does.
+func (t *VoidTable[K, N, V]) AppendKeyGroup(dst []byte, kg int) []byte {
 	return t.m.appendLive(dst, t.index(kg), t.appendEntry, true)
 }
 
-func (t *objectVoidTable[K, V]) appendEntry(dst []byte, k K, v V) []byte {
+func (t *VoidTable[K, N, V]) appendEntry(dst []byte, k K, v V) []byte {
+	var n N
 	dst = t.kc.Append(dst, k)
-	dst = t.nc.Append(dst, VoidNamespace{})
+	dst = t.nc.Append(dst, n)
 	return t.vc.Append(dst, v)
 }
 
 // BeginSnapshot freezes the table's contents for a snapshot encoded on
-// another goroutine; see AsyncSnapshotter.
-func (t *objectVoidTable[K, V]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
+// another goroutine; see state.AsyncSnapshotter.
+func (t *VoidTable[K, N, V]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
 	return t.m.begin(t.kgs.Start, t.appendEntry, true)
 }
 
-// Settle finishes a released snapshot now; see Settler.
-func (t *objectVoidTable[K, V]) Settle() { t.m.settleReleased() }
+// Settle finishes a released snapshot now; see state.Settler.
+func (t *VoidTable[K, N, V]) Settle() { t.m.settleReleased() }
 
 // RestoreKeyGroup adds the entries encoded by AppendKeyGroup to key group kg.
-func (t *objectVoidTable[K, V]) RestoreKeyGroup(kg int, data []byte) error {
+func (t *VoidTable[K, N, V]) RestoreKeyGroup(kg int, data []byte) error {
 	i := t.index(kg)
 	count, pos := binary.Uvarint(data)
 	if pos <= 0 || count > uint64(len(data)) {
@@ -116,7 +126,7 @@ func (t *objectVoidTable[K, V]) RestoreKeyGroup(kg int, data []byte) error {
 	t.m.presize(i, int(count))
 	for range count {
 		var k K
-		var n VoidNamespace
+		var n N
 		var v V
 		var err error
 		if pos, err = codec.DecodeAt(t.kc, data, pos, &k); err != nil {
@@ -137,7 +147,7 @@ func (t *objectVoidTable[K, V]) RestoreKeyGroup(kg int, data []byte) error {
 }
 
 // DropKeyGroup removes every entry of key group kg.
-func (t *objectVoidTable[K, V]) DropKeyGroup(kg int) { t.m.drop(t.index(kg)) }
+func (t *VoidTable[K, N, V]) DropKeyGroup(kg int) { t.m.drop(t.index(kg)) }
 
 // Len returns the number of entries in the table.
-func (t *objectVoidTable[K, V]) Len() int { return t.m.total() }
+func (t *VoidTable[K, N, V]) Len() int { return t.m.total() }

@@ -1,4 +1,4 @@
-package state
+package cow
 
 import (
 	"encoding/binary"
@@ -7,33 +7,32 @@ import (
 	"github.com/eddystream/eddy/internal/state/codec"
 )
 
-// pair is the key of object tables: a key and a namespace.
-type pair[K, N comparable] struct {
-	k K
-	n N
-}
-
-// objectValueTable is a ValueTable on an ObjectBackend: one Go map per key
-// group, allocated on first write (see kgMaps, which also implements the
+// ValueTable is a value table of the heap backend (state.ValueTable, an
+// ObjectTable): one Go map per key group from (key, namespace) to value,
+// allocated on first write (see kgMaps, which also implements the
 // copy-on-write snapshots). Codecs are used only by snapshots.
-type objectValueTable[K, N comparable, V any] struct {
+//
+// kind names the table's kind and types, e.g. "value[int64,void,string]";
+// Kind returns it, and the encodings of restores are checked against it.
+type ValueTable[K, N comparable, V any] struct {
 	kind string
-	kgs  KeyGroupRange
+	kgs  kgRange
 	m    kgMaps[pair[K, N], V]
 	kc   codec.Codec[K]
 	nc   codec.Codec[N]
 	vc   codec.Codec[V]
 }
 
-var _ AsyncSnapshotter = (*objectValueTable[int, int, int])(nil)
-
-func newObjectValueTable[K, N comparable, V any](kind string, kgs KeyGroupRange, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) *objectValueTable[K, N, V] {
-	return &objectValueTable[K, N, V]{kind: kind, kgs: kgs, m: newKGMaps[pair[K, N]](kgs.Len(), vc), kc: kc, nc: nc, vc: vc}
+// NewValueTable returns an empty ValueTable of kind for the key groups
+// [start, end).
+func NewValueTable[K, N comparable, V any](kind string, start, end int, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) *ValueTable[K, N, V] {
+	kgs := kgRange{start, end}
+	return &ValueTable[K, N, V]{kind: kind, kgs: kgs, m: newKGMaps[pair[K, N]](kgs.Len(), vc), kc: kc, nc: nc, vc: vc}
 }
 
 // index returns the position of key group kg in groups, panicking if the
-// subtask does not own kg.
-func (t *objectValueTable[K, N, V]) index(kg int) int {
+// table does not hold kg.
+func (t *ValueTable[K, N, V]) index(kg int) int {
 	i := kg - t.kgs.Start
 	if uint(i) >= uint(len(t.m.groups)) {
 		checkKeyGroup(kg, t.kgs)
@@ -42,8 +41,8 @@ func (t *objectValueTable[K, N, V]) index(kg int) int {
 }
 
 // Get returns the value for (k, n), or ok=false.
-func (t *objectValueTable[K, N, V]) Get(kg int, k K, n N) (V, bool) {
-	// The fast path is written out, as in objectVoidTable.
+func (t *ValueTable[K, N, V]) Get(kg int, k K, n N) (V, bool) {
+	// The fast path is written out, as in VoidTable.
 	if i := kg - t.kgs.Start; uint(i) < uint(len(t.m.fast)) {
 		v, ok := t.m.fast[i][pair[K, N]{k, n}]
 		return v, ok
@@ -55,12 +54,12 @@ func (t *objectValueTable[K, N, V]) Get(kg int, k K, n N) (V, bool) {
 // out of line so that Get stays small.
 //
 //go:noinline
-func (t *objectValueTable[K, N, V]) getSlow(kg int, k K, n N) (V, bool) {
+func (t *ValueTable[K, N, V]) getSlow(kg int, k K, n N) (V, bool) {
 	return t.m.get(t.index(kg), pair[K, N]{k, n})
 }
 
 // Put stores v for (k, n).
-func (t *objectValueTable[K, N, V]) Put(kg int, k K, n N, v V) {
+func (t *ValueTable[K, N, V]) Put(kg int, k K, n N, v V) {
 	if i := kg - t.kgs.Start; uint(i) < uint(len(t.m.fast)) {
 		if g := t.m.fast[i]; g != nil {
 			g[pair[K, N]{k, n}] = v
@@ -74,46 +73,46 @@ func (t *objectValueTable[K, N, V]) Put(kg int, k K, n N, v V) {
 // snapshot.
 //
 //go:noinline
-func (t *objectValueTable[K, N, V]) putSlow(kg int, k K, n N, v V) {
+func (t *ValueTable[K, N, V]) putSlow(kg int, k K, n N, v V) {
 	t.m.put(t.index(kg), pair[K, N]{k, n}, v)
 }
 
 // Delete removes the value for (k, n), if any.
-func (t *objectValueTable[K, N, V]) Delete(kg int, k K, n N) {
+func (t *ValueTable[K, N, V]) Delete(kg int, k K, n N) {
 	t.m.del(t.index(kg), pair[K, N]{k, n})
 }
 
 // Range calls fn for every entry of key group kg until fn returns false.
-func (t *objectValueTable[K, N, V]) Range(kg int, fn func(k K, n N, v V) bool) {
+func (t *ValueTable[K, N, V]) Range(kg int, fn func(k K, n N, v V) bool) {
 	t.m.rangeKG(t.index(kg), true, func(p pair[K, N], v V) bool { return fn(p.k, p.n, v) })
 }
 
 // Kind names the table's kind and types.
-func (t *objectValueTable[K, N, V]) Kind() string { return t.kind }
+func (t *ValueTable[K, N, V]) Kind() string { return t.kind }
 
 // AppendKeyGroup appends the entries of key group kg to dst: a uvarint count,
 // then key, namespace and value of each entry, in no particular order.
-func (t *objectValueTable[K, N, V]) AppendKeyGroup(dst []byte, kg int) []byte {
+func (t *ValueTable[K, N, V]) AppendKeyGroup(dst []byte, kg int) []byte {
 	return t.m.appendLive(dst, t.index(kg), t.appendEntry, true)
 }
 
-func (t *objectValueTable[K, N, V]) appendEntry(dst []byte, p pair[K, N], v V) []byte {
+func (t *ValueTable[K, N, V]) appendEntry(dst []byte, p pair[K, N], v V) []byte {
 	dst = t.kc.Append(dst, p.k)
 	dst = t.nc.Append(dst, p.n)
 	return t.vc.Append(dst, v)
 }
 
 // BeginSnapshot freezes the table's contents for a snapshot encoded on
-// another goroutine; see AsyncSnapshotter.
-func (t *objectValueTable[K, N, V]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
+// another goroutine; see state.AsyncSnapshotter.
+func (t *ValueTable[K, N, V]) BeginSnapshot() (encode func(dst []byte, kg int) []byte, release func()) {
 	return t.m.begin(t.kgs.Start, t.appendEntry, true)
 }
 
-// Settle finishes a released snapshot now; see Settler.
-func (t *objectValueTable[K, N, V]) Settle() { t.m.settleReleased() }
+// Settle finishes a released snapshot now; see state.Settler.
+func (t *ValueTable[K, N, V]) Settle() { t.m.settleReleased() }
 
 // RestoreKeyGroup adds the entries encoded by AppendKeyGroup to key group kg.
-func (t *objectValueTable[K, N, V]) RestoreKeyGroup(kg int, data []byte) error {
+func (t *ValueTable[K, N, V]) RestoreKeyGroup(kg int, data []byte) error {
 	i := t.index(kg)
 	count, pos := binary.Uvarint(data)
 	if pos <= 0 || count > uint64(len(data)) {
@@ -142,11 +141,7 @@ func (t *objectValueTable[K, N, V]) RestoreKeyGroup(kg int, data []byte) error {
 }
 
 // DropKeyGroup removes every entry of key group kg.
-func (t *objectValueTable[K, N, V]) DropKeyGroup(kg int) { t.m.drop(t.index(kg)) }
+func (t *ValueTable[K, N, V]) DropKeyGroup(kg int) { t.m.drop(t.index(kg)) }
 
 // Len returns the number of entries in the table.
-func (t *objectValueTable[K, N, V]) Len() int { return t.m.total() }
-
-func restoreErr(kind string, kg int, err error) error {
-	return fmt.Errorf("state: restoring key group %d of %s: %w", kg, kind, err)
-}
+func (t *ValueTable[K, N, V]) Len() int { return t.m.total() }
