@@ -37,15 +37,19 @@
 // table-file cache. B is split three ways, all of it accounted in the block
 // cache.
 //
-// Object caches: B/2 is reserved in the block cache (Cache.Reserve) when it
-// is made, for the write-back caches of decoded entries that the typed
+// Object caches: 5B/8 is reserved in the block cache (Cache.Reserve) when
+// it is made, for the write-back caches of decoded entries that the typed
 // tables of package state keep in front of each backend (see
 // state.CacheHost and "Object caches" below). Each backend's caches hold at
-// most C = B / (2·n) bytes, where n = max(Options.Backends, backends open
+// most C = 5B / (8·n) bytes, where n = max(Options.Backends, backends open
 // now); a backend asks again now and then, so when more open, the earlier
 // ones shrink to their new share at their next eviction. Sizes are
 // estimates: encoded key and value lengths plus state.CacheEntryOverhead
-// per entry.
+// per entry. The object caches get the larger share because a byte there
+// is worth more than a byte of cached block: a hit skips Pebble and the
+// decoding, while a data block holds mostly keys other than the one read,
+// which reads spread over state larger than the budget seldom ask for
+// (at 5x the budget the cached blocks hold under a tenth of the data).
 //
 // Memtables: Pebble charges every memtable it allocates to the block cache
 // as a reservation too. Each backend gets memtables of
@@ -63,13 +67,16 @@
 // writes (flushes before a scan, timers, direct writes), and Pebble grows a
 // DB's memtables from 256 KiB to S only as they fill.
 //
-// Cached blocks take what the reservations leave: at least 5B/16.
+// Cached blocks take what the reservations leave: at least 3B/16 (and
+// about 3B/8 when memtables are small), which holds the index and filter
+// blocks (about 1% of the state for 200-byte entries) and some data
+// blocks.
 //
 // So object caches, memtables and blocks stay within B by construction,
 // whatever the number of backends, as long as the reservations alone fit in
 // B: if more backends open than Options.Backends says, later ones get
 // smaller memtables and the total stays bounded as long as
-// B/2 + n·(T+1)·S ≤ B, i.e. up to about B/6 MiB backends.
+// 5B/8 + n·(T+1)·S ≤ B, i.e. up to about B/8 MiB backends.
 //
 // Outside B: the Go heap beyond the object caches' estimates (iterators,
 // values being decoded, decoded values larger than their encoding, a

@@ -28,9 +28,9 @@ const (
 	maxMemTableSize = 64 << 20
 	// maxOpenFiles is the size of the shared table-file cache.
 	maxOpenFiles = 4096
-	// objectCacheDivisor: the object caches of all backends get
-	// B/objectCacheDivisor of the budget B (see the package comment).
-	objectCacheDivisor = 2
+	// objectCacheEighths: the object caches of all backends get
+	// objectCacheEighths·B/8 of the budget B (see the package comment).
+	objectCacheEighths = 5
 	// l0CompactionThreshold and l0StopWrites are Pebble's
 	// L0CompactionThreshold and L0StopWritesThreshold: L0 compacts from 4
 	// sublevels on (Pebble's default is 2), so that an L0 compaction
@@ -163,7 +163,7 @@ func unregister(b *Backend) {
 }
 
 // cacheShare returns the object cache budget of a backend that expects
-// expect backends (Options.Backends): B / (2 · max(expect, backends open)).
+// expect backends (Options.Backends): 5B / (8 · max(expect, backends open)).
 func cacheShare(expect int) int64 {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
@@ -177,7 +177,7 @@ func objectCacheShare(budget int64, n int) int64 {
 }
 
 // objectCacheBudget returns the part of budget kept for the object caches.
-func objectCacheBudget(budget int64) int64 { return budget / objectCacheDivisor }
+func objectCacheBudget(budget int64) int64 { return budget / 8 * objectCacheEighths }
 
 // memTableSize returns the memtable size of a backend when n backends share
 // budget bytes: clamp(budget / (16·n), 1 MiB, 64 MiB).
@@ -202,7 +202,7 @@ type BudgetStats struct {
 	// created.
 	CacheHits, CacheMisses int64
 	// ObjectCacheBudget is the part of Budget kept for the object caches
-	// of the typed tables (Budget/2), reserved in the block cache.
+	// of the typed tables (5/8 of Budget), reserved in the block cache.
 	ObjectCacheBudget int64
 	// ObjectCacheBytes is the estimated bytes the object caches of all open
 	// backends hold.

@@ -162,7 +162,7 @@ func TestCacheWithinBudget(t *testing.T) {
 	if n := b.cacheBytes(); n <= budget/2 || n > budget {
 		t.Errorf("caches hold %d bytes, want in (%d, %d]", n, budget/2, budget)
 	}
-	if st.ObjectCacheBudget != testBudget/objectCacheDivisor || st.ObjectCacheBytes < b.cacheBytes() {
+	if st.ObjectCacheBudget != objectCacheBudget(testBudget) || st.ObjectCacheBytes < b.cacheBytes() {
 		t.Errorf("Budget() = %+v", st)
 	}
 	for k := range int64(keys) {
