@@ -1,8 +1,11 @@
 package eddy_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -117,7 +120,28 @@ func runToSavepoint(t *testing.T, env *eddy.Environment, n int64, out string, si
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	if v := formatVersion(t, path); v != 3 {
+		t.Fatalf("a savepoint of keyed state is written in format version %d, want 3 (the canonical format)", v)
+	}
 	return path
+}
+
+// formatVersion returns the format version in the metadata of the
+// checkpoint or savepoint at path.
+func formatVersion(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(path, "_metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Version int `json:"version"`
+	}
+	body := bytes.TrimRight(b, "\n")
+	if err := json.Unmarshal(body[:bytes.LastIndexByte(body, '\n')], &m); err != nil {
+		t.Fatalf("metadata of %s: %v", path, err)
+	}
+	return m.Version
 }
 
 // TestSavepointSwitchesStateBackends runs a job with value, map and list

@@ -20,6 +20,13 @@ type SubtaskState struct {
 	// restore it marks a subtask that must not run again (see
 	// Redistribute).
 	Finished bool
+	// Canonical marks, in a checkpoint, a subtask whose key-group sections
+	// hold keyed state in the canonical format of internal/state (the
+	// format of savepoints, and of the checkpoints of a bytes backend that
+	// does not snapshot natively), which readers of format version 2 and
+	// earlier do not know. It is not stored: it makes the checkpoint format
+	// version 3.
+	Canonical bool
 }
 
 // OperatorState is the state of every subtask of one operator, as the
@@ -60,6 +67,11 @@ func Assemble(job string, id int64, savepoint, final bool, ops []OperatorState) 
 				b := st.KeyGroups[kg]
 				sub.KeyGroups = append(sub.KeyGroups, Section{KeyGroup: kg, Offset: int64(len(buf)), Length: int64(len(b))})
 				buf = append(buf, b...)
+				if st.Canonical && len(b) > 0 {
+					// Version 2 readers would take the canonical section
+					// for a table the operator does not declare.
+					m.Version = max(m.Version, 3)
+				}
 			}
 			names := make([]string, 0, len(st.Lists))
 			for name := range st.Lists {
@@ -87,8 +99,9 @@ func Assemble(job string, id int64, savepoint, final bool, ops []OperatorState) 
 				sub.Backends = append(sub.Backends, mb)
 				// Version 1 readers would ignore the files and restore
 				// nothing.
-				m.Version = FormatVersion
+				m.Version = max(m.Version, 2)
 			}
+
 			sub.Size, sub.CRC32C = int64(len(buf)), Checksum(buf)
 			files[sub.File] = buf
 			mo.Subtasks = append(mo.Subtasks, sub)

@@ -2,7 +2,7 @@
 // files of every operator subtask and the metadata that makes them a
 // checkpoint.
 //
-// Format (version 2). A checkpoint is a directory holding one state file per
+// Format (version 3). A checkpoint is a directory holding one state file per
 // operator subtask and a file _metadata. A state file is the concatenation of
 // the subtask's sections: one per key group (all keyed state of the
 // operator in that key group) and one per element of each operator-state
@@ -11,7 +11,9 @@
 // CRC-32C and the offset and length of each section; it ends with a line
 // "crc32c <hex>" over the JSON. A directory without a valid _metadata is not
 // a checkpoint. Readers reject a version they do not know; this version reads
-// versions 1 and 2, and later versions keep reading them.
+// versions 1 to 3, and later versions keep reading them. A checkpoint is
+// written in the lowest version that holds what it has, so that older
+// readers read what they can.
 //
 // Version 2 adds native snapshots of keyed state backends (Subtask.Backends):
 // the small files of a backend's snapshot are sections of the state file,
@@ -19,6 +21,13 @@
 // shared/ next to the checkpoint directories, referenced by key from every
 // checkpoint that uses them. A checkpoint with no backend snapshot is
 // written as version 1.
+//
+// Version 3 adds keyed state in the canonical format of internal/state
+// (SubtaskState.Canonical): every table of a key group as the key/value
+// pairs its codecs make, which restores into any state backend. Savepoints
+// hold their keyed state so, and so do the checkpoints of a state backend
+// that keeps bytes and does not snapshot natively. A checkpoint without such
+// state is written as version 2 or 1.
 //
 // A subtask that had finished (its input ended and it emitted everything)
 // when the checkpoint was taken is marked Finished; its state is what it
@@ -39,7 +48,7 @@ import (
 )
 
 // FormatVersion is the version of the checkpoint format this code writes.
-const FormatVersion = 2
+const FormatVersion = 3
 
 // MetadataFile is the name of the file that completes a checkpoint.
 const MetadataFile = "_metadata"
@@ -145,8 +154,17 @@ func decodeMetadata(data []byte) (*Metadata, error) {
 	if err := json.Unmarshal(body[:i], &m); err != nil {
 		return nil, fmt.Errorf("%w: metadata: %v", ErrCorrupt, err)
 	}
-	if m.Version < 1 || m.Version > FormatVersion {
-		return nil, fmt.Errorf("checkpoint: format version %d is not supported by this eddy (which reads versions 1 to %d); use the eddy version that wrote it", m.Version, FormatVersion)
+	if err := checkVersion(m.Version, FormatVersion); err != nil {
+		return nil, err
 	}
 	return &m, nil
+}
+
+// checkVersion returns an error unless a reader of versions 1 to newest
+// reads format version v.
+func checkVersion(v, newest int) error {
+	if v < 1 || v > newest {
+		return fmt.Errorf("checkpoint: format version %d is not supported by this eddy (which reads versions 1 to %d); restore it with an eddy that reads version %d: the version that wrote it or a later one", v, newest, v)
+	}
+	return nil
 }

@@ -29,7 +29,9 @@ func (k *keyedBase[K, T]) restore(rs *runtime.RestoredState) error {
 // A backend that snapshots natively (incrementalBackend: Pebble) does so for
 // checkpoints, when the job has checkpoint storage. Savepoints encode every
 // key group in the canonical format (state.CanonicalSection), on every
-// backend, so that they are self-contained and restore into any backend.
+// backend, so that they are self-contained and restore into any backend;
+// the snapshot says so (Canonical), which sets the checkpoint's format
+// version.
 func (k *keyedBase[K, T]) SnapshotStateAsync(id int64) (func() (*runtime.OperatorSnapshot, error), error) {
 	var native func() (*checkpoint.BackendState, error)
 	opts := state.SnapshotOptions{Canonical: k.ctx.IsSavepoint(id)}
@@ -40,13 +42,14 @@ func (k *keyedBase[K, T]) SnapshotStateAsync(id int64) (func() (*runtime.Operato
 			return nil, err
 		}
 	}
+	canonical := k.snapTables.Canonical(opts)
 	encode, err := k.snapTables.BeginSnapshot(k.kgs, opts)
 	if err != nil {
 		return nil, err
 	}
 	return func() (*runtime.OperatorSnapshot, error) {
 		kgs := encode()
-		snap := &runtime.OperatorSnapshot{KeyGroups: kgs}
+		snap := &runtime.OperatorSnapshot{KeyGroups: kgs, Canonical: canonical}
 		if native != nil {
 			bs, err := native()
 			if err != nil {

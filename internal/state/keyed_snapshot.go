@@ -123,6 +123,14 @@ type SnapshotOptions struct {
 	SkipBackend bool
 }
 
+// Canonical reports whether BeginSnapshot with opts encodes key groups in
+// the canonical format: if opts.Canonical, and for the tables of a bytes
+// backend unless opts.SkipBackend.
+func (t *KeyedTables) Canonical(opts SnapshotOptions) bool {
+	_, bytesBackend := t.b.(TableLister)
+	return opts.Canonical || bytesBackend && !opts.SkipBackend
+}
+
 // BeginSnapshot freezes the tables for a snapshot of the key groups kgs, on
 // the subtask's goroutine: copy-on-write for tables that support it
 // (AsyncSnapshotter), an encoding made now for the others (a bytes
@@ -134,7 +142,7 @@ type SnapshotOptions struct {
 // The tables of a bytes backend have no native format in this layout: unless
 // opts.SkipBackend, they are encoded in the canonical format.
 func (t *KeyedTables) BeginSnapshot(kgs KeyGroupRange, opts SnapshotOptions) (func() map[int][]byte, error) {
-	if _, bytesBackend := t.b.(TableLister); opts.Canonical || bytesBackend && !opts.SkipBackend {
+	if t.Canonical(opts) {
 		return t.beginCanonical(kgs)
 	}
 	tables, err := t.objectTables()
