@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/codec"
 	"github.com/eddystream/eddy/internal/state/heap"
 	"github.com/eddystream/eddy/internal/state/statetest"
 )
@@ -222,9 +223,9 @@ func TestCacheCoherence(t *testing.T) {
 		t.Error("declaring a table again does not return its cached table")
 	}
 	id := b.TableIDs()["v"]
-	kc, _ := state.DefaultCodec[int64]()
-	nc, _ := state.DefaultCodec[int32]()
-	sc, _ := state.DefaultCodec[string]()
+	kc, _ := codec.Default[int64]()
+	nc, _ := codec.Default[int32]()
+	sc, _ := codec.Default[string]()
 	key := func(kg int, k int64, n int32) []byte {
 		return nc.Append(kc.Append([]byte{0, byte(kg), byte(id >> 24), byte(id >> 16), byte(id >> 8), byte(id)}, k), n)
 	}
