@@ -213,6 +213,11 @@ var (
 
 var noSync = lsm.NoSync
 
+// indexBlockSize is the size of the index blocks of the tables the DB
+// writes (Pebble's default is 4 KiB, past which it partitions the index
+// in two levels).
+const indexBlockSize = 128 << 10
+
 func checkRange(kgs state.KeyGroupRange, maxP int) error {
 	if maxP < 1 || maxP > state.MaxKeyGroups || kgs.Start < 0 || kgs.End < kgs.Start || kgs.End > maxP {
 		return fmt.Errorf("pebble: key groups %v do not fit max parallelism %d", kgs, maxP)
@@ -280,6 +285,10 @@ func openDB(dir string, opts Options, mustExist, readOnly bool) (*Backend, error
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		po.Levels[i].FilterType = lsm.TableFilter
+		// Index blocks of up to indexBlockSize: tables up to about 25 MiB
+		// (write-back SSTs among them) keep a one-level index, so a point
+		// read looks up one index block in the cache instead of two.
+		po.Levels[i].IndexBlockSize = indexBlockSize
 	}
 	db, err := lsm.Open(dir, po)
 	if err != nil {
