@@ -2,6 +2,7 @@ package eddy
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/internal/ops"
@@ -42,6 +43,68 @@ func (k JoinKind) String() string {
 
 func (k JoinKind) valid() bool { return k >= InnerJoin && k <= FullJoin }
 
+// JoinSide names an input of a join.
+type JoinSide int
+
+const (
+	// LeftSide is the first input of a join.
+	LeftSide JoinSide = iota
+	// RightSide is the second input of a join.
+	RightSide
+)
+
+// String returns the side's name in Go: "LeftSide" or "RightSide".
+func (s JoinSide) String() string {
+	switch s {
+	case LeftSide:
+		return "LeftSide"
+	case RightSide:
+		return "RightSide"
+	}
+	return fmt.Sprintf("JoinSide(%d)", int(s))
+}
+
+// uniqueKeyOption is the name JoinKeyContainsUniqueKey(s) records.
+func (s JoinSide) uniqueKeyOption() string { return "JoinKeyContainsUniqueKey(" + s.String() + ")" }
+
+// JoinKeyContainsUniqueKey declares that the join key of a Join or JoinOn
+// contains a unique key of the input side: that input's table holds at
+// most one row per join key at any time, as a table joined on its primary
+// key does (auctions joined on their id). Flink's planner derives the same
+// from a PRIMARY KEY (its join input side "join key contains unique key").
+//
+// The join keeps that input's one row per key and checks the declaration:
+// a row added to a key that holds one already (a second insertion, or an
+// insertion without the retraction of the row before) fails the job with
+// an error that names the key and both rows. An update (-U then +U)
+// replaces the row.
+//
+// If the input is also insert-only (by its changelog mode: Inserts, or
+// AsChangelog with changelog.InsertOnly), its row of a key never changes
+// once it is there, and the join keeps the other input's rows only until
+// it comes: a row of the other input that arrives first waits in state;
+// when the unique row of its key arrives, the waiting rows are joined with
+// it (or, for an outer side, found unmatched for good) and dropped; the
+// other input's later changes of the key are joined with it as they come,
+// and not kept. The state of a key is then its waiting rows, then the
+// unique row alone, with its number of matches if its side is outer. The
+// results are those of a join that keeps every row, for inputs that keep
+// to the declaration; a retraction on the unique, insert-only input fails
+// the job. This holds unless the other input is declared unique too, in
+// which case each keeps its one row per key.
+//
+// With StateTTL the unique row expires like all state of its key: rows of
+// the other input that come after that wait for a row of their key again,
+// and retractions of rows joined before it expired are counted as
+// RetractionsWithoutState. A join that keeps only some rows names its
+// state apart: a savepoint of it restores only into a join with the same
+// declaration, the same insert-only inputs and StateTTL set or not alike;
+// the restore of any other fails, naming the state.
+func JoinKeyContainsUniqueKey(side JoinSide) TableOption {
+	name := side.uniqueKeyOption()
+	return func(c *tableConfig) { c.mark(name) }
+}
+
 // Join joins two changelogs on their key, as SQL's regular (unbounded)
 // join `left JOIN right ON left.key = right.key` does: its result is the
 // changelog of the join of the two tables the inputs describe. kind says
@@ -77,7 +140,13 @@ func (k JoinKind) valid() bool { return k >= InnerJoin && k <= FullJoin }
 // forgets the rows of a join key when neither input has changed a row of
 // that key for the given time (retractions of forgotten rows are counted as
 // RetractionsWithoutState, and results that involve them are not
-// retracted). Options: StateTTL.
+// retracted).
+//
+// A declaration that the join key contains a unique key of an input
+// (JoinKeyContainsUniqueKey) keeps one row per key for it and, if that
+// input is insert-only, keeps the other input's rows only until the unique
+// row of their key arrives, as a join of bids with their auction needs.
+// Options: StateTTL, JoinKeyContainsUniqueKey.
 func Join[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.Change[A]], right *KeyedStream[K, changelog.Change[B]], kind JoinKind, fn func(a *A, b *B) O, opts ...TableOption) *Stream[changelog.Change[O]] {
 	return regularJoin(left, right, kind, nil, fn, "Join", opts)
 }
@@ -97,7 +166,7 @@ func JoinOn[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog
 
 func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.Change[A]], right *KeyedStream[K, changelog.Change[B]], kind JoinKind, on func(a A, b B) bool, fn func(a *A, b *B) O, op string, opts []TableOption) *Stream[changelog.Change[O]] {
 	env := left.s.env
-	cfg := tableOptions(env, op, []string{"StateTTL"}, opts)
+	cfg := tableOptions(env, op, []string{"StateTTL", LeftSide.uniqueKeyOption(), RightSide.uniqueKeyOption()}, opts)
 	if !kind.valid() {
 		env.fail(fmt.Errorf("eddy: %s of %q and %q: %v is not a join kind; use InnerJoin, LeftJoin, RightJoin or FullJoin", op, left.s.node.Name, right.s.node.Name, kind))
 	}
@@ -111,6 +180,8 @@ func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, chan
 		RightOuter:      kind == RightJoin || kind == FullJoin,
 		LeftInsertOnly:  left.s.ChangelogMode().IsInsertOnly(),
 		RightInsertOnly: right.s.ChangelogMode().IsInsertOnly(),
+		LeftUnique:      slices.Contains(cfg.set, LeftSide.uniqueKeyOption()),
+		RightUnique:     slices.Contains(cfg.set, RightSide.uniqueKeyOption()),
 		On:              on, Output: fn, Equal: equalFunc[O](), TTL: cfg.ttl,
 	}
 	name := op

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,6 +23,17 @@ type RegularJoinLogic[A, B comparable, O any] struct {
 	// an equal row first (equal rows are then kept as separate entries,
 	// which a retraction, should one come, finds as well).
 	LeftInsertOnly, RightInsertOnly bool
+	// LeftUnique and RightUnique say that the join key contains a unique
+	// key of the input (Flink's JoinInputSideSpec "join key contains
+	// unique key"): its table holds at most one row per join key. The
+	// operator checks it: an addition to a key that holds a row already
+	// fails with an error wrapping ErrJoinKeyNotUnique. If a unique input
+	// is also insert-only, the other input's rows (unless it is unique
+	// too) are kept only until the unique row of their key arrives: they
+	// are joined with it then, and the other input's later changes of the
+	// key are joined with it as they come, without being stored. A
+	// retraction on such a unique, insert-only input is an error.
+	LeftUnique, RightUnique bool
 	// On, if set, is the rest of the join condition: rows of the same key
 	// join only if On accepts them. With On, each row of an outer side
 	// keeps its number of matches in state; without, every pair of the key
@@ -227,12 +239,27 @@ func decodeRowSet[X comparable](src []byte, c state.Codec[X]) (s rowSet[X], n in
 	return s, n, nil
 }
 
+// ErrJoinKeyNotUnique is wrapped by the error of a join whose input was
+// declared unique on the join key and has a second row for a key.
+var ErrJoinKeyNotUnique = errors.New("the join key is not unique")
+
+// errRetractedUnique is returned when a unique, insert-only input retracts
+// a row.
+var errRetractedUnique = errors.New("retraction on a unique insert-only input")
+
 // joinSide is one input of a regular join: whether it is outer, the table
 // of the current key being changed, and the changed rows.
 type joinSide[X comparable] struct {
 	outer      bool
 	insertOnly bool
-	set        *rowSet[X]
+	// unique says that the side holds at most one row per key.
+	unique bool
+	// untilMatched says that the other side is unique and insert-only:
+	// this side's rows of a key are kept only until the other side's row
+	// of the key arrives; from then on they are joined with it and not
+	// stored.
+	untilMatched bool
+	set          *rowSet[X]
 	// cur and prev hold the changed rows while their results are made, so
 	// that the pointers given to Output point into the operator rather
 	// than to copies on the heap.
@@ -280,12 +307,20 @@ func (o *joinOut[O]) update(before, after O, n int64) {
 // followed by its +U; a -U or +U alone comes out as a -D or a +I. With a
 // TTL, the state of a key expires as a whole when neither side has been
 // written for that long.
+//
+// A side declared unique (RegularJoinLogic.LeftUnique, RightUnique) holds
+// at most one row per key, which is checked. If it is insert-only as well
+// (and the other side is not unique), the state lives in two tables
+// instead: see uniqueJoin.
 type RegularJoin[K comparable, A, B comparable, O any] struct {
 	*relational[K, Either[changelog.Change[A], changelog.Change[B]], O]
 	logic RegularJoinLogic[A, B, O]
 	state *state.ValueHandle[K, state.VoidNamespace, joinKeyState[A, B]]
-	left  *joinSide[A]
-	right *joinSide[B]
+	// unique, if set, holds the state instead of state: one side is
+	// unique and insert-only.
+	unique uniqueState[A, B, O]
+	left   *joinSide[A]
+	right  *joinSide[B]
 	// outL and outR make result rows with the changed side first.
 	outL func(a *A, b *B) O
 	outR func(b *B, a *A) O
@@ -304,18 +339,11 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 		return nil, err
 	}
 	j := &RegularJoin[K, A, B, O]{relational: rel, logic: logic,
-		left:  &joinSide[A]{outer: logic.LeftOuter, insertOnly: logic.LeftInsertOnly},
-		right: &joinSide[B]{outer: logic.RightOuter, insertOnly: logic.RightInsertOnly}}
+		left: &joinSide[A]{outer: logic.LeftOuter, insertOnly: logic.LeftInsertOnly, unique: logic.LeftUnique,
+			untilMatched: logic.RightUnique && logic.RightInsertOnly && !logic.LeftUnique},
+		right: &joinSide[B]{outer: logic.RightOuter, insertOnly: logic.RightInsertOnly, unique: logic.RightUnique,
+			untilMatched: logic.LeftUnique && logic.LeftInsertOnly && !logic.RightUnique}}
 	j.left.set, j.right.set = &j.cur.left, &j.cur.right
-	codec := joinStateCodec[A, B]{a: lazyCodec[A](), b: lazyCodec[B]()}
-	if j.state, err = state.NewValueHandle[K, state.VoidNamespace, joinKeyState[A, B]](rel.store, nil, nil, "join", codec, rel.ttlConfig()); err != nil {
-		rel.Close()
-		return nil, err
-	}
-	if err := rel.restore(ctx.Restored); err != nil {
-		rel.Close()
-		return nil, err
-	}
 	out := logic.Output
 	j.outL = out
 	j.outR = func(b *B, a *A) O { return out(a, b) }
@@ -323,32 +351,56 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 		j.onL = on
 		j.onR = func(b B, a A) bool { return on(a, b) }
 	}
+	switch {
+	case j.right.untilMatched:
+		j.unique, err = newUniqueLeft(rel, j.left, j.right, j.onL, j.outL, j.onR, j.outR)
+	case j.left.untilMatched:
+		j.unique, err = newUniqueRight(rel, j.left, j.right, j.onL, j.outL, j.onR, j.outR)
+	default:
+		codec := joinStateCodec[A, B]{a: lazyCodec[A](), b: lazyCodec[B]()}
+		j.state, err = state.NewValueHandle[K, state.VoidNamespace, joinKeyState[A, B]](rel.store, nil, nil, "join", codec, rel.ttlConfig())
+	}
+	if err != nil {
+		rel.Close()
+		return nil, err
+	}
+	if err := rel.restore(ctx.Restored); err != nil {
+		rel.Close()
+		return nil, err
+	}
 	return j, nil
 }
 
 // ProcessBatch applies every change to the state of its key and emits the
 // changes of the result.
 func (j *RegularJoin[K, A, B, O]) ProcessBatch(b *runtime.Batch[Either[changelog.Change[A], changelog.Change[B]]]) error {
+	if j.unique != nil {
+		return j.processUnique(b)
+	}
 	n := len(b.Data)
 	for i := 0; i < n; i++ {
 		j.setKeyAt(b, i)
 		j.ts = b.TS[i]
 		j.cur, _ = j.state.Value()
-		e := &b.Data[i]
+		e, f := &b.Data[i], &b.Data[i]
 		var changed bool
+		var err error
 		if i+1 < n && j.pairAt(b, i) {
-			f := &b.Data[i+1]
+			f = &b.Data[i+1]
 			j.ts = b.TS[i+1]
 			if e.IsRight {
-				changed = changeUpdate(j.relational, j.right, j.left, j.onR, j.outR, e.Right.Row, f.Right.Row, &j.res)
+				changed, err = changeUpdate(j.relational, j.right, j.left, j.onR, j.outR, e.Right.Row, f.Right.Row, &j.res)
 			} else {
-				changed = changeUpdate(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Row, f.Left.Row, &j.res)
+				changed, err = changeUpdate(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Row, f.Left.Row, &j.res)
 			}
 			i++
 		} else if e.IsRight {
-			changed = changeOne(j.relational, j.right, j.left, j.onR, j.outR, e.Right.Kind, e.Right.Row, &j.res)
+			changed, err = changeOne(j.relational, j.right, j.left, j.onR, j.outR, e.Right.Kind, e.Right.Row, &j.res)
 		} else {
-			changed = changeOne(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Kind, e.Left.Row, &j.res)
+			changed, err = changeOne(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Kind, e.Left.Row, &j.res)
+		}
+		if err != nil {
+			return j.changeError(err, e, f)
 		}
 		j.emitResult()
 		switch {
@@ -362,6 +414,32 @@ func (j *RegularJoin[K, A, B, O]) ProcessBatch(b *runtime.Batch[Either[changelog
 	j.cur = joinKeyState[A, B]{}
 	j.cleanup(n)
 	return j.flush()
+}
+
+// changeError describes err, returned while change e (or the update from e
+// to f) was applied to the current key: a retraction names e, an addition
+// f.
+func (j *RegularJoin[K, A, B, O]) changeError(err error, e, f *Either[changelog.Change[A], changelog.Change[B]]) error {
+	j.res = joinOut[O]{}
+	if errors.Is(err, ErrJoinKeyNotUnique) {
+		e = f
+	}
+	side, kind, row, held := "left", e.Left.Kind, any(e.Left.Row), any(nil)
+	if e.IsRight {
+		side, kind, row = "right", e.Right.Kind, any(e.Right.Row)
+		if rows := j.right.set.all(); len(rows) > 0 {
+			held = rows[0].row
+		}
+	} else if rows := j.left.set.all(); len(rows) > 0 {
+		held = rows[0].row
+	}
+	switch {
+	case errors.Is(err, ErrJoinKeyNotUnique):
+		return fmt.Errorf("join, key %v: the %s input is declared unique on the join key (JoinKeyContainsUniqueKey), but %v %+v comes while the key holds %+v: %w; declare only a unique key, or keep one row per key first (Deduplicate, or TopN with n = 1)", j.kc.Key, side, kind, row, held, err)
+	case errors.Is(err, errRetractedUnique):
+		return fmt.Errorf("join, key %v: the %s input is insert-only by its changelog mode and declared unique on the join key, so the join does not keep the other input's matched rows, but it retracts %v %+v; declare the input's true changelog mode (AsChangelog with changelog.Retract)", j.kc.Key, side, kind, row)
+	}
+	return fmt.Errorf("join, key %v: %w", j.kc.Key, err)
 }
 
 // pairAt reports whether records i and i+1 of b are the -U and +U of one
@@ -412,15 +490,17 @@ func clearSlice[T any](s []T) []T {
 // changeOne applies one change of row x to side in of the current key and
 // collects the result changes: x joins the rows of side other. It reports
 // whether the state changed.
-func changeOne[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O], in *joinSide[X], other *joinSide[Y], on func(X, Y) bool, out func(*X, *Y) O, kind changelog.Kind, x X, res *joinOut[O]) bool {
+func changeOne[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O], in *joinSide[X], other *joinSide[Y], on func(X, Y) bool, out func(*X, *Y) O, kind changelog.Kind, x X, res *joinOut[O]) (bool, error) {
 	if kind.IsAddition() {
-		addRow(in, other, on, out, x, res)
-		return true
+		return true, addRow(in, other, on, out, x, res)
+	}
+	if other.untilMatched {
+		return false, errRetractedUnique
 	}
 	i := in.set.find(x)
 	if i < 0 {
 		rel.retractedAbsent()
-		return false
+		return false, nil
 	}
 	in.cur = x
 	xp := &in.cur
@@ -433,7 +513,7 @@ func changeOne[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O]
 			if in.outer {
 				res.retract(out(xp, nil), 1)
 			}
-			return true
+			return true, nil
 		}
 		for i := range ys {
 			res.retract(out(xp, &ys[i].row), ys[i].st.N)
@@ -445,7 +525,7 @@ func changeOne[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O]
 				res.add(out(nil, &ys[i].row), ys[i].st.N)
 			}
 		}
-		return true
+		return true, nil
 	}
 	matched := false
 	for i := range ys {
@@ -465,12 +545,16 @@ func changeOne[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O]
 	if !matched && in.outer {
 		res.retract(out(xp, nil), 1)
 	}
-	return true
+	return true, nil
 }
 
 // addRow adds one occurrence of row x to side in of the current key and
-// collects the result changes.
-func addRow[X, Y comparable, O any](in *joinSide[X], other *joinSide[Y], on func(X, Y) bool, out func(*X, *Y) O, x X, res *joinOut[O]) {
+// collects the result changes. It fails with ErrJoinKeyNotUnique if in is
+// unique and holds a row of the key.
+func addRow[X, Y comparable, O any](in *joinSide[X], other *joinSide[Y], on func(X, Y) bool, out func(*X, *Y) O, x X, res *joinOut[O]) error {
+	if in.unique && in.set.len() > 0 {
+		return ErrJoinKeyNotUnique
+	}
 	in.cur = x
 	xp := &in.cur
 	ys := other.set.all()
@@ -500,7 +584,10 @@ func addRow[X, Y comparable, O any](in *joinSide[X], other *joinSide[Y], on func
 		} else {
 			in.set.add(x, joinRow{N: 1})
 		}
-		return
+		if other.untilMatched {
+			release(in, other, on, x)
+		}
+		return nil
 	}
 	var matches int64
 	for i := range ys {
@@ -526,18 +613,24 @@ func addRow[X, Y comparable, O any](in *joinSide[X], other *joinSide[Y], on func
 	} else {
 		in.set.add(x, joinRow{N: 1, Matches: matches})
 	}
+	if other.untilMatched {
+		release(in, other, on, x)
+	}
+	return nil
 }
 
 // changeUpdate applies an update of a row of side in from xo to xn, both of
 // the current key, and collects the result changes: a result row of xo
 // whose pair with xn is a result too becomes an update of that result row;
 // others are retracted or added. It reports whether the state changed.
-func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O], in *joinSide[X], other *joinSide[Y], on func(X, Y) bool, out func(*X, *Y) O, xo, xn X, res *joinOut[O]) bool {
+func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T, O], in *joinSide[X], other *joinSide[Y], on func(X, Y) bool, out func(*X, *Y) O, xo, xn X, res *joinOut[O]) (bool, error) {
+	if other.untilMatched {
+		return false, errRetractedUnique
+	}
 	i := in.set.find(xo)
 	if i < 0 {
 		rel.retractedAbsent()
-		addRow(in, other, on, out, xn, res)
-		return true
+		return true, addRow(in, other, on, out, xn, res)
 	}
 	in.prev, in.cur = xo, xn
 	op, np := &in.prev, &in.cur
@@ -559,7 +652,7 @@ func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T,
 		} else {
 			in.set.add(xn, joinRow{N: 1})
 		}
-		return true
+		return true, nil
 	}
 	var oldMatched bool
 	var matches int64
@@ -607,5 +700,5 @@ func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T,
 	} else {
 		in.set.add(xn, joinRow{N: 1, Matches: matches})
 	}
-	return true
+	return true, nil
 }
