@@ -2,6 +2,7 @@ package queries
 
 import (
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/nexmark"
 	"github.com/eddystream/eddy/state"
 )
@@ -163,4 +164,51 @@ func winningBids(events *eddy.Stream[event]) *eddy.Stream[Q9Result] {
 		eddy.KeyBy(auctionsOf(events, nil), func(a nexmark.Auction) int64 { return a.ID }),
 		eddy.KeyBy(bidsOf(events), func(b nexmark.Bid) int64 { return b.Auction })),
 		func() eddy.KeyedCoProcessFunction[int64, nexmark.Auction, nexmark.Bid, Q9Result] { return &q9Winner{} })
+}
+
+// q9Pair is a row of q9's join: an auction and one of its bids.
+type q9Pair struct {
+	A nexmark.Auction
+	B nexmark.Bid
+}
+
+// q9OnJoin is q9 as Flink plans it: the auctions (unique on their id,
+// insert-only) joined with their bids on the id and the auction's time
+// range, then the first row of every auction in q9's order (TopN, n = 1).
+// Its result is the changelog of the winning bids: a new best bid of an
+// auction updates its row, and the final table is Q9's result. The join
+// keeps a bid only until its auction arrives, but the auctions and the top
+// bid of each stay for ever. Q9 stays a keyed function, which is faster and
+// forgets an auction when it closes (see BenchmarkQ9Variants).
+func q9OnJoin(env *eddy.Environment, cfg nexmark.Config) *eddy.Stream[changelog.Change[Q9Result]] {
+	events := eventSource(env, cfg, auctionKind|bidKind)
+	bids := eddy.AsChangelog(eddy.FlatMap(events, func(e event, emit func(changelog.Change[nexmark.Bid])) {
+		if e.kind == nexmark.BidEvent {
+			emit(changelog.InsertOf(e.bid))
+		}
+	}).Name("bids"), changelog.InsertOnly)
+	auctions := eddy.AsChangelog(eddy.FlatMap(events, func(e event, emit func(changelog.Change[nexmark.Auction])) {
+		if e.kind == nexmark.AuctionEvent {
+			emit(changelog.InsertOf(*e.auction))
+		}
+	}).Name("auctions"), changelog.InsertOnly)
+	pairs := eddy.JoinOn(
+		eddy.GroupBy(auctions, func(a nexmark.Auction) int64 { return a.ID }),
+		eddy.GroupBy(bids, func(b nexmark.Bid) int64 { return b.Auction }),
+		eddy.InnerJoin, func(a nexmark.Auction, b nexmark.Bid) bool {
+			return b.DateTime >= a.DateTime && b.DateTime <= a.Expires
+		},
+		func(a *nexmark.Auction, b *nexmark.Bid) q9Pair { return q9Pair{*a, *b} },
+		eddy.JoinKeyContainsUniqueKey(eddy.LeftSide)).Name("q9 join")
+	best := eddy.TopN(eddy.GroupBy(pairs, func(p q9Pair) int64 { return p.A.ID }), 1,
+		func(x, y q9Pair) bool { return betterBid(&x.B, &y.B) }).Name("q9 top 1")
+	return eddy.MapRows(best, func(p q9Pair) Q9Result {
+		a, b := &p.A, &p.B
+		return Q9Result{
+			ID: a.ID, ItemName: a.ItemName, Description: a.Description, InitialBid: a.InitialBid,
+			Reserve: a.Reserve, DateTime: Time(a.DateTime), Expires: Time(a.Expires), Seller: a.Seller,
+			Category: a.Category, Extra: a.Extra,
+			Auction: b.Auction, Bidder: b.Bidder, Price: b.Price, BidDateTime: Time(b.DateTime), BidExtra: b.Extra,
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/nexmark"
 )
 
@@ -41,5 +42,28 @@ func TestQ9(t *testing.T) {
 		nonEmpty(t, want, 50)
 		got := run(t, p, func(env *eddy.Environment) *eddy.Stream[Q9Result] { return Q9(env, cfg) })
 		sameMultiset(t, got, want)
+	})
+}
+
+// TestQ9OnJoin checks that the final table of q9OnJoin's changelog is q9's
+// result.
+func TestQ9OnJoin(t *testing.T) {
+	forParallelism(t, func(t *testing.T, p int, cfg nexmark.Config, d *data) {
+		want := map[int64]Q9Result{}
+		for _, r := range bruteQ9(d) {
+			want[r.ID] = r
+		}
+		log := run(t, p, func(env *eddy.Environment) *eddy.Stream[changelog.Change[Q9Result]] { return q9OnJoin(env, cfg) })
+		got := map[int64]Q9Result{}
+		for _, c := range log {
+			if c.Kind.IsAddition() {
+				got[c.Row.ID] = c.Row
+			} else if got[c.Row.ID] == c.Row {
+				delete(got, c.Row.ID)
+			} else {
+				t.Fatalf("%v retracts a row not in the table", c)
+			}
+		}
+		sameTable(t, got, want)
 	})
 }
