@@ -41,12 +41,17 @@ func MapRows[T, U any](s *Stream[changelog.Change[T]], fn func(T) U) *Stream[cha
 }
 
 // FilterRows keeps the changes whose rows pred accepts, as a WHERE clause
-// does. Both halves of an update are kept or dropped alike only if pred
-// gives the same answer for both rows; an update whose old row passes and
-// new row does not becomes a -U alone, which retract consumers handle as a
-// deletion. The stream keeps its changelog mode.
+// does, and keeps the changelog well formed: an update whose old row passes
+// and new row does not becomes a deletion (-D) of the old row, and one whose
+// new row passes alone an insertion (+I) of the new row. On an upsert
+// stream a +U whose row does not pass becomes a deletion of its key, and
+// deletions always pass (they may carry the key alone). The operator runs
+// with the parallelism of its input, chained to it.
 func FilterRows[T any](s *Stream[changelog.Change[T]], pred func(T) bool) *Stream[changelog.Change[T]] {
-	out := Filter(s, func(c changelog.Change[T]) bool { return pred(c.Row) }).Name("FilterRows")
+	in := s.ChangelogMode()
+	out := oneInput[changelog.Change[T], changelog.Change[T]](s, "FilterRows", func(_ *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
+		return ops.NewFilterRows(pred, in, mainOut[changelog.Change[T]](outs)), nil
+	}).withMode(ops.FilterRowsMode(in))
 	out.node.Parallelism = s.node.Parallelism
 	return out
 }

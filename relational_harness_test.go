@@ -137,6 +137,12 @@ type relRun struct {
 	// parallelism of the operators (sources run as one subtask, so that the
 	// changes of a row stay in order).
 	parallelism int
+	// checkpointEvery, if positive, holds the input back after every that
+	// many records until a checkpoint has completed, so that a run sees
+	// many checkpoints however fast the machine (runSinkJob only).
+	checkpointEvery int64
+	// noChaining runs every operator in its own subtasks (runSinkJob only).
+	noChaining bool
 }
 
 // relInput adds a source of the changes of input, one subtask, paced so that

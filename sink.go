@@ -55,6 +55,12 @@ func sinkNode[T any](s *Stream[T], name string, build func(ctx *runtime.Context)
 	// otherwise, so that it chains to it.
 	n.Parallelism = s.node.Parallelism
 	s.connect(n, 0)
+	if m := s.ChangelogMode(); !m.IsInsertOnly() && s.part == runtime.Forward {
+		// Rebalanced, the changes of a row would reach different sink
+		// subtasks, and a retraction could be applied before the row it
+		// takes back.
+		n.Inputs[0].KeepOrder = fmt.Sprintf("the stream carries %s changes, whose order must be kept; give the sink the parallelism of its input, or write it with WriteUpserts, which keys it by the sink's key", m.Describe())
+	}
 	return &Sink{node: n, env: s.env}
 }
 
@@ -82,17 +88,13 @@ func WriteTo[T any](s *Stream[T], name string, sink connector.Sink[T]) *Sink {
 				name, c.ChangelogMode().Describe(), s.node.Name, m.Describe(), modeHint(c.ChangelogMode(), m)))
 		}
 	}
-	var cfg ops.SinkConfig[T]
-	if _, ok := any(*new(T)).(changelog.Kinded); ok {
-		cfg.SplitUpdate = func(v T) bool { return any(v).(changelog.Kinded).RowKind() == changelog.UpdateBefore }
-	}
 	if ts, ok := sink.(connector.TransactionalSink[T]); ok {
 		sk := sinkNode(s, name, func(ctx *runtime.Context) (runtime.Input[T], error) {
 			w, err := ts.NewTransactionalWriter(ops.NewWriterContext(ctx))
 			if err != nil {
 				return nil, err
 			}
-			return ops.NewTransactionalSink(ctx, w, cfg)
+			return ops.NewTransactionalSink(ctx, w)
 		})
 		sk.node.UnionLists = []string{ops.PendingList, ops.CurrentList}
 		return sk
@@ -102,7 +104,7 @@ func WriteTo[T any](s *Stream[T], name string, sink connector.Sink[T]) *Sink {
 		if err != nil {
 			return nil, err
 		}
-		return ops.NewWriterSink(w, cfg), nil
+		return ops.NewWriterSink(w), nil
 	})
 }
 

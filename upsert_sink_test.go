@@ -67,11 +67,34 @@ func runSinkJob(t *testing.T, r relRun, interval time.Duration, build func(env *
 	if r.backend == "pebble" {
 		opts = append(opts, eddy.WithStateBackend(eddy.PebbleState(t.TempDir(), 64<<20)))
 	}
+	if r.checkpointEvery > 0 {
+		// Small batches, so that a barrier gets past the held-back input.
+		opts = append(opts, eddy.WithBatchSize(16))
+	}
+	if r.noChaining {
+		opts = append(opts, eddy.WithoutChaining())
+	}
 	env := eddy.NewEnvironment(opts...)
-	var seen atomic.Int64
-	var failed atomic.Bool
+	var seen, held atomic.Int64
+	var failed, holding atomic.Bool
 	build(env, func() {
-		if r.failAfter <= 0 || seen.Add(1) < r.failAfter || failed.Load() {
+		n := seen.Add(1)
+		if r.checkpointEvery > 0 {
+			// Hold the input back, a millisecond a record, until a
+			// checkpoint completes after every checkpointEvery records.
+			if n%r.checkpointEvery == 0 {
+				held.Store(int64(len(env.CheckpointStats())))
+				holding.Store(true)
+			}
+			if holding.Load() {
+				if int64(len(env.CheckpointStats())) == held.Load() {
+					time.Sleep(time.Millisecond)
+				} else {
+					holding.Store(false)
+				}
+			}
+		}
+		if r.failAfter <= 0 || n < r.failAfter || failed.Load() {
 			return
 		}
 		if len(env.CheckpointStats()) == 0 {
@@ -241,51 +264,70 @@ func TestWriteUpsertsInsertOnly(t *testing.T) {
 // TestUpdatesNeverSplitAcrossCommits writes the ranked top-N of a random
 // changelog, an update-heavy retract stream, to an exactly-once sink with a
 // checkpoint every 2 ms and a failure in the middle; every transaction the
-// sink commits must hold both halves of each of its updates.
+// sink commits must hold both halves of each of its updates, right after
+// each other. The sink runs chained to the top-N, and also at another
+// behind a filter that splits some updates into deletions and insertions,
+// with every operator in its own subtask (exchanges between them).
 func TestUpdatesNeverSplitAcrossCommits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	input := randomChangelog(rng, 6000, newRowIn(rng, 10))
-	var mu sync.Mutex
-	var commits, pairs int
-	var broken []string
-	sink := &checkedSink[changelog.Change[eddy.Ranked[relRow]]]{memSink: newMemSink[changelog.Change[eddy.Ranked[relRow]]](), inspect: func(tx []changelog.Change[eddy.Ranked[relRow]]) {
-		mu.Lock()
-		defer mu.Unlock()
-		commits++
-		for i, c := range tx {
-			switch {
-			case c.Kind == changelog.UpdateBefore && (i+1 == len(tx) || tx[i+1].Kind != changelog.UpdateAfter):
-				broken = append(broken, fmt.Sprintf("a transaction of %d changes has %v at %d without its +U after it", len(tx), c, i))
-			case c.Kind == changelog.UpdateAfter && (i == 0 || tx[i-1].Kind != changelog.UpdateBefore):
-				broken = append(broken, fmt.Sprintf("a transaction of %d changes has %v at %d without its -U before it", len(tx), c, i))
-			case c.Kind == changelog.UpdateAfter:
-				pairs++
+	// The filter keeps rows of even value: it splits many updates.
+	even := func(r eddy.Ranked[relRow]) bool { return r.Row.V%2 == 0 }
+	for _, tc := range []struct {
+		name     string
+		filtered bool
+		chained  bool
+	}{{"chained", false, true}, {"filtered, not chained", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var commits, pairs int
+			var broken []string
+			sink := &checkedSink[changelog.Change[eddy.Ranked[relRow]]]{memSink: newMemSink[changelog.Change[eddy.Ranked[relRow]]](), inspect: func(tx []changelog.Change[eddy.Ranked[relRow]]) {
+				mu.Lock()
+				defer mu.Unlock()
+				commits++
+				for i, c := range tx {
+					switch {
+					case c.Kind == changelog.UpdateBefore && (i+1 == len(tx) || tx[i+1].Kind != changelog.UpdateAfter):
+						broken = append(broken, fmt.Sprintf("a transaction of %d changes has %v at %d without its +U after it", len(tx), c, i))
+					case c.Kind == changelog.UpdateAfter && (i == 0 || tx[i-1].Kind != changelog.UpdateBefore):
+						broken = append(broken, fmt.Sprintf("a transaction of %d changes has %v at %d without its -U before it", len(tx), c, i))
+					case c.Kind == changelog.UpdateAfter:
+						pairs++
+					}
+				}
+			}}
+			run := relRun{backend: "heap", failAfter: 2500, parallelism: 2, checkpointEvery: 200, noChaining: !tc.chained}
+			runSinkJob(t, run, 2*time.Millisecond, func(env *eddy.Environment, hook func()) {
+				rows := relInput(env, "rows", input, hook)
+				top := eddy.TopNRanked(eddy.GroupBy(rows, func(r relRow) int64 { return r.G }), 5, byValue)
+				if tc.filtered {
+					top = eddy.FilterRows(top, even)
+				}
+				eddy.WriteTo(top, "pairs", sink)
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if len(broken) > 0 {
+				t.Fatalf("%d updates split across commits, such as:\n%s", len(broken), broken[0])
 			}
-		}
-	}}
-	runSinkJob(t, relRun{backend: "heap", failAfter: 2500, parallelism: 2}, 2*time.Millisecond, func(env *eddy.Environment, hook func()) {
-		rows := relInput(env, "rows", input, hook)
-		top := eddy.TopNRanked(eddy.GroupBy(rows, func(r relRow) int64 { return r.G }), 5, byValue)
-		eddy.WriteTo(top, "pairs", sink)
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	if len(broken) > 0 {
-		t.Fatalf("%d updates split across commits, such as:\n%s", len(broken), broken[0])
-	}
-	// The input takes 150 ms at its pace, so a checkpoint every 2 ms
-	// commits many transactions.
-	if commits < 10 || pairs < 100 {
-		t.Fatalf("only %d transactions with %d updates were committed; the test needs many of both", commits, pairs)
-	}
-	want := map[eddy.Ranked[relRow]]int{}
-	for _, rs := range topRows(table(t, input), 5, byValue) {
-		for i, r := range rs {
-			want[eddy.Ranked[relRow]{Row: r, Rank: int64(i + 1)}]++
-		}
-	}
-	if d := diffTables(finalTable(t, sink.committed()), want); d != "" {
-		t.Fatalf("result table differs from brute force:\n%s", d)
+			// The input waits for a checkpoint every 200 records, so many
+			// transactions are committed.
+			if commits < 10 || pairs < 100 {
+				t.Fatalf("only %d transactions with %d updates were committed; the test needs many of both", commits, pairs)
+			}
+			want := map[eddy.Ranked[relRow]]int{}
+			for _, rs := range topRows(table(t, input), 5, byValue) {
+				for i, r := range rs {
+					if r := (eddy.Ranked[relRow]{Row: r, Rank: int64(i + 1)}); !tc.filtered || even(r) {
+						want[r]++
+					}
+				}
+			}
+			if d := diffTables(finalTable(t, sink.committed()), want); d != "" {
+				t.Fatalf("result table differs from brute force:\n%s", d)
+			}
+		})
 	}
 }
 
@@ -309,6 +351,28 @@ func TestWriteUpsertsRefusesBadInput(t *testing.T) {
 			rows := eddy.AsChangelog(eddy.Inserts(eddy.FromSlice(env, []relRow{{}}, eddy.NoWatermarks[relRow]())), c.mode)
 			eddy.WriteUpserts(rows, "upserts", key, upsertMemSink[changelog.Change[relRow]]{newMemSink[changelog.Change[relRow]](), c.sinkMode}, c.opts...)
 			expectBuildError(t, env, c.want)
+		})
+	}
+}
+
+// TestChangelogSinkKeepsItsInputsParallelism checks that a sink of an
+// updating stream refuses a parallelism other than its input's, which
+// would rebalance the changes of a row over sink subtasks, out of order;
+// an insert-only stream may be rebalanced.
+func TestChangelogSinkKeepsItsInputsParallelism(t *testing.T) {
+	for name, mode := range map[string]changelog.Mode{"retract": changelog.Retract, "insert-only": changelog.InsertOnly} {
+		t.Run(name, func(t *testing.T) {
+			env := eddy.NewEnvironment(eddy.WithParallelism(2))
+			rows := eddy.AsChangelog(eddy.Inserts(eddy.FromSlice(env, []relRow{{}}, eddy.NoWatermarks[relRow]())), mode)
+			eddy.WriteTo(rows, "three", newMemSink[changelog.Change[relRow]]()).Parallelism(3)
+			if mode.IsInsertOnly() {
+				if _, err := env.Plan(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			expectBuildError(t, env, `"Sink: three" runs with parallelism 3`)
+			expectBuildError(t, env, "give the sink the parallelism of its input, or write it with WriteUpserts")
 		})
 	}
 }

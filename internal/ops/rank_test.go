@@ -14,8 +14,8 @@ import (
 )
 
 // TestRelationalDataDriven runs the scripts in reltestdata, which drive the
-// top-N, deduplication, changelog normalisation and upsert materializer
-// operators. They live apart from testdata, whose walker knows other
+// top-N, deduplication, changelog normalisation, filter and upsert
+// materializer operators. They live apart from testdata, whose walker knows other
 // commands. Rewrite the expected output with
 //
 //	go test ./internal/ops -run TestRelationalDataDriven -rewrite
@@ -29,6 +29,7 @@ import (
 //	new-dedup keep=first|last time=proc|event [upsert] [ttl=MS]
 //	new-normalize [ttl=MS]
 //	new-upsert-materialize [ttl=MS]
+//	new-filter-rows least=N [upsert]   (keeps rows with V >= N)
 //	input [batch]
 //	state
 //
@@ -182,6 +183,16 @@ func newRelHarness(td *datadriven.TestData) (*opstest.Harness, error) {
 		}, h.Outputs()); err != nil {
 			return nil, err
 		}
+	case "new-filter-rows":
+		least, err := a.int("least", 0)
+		if err != nil {
+			return nil, err
+		}
+		mode := changelog.Retract
+		if a.has("upsert") {
+			mode = changelog.Upsert
+		}
+		in = NewFilterRows(func(r relRow) bool { return r.V >= least }, mode, opstest.Output[changelog.Change[relRow]](h, "", nil))
 	case "new-upsert-materialize":
 		opstest.Output[changelog.Change[relRow]](h, "", nil)
 		if in, err = NewUpsertMaterialize(h.Context(), relKey(), h.Backend, UpsertMaterializeLogic[relRow]{

@@ -23,51 +23,22 @@ func (w writerContext) Parallelism() int      { return w.ctx.Parallelism }
 func (w writerContext) ProcessingTime() int64 { return w.ctx.ProcessingTime() }
 func (w writerContext) Log() *slog.Logger     { return w.ctx.Log }
 
-// SinkConfig is how a sink operator runs its writer.
-type SinkConfig[T any] struct {
-	// SplitUpdate, if set, reports whether a record is the first half of an
-	// update (-U): a checkpoint must never fall between it and its +U, and
-	// the sink checks that none does.
-	SplitUpdate func(T) bool
-}
-
-// halfUpdate tracks whether the last record written was the first half of
-// an update.
-type halfUpdate[T any] struct {
-	isBefore func(T) bool
-	pending  bool
-}
-
-func (h *halfUpdate[T]) saw(b *runtime.Batch[T]) {
-	if h.isBefore != nil && len(b.Data) > 0 {
-		h.pending = h.isBefore(b.Data[len(b.Data)-1])
-	}
-}
-
-// check panics if a checkpoint falls inside an update: the runtime keeps
-// both halves of an update between the same two barriers, so that would be
-// a bug.
-func (h *halfUpdate[T]) check(what string) {
-	if h.pending {
-		panic(fmt.Sprintf("ops: %s between the -U and the +U of an update", what))
-	}
-}
-
 // WriterSink runs a connector writer: it writes every batch, flushes the
 // writer when a checkpoint's barrier passes and at the end of the input.
+//
+// The two halves of an update arrive in one batch (see
+// runtime.UpdateBeforeOf), so a checkpoint never falls between them.
 type WriterSink[T any] struct {
-	w    connector.Writer[T]
-	half halfUpdate[T]
+	w connector.Writer[T]
 }
 
 // NewWriterSink returns the sink operator of w.
-func NewWriterSink[T any](w connector.Writer[T], cfg SinkConfig[T]) *WriterSink[T] {
-	return &WriterSink[T]{w: w, half: halfUpdate[T]{isBefore: cfg.SplitUpdate}}
+func NewWriterSink[T any](w connector.Writer[T]) *WriterSink[T] {
+	return &WriterSink[T]{w: w}
 }
 
 // ProcessBatch writes the batch.
 func (s *WriterSink[T]) ProcessBatch(b *runtime.Batch[T]) error {
-	s.half.saw(b)
 	return s.w.Write(b.Data, b.TS)
 }
 
@@ -76,14 +47,12 @@ func (s *WriterSink[T]) ProcessWatermark(int64) error { return nil }
 
 // EndInput flushes the writer.
 func (s *WriterSink[T]) EndInput() error {
-	s.half.check("the input ended")
 	return s.w.Flush()
 }
 
 // SnapshotState flushes the writer, so that everything the checkpoint
 // accounts for is in the outside system. The writer keeps no state.
 func (s *WriterSink[T]) SnapshotState(int64) (*runtime.OperatorSnapshot, error) {
-	s.half.check("a checkpoint barrier fell")
 	return nil, s.w.Flush()
 }
 
@@ -142,18 +111,18 @@ func decodePendingTx(b []byte) (pendingTx, error) {
 // commits what the checkpoint had pre-committed and aborts the rest. At the
 // end of input it pre-commits and commits on the job's final checkpoint.
 // Output is therefore exactly once: visible once, and only what the
-// checkpointed state accounts for.
+// checkpointed state accounts for. Both halves of an update arrive in one
+// batch, so they are in the same transaction.
 type TransactionalSink[T any] struct {
 	w       connector.TransactionalWriter[T]
 	pending []pendingTx
 	lastID  int64
-	half    halfUpdate[T]
 }
 
 // NewTransactionalSink returns the sink, after recovering what ctx.Restored
 // holds.
-func NewTransactionalSink[T any](ctx *runtime.Context, w connector.TransactionalWriter[T], cfg SinkConfig[T]) (*TransactionalSink[T], error) {
-	s := &TransactionalSink[T]{w: w, half: halfUpdate[T]{isBefore: cfg.SplitUpdate}}
+func NewTransactionalSink[T any](ctx *runtime.Context, w connector.TransactionalWriter[T]) (*TransactionalSink[T], error) {
+	s := &TransactionalSink[T]{w: w}
 	if ctx.Subtask != 0 {
 		return s, nil
 	}
@@ -186,7 +155,6 @@ func NewTransactionalSink[T any](ctx *runtime.Context, w connector.Transactional
 
 // ProcessBatch writes the records into the open transaction.
 func (s *TransactionalSink[T]) ProcessBatch(b *runtime.Batch[T]) error {
-	s.half.saw(b)
 	return s.w.Write(b.Data, b.TS)
 }
 
@@ -206,14 +174,12 @@ func (s *TransactionalSink[T]) preCommit(id int64) error {
 // EndInput pre-commits the last transaction; the job's final checkpoint
 // commits it.
 func (s *TransactionalSink[T]) EndInput() error {
-	s.half.check("the input ended")
 	return s.preCommit(s.lastID + 1)
 }
 
 // SnapshotState pre-commits the open transaction for checkpoint id and
 // records every transaction not yet committed.
 func (s *TransactionalSink[T]) SnapshotState(id int64) (*runtime.OperatorSnapshot, error) {
-	s.half.check("a checkpoint barrier fell")
 	s.lastID = id
 	if err := s.preCommit(id); err != nil {
 		return nil, err

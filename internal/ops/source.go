@@ -94,6 +94,10 @@ type sourceOutput[T any] struct {
 	metrics  *runtime.OperatorMetrics
 	policy   BadRecordPolicy
 	hint     string
+	// before reports a -U for records that carry a change kind: Room
+	// leaves space for the +U after it, so that an update is read into one
+	// batch.
+	before func(T) bool
 }
 
 func (o *sourceOutput[T]) Split(id string) connector.SplitOutput[T] { return o.split(id) }
@@ -110,7 +114,15 @@ func (o *sourceOutput[T]) split(id string) *splitOutput[T] {
 	return s
 }
 
-func (o *sourceOutput[T]) Room() int { return o.size - len(o.batch.Data) }
+// Room is the number of records the batch has room for; after a -U it is
+// at least one, so that the +U of the update joins it in the batch.
+func (o *sourceOutput[T]) Room() int {
+	r := o.size - len(o.batch.Data)
+	if n := len(o.batch.Data); r <= 0 && o.before != nil && n > 0 && o.before(o.batch.Data[n-1]) {
+		return 1
+	}
+	return r
+}
 
 func (o *sourceOutput[T]) BadRecord(d connector.DeadLetter) error {
 	if o.policy == FailOnBadRecord {
@@ -187,7 +199,8 @@ func NewSourceDriver[T any](ctx *runtime.Context, src connector.Source[T], hosts
 		ctx: ctx, reader: r, host: host, out: outs[""].(runtime.Input[T]), outs: outs,
 		lastWM: runtime.MinWatermark, clock: time.Now, metrics: ctx.Metrics, owned: map[string]bool{},
 		so: sourceOutput[T]{batch: runtime.NewBatch[T](cfg.BatchSize), size: cfg.BatchSize, wm: cfg.Watermarks,
-			splits: map[string]*splitOutput[T]{}, metrics: ctx.Metrics, policy: cfg.BadRecords, hint: cfg.BadRecordHint},
+			splits: map[string]*splitOutput[T]{}, metrics: ctx.Metrics, policy: cfg.BadRecords, hint: cfg.BadRecordHint,
+			before: runtime.UpdateBeforeOf[T]()},
 	}
 	if o, ok := outs[DeadLetterTag]; ok {
 		d.so.dead = NewEmitter(o.(runtime.Input[connector.DeadLetter]))

@@ -66,6 +66,11 @@ type Edge struct {
 	// maps its result to the key group, and state.SubtaskOf the key group
 	// to the receiving subtask.
 	Hash any
+	// KeepOrder, if set, says why the edge must keep its records in order
+	// from each sending subtask to one receiving subtask: a forward edge
+	// between operators of different parallelism, which would rebalance,
+	// is then an error that gives this reason.
+	KeepOrder string
 
 	chained bool
 }

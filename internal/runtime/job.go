@@ -250,6 +250,10 @@ func Compile(g *Graph, cfg Config) (*Plan, error) {
 	for _, n := range g.Nodes {
 		for _, e := range n.Outputs {
 			if e.Partition == Forward && e.From.parallelism != e.To.parallelism {
+				if e.KeepOrder != "" {
+					return nil, fmt.Errorf("runtime: operator %q runs with parallelism %d and its input %q with %d: %s",
+						e.To.Name, e.To.parallelism, e.From.Name, e.From.parallelism, e.KeepOrder)
+				}
 				e.Partition = Rebalance
 			}
 			e.chained = !cfg.DisableChaining && e.Partition == Forward && !e.From.NoChain && !e.To.NoChain &&

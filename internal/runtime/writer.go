@@ -32,10 +32,14 @@ type writer[T any] struct {
 	rr     int
 	idle   bool
 	closed bool
+	// before, for records that carry a change kind, reports a -U: a batch
+	// never ends with one, and rebalancing sends the record after it to the
+	// same subtask (see UpdateBeforeOf).
+	before func(T) bool
 }
 
 func newWriter[T any](mode Partitioning, outs []*inChannel, pool *batchPool[T], size int, hash func(T) uint64, maxP int) *writer[T] {
-	w := &writer[T]{mode: mode, outs: outs, pool: pool, size: size, hash: hash, maxP: maxP}
+	w := &writer[T]{mode: mode, outs: outs, pool: pool, size: size, hash: hash, maxP: maxP, before: UpdateBeforeOf[T]()}
 	w.bufs = make([]*Batch[T], len(outs))
 	for i := range w.bufs {
 		w.bufs[i] = pool.get()
@@ -63,14 +67,17 @@ func (w *writer[T]) ProcessBatch(b *Batch[T]) error {
 		n := len(w.outs)
 		for i, v := range b.Data {
 			t := w.rr
-			w.rr++
-			if w.rr == n {
-				w.rr = 0
+			half := w.before != nil && w.before(v)
+			if !half {
+				w.rr++
+				if w.rr == n {
+					w.rr = 0
+				}
 			}
 			buf := w.bufs[t]
 			buf.Data = append(buf.Data, v)
 			buf.TS = append(buf.TS, b.TS[i])
-			if len(buf.Data) >= w.size {
+			if len(buf.Data) >= w.size && !half {
 				if err := w.send(t); err != nil {
 					return err
 				}
@@ -88,7 +95,7 @@ func (w *writer[T]) ProcessBatch(b *Batch[T]) error {
 			buf.Data = append(buf.Data, v)
 			buf.TS = append(buf.TS, b.TS[i])
 			buf.KG = append(buf.KG, uint16(kg))
-			if len(buf.Data) >= w.size {
+			if len(buf.Data) >= w.size && (w.before == nil || !w.before(v)) {
 				if err := w.send(t); err != nil {
 					return err
 				}
@@ -103,11 +110,16 @@ func (w *writer[T]) appendAll(t int, b *Batch[T]) error {
 	data, ts := b.Data, b.TS
 	for len(data) > 0 {
 		buf := w.bufs[t]
-		n := min(w.size-len(buf.Data), len(data))
+		// At least one record: a full batch that ends with a -U waits for
+		// the +U.
+		n := min(max(w.size-len(buf.Data), 1), len(data))
+		if w.before != nil && n < len(data) && w.before(data[n-1]) {
+			n++ // the +U after a -U goes in the same batch
+		}
 		buf.Data = append(buf.Data, data[:n]...)
 		buf.TS = append(buf.TS, ts[:n]...)
 		data, ts = data[n:], ts[n:]
-		if len(buf.Data) >= w.size {
+		if len(buf.Data) >= w.size && (w.before == nil || !w.before(buf.Data[len(buf.Data)-1])) {
 			if err := w.send(t); err != nil {
 				return err
 			}
