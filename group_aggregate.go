@@ -106,6 +106,9 @@ func GroupAggregate[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.C
 	in := g.s.ChangelogMode()
 	retracts := !in.IsInsertOnly()
 	views := agg.NumViews(f)
+	if isUpsert(in) {
+		env.fail(fmt.Errorf("eddy: GroupAggregate after %q: the input carries +U without -U (%s): its updates do not retract the rows they replace, and its deletions may carry only key fields; normalise it first with eddy.ChangelogNormalize on its unique key", g.s.node.Name, in.Describe()))
+	}
 	if retracts && !agg.CanRetract(f) {
 		env.fail(fmt.Errorf("eddy: GroupAggregate after %q: the input is a %s stream, but %T cannot take rows back; use aggregates that can (agg.Count, agg.Sum, agg.Avg, agg.MinRetract, agg.MaxRetract, or agg.WithRetract)", g.s.node.Name, in.Describe(), f))
 	}

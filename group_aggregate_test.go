@@ -138,3 +138,37 @@ func TestGroupAggregateLocalGlobal(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupAggregateRefusesBadInput checks the build-time errors of
+// GroupAggregate: each names the problem and the fix.
+func TestGroupAggregateRefusesBadInput(t *testing.T) {
+	byG := func(r relRow) int64 { return r.G }
+	count := agg.Count[relRow]()
+	noRetract := agg.Of(func() int64 { return 0 }, func(a int64, _ relRow) int64 { return a + 1 },
+		func(a, b int64) int64 { return a + b }, func(a int64) int64 { return a })
+	for name, c := range map[string]struct {
+		mode changelog.Mode
+		f    agg.Function[relRow, int64, int64]
+		opts []eddy.TableOption
+		want string
+	}{
+		"upsert input":          {changelog.Upsert, count, nil, "normalise it first with eddy.ChangelogNormalize"},
+		"no retraction":         {changelog.Retract, noRetract, nil, "cannot take rows back"},
+		"LocalGlobal alone":     {changelog.InsertOnly, count, []eddy.TableOption{eddy.LocalGlobal()}, "LocalGlobal needs MiniBatch"},
+		"insert-only is fine":   {changelog.InsertOnly, count, nil, ""},
+		"retract input is fine": {changelog.Retract, count, nil, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := eddy.NewEnvironment()
+			rows := eddy.AsChangelog(eddy.Inserts(eddy.FromSlice(env, []relRow{{}}, eddy.NoWatermarks[relRow]())), c.mode)
+			eddy.Discard(eddy.GroupAggregate(eddy.GroupBy(rows, byG), c.f, c.opts...))
+			if c.want == "" {
+				if _, err := env.Plan(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			expectBuildError(t, env, c.want)
+		})
+	}
+}
