@@ -99,9 +99,17 @@ func DeadLetters[T any](s *Stream[T]) *Stream[connector.DeadLetter] {
 
 // FromSlice adds a bounded source emitting the values of data. On a first
 // start with parallelism p it cuts data into p contiguous splits, so records
-// keep their order within a split.
+// keep their order within a split. A slice of changes (records that carry a
+// change kind, such as changelog.Change) is a log whose order matters
+// across rows (a row's insertion before its retraction, the two halves of
+// an update together), so it is read by one subtask; a larger parallelism
+// set on the stream cuts it into splits read in parallel, out of order.
 func FromSlice[T any](env *Environment, data []T, ws WatermarkStrategy[T]) *Stream[T] {
-	return FromSource[T](env, "Slice", &sliceSource[T]{data: data}, ws)
+	s := FromSource[T](env, "Slice", &sliceSource[T]{data: data}, ws)
+	if runtime.UpdateBeforeOf[T]() != nil {
+		s.node.Parallelism = 1
+	}
+	return s
 }
 
 type sliceSource[T any] struct{ data []T }
@@ -155,10 +163,14 @@ func (r *sliceReader[T]) AddSplits(splits []connector.Split) error {
 }
 
 func (r *sliceReader[T]) Read(out connector.Output[T]) error {
-	for len(r.splits) > 0 && out.Room() > 0 {
+	for len(r.splits) > 0 {
+		room := out.Room()
+		if room <= 0 {
+			break
+		}
 		sp := &r.splits[0]
 		so := out.Split(sp.id)
-		n := min(int64(out.Room()), sp.hi-sp.pos)
+		n := min(int64(room), sp.hi-sp.pos)
 		for _, v := range r.data[sp.pos : sp.pos+n] {
 			so.Emit(v)
 		}

@@ -163,10 +163,16 @@ func (r *reader[T]) AddSplits(splits []connector.Split) error {
 }
 
 func (r *reader[T]) Read(out connector.Output[T]) error {
-	for len(r.parts) > 0 && out.Room() > 0 {
+	for len(r.parts) > 0 {
+		// Room is asked once a round: a split is finished only when a
+		// request for at least one event yields none.
+		room := out.Room()
+		if room <= 0 {
+			break
+		}
 		p := r.parts[0]
 		so := out.Split(p.id)
-		n := p.g.NextBatch(r.buf[:min(len(r.buf), out.Room())])
+		n := p.g.NextBatch(r.buf[:min(len(r.buf), room)])
 		if n == 0 {
 			so.Finish()
 			r.parts = r.parts[1:]
