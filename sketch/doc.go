@@ -1,7 +1,7 @@
 // Package sketch provides streaming synopses: small, mergeable summaries of
 // unbounded streams that answer approximate queries with known error bounds.
 //
-// The package follows the seed specification (seed-algorithms.md §1 and §2):
+// The synopses:
 //
 //   - Moments: count, mean and variance with Welford updates and Chan merges.
 //   - FlajoletMartin and PCSA: the classic distinct-count sketches.

@@ -9,6 +9,7 @@ import (
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/internal/runtime"
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // RegularJoinLogic is an unbounded equi-join of two changelogs on their key,
@@ -177,8 +178,8 @@ type joinKeyState[A, B comparable] struct {
 // joinStateCodec encodes a joinKeyState: for each side, the number of rows,
 // then each row with its count and matches as varints.
 type joinStateCodec[A, B comparable] struct {
-	a state.Codec[A]
-	b state.Codec[B]
+	a codec.Codec[A]
+	b codec.Codec[B]
 }
 
 func (c joinStateCodec[A, B]) Append(dst []byte, v joinKeyState[A, B]) []byte {
@@ -197,7 +198,7 @@ func (c joinStateCodec[A, B]) Decode(src []byte) (v joinKeyState[A, B], n int, e
 	return v, n + m, nil
 }
 
-func appendRowSet[X comparable](dst []byte, c state.Codec[X], s *rowSet[X]) []byte {
+func appendRowSet[X comparable](dst []byte, c codec.Codec[X], s *rowSet[X]) []byte {
 	rows := s.all()
 	dst = binary.AppendUvarint(dst, uint64(len(rows)))
 	for i := range rows {
@@ -208,7 +209,7 @@ func appendRowSet[X comparable](dst []byte, c state.Codec[X], s *rowSet[X]) []by
 	return dst
 }
 
-func decodeRowSet[X comparable](src []byte, c state.Codec[X]) (s rowSet[X], n int, err error) {
+func decodeRowSet[X comparable](src []byte, c codec.Codec[X]) (s rowSet[X], n int, err error) {
 	count, n := binary.Uvarint(src)
 	if n <= 0 || count > uint64(len(src)) {
 		return s, 0, fmt.Errorf("short or invalid row count")

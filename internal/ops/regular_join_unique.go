@@ -7,6 +7,7 @@ import (
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/internal/runtime"
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/codec"
 )
 
 // uniqueJoin is the state of a regular join whose side U is unique on the
@@ -385,7 +386,7 @@ func passUpdate[X, Y comparable, O any](in *joinSide[X], otherOuter bool, y *sid
 
 // sideRowCodec encodes a unique row: the row, then its count and matches as
 // varints.
-type sideRowCodec[X comparable] struct{ c state.Codec[X] }
+type sideRowCodec[X comparable] struct{ c codec.Codec[X] }
 
 func (c sideRowCodec[X]) Append(dst []byte, v sideRow[X]) []byte {
 	dst = c.c.Append(dst, v.row)
@@ -410,7 +411,7 @@ func (c sideRowCodec[X]) Decode(src []byte) (v sideRow[X], n int, err error) {
 
 // rowSetCodec encodes the waiting rows of a key as joinStateCodec encodes
 // one side.
-type rowSetCodec[X comparable] struct{ c state.Codec[X] }
+type rowSetCodec[X comparable] struct{ c codec.Codec[X] }
 
 func (c rowSetCodec[X]) Append(dst []byte, v rowSet[X]) []byte { return appendRowSet(dst, c.c, &v) }
 

@@ -168,6 +168,18 @@ func TestDefaultCodecComposites(t *testing.T) {
 	checkRoundTrips(t, &node{1, &node{2, &node{3, nil}}})
 	checkRoundTrips(t, [0]int{})
 	checkRoundTrips(t, [2]struct{}{})
+	checkRoundTrips(t, [5]byte{1, 2, 0, 255, 7}, [5]byte{})
+
+	// A byte array encodes as its bytes (the format of checkpoints taken
+	// before it was copied whole), and a short one is an error.
+	type tag uint8
+	arr := mustCodec[[4]tag](t)
+	if enc := arr.Append([]byte{9}, [4]tag{1, 2, 3, 250}); !bytes.Equal(enc, []byte{9, 1, 2, 3, 250}) {
+		t.Fatalf("[4]tag encodes as %v", enc)
+	}
+	if _, _, err := arr.Decode([]byte{1, 2, 3}); err == nil || !strings.Contains(err.Error(), "[4]") {
+		t.Fatalf("3 bytes decoded as a [4]tag: %v", err)
+	}
 
 	// Maps encode deterministically whatever their iteration order.
 	c := mustCodec[map[string]int](t)

@@ -212,6 +212,20 @@ func (b *coderBuilder) structure(c *coder, t reflect.Type, path string) error {
 }
 
 func (b *coderBuilder) array(c *coder, t reflect.Type, path string) error {
+	if t.Elem().Kind() == reflect.Uint8 {
+		// The bytes as they are, which is what encoding them one by one
+		// gives, in one copy.
+		length, name := t.Len(), t.String()
+		c.enc = func(dst []byte, p unsafe.Pointer) []byte { return append(dst, unsafe.Slice((*byte)(p), length)...) }
+		c.dec = func(src []byte, p unsafe.Pointer) (int, error) {
+			if len(src) < length {
+				return 0, Truncated(name)
+			}
+			copy(unsafe.Slice((*byte)(p), length), src)
+			return length, nil
+		}
+		return nil
+	}
 	ec, err := b.build(t.Elem(), path+"[]")
 	if err != nil {
 		return err
