@@ -47,13 +47,7 @@ func TestWritersKeepUpdatesInOneBatch(t *testing.T) {
 		if mode == Forward {
 			p = 1
 		}
-		g := newGate()
-		done := make(chan struct{})
-		var outs []*inChannel
-		for range p {
-			outs = append(outs, g.addChannel(0, 10000, "up", func(any) {}, done))
-		}
-		g.finish()
+		outs := testChannels(p)
 		var hash func(changelog.Change[int]) uint64
 		if mode == Hash {
 			hash = func(c changelog.Change[int]) uint64 { return uint64(c.Row) * 0x9E3779B97F4A7C15 }
@@ -62,18 +56,7 @@ func TestWritersKeepUpdatesInOneBatch(t *testing.T) {
 		// Input batches of 7 records: some of them end between the halves
 		// of an update, as the input of an exchange never does; the writer
 		// must still not cut a batch there.
-		for lo := 0; lo < len(in); lo += 7 {
-			b := NewBatch[changelog.Change[int]](7)
-			for _, c := range in[lo:min(lo+7, len(in))] {
-				b.Append(c, NoTimestamp)
-			}
-			if err := w.ProcessBatch(b); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.flush(); err != nil {
-			t.Fatal(err)
-		}
+		writeAll(t, w, in, 7)
 		seen := 0
 		for i, ch := range outs {
 			for len(ch.ch) > 0 {

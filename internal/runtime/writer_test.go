@@ -14,24 +14,13 @@ import (
 func TestHashWriterRoutesByKeyGroupRanges(t *testing.T) {
 	hash := func(v uint64) uint64 { return v * 0x9E3779B97F4A7C15 }
 	for _, c := range []struct{ p, maxP int }{{1, 128}, {3, 128}, {4, 128}, {7, 10}, {5, 5}} {
-		g := newGate()
-		done := make(chan struct{})
-		var outs []*inChannel
-		for i := 0; i < c.p; i++ {
-			outs = append(outs, g.addChannel(0, 1000, "up", func(any) {}, done))
-		}
-		g.finish()
+		outs := testChannels(c.p)
 		w := newWriter(Hash, outs, newBatchPool[uint64](16), 16, hash, c.maxP)
-		b := NewBatch[uint64](1000)
-		for v := uint64(0); v < 1000; v++ {
-			b.Append(v, NoTimestamp)
+		in := make([]uint64, 1000)
+		for v := range in {
+			in[v] = uint64(v)
 		}
-		if err := w.ProcessBatch(b); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.flush(); err != nil {
-			t.Fatal(err)
-		}
+		writeAll(t, w, in, 1000)
 		seen := 0
 		for i, ch := range outs {
 			kgs := state.RangeOf(i, c.p, c.maxP)
@@ -56,5 +45,35 @@ func TestHashWriterRoutesByKeyGroupRanges(t *testing.T) {
 		if seen != 1000 {
 			t.Fatalf("p=%d maxP=%d: %d records routed, want 1000", c.p, c.maxP, seen)
 		}
+	}
+}
+
+// testChannels returns p channels into one gate, each holding up to 10000
+// messages, for a writer under test.
+func testChannels(p int) []*inChannel {
+	g := newGate()
+	done := make(chan struct{})
+	var outs []*inChannel
+	for range p {
+		outs = append(outs, g.addChannel(0, 10000, "up", func(any) {}, done))
+	}
+	g.finish()
+	return outs
+}
+
+// writeAll sends in through w in batches of n records, then flushes w.
+func writeAll[T any](t *testing.T, w *writer[T], in []T, n int) {
+	t.Helper()
+	for lo := 0; lo < len(in); lo += n {
+		b := NewBatch[T](n)
+		for _, v := range in[lo:min(lo+n, len(in))] {
+			b.Append(v, NoTimestamp)
+		}
+		if err := w.ProcessBatch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
 	}
 }
