@@ -675,15 +675,7 @@ func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T,
 		if !other.outer || was == is {
 			continue
 		}
-		if is {
-			if y.st.Matches == 0 {
-				res.retract(out(nil, &y.row), y.st.N)
-			}
-			y.st.Matches++
-		} else if y.st.Matches--; y.st.Matches <= 0 {
-			y.st.Matches = 0
-			res.add(out(nil, &y.row), y.st.N)
-		}
+		matchChanged(y, is, out, res)
 	}
 	if in.outer {
 		switch {
@@ -702,4 +694,19 @@ func changeUpdate[K comparable, X, Y comparable, T, O any](rel *relational[K, T,
 		in.set.add(xn, joinRow{N: 1, Matches: matches})
 	}
 	return true, nil
+}
+
+// matchChanged counts a match of the outer row y gained (is) or lost: its
+// padded result is retracted at its first match and emitted again when its
+// last match goes.
+func matchChanged[X, Y comparable, O any](y *sideRow[Y], is bool, out func(*X, *Y) O, res *joinOut[O]) {
+	if is {
+		if y.st.Matches == 0 {
+			res.retract(out(nil, &y.row), y.st.N)
+		}
+		y.st.Matches++
+	} else if y.st.Matches--; y.st.Matches <= 0 {
+		y.st.Matches = 0
+		res.add(out(nil, &y.row), y.st.N)
+	}
 }

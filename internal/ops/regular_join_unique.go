@@ -372,15 +372,7 @@ func passUpdate[X, Y comparable, O any](in *joinSide[X], otherOuter bool, y *sid
 	if !otherOuter || was == is {
 		return false
 	}
-	if is {
-		if y.st.Matches == 0 {
-			res.retract(out(nil, &y.row), y.st.N)
-		}
-		y.st.Matches++
-	} else if y.st.Matches--; y.st.Matches <= 0 {
-		y.st.Matches = 0
-		res.add(out(nil, &y.row), y.st.N)
-	}
+	matchChanged(y, is, out, res)
 	return true
 }
 
