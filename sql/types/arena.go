@@ -1,0 +1,67 @@
+package types
+
+// DefaultArenaChunk is the size of an arena's chunks unless said otherwise.
+const DefaultArenaChunk = 64 << 10
+
+// Arena hands out the memory of finished rows from large chunks: writing a
+// row allocates nothing but its share of a chunk. A chunk is never written
+// again once a row is finished in it and never reused; a new chunk is
+// allocated when one is full, and the old one lives as long as any row in
+// it. An Arena is not safe for concurrent use: give each goroutine its own.
+type Arena struct {
+	buf   []byte // the current chunk; len is the part handed out
+	chunk int
+	total int64
+}
+
+// NewArena returns an arena of chunks of chunkSize bytes (DefaultArenaChunk
+// if chunkSize <= 0). A row larger than a chunk gets a chunk of its own.
+func NewArena(chunkSize int) *Arena {
+	if chunkSize <= 0 {
+		chunkSize = DefaultArenaChunk
+	}
+	return &Arena{chunk: chunkSize}
+}
+
+// alloc returns n bytes of the arena, never handed out before.
+func (a *Arena) alloc(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		size := a.chunk
+		if n > size/4 {
+			// A large row gets its own chunk, so that the current chunk
+			// keeps serving small ones.
+			if n > size {
+				a.total += int64(n)
+				return make([]byte, n)
+			}
+		}
+		a.buf = make([]byte, 0, size)
+	}
+	s := len(a.buf)
+	a.buf = a.buf[:s+n]
+	a.total += int64(n)
+	return a.buf[s : s+n : s+n]
+}
+
+// Allocated returns the bytes handed out so far.
+func (a *Arena) Allocated() int64 { return a.total }
+
+// Copy returns a copy of r in the arena.
+func (a *Arena) Copy(r Row) Row {
+	if len(r.b) == 0 {
+		return r
+	}
+	dst := a.alloc(len(r.b))
+	copy(dst, r.b)
+	return Row{b: unsafeString(dst), n: r.n}
+}
+
+// String returns a copy of s in the arena.
+func (a *Arena) String(s string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	dst := a.alloc(len(s))
+	copy(dst, s)
+	return unsafeString(dst)
+}
