@@ -537,7 +537,7 @@ func (d Decimal) appendBytes(dst []byte) []byte {
 		v := d.u
 		n := 8
 		for n > 1 {
-			top := byte(v >> (8*(n-1)))
+			top := byte(v >> (8 * (n - 1)))
 			next := byte(v >> (8 * (n - 2)))
 			if (top == 0 && next&0x80 == 0) || (top == 0xff && next&0x80 != 0) {
 				n--

@@ -200,7 +200,9 @@ func (a Array) Time(j int) Time { return Time(a.slot(j)) }
 
 // Timestamp returns TIMESTAMP or TIMESTAMP_LTZ element j of the given
 // precision.
-func (a Array) Timestamp(j int, precision int) Timestamp { return timestampAt(a.b, a.slot(j), precision) }
+func (a Array) Timestamp(j int, precision int) Timestamp {
+	return timestampAt(a.b, a.slot(j), precision)
+}
 
 // Decimal returns DECIMAL(precision, scale) element j.
 func (a Array) Decimal(j int, precision, scale int) Decimal {
