@@ -36,7 +36,7 @@ func argType(t *testing.T, d *datadriven.TestData, key string) Type {
 	for _, a := range d.CmdArgs {
 		if a.Key == key {
 			s := strings.Join(a.Vals, ", ")
-			s = strings.NewReplacer("INTERVAL_YM", "INTERVAL YEAR TO MONTH", "INTERVAL_DT", "INTERVAL DAY TO SECOND").Replace(s)
+			s = strings.NewReplacer("INTERVAL_YM", "INTERVAL YEAR TO MONTH", "INTERVAL_DT", "INTERVAL DAY TO SECOND", ":", " ").Replace(s)
 			typ, err := ParseType(s)
 			if err != nil {
 				t.Fatalf("%s: %v", d.Pos, err)
@@ -139,6 +139,40 @@ func runGoldenLine(t *testing.T, d *datadriven.TestData, line string) string {
 			return "none"
 		}
 		return c.String()
+	case "json-decode":
+		typ := argType(t, d, "type")
+		opts := &JSONOptions{
+			FailOnMissingField: d.HasArg("fail-on-missing"),
+			IgnoreParseErrors:  d.HasArg("ignore-parse-errors"),
+		}
+		if d.HasArg("iso") {
+			opts.TimestampFormat = JSONTimestampISO8601
+		}
+		dec, err := NewJSONDecoder(typ.Row(), nil, opts)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		r, err := dec.Decode([]byte(line))
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return FormatRow(typ.Row(), r)
+	case "json-encode":
+		// Decode, then encode what was decoded.
+		typ := argType(t, d, "type")
+		dec, err := NewJSONDecoder(typ.Row(), nil, nil)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		r, err := dec.Decode([]byte(line))
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		b, err := AppendJSON(nil, typ.Row(), r, nil)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return string(b)
 	case "castable":
 		parts := strings.Split(line, "->")
 		from, to := MustParseType(strings.TrimSpace(parts[0])), MustParseType(strings.TrimSpace(parts[1]))

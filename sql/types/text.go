@@ -407,7 +407,7 @@ func parseInteger(s string, t Type) (int64, error) {
 		return 0, castErr(s, t, "no digits", nil)
 	}
 	if neg {
-		return -int64(v - 1) - 1, nil
+		return -int64(v-1) - 1, nil
 	}
 	return int64(v), nil
 }
