@@ -33,6 +33,10 @@ type Builtin struct {
 	// what the function takes.
 	Resolve func(args []types.Type) (result types.Type, casts []types.Type, err error)
 	Func    *Func
+	// Check, if set, validates a resolved call whose argument values may be
+	// constants: a pattern, a unit or a format that cannot work is an error
+	// of the query rather than of every row.
+	Check func(call *Call) error
 	// Doc is one line for SHOW FUNCTIONS and the docs: the signature and
 	// what the function does.
 	Doc string
@@ -103,7 +107,13 @@ func NewCall(b *Builtin, args ...Expr) (Expr, error) {
 			out[i] = ImplicitCast(out[i], c)
 		}
 	}
-	return &Call{Name: b.Name, Args: out, T: res, Fn: b.Func}, nil
+	call := &Call{Name: b.Name, Args: out, T: res, Fn: b.Func}
+	if b.Check != nil {
+		if err := b.Check(call); err != nil {
+			return nil, err
+		}
+	}
+	return call, nil
 }
 
 // ImplicitCast returns e converted to t: e itself if it has type t, a
