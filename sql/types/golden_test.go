@@ -20,7 +20,7 @@ import (
 //	common                  "T1 | T2 | ..." -> CommonType
 //	castable                "T1 -> T2" -> implicit / explicit / no
 func TestGolden(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+	datadriven.Walk(t, "testdata/golden", func(t *testing.T, path string) {
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			var out strings.Builder
 			for _, line := range strings.Split(strings.TrimRight(d.Input, "\n"), "\n") {

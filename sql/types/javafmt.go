@@ -41,6 +41,19 @@ func AppendJavaFloat(dst []byte, f float64, bitSize int) []byte {
 		}
 	}
 	exp, _ := strconv.Atoi(string(e[i+1:]))
+	if nd == 1 {
+		// Java writes at least two digits, the pair closest to f among
+		// those that read back as f (4.9E-324, not 5.0E-324).
+		two := strconv.AppendFloat(buf[:0], f, 'e', 1, bitSize)
+		if back, err := strconv.ParseFloat(string(two), bitSize); err == nil && back == f {
+			digits[0], digits[1] = two[0], two[2]
+			nd = 2
+			exp, _ = strconv.Atoi(string(two[4:]))
+			if digits[1] == '0' {
+				nd = 1
+			}
+		}
+	}
 	if f >= 1e-3 && f < 1e7 {
 		if exp >= 0 {
 			for k := 0; k <= exp; k++ {

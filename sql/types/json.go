@@ -872,6 +872,9 @@ func (s *jsonScanner) str() ([]byte, error) {
 		if c == '"' {
 			v := s.data[start:s.pos]
 			s.pos++
+			if !utf8.Valid(v) {
+				return nil, &JSONError{Offset: start, Problem: "a string is not valid UTF-8"}
+			}
 			return v, nil
 		}
 		if c == '\\' || c < 0x20 {
@@ -885,6 +888,9 @@ func (s *jsonScanner) str() ([]byte, error) {
 		switch {
 		case c == '"':
 			s.pos++
+			if !utf8.Valid(s.buf) {
+				return nil, &JSONError{Offset: start, Problem: "a string is not valid UTF-8"}
+			}
 			return s.buf, nil
 		case c < 0x20:
 			return nil, s.errorf("control character %#x in a string", c)

@@ -1,6 +1,7 @@
 package types
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"unsafe"
@@ -39,7 +40,17 @@ func (r Row) Len() int { return int(r.n) }
 func (r Row) Size() int { return len(r.b) }
 
 // slot returns the 8-byte slot of field i.
-func (r Row) slot(i int) uint64 { return le64(r.b, bitmapBytes(int(r.n))+8*i) }
+func (r Row) slot(i int) uint64 {
+	off := (int(r.n)+63)>>6<<3 + 8*i
+	if uint(off)+8 > uint(len(r.b)) {
+		panicSlot(i, int(r.n))
+	}
+	return load64(unsafe.Add(unsafe.Pointer(unsafe.StringData(r.b)), off))
+}
+
+func panicSlot(i, n int) {
+	panic(fmt.Sprintf("types: field %d of a row of %d fields", i, n))
+}
 
 // IsNull reports whether field i is NULL.
 func (r Row) IsNull(i int) bool { return r.b[i>>3]&(1<<(i&7)) != 0 }
@@ -166,7 +177,14 @@ func (a Array) Len() int {
 	return int(le32(a.b, 0))
 }
 
-func (a Array) slot(j int) uint64 { return le64(a.b, 4+bitmapBytes(a.Len())+8*j) }
+func (a Array) slot(j int) uint64 {
+	n := a.Len()
+	off := 4 + (n+63)>>6<<3 + 8*j
+	if uint(j) >= uint(n) || uint(off)+8 > uint(len(a.b)) {
+		panicSlot(j, n)
+	}
+	return load64(unsafe.Add(unsafe.Pointer(unsafe.StringData(a.b)), off))
+}
 
 // IsNull reports whether element j is NULL.
 func (a Array) IsNull(j int) bool { return a.b[4+j>>3]&(1<<(j&7)) != 0 }

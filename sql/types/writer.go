@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // Canonical bit patterns of the NaNs.
@@ -43,6 +44,31 @@ type cells struct {
 	vstart []int32
 	vlen   []int32
 	vbuf   []byte
+	// ordered says the variable-length bytes in vbuf are exactly those of
+	// the non-NULL variable cells in cell order, without gaps: the
+	// canonical variable part. lastVar is the last variable cell set.
+	ordered bool
+	lastVar int
+}
+
+// varSet notes that cell i gets variable-length bytes at the end of vbuf.
+func (c *cells) varSet(i int) {
+	if i <= c.lastVar {
+		c.ordered = false
+	}
+	c.lastVar = i
+}
+
+// appendVar appends s to vbuf, reslicing in place when there is room so
+// that no pointer is stored (no GC write barrier on the hot path).
+func (c *cells) appendVar(s string) {
+	n := len(c.vbuf)
+	if cap(c.vbuf)-n >= len(s) {
+		c.vbuf = c.vbuf[:n+len(s)]
+		copy(c.vbuf[n:], s)
+		return
+	}
+	c.vbuf = append(c.vbuf, s...)
 }
 
 func (c *cells) setFixed(i int, v uint64) {
@@ -53,27 +79,28 @@ func (c *cells) setFixed(i int, v uint64) {
 func (c *cells) setNull(i int) {
 	c.nulls[i>>6] |= 1 << (i & 63)
 	c.slots[i] = 0
+	if c.vlen != nil && i < len(c.vlen) && c.vlen[i] != 0 {
+		c.ordered = false // its bytes stay in vbuf as a gap
+		c.vlen[i] = 0
+	}
 }
 
 func (c *cells) isNull(i int) bool { return c.nulls[i>>6]&(1<<(i&63)) != 0 }
 
 func (c *cells) setVar(i int, s string) {
 	c.nulls[i>>6] &^= 1 << (i & 63)
+	c.varSet(i)
 	c.vstart[i] = int32(len(c.vbuf))
-	c.vbuf = append(c.vbuf, s...)
+	c.appendVar(s)
 	c.vlen[i] = int32(len(s))
 }
 
-func (c *cells) setVarBytes(i int, b []byte) {
-	c.nulls[i>>6] &^= 1 << (i & 63)
-	c.vstart[i] = int32(len(c.vbuf))
-	c.vbuf = append(c.vbuf, b...)
-	c.vlen[i] = int32(len(b))
-}
+func (c *cells) setVarBytes(i int, b []byte) { c.setVar(i, unsafeString(b)) }
 
 // beginVar and endVar bracket bytes appended to vbuf directly as cell i.
 func (c *cells) beginVar(i int) {
 	c.nulls[i>>6] &^= 1 << (i & 63)
+	c.varSet(i)
 	c.vstart[i] = int32(len(c.vbuf))
 }
 
@@ -176,6 +203,7 @@ type RowWriter struct {
 	rt    *RowType
 	arena *Arena
 	n     int
+	fixed []uint64 // the null words then the slots: nulls and slots share it
 	full  []uint64 // the null words with every field NULL
 }
 
@@ -185,12 +213,13 @@ func NewRowWriter(rt *RowType, arena *Arena) *RowWriter {
 	n := rt.Len()
 	w := &RowWriter{rt: rt, arena: arena, n: n}
 	words := bitmapBytes(n) / 8
-	w.nulls = make([]uint64, words)
+	w.fixed = make([]uint64, words+n)
+	w.nulls = w.fixed[:words:words]
+	w.slots = w.fixed[words:]
 	w.full = make([]uint64, words)
 	for i := 0; i < n; i++ {
 		w.full[i>>6] |= 1 << (i & 63)
 	}
-	w.slots = make([]uint64, n)
 	w.vstart = make([]int32, n)
 	w.vlen = make([]int32, n)
 	w.Reset()
@@ -204,7 +233,9 @@ func (w *RowWriter) RowType() *RowType { return w.rt }
 func (w *RowWriter) Reset() {
 	copy(w.nulls, w.full)
 	clear(w.slots)
+	clear(w.vlen)
 	w.vbuf = w.vbuf[:0]
+	w.ordered, w.lastVar = true, -1
 }
 
 // Size returns the size of the row's encoding as set so far.
@@ -212,14 +243,55 @@ func (w *RowWriter) Size() int { return w.rt.fixedSize + w.varSize(w.n, w.rt.var
 
 // Finish returns the row written, in the arena, and Resets the writer.
 func (w *RowWriter) Finish() Row {
-	size := w.Size()
+	rt := w.rt
+	size := rt.fixedSize
+	for _, i := range rt.varFields {
+		if w.nulls[i>>6]&(1<<(i&63)) == 0 {
+			size += int(w.vlen[i])
+		}
+	}
 	if size == 0 {
 		return Row{}
 	}
 	dst := w.arena.alloc(size)
-	w.encode(dst, 0, w.n, w.rt.varFields, false)
+	w.encodeRow(dst)
 	w.Reset()
 	return Row{b: unsafeString(dst), n: int32(w.n)}
+}
+
+// encodeRow writes the row into dst, which has exactly its size.
+func (w *RowWriter) encodeRow(dst []byte) {
+	rt := w.rt
+	fs := rt.fixedSize
+	if w.ordered {
+		// The variable part is vbuf as it is: one copy.
+		copy(dst[fs:], w.vbuf)
+		for _, i := range rt.varFields {
+			if w.nulls[i>>6]&(1<<(i&63)) == 0 {
+				w.slots[i] = uint64(fs+int(w.vstart[i]))<<32 | uint64(uint32(w.vlen[i]))
+			}
+		}
+	} else {
+		off := fs
+		for _, i := range rt.varFields {
+			if w.nulls[i>>6]&(1<<(i&63)) != 0 {
+				continue
+			}
+			st, l := int(w.vstart[i]), int(w.vlen[i])
+			copy(dst[off:off+l], w.vbuf[st:st+l])
+			w.slots[i] = uint64(off)<<32 | uint64(l)
+			off += l
+		}
+	}
+	if nativeLE {
+		if len(w.fixed) > 0 {
+			copy(dst[:fs], unsafe.Slice((*byte)(unsafe.Pointer(&w.fixed[0])), fs))
+		}
+		return
+	}
+	for k, word := range w.fixed {
+		binary.LittleEndian.PutUint64(dst[8*k:], word)
+	}
 }
 
 // AppendTo appends the encoding of the row written to dst, leaving the
@@ -228,7 +300,9 @@ func (w *RowWriter) AppendTo(dst []byte) []byte {
 	size := w.Size()
 	start := len(dst)
 	dst = grow(dst, size)
-	w.encode(dst[start:], 0, w.n, w.rt.varFields, false)
+	if size > 0 {
+		w.encodeRow(dst[start:])
+	}
 	return dst
 }
 
@@ -354,6 +428,8 @@ func (a *ArrayWriter) Reset() {
 	a.nulls = a.nulls[:0]
 	a.slots = a.slots[:0]
 	a.vbuf = a.vbuf[:0]
+	a.vstart = a.vstart[:0]
+	a.vlen = a.vlen[:0]
 }
 
 // Len returns the number of elements appended.
