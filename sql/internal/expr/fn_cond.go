@@ -128,13 +128,17 @@ func init() {
 		num       func(types.Type) bool
 	}{
 		{"IS_ALPHA", "IS_ALPHA(string): TRUE if string is not empty and all its characters are letters; FALSE otherwise, also for NULL and numbers",
-			func(s string) bool { return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 },
+			func(s string) bool {
+				return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }) < 0
+			},
 			func(types.Type) bool { return false }},
 		{"IS_DECIMAL", "IS_DECIMAL(string): TRUE if string parses as a number (as Java's Integer, Long or Double do); TRUE for numbers; FALSE otherwise, also for NULL",
 			isJavaNumber,
 			func(types.Type) bool { return true }},
 		{"IS_DIGIT", "IS_DIGIT(string): TRUE if string is not empty and all its characters are digits; TRUE for integers; FALSE otherwise, also for NULL",
-			func(s string) bool { return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) }) < 0 },
+			func(s string) bool {
+				return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) }) < 0
+			},
 			func(t types.Type) bool { return t.IsIntegral() }},
 	}
 	for _, it := range isTests {

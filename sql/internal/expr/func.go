@@ -35,7 +35,8 @@ type Builtin struct {
 	Func    *Func
 	// Check, if set, validates a resolved call whose argument values may be
 	// constants: a pattern, a unit or a format that cannot work is an error
-	// of the query rather than of every row.
+	// of the query rather than of every row. It may refine call.T from
+	// constant arguments (ROUND's scale, a unit's result type).
 	Check func(call *Call) error
 	// Doc is one line for SHOW FUNCTIONS and the docs: the signature and
 	// what the function does.
