@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/eddystream/eddy/changelog"
 )
@@ -160,5 +161,67 @@ func TestDecimalText(t *testing.T) {
 		if d.String() != c.plain || d.JavaString() != c.java {
 			t.Errorf("%s: plain %s java %s, want %s %s", c.in, d, d.JavaString(), c.plain, c.java)
 		}
+	}
+}
+
+func TestCastValue(t *testing.T) {
+	shanghai, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Skip(err)
+	}
+	ts := TimestampOf(2015, 7, 15, 8, 30, 1, 123456789)
+	cases := []struct {
+		v        Value
+		from, to string
+		want     string // FormatValue of the result in to, or "error"
+	}{
+		{int64(300), "BIGINT", "TINYINT", "44"},
+		{int64(-1), "BIGINT", "INT", "-1"},
+		{float64(3.99), "DOUBLE", "INT", "3"},
+		{float64(-3.99), "DOUBLE", "BIGINT", "-3"},
+		{float64(1e20), "DOUBLE", "INT", "2147483647"},
+		{math.NaN(), "DOUBLE", "BIGINT", "0"},
+		{float64(1e10), "DOUBLE", "SMALLINT", "-1"},
+		{MustParseDecimal("-12.99"), "DECIMAL(4,2)", "INT", "-12"},
+		{MustParseDecimal("1.005"), "DECIMAL(4,3)", "DECIMAL(3,2)", "1.01"},
+		{int32(100), "INT", "DECIMAL(2,0)", "error"},
+		{float64(0.1), "DOUBLE", "DECIMAL(5,3)", "0.100"},
+		{true, "BOOLEAN", "INT", "1"},
+		{MustParseDecimal("0.00"), "DECIMAL(3,2)", "BOOLEAN", "FALSE"},
+		{float32(2.5), "FLOAT", "BOOLEAN", "TRUE"},
+		{int64(5), "BIGINT", "DOUBLE", "5.0"},
+		{ts, "TIMESTAMP(9)", "DATE", "2015-07-15"},
+		{ts, "TIMESTAMP(9)", "TIME(3)", "08:30:01.123"},
+		{ts, "TIMESTAMP(9)", "TIMESTAMP(3)", "2015-07-15 08:30:01.123"},
+		{ts, "TIMESTAMP(9)", "TIMESTAMP_LTZ(0)", "2015-07-15 08:30:01"},
+		{Date(1), "DATE", "TIMESTAMP(0)", "1970-01-02 00:00:00"},
+		{TimeOf(1, 2, 3, 0), "TIME", "TIMESTAMP(0)", "1970-01-01 01:02:03"},
+		{int32(14), "INT", "INTERVAL YEAR TO MONTH", "+1-02"},
+		{int64(90061001), "INTERVAL DAY TO SECOND", "BIGINT", "90061001"},
+		{int32(7), "INT", "STRING", "7"},
+		{int32(7), "INT", "CHAR(3)", "7  "},
+		{"2020-01-01", "STRING", "DATE", "2020-01-01"},
+		{[]Value{int32(1), nil}, "ARRAY<INT>", "ARRAY<STRING>", "[1, NULL]"},
+		{[]Value{int64(1), "x"}, "ROW<a BIGINT, b STRING>", "ROW<a INT, b CHAR(2)>", "(1, x )"},
+		{Date(0), "DATE", "TIME", "error"},
+		{int32(1), "INT", "DATE", "error"},
+	}
+	for _, c := range cases {
+		from, to := MustParseType(c.from), MustParseType(c.to)
+		got, err := CastValue(c.v, from, to, shanghai)
+		var s string
+		if err != nil {
+			s = "error"
+		} else if s, err = FormatValue(to, got, shanghai); err != nil {
+			t.Fatalf("CAST(%v AS %s) gave %#v: %v", c.v, to, got, err)
+		}
+		if s != c.want {
+			t.Errorf("CAST(%v: %s AS %s) = %s, want %s", c.v, from, to, s, c.want)
+		}
+	}
+	// TIMESTAMP_LTZ converts through the session zone.
+	ltz, err := CastValue(TimestampOf(2015, 7, 15, 8, 0, 0, 0), TimestampType(3), TimestampLTZType(3), shanghai)
+	if err != nil || ltz.(Timestamp).UTC().Hour() != 0 {
+		t.Errorf("TIMESTAMP 08:00 in Shanghai is %v UTC, want 00:00 (%v)", ltz, err)
 	}
 }
