@@ -37,10 +37,39 @@
 // values have equal bytes and Row is a comparable key for retraction. Maps
 // keep their entries in the order they were written.
 //
+// The Row value is the byte string and its number of fields (needed to
+// find the slots behind the bitmap); rows of one type are == exactly when
+// their bytes are. A TIME is stored as nanoseconds of the day (Flink keeps
+// milliseconds) so that TIME(9) loses nothing.
+//
 // Accessors do not check the type: the schema (RowType) is known statically
 // where a row is read, and reading a field as another type than its own
-// gives a meaningless value (never a crash on a row that came from a writer
-// or passed RowFromBytes).
+// gives a meaningless value (never memory outside the row).
+//
+// # Writing rows
+//
+// A RowWriter writes rows of one RowType: Reset (every field NULL), Set each
+// field with the setter of its type in any order, Finish into an Arena.
+// Setting variable-length fields in field order (the usual case) is the
+// fast path; any order, repeated sets and SetNull after a set give the same
+// canonical bytes. Nested values are written by their own writers
+// (RowWriter, ArrayWriter, MapWriter) and appended to the parent
+// (SetRowFrom, SetArrayFrom, SetMapFrom) without going through the arena.
+// BuildRow and SetValue take boxed values (Value) for constants and tests.
+//
+// # Semantics chosen where Flink's differ or are unspecified
+//
+//   - Decimal arithmetic and fitting return an error wrapping ErrOverflow
+//     where Flink yields NULL; CastValue and ParseValue too. The JSON
+//     decoder follows Flink (a DECIMAL beyond its precision is NULL).
+//   - Maps keep their entries in the order written (Flink prints a Java
+//     HashMap, whose order is unspecified); two maps with the same entries
+//     in another order are different values.
+//   - -0.0 is stored as +0.0, so it prints as 0.0 where Flink may print
+//     -0.0.
+//   - The print form shows TIMESTAMP_LTZ as a UTC instant (Java's
+//     Instant.toString), as Flink's print connector does; CAST to STRING
+//     shows it in the session time zone.
 //
 // # Text forms
 //

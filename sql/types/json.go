@@ -263,6 +263,30 @@ type JSONDecoder struct {
 	root  *jdRow
 	arena *Arena
 	sc    jsonScanner
+	path  []pathElem // where the value being decoded is, for errors
+}
+
+// pathElem is a step of the path to a value: a field, an index or a key.
+type pathElem struct {
+	name  string
+	index int
+	kind  uint8 // 'f' field, 'i' index, 'k' key
+}
+
+// pathString renders the path ("row.`a`[2]["k"]").
+func (d *JSONDecoder) pathString() string {
+	s := "row"
+	for _, e := range d.path {
+		switch e.kind {
+		case 'f':
+			s += "." + QuoteIdentifier(e.name)
+		case 'i':
+			s += fmt.Sprintf("[%d]", e.index)
+		case 'k':
+			s += "[" + strconv.Quote(e.name) + "]"
+		}
+	}
+	return s
 }
 
 // jdRow is the decoding plan of a row type.
@@ -336,9 +360,10 @@ func newJDNode(t Type) (*jdNode, error) {
 // Decode decodes one JSON object into a row. Errors name the field (with
 // its path for nested values), the expected type and what was found.
 func (d *JSONDecoder) Decode(data []byte) (Row, error) {
-	d.sc = jsonScanner{data: data}
+	d.sc = jsonScanner{data: data, buf: d.sc.buf}
+	d.path = d.path[:0]
 	d.sc.ws()
-	if err := d.decodeRow(d.root, "row"); err != nil {
+	if err := d.decodeRow(d.root); err != nil {
 		return Row{}, err
 	}
 	d.sc.ws()
@@ -354,9 +379,10 @@ func (d *JSONDecoder) DecodeInto(w *RowWriter, data []byte) error {
 	saved := d.root.w
 	d.root.w = w
 	defer func() { d.root.w = saved }()
-	d.sc = jsonScanner{data: data}
+	d.sc = jsonScanner{data: data, buf: d.sc.buf}
+	d.path = d.path[:0]
 	d.sc.ws()
-	if err := d.decodeRow(d.root, "row"); err != nil {
+	if err := d.decodeRow(d.root); err != nil {
 		return err
 	}
 	d.sc.ws()
@@ -384,13 +410,13 @@ func (e *JSONError) Error() string {
 	return fmt.Sprintf("types: JSON %s at offset %d: %s", e.Path, e.Offset, e.Problem)
 }
 
-func (d *JSONDecoder) decodeRow(n *jdRow, path string) error {
+func (d *JSONDecoder) decodeRow(n *jdRow) error {
 	sc := &d.sc
 	w := n.w
 	w.Reset()
 	clear(n.seen)
 	if !sc.consume('{') {
-		return &JSONError{Path: path, Offset: sc.pos, Problem: "expected a JSON object, found " + sc.near()}
+		return &JSONError{Path: d.pathString(), Offset: sc.pos, Problem: "expected a JSON object, found " + sc.near()}
 	}
 	sc.ws()
 	if !sc.consume('}') {
@@ -412,10 +438,11 @@ func (d *JSONDecoder) decodeRow(n *jdRow, path string) error {
 				}
 			} else {
 				n.seen[i] = true
-				fpath := path + "." + QuoteIdentifier(n.rt.fields[i].Name)
-				if err := d.decodeCell(&w.cells, i, n.nodes[i], fpath); err != nil {
+				d.path = append(d.path, pathElem{name: n.rt.fields[i].Name, kind: 'f'})
+				if err := d.decodeCell(&w.cells, i, n.nodes[i]); err != nil {
 					return err
 				}
+				d.path = d.path[:len(d.path)-1]
 			}
 			sc.ws()
 			if sc.consume(',') {
@@ -429,21 +456,22 @@ func (d *JSONDecoder) decodeRow(n *jdRow, path string) error {
 	}
 	for i, seen := range n.seen {
 		if !seen && d.opts.FailOnMissingField {
-			return &JSONError{Path: path, Offset: sc.pos, Problem: fmt.Sprintf("field %s is missing", QuoteIdentifier(n.rt.fields[i].Name))}
+			return &JSONError{Path: d.pathString(), Offset: sc.pos, Problem: fmt.Sprintf("field %s is missing", QuoteIdentifier(n.rt.fields[i].Name))}
 		}
 	}
 	return nil
 }
 
 // decodeCell decodes the next JSON value as cell i of type n.t.
-func (d *JSONDecoder) decodeCell(c *cells, i int, n *jdNode, path string) error {
+func (d *JSONDecoder) decodeCell(c *cells, i int, n *jdNode) error {
 	sc := &d.sc
 	start := sc.pos
 	if sc.literal("null") {
 		c.setNull(i)
 		return nil
 	}
-	err := d.decodeValue(c, i, n, path)
+	depth := len(d.path)
+	err := d.decodeValue(c, i, n)
 	if err == nil {
 		return nil
 	}
@@ -452,6 +480,7 @@ func (d *JSONDecoder) decodeCell(c *cells, i int, n *jdNode, path string) error 
 	}
 	if d.opts.IgnoreParseErrors {
 		// Skip whatever is left of the value and make it NULL.
+		d.path = d.path[:depth]
 		sc.pos = start
 		if serr := sc.skip(0); serr != nil {
 			return serr
@@ -462,20 +491,20 @@ func (d *JSONDecoder) decodeCell(c *cells, i int, n *jdNode, path string) error 
 	return err
 }
 
-func (d *JSONDecoder) mismatch(path string, t Type, found string, offset int) error {
-	return &JSONError{Path: path, Offset: offset, Problem: fmt.Sprintf("expected %s, found %s", t, found)}
+func (d *JSONDecoder) mismatch(t Type, found string, offset int) error {
+	return &JSONError{Path: d.pathString(), Offset: offset, Problem: fmt.Sprintf("expected %s, found %s", t, found)}
 }
 
-func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error {
+func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode) error {
 	sc := &d.sc
 	t := n.t
 	start := sc.pos
 	switch t.kind {
 	case KindRow:
 		if sc.peek() != '{' {
-			return d.mismatch(path, t, sc.near(), start)
+			return d.mismatch(t, sc.near(), start)
 		}
-		if err := d.decodeRow(n.row, path); err != nil {
+		if err := d.decodeRow(n.row); err != nil {
 			return err
 		}
 		c.beginVar(i)
@@ -484,7 +513,7 @@ func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error
 		return nil
 	case KindArray:
 		if !sc.consume('[') {
-			return d.mismatch(path, t, sc.near(), start)
+			return d.mismatch(t, sc.near(), start)
 		}
 		// The element writer is this node's: nested arrays of the same
 		// node are finished before the next element starts.
@@ -494,9 +523,11 @@ func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error
 		if !sc.consume(']') {
 			for j := 0; ; j++ {
 				sc.ws()
-				if err := d.decodeCell(&aw.cells, aw.next(), n.elem, fmt.Sprintf("%s[%d]", path, j)); err != nil {
+				d.path = append(d.path, pathElem{index: j, kind: 'i'})
+				if err := d.decodeCell(&aw.cells, aw.next(), n.elem); err != nil {
 					return err
 				}
+				d.path = d.path[:len(d.path)-1]
 				sc.ws()
 				if sc.consume(',') {
 					continue
@@ -513,7 +544,7 @@ func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error
 		return nil
 	case KindMap, KindMultiset:
 		if !sc.consume('{') {
-			return d.mismatch(path, t, sc.near(), start)
+			return d.mismatch(t, sc.near(), start)
 		}
 		mw := n.mw
 		mw.Reset()
@@ -531,9 +562,11 @@ func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error
 					return sc.errorf("expected ':' after a key, found %s", sc.near())
 				}
 				sc.ws()
-				if err := d.decodeCell(&mw.values.cells, mw.values.next(), n.elem, path+"["+strconv.Quote(string(key))+"]"); err != nil {
+				d.path = append(d.path, pathElem{name: string(key), kind: 'k'})
+				if err := d.decodeCell(&mw.values.cells, mw.values.next(), n.elem); err != nil {
 					return err
 				}
+				d.path = d.path[:len(d.path)-1]
 				sc.ws()
 				if sc.consume(',') {
 					continue
@@ -561,7 +594,7 @@ func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error
 		text, quoted = s, true
 	case ch == '{' || ch == '[':
 		if !t.IsString() {
-			return d.mismatch(path, t, sc.near(), start)
+			return d.mismatch(t, sc.near(), start)
 		}
 		if err := sc.skip(0); err != nil {
 			return err
@@ -592,7 +625,7 @@ func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error
 		case !quoted && s == "false", quoted && equalFoldASCII(s, "false"):
 			c.setFixed(i, 0)
 		default:
-			return d.mismatch(path, t, found(), start)
+			return d.mismatch(t, found(), start)
 		}
 	case KindTinyInt, KindSmallInt, KindInt, KindBigInt, KindIntervalYearMonth, KindIntervalDayTime:
 		v, err := parseInteger(s, Type{kind: intKindOf(t.kind)})
@@ -605,13 +638,13 @@ func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error
 			}
 		}
 		if err != nil || (quoted && !isPlainInteger(s)) {
-			return d.mismatch(path, t, found(), start)
+			return d.mismatch(t, found(), start)
 		}
 		c.setFixed(i, uint64(v))
 	case KindFloat, KindDouble:
 		f, err := parseJavaFloat(s, t)
 		if err != nil || (!quoted && (s == "NaN" || s == "Infinity" || s == "-Infinity")) {
-			return d.mismatch(path, t, found(), start)
+			return d.mismatch(t, found(), start)
 		}
 		if t.kind == KindFloat {
 			c.setFixed(i, uint64(Float32Bits(float32(f))))
@@ -621,7 +654,7 @@ func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error
 	case KindDecimal:
 		v, err := ParseDecimal(s)
 		if err != nil {
-			return d.mismatch(path, t, found(), start)
+			return d.mismatch(t, found(), start)
 		}
 		if err := c.setDecimal(i, v, t); err != nil {
 			// Flink reads a decimal beyond the precision as NULL.
@@ -631,7 +664,7 @@ func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error
 		c.setVarBytes(i, text)
 	case KindBinary, KindVarBinary:
 		if !quoted {
-			return d.mismatch(path, t, found(), start)
+			return d.mismatch(t, found(), start)
 		}
 		c.beginVar(i)
 		var err error
@@ -639,19 +672,19 @@ func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error
 		if err != nil {
 			c.vbuf = c.vbuf[:c.vstart[i]]
 			c.setNull(i)
-			return &JSONError{Path: path, Offset: start, Problem: fmt.Sprintf("expected base64 bytes for %s: %v", t, err)}
+			return &JSONError{Path: d.pathString(), Offset: start, Problem: fmt.Sprintf("expected base64 bytes for %s: %v", t, err)}
 		}
 		c.endVar(i)
 	case KindDate:
 		v, ok := parseISODate(s)
 		if !quoted || !ok {
-			return d.mismatch(path, t, found()+" (use yyyy-MM-dd)", start)
+			return d.mismatch(t, found()+" (use yyyy-MM-dd)", start)
 		}
 		c.setFixed(i, uint64(int64(v)))
 	case KindTime:
 		v, err := ParseTime(s, 0)
 		if !quoted || err != nil || len(s) < 8 {
-			return d.mismatch(path, t, found()+" (use HH:mm:ss)", start)
+			return d.mismatch(t, found()+" (use HH:mm:ss)", start)
 		}
 		c.setFixed(i, uint64(v))
 	case KindTimestamp, KindTimestampLTZ:
@@ -662,17 +695,17 @@ func (d *JSONDecoder) decodeValue(c *cells, i int, n *jdNode, path string) error
 		if t.kind == KindTimestampLTZ {
 			form += "Z"
 			if len(s) == 0 || s[len(s)-1] != 'Z' {
-				return d.mismatch(path, t, found()+" (use "+form+")", start)
+				return d.mismatch(t, found()+" (use "+form+")", start)
 			}
 			s = s[:len(s)-1]
 		}
 		ts, err := parseTimestamp(s, sep, true)
 		if !quoted || err != nil {
-			return d.mismatch(path, t, found()+" (use "+form+")", start)
+			return d.mismatch(t, found()+" (use "+form+")", start)
 		}
 		c.setTimestamp(i, ts, int(t.p))
 	default:
-		return d.mismatch(path, t, found(), start)
+		return d.mismatch(t, found(), start)
 	}
 	return nil
 }

@@ -416,28 +416,28 @@ func ParseTimestamp(s string, precision int) (Timestamp, error) {
 }
 
 // parseTimestamp parses yyyy-M-d[<sep>H:m:s[.f]], with the time required
-// when strict.
+// when timeRequired. It does not allocate.
 func parseTimestamp(t string, sep byte, timeRequired bool) (Timestamp, error) {
-	datePart, timePart := t, ""
+	datePart, timePart, hasTime := t, "", false
 	if i := strings.IndexByte(t, sep); i >= 0 {
-		datePart, timePart = t[:i], t[i+1:]
+		datePart, timePart, hasTime = t[:i], t[i+1:], true
 	} else if timeRequired {
 		return Timestamp{}, errBadTimestamp
 	}
-	dp := strings.Split(datePart, "-")
-	if len(dp) != 3 {
+	var dp [3]string
+	if !splitN(datePart, '-', dp[:]) || len(dp[0]) != 4 {
 		return Timestamp{}, errBadTimestamp
 	}
 	y, ok1 := atoiDigits(dp[0], 4)
 	m, ok2 := atoiDigits(dp[1], 2)
 	d, ok3 := atoiDigits(dp[2], 2)
-	if !ok1 || !ok2 || !ok3 || len(dp[0]) != 4 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
 		return Timestamp{}, errBadTimestamp
 	}
 	var h, mi, sec, nanos int
-	if timePart != "" || len(t) > len(datePart) {
-		tp := strings.Split(timePart, ":")
-		if len(tp) != 3 {
+	if hasTime {
+		var tp [3]string
+		if !splitN(timePart, ':', tp[:]) {
 			return Timestamp{}, errBadTimestamp
 		}
 		secPart := tp[2]
@@ -458,6 +458,19 @@ func parseTimestamp(t string, sep byte, timeRequired bool) (Timestamp, error) {
 		}
 	}
 	return TimestampOf(y, m, d, h, mi, sec, nanos), nil
+}
+
+// splitN splits s at sep into exactly len(parts) parts.
+func splitN(s string, sep byte, parts []string) bool {
+	for k := 0; k < len(parts)-1; k++ {
+		i := strings.IndexByte(s, sep)
+		if i < 0 {
+			return false
+		}
+		parts[k], s = s[:i], s[i+1:]
+	}
+	parts[len(parts)-1] = s
+	return strings.IndexByte(s, sep) < 0
 }
 
 var errBadTimestamp = fmt.Errorf("bad timestamp")
