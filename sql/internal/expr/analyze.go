@@ -636,6 +636,15 @@ func (a *Analyzer) funcCall(n *parser.FuncCall) (Expr, error) {
 	return e, nil
 }
 
+// jsonFunc resolves the JSON functions with clauses of their own into
+// calls with the clauses as trailing constant arguments:
+//
+//	JSON_VALUE(v, path, NULL of the RETURNING type (STRING by default),
+//	    on-empty 'NULL'|'ERROR'|'DEFAULT', its default, on-error kind, its default)
+//	JSON_QUERY(v, path, 'WITHOUT'|'CONDITIONAL'|'UNCONDITIONAL', on-empty, on-error)
+//	JSON_EXISTS(v, path, on-error 'FALSE'|'TRUE'|'UNKNOWN'|'ERROR')
+//	JSON_OBJECT('NULL'|'ABSENT', key1, value1, ...)
+//	JSON_ARRAY('ABSENT'|'NULL', value1, ...)
 func (a *Analyzer) jsonFunc(n *parser.JSONFunc) (Expr, error) {
 	b, ok := a.Funcs.Lookup(n.Name)
 	if !ok {
@@ -645,19 +654,74 @@ func (a *Analyzer) jsonFunc(n *parser.JSONFunc) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range n.Pairs {
-		k, v, err := a.pair(p.Key, p.Value)
-		if err != nil {
-			return nil, err
+	null := func() Expr { return &Literal{T: types.NullType(), Text: "NULL"} }
+	behavior := func(bh *parser.JSONBehavior, def string) (Expr, Expr, error) {
+		if bh == nil {
+			return StringLiteral(def), null(), nil
 		}
-		args = append(args, k, v)
+		if bh.Default != nil {
+			d, err := a.Expr(bh.Default)
+			return StringLiteral("DEFAULT"), d, err
+		}
+		return StringLiteral(bh.Kind), null(), nil
 	}
-	if n.Returning != nil {
-		t, err := a.Type(n.Returning)
+	switch n.Name {
+	case "JSON_VALUE":
+		ret := types.String().Nullable()
+		if n.Returning != nil {
+			t, err := a.Type(n.Returning)
+			if err != nil {
+				return nil, err
+			}
+			ret = t.Nullable()
+		}
+		ek, ed, err := behavior(n.OnEmpty, "NULL")
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, &Literal{T: t.Nullable(), Text: "NULL"})
+		rk, rd, err := behavior(n.OnError, "NULL")
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, &Literal{T: ret, Text: "NULL"}, ek, ed, rk, rd)
+	case "JSON_QUERY":
+		if n.Returning != nil {
+			t, err := a.Type(n.Returning)
+			if err != nil {
+				return nil, err
+			}
+			if !t.IsString() {
+				return nil, a.Errorf(n.Returning.Pos, "JSON_QUERY returns a string, not %s", t)
+			}
+		}
+		wrapper := "WITHOUT"
+		switch {
+		case strings.Contains(n.Wrapper, "UNCONDITIONAL"):
+			wrapper = "UNCONDITIONAL"
+		case strings.HasPrefix(n.Wrapper, "WITH "):
+			wrapper = "CONDITIONAL"
+		}
+		ek, _, _ := behavior(n.OnEmpty, "NULL")
+		rk, _, _ := behavior(n.OnError, "NULL")
+		args = append(args, StringLiteral(wrapper), ek, rk)
+	case "JSON_EXISTS":
+		rk, _, _ := behavior(n.OnError, "FALSE")
+		args = append(args, rk)
+	case "JSON_OBJECT", "JSON_ARRAY":
+		onNull := n.OnNull
+		if onNull == "" {
+			onNull = map[bool]string{true: "NULL", false: "ABSENT"}[n.Name == "JSON_OBJECT"]
+		}
+		args = append([]Expr{StringLiteral(onNull)}, args...)
+		for _, p := range n.Pairs {
+			k, v, err := a.pair(p.Key, p.Value)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, k, v)
+		}
+	default:
+		return nil, a.Errorf(n.Pos, "%s is only allowed in a query's SELECT or HAVING", n.Name)
 	}
 	e, err := NewCall(b, args...)
 	if err != nil {
