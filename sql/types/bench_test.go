@@ -1,6 +1,7 @@
 package types
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -25,8 +26,18 @@ const (
 // BenchmarkBidBuild writes Nexmark bid rows into an arena: the cost of
 // making one row of the relational operators' input (target well under 30
 // ns and 0 allocations per row, the arena's chunks amortised).
-func BenchmarkBidBuild(b *testing.B) {
-	arena := NewArena(0)
+func BenchmarkBidBuild(b *testing.B) { benchBidBuild(b, 0) }
+
+// BenchmarkBidBuildChunk is BenchmarkBidBuild with arena chunks of 16 KiB
+// to 1 MiB: larger chunks mean fewer large allocations per row.
+func BenchmarkBidBuildChunk(b *testing.B) {
+	for _, kib := range []int{16, 64, 256, 1024} {
+		b.Run(fmt.Sprintf("chunk=%dKiB", kib), func(b *testing.B) { benchBidBuild(b, kib<<10) })
+	}
+}
+
+func benchBidBuild(b *testing.B, chunk int) {
+	arena := NewArena(chunk)
 	w := NewRowWriter(bidType, arena)
 	b.ReportAllocs()
 	var sink Row

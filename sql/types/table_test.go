@@ -225,3 +225,17 @@ func TestCastValue(t *testing.T) {
 		t.Errorf("TIMESTAMP 08:00 in Shanghai is %v UTC, want 00:00 (%v)", ltz, err)
 	}
 }
+
+func TestSetTimestampMillisCutsToPrecision(t *testing.T) {
+	rt := MustRowType(F("t0", TimestampType(0)), F("t3", TimestampLTZType(3)))
+	w := NewRowWriter(rt, NewArena(0))
+	w.SetTimestampMillis(0, -1500)
+	w.SetTimestampMillis(1, -1500)
+	r := w.Finish()
+	if r.TimestampMillis(0) != -2000 || r.TimestampMillis(1) != -1500 {
+		t.Errorf("got %d %d", r.TimestampMillis(0), r.TimestampMillis(1))
+	}
+	if _, err := RowFromBytes(rt, r.Bytes()); err != nil {
+		t.Error(err)
+	}
+}

@@ -353,8 +353,15 @@ func (w *RowWriter) SetTime(i int, t Time) {
 }
 
 // SetTimestampMillis sets TIMESTAMP or TIMESTAMP_LTZ field i of precision
-// 3 to ms milliseconds since the epoch: the fast path of SetTimestamp.
-func (w *RowWriter) SetTimestampMillis(i int, ms int64) { w.setFixed(i, uint64(ms)) }
+// at most 3 to ms milliseconds since the epoch (cut to the precision): the
+// fast path of SetTimestamp.
+func (w *RowWriter) SetTimestampMillis(i int, ms int64) {
+	if p := w.rt.fields[i].Type.p; p < MaxCompactTimestampPrecision {
+		u := pow10[MaxCompactTimestampPrecision-p]
+		ms = floorDiv(ms, u) * u
+	}
+	w.setFixed(i, uint64(ms))
+}
 
 // SetTimestamp sets TIMESTAMP or TIMESTAMP_LTZ field i, cut to the field's
 // precision.
