@@ -107,20 +107,22 @@ func appendPadded(b []byte, v int64, width int) []byte {
 // format appends t (a wall clock; offset is its zone's offset in seconds,
 // name its zone's name) as the pattern says.
 func (f *dateFormat) format(b []byte, t time.Time, nanos int, offset int, zone string) []byte {
+	year, month, day := t.Date()
+	hour, minute, second := t.Clock()
 	for _, it := range f.items {
 		n := it.count
 		switch it.letter {
 		case 0:
 			b = append(b, it.text...)
 		case 'y', 'u':
-			y := int64(t.Year())
+			y := int64(year)
 			if n == 2 {
 				b = appendPadded(b, (y%100+100)%100, 2)
 			} else {
 				b = appendPadded(b, y, n)
 			}
 		case 'M', 'L':
-			m := int(t.Month())
+			m := int(month)
 			switch {
 			case n >= 4:
 				b = append(b, monthNames[m-1]...)
@@ -130,29 +132,29 @@ func (f *dateFormat) format(b []byte, t time.Time, nanos int, offset int, zone s
 				b = appendPadded(b, int64(m), n)
 			}
 		case 'd':
-			b = appendPadded(b, int64(t.Day()), n)
+			b = appendPadded(b, int64(day), n)
 		case 'D':
 			b = appendPadded(b, int64(t.YearDay()), n)
 		case 'H':
-			b = appendPadded(b, int64(t.Hour()), n)
+			b = appendPadded(b, int64(hour), n)
 		case 'k':
-			h := t.Hour()
+			h := hour
 			if h == 0 {
 				h = 24
 			}
 			b = appendPadded(b, int64(h), n)
 		case 'h':
-			h := t.Hour() % 12
+			h := hour % 12
 			if h == 0 {
 				h = 12
 			}
 			b = appendPadded(b, int64(h), n)
 		case 'K':
-			b = appendPadded(b, int64(t.Hour()%12), n)
+			b = appendPadded(b, int64(hour%12), n)
 		case 'm':
-			b = appendPadded(b, int64(t.Minute()), n)
+			b = appendPadded(b, int64(minute), n)
 		case 's':
-			b = appendPadded(b, int64(t.Second()), n)
+			b = appendPadded(b, int64(second), n)
 		case 'S':
 			frac := appendPadded(nil, int64(nanos), 9)
 			for i := 0; i < n; i++ {
@@ -165,7 +167,7 @@ func (f *dateFormat) format(b []byte, t time.Time, nanos int, offset int, zone s
 		case 'n':
 			b = appendPadded(b, int64(nanos), n)
 		case 'a':
-			if t.Hour() < 12 {
+			if hour < 12 {
 				b = append(b, "AM"...)
 			} else {
 				b = append(b, "PM"...)
@@ -177,7 +179,7 @@ func (f *dateFormat) format(b []byte, t time.Time, nanos int, offset int, zone s
 			}
 			b = append(b, d...)
 		case 'Q':
-			b = appendPadded(b, int64((int(t.Month())+2)/3), n)
+			b = appendPadded(b, int64((int(month)+2)/3), n)
 		case 'Z', 'X', 'x':
 			b = appendOffset(b, it.letter, n, offset)
 		case 'z', 'V':
