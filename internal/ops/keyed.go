@@ -7,6 +7,7 @@ import (
 	"github.com/eddystream/eddy/internal/runtime"
 	"github.com/eddystream/eddy/internal/state"
 	"github.com/eddystream/eddy/internal/state/codec"
+	"github.com/eddystream/eddy/internal/state/kv"
 )
 
 // BackendFactory creates the keyed state backend of one operator subtask
@@ -124,7 +125,7 @@ func lazyCodec[T any]() codec.Codec[T] {
 type failingCodec[T any] struct{ err error }
 
 func (f failingCodec[T]) Append(dst []byte, v T) []byte {
-	panic(&state.BackendError{Op: "encode", Err: f.err})
+	panic(&kv.BackendError{Op: "encode", Err: f.err})
 }
 
 func (f failingCodec[T]) Decode(src []byte) (v T, n int, err error) { return v, 0, f.err }
@@ -133,13 +134,13 @@ func (f failingCodec[T]) Decode(src []byte) (v T, n int, err error) { return v, 
 // snapshots under name: on a bytes backend, a table of the backend called
 // name (so the backend's own snapshots hold them); otherwise a timer service
 // in memory, registered as an extra table. It panics with a
-// *state.BackendError if the bytes backend has a table of that name of
+// *kv.BackendError if the bytes backend has a table of that name of
 // another kind.
 func newTimers[K comparable, N comparable, T any](k *keyedBase[K, T], name string) state.Timers[K, N] {
 	if bb, ok := k.backend.(state.BytesBackend); ok {
 		ts, err := state.NewBytesTimers[K, N](bb, name, k.keyCodec(), lazyCodec[N]())
 		if err != nil {
-			panic(&state.BackendError{Op: "create timers", Err: err})
+			panic(&kv.BackendError{Op: "create timers", Err: err})
 		}
 		return ts
 	}

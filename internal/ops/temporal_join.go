@@ -97,7 +97,7 @@ func NewTemporalJoin[K comparable, A, B, O any](ctx *runtime.Context, spec KeySp
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			// newTimers panics with a *state.BackendError.
+			// newTimers panics with a *kv.BackendError.
 			j, err = nil, fmt.Errorf("temporal join timers: %v", r)
 		}
 		if err != nil {

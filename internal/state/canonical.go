@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/eddystream/eddy/internal/state/codec"
+	"github.com/eddystream/eddy/internal/state/kv"
 )
 
 // Canonical keyed-state format: the backend-independent encoding of a key
@@ -165,7 +166,7 @@ func (t *KeyedTables) beginCanonical(kgs KeyGroupRange) (func() map[int][]byte, 
 		for name, id := range ids {
 			s := &source{name: name, kind: kinds[name], now: make([][]byte, kgs.Len())}
 			for kg := kgs.Start; kg < kgs.End; kg++ {
-				prefix = appendTablePrefix(prefix[:0], kg, id)
+				prefix = kv.AppendTablePrefix(prefix[:0], kg, id)
 				var entries []byte
 				b.Scan(prefix, func(key, value []byte) bool {
 					entries = codec.AppendKV(entries, key[len(prefix):], value)
@@ -270,8 +271,8 @@ func (t *KeyedTables) restoreCanonicalBytes(b TableLister, kg int, tables []cano
 	if kl, ok := b.(TableKindLister); ok {
 		kinds = kl.TableKinds()
 	}
-	type kv struct{ k, v []byte }
-	var all []kv
+	type entry struct{ k, v []byte }
+	var all []entry
 	for _, ct := range tables {
 		id, ok := ids[ct.name]
 		if !ok {
@@ -286,9 +287,9 @@ func (t *KeyedTables) restoreCanonicalBytes(b TableLister, kg int, tables []cano
 		if k := kinds[ct.name]; ct.kind != "" && k != "" && k != ct.kind {
 			return fmt.Errorf("restoring state %q: %w", ct.name, incompatible(ct.name, ct.kind, k))
 		}
-		prefix := appendTablePrefix(nil, kg, id)
+		prefix := kv.AppendTablePrefix(nil, kg, id)
 		err := codec.EachKV(ct.entries, func(k, v []byte) error {
-			all = append(all, kv{append(slices.Clip(prefix), k...), v})
+			all = append(all, entry{append(slices.Clip(prefix), k...), v})
 			return nil
 		})
 		if err != nil {
@@ -299,7 +300,7 @@ func (t *KeyedTables) restoreCanonicalBytes(b TableLister, kg int, tables []cano
 		return nil
 	}
 	kgPrefix := []byte{byte(kg >> 8), byte(kg)}
-	host, cached := b.(CacheHost)
+	host, cached := b.(kv.CacheHost)
 	invalidate := func() {
 		if cached {
 			for _, c := range host.Caches() {
@@ -309,9 +310,9 @@ func (t *KeyedTables) restoreCanonicalBytes(b TableLister, kg int, tables []cano
 	}
 	invalidate()
 	defer invalidate()
-	var w WriteBatch
-	if sh, ok := b.(SortedWriteHost); ok {
-		slices.SortFunc(all, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+	var w kv.WriteBatch
+	if sh, ok := b.(kv.SortedWriteHost); ok {
+		slices.SortFunc(all, func(a, b entry) int { return bytes.Compare(a.k, b.k) })
 		for i := 1; i < len(all); i++ {
 			if bytes.Equal(all[i-1].k, all[i].k) {
 				return fmt.Errorf("restoring key group %d: a key appears twice: %w", kg, errCorruptCanonical)

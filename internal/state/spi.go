@@ -6,13 +6,20 @@
 // Nothing here is safe for concurrent use unless its doc comment says so.
 //
 // A backend failure (an I/O error in an LSM, say) is not returned by table
-// methods: it panics with a *BackendError, which the runtime recovers and turns
-// into a failure of the job that names the operator.
+// methods: it panics with a *kv.BackendError, which the runtime recovers and
+// turns into a failure of the job that names the operator.
+//
+// The tables of the backends live beside them: those of the heap backend in
+// internal/state/heap/cow, those of the bytes backends, with their
+// write-back cache and timers, in internal/state/kv. Neither imports this
+// package; NewValueTable, NewMapTable and NewBytesTimers build their tables
+// here, where the types are known.
 package state
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/eddystream/eddy/internal/state/kv"
 )
 
 // Backend is the keyed state backend of one subtask of one keyed operator. It
@@ -94,31 +101,18 @@ type Settler interface {
 	Settle()
 }
 
-// BytesBackend is a backend that keeps state as encoded bytes, ordered by key.
-// Keys passed to it are built by the typed tables as
+// BytesBackend is a backend that keeps state as encoded bytes, ordered by key:
+// a kv.Store, in which the typed tables of internal/state/kv keep their
+// entries under keys they build as
 // keyGroup(2 bytes) | table id | key | namespace [| user key].
 type BytesBackend interface {
 	Backend
+	kv.Store
 	// TableID returns the stable numeric id of the table called name,
 	// allocating one on first use. kind is the table's kind and types, as in
 	// ObjectTable.Kind; if name already has a different kind, TableID returns
 	// an error that wraps ErrIncompatibleTable and names both kinds.
 	TableID(name, kind string) (uint32, error)
-	// Get returns the value stored under key, or ok=false. The returned slice
-	// is valid until the next call on the backend.
-	Get(key []byte) (value []byte, ok bool)
-	// Set stores value under key. The backend does not retain key or value
-	// after the call.
-	Set(key, value []byte)
-	// Delete removes key.
-	Delete(key []byte)
-	// DeletePrefix removes every key that starts with prefix.
-	DeletePrefix(prefix []byte)
-	// Scan calls fn for each key starting with prefix, in key order, until fn
-	// returns false. The slices are valid only during the call. fn may Get
-	// any key and Set or Delete the key it is given; the caller does not
-	// modify prefix until Scan returns.
-	Scan(prefix []byte, fn func(key, value []byte) bool)
 }
 
 // ValueTable holds one value per (key, namespace) pair. kg is the key group
@@ -164,16 +158,3 @@ type VoidNamespace struct{}
 // ErrIncompatibleTable means a table was declared twice under one name with
 // different kinds or types, or a restored table does not match its declaration.
 var ErrIncompatibleTable = errors.New("state: incompatible table")
-
-// BackendError is the panic value a backend raises when its storage fails. The
-// runtime recovers it and fails the job with Err.
-type BackendError struct {
-	Op  string
-	Err error
-}
-
-// Error describes the failed backend operation.
-func (e *BackendError) Error() string { return fmt.Sprintf("state: %s: %v", e.Op, e.Err) }
-
-// Unwrap returns the underlying storage error.
-func (e *BackendError) Unwrap() error { return e.Err }

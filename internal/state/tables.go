@@ -6,6 +6,7 @@ import (
 
 	"github.com/eddystream/eddy/internal/state/codec"
 	"github.com/eddystream/eddy/internal/state/heap/cow"
+	"github.com/eddystream/eddy/internal/state/kv"
 )
 
 // The tables of object backends are those of the heap backend's package cow,
@@ -14,6 +15,16 @@ var (
 	_ heapTable = (*cow.ValueTable[int, int, int])(nil)
 	_ heapTable = (*cow.VoidTable[int, VoidNamespace, int])(nil)
 	_ heapTable = (*cow.MapTable[int, int, int, int])(nil)
+)
+
+// The tables of bytes backends are those of package kv, built here too and
+// kept by the backend's store (and its cache, if it hosts one).
+var (
+	_ ValueTable[int, int, int]           = (*kv.ValueTable[int, int, int])(nil)
+	_ ValueTable[int, int, int]           = (*kv.CachedValueTable[int, int, int])(nil)
+	_ ValueTable[int, VoidNamespace, int] = (*kv.CachedVoidTable[int, VoidNamespace, int])(nil)
+	_ MapTable[int, int, int, int]        = (*kv.MapTable[int, int, int, int])(nil)
+	_ MapTable[int, int, int, int]        = (*kv.CachedMapTable[int, int, int, int])(nil)
 )
 
 // heapTable is what the tables of object backends implement.
@@ -119,6 +130,46 @@ func NewMapTable[K, N, UK comparable, UV any](b Backend, name string, kc codec.C
 	return nil, fmt.Errorf("state: backend %T is neither an ObjectBackend nor a BytesBackend", b)
 }
 
+// newBytesValueTable returns the value table with id on b: on a kv.CacheHost
+// with a cache, the cached table of that id, made on first use, so that
+// every declaration of a name shares one cache; else an uncached table.
+func newBytesValueTable[K, N comparable, V any](b BytesBackend, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) ValueTable[K, N, V] {
+	kgs := b.KeyGroups()
+	m := kv.CacheOf(b, kgs.Start, kgs.End)
+	if m == nil {
+		return kv.NewValueTable(b, kgs.Start, kgs.End, name, id, kc, nc, vc)
+	}
+	if t, ok := m.Table(id); ok {
+		ct, ok := t.(ValueTable[K, N, V])
+		if !ok {
+			panic(fmt.Sprintf("state: table %q (id %d) is cached as %T", name, id, t))
+		}
+		return ct
+	}
+	if reflect.TypeFor[N]() == reflect.TypeFor[VoidNamespace]() {
+		return kv.NewCachedVoidTable(m, name, id, kc, nc, vc)
+	}
+	return kv.NewCachedValueTable(m, name, id, kc, nc, vc)
+}
+
+// newBytesMapTable returns the map table with id on b, cached as in
+// newBytesValueTable.
+func newBytesMapTable[K, N, UK comparable, UV any](b BytesBackend, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], ukc codec.Codec[UK], uvc codec.Codec[UV]) MapTable[K, N, UK, UV] {
+	kgs := b.KeyGroups()
+	m := kv.CacheOf(b, kgs.Start, kgs.End)
+	if m == nil {
+		return kv.NewMapTable(b, kgs.Start, kgs.End, name, id, kc, nc, ukc, uvc)
+	}
+	if t, ok := m.Table(id); ok {
+		ct, ok := t.(*kv.CachedMapTable[K, N, UK, UV])
+		if !ok {
+			panic(fmt.Sprintf("state: table %q (id %d) is cached as %T", name, id, t))
+		}
+		return ct
+	}
+	return kv.NewCachedMapTable(m, name, id, kc, nc, ukc, uvc)
+}
+
 // DropKeyGroup removes all state of key group kg from b: every table of an
 // object backend, or every key under kg on a bytes backend. The runtime calls
 // it for key groups it restored but does not own.
@@ -176,10 +227,4 @@ func checkKeyGroup(kg int, r KeyGroupRange) {
 	if !r.Contains(kg) {
 		panic(fmt.Sprintf("state: key group %d out of range %v", kg, r))
 	}
-}
-
-// pair is a key and a namespace, the key of the maps of the table caches.
-type pair[K, N comparable] struct {
-	k K
-	n N
 }

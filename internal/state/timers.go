@@ -7,12 +7,14 @@ import (
 	"slices"
 
 	"github.com/eddystream/eddy/internal/state/codec"
+	"github.com/eddystream/eddy/internal/state/kv"
 )
 
 // Timers is what a keyed operator needs of its timers: registration and
 // deletion per key group, key, namespace and timestamp, in event time and
 // processing time, and firing of the due ones. *TimerService keeps them in
-// memory (for object backends); *BytesTimers keeps them in a BytesBackend.
+// memory (for object backends); *kv.Timers (NewBytesTimers) keeps them in a
+// BytesBackend.
 //
 // Both fire timers in order of timestamp; they differ in the order of timers
 // of equal timestamps (see their doc comments).
@@ -45,7 +47,31 @@ type Timers[K, N comparable] interface {
 	Len() int
 }
 
-var _ Timers[int64, VoidNamespace] = (*TimerService[int64, VoidNamespace])(nil)
+var (
+	_ Timers[int64, VoidNamespace] = (*TimerService[int64, VoidNamespace])(nil)
+	_ Timers[int64, VoidNamespace] = (*kv.Timers[int64, VoidNamespace])(nil)
+)
+
+// NewBytesTimers returns the timers stored in b under the table name (see
+// kv.Timers). kc and nc encode keys and namespaces; nil means codec.Default.
+// It returns an error if there is no default codec, or if name is a table
+// of another kind.
+func NewBytesTimers[K, N comparable](b BytesBackend, name string, kc codec.Codec[K], nc codec.Codec[N]) (*kv.Timers[K, N], error) {
+	var err error
+	if kc, err = codecOrDefault(kc); err != nil {
+		return nil, fmt.Errorf("state: timer keys of %q: %w", name, err)
+	}
+	if nc, err = codecOrDefault(nc); err != nil {
+		return nil, fmt.Errorf("state: timer namespaces of %q: %w", name, err)
+	}
+	kind := fmt.Sprintf("timers[%s,%s]", typeName[K](), typeName[N]())
+	id, err := b.TableID(name, kind)
+	if err != nil {
+		return nil, fmt.Errorf("state: timers %q: %w", name, err)
+	}
+	kgs := b.KeyGroups()
+	return kv.NewTimers(b, kgs.Start, kgs.End, name, id, kc, nc), nil
+}
 
 // TimerService holds the event-time and processing-time timers of one
 // subtask of a keyed operator, per key, namespace and timestamp, as Flink's

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/eddystream/eddy/internal/state/codec"
+	"github.com/eddystream/eddy/internal/state/kv"
 )
 
 // The canonical format (canonical.go) of the timer service.
@@ -18,7 +19,7 @@ var _ CanonicalTable = (*TimerService[int, int])(nil)
 func (s *TimerService[K, N]) AppendCanonical(dst []byte, kg int) []byte {
 	checkKeyGroup(kg, s.kgs)
 	var key []byte
-	for d, q := range []*timerQueue[K, N]{domainEvent: &s.event, domainProc: &s.proc} {
+	for d, q := range []*timerQueue[K, N]{kv.DomainEvent: &s.event, kv.DomainProc: &s.proc} {
 		m := q.ids[kg-s.kgs.Start]
 		ts := make([]timer[K, N], 0, len(m))
 		for id, seq := range m {
@@ -50,9 +51,9 @@ func (s *TimerService[K, N]) RestoreCanonical(kg int, entries []byte) error {
 		}
 		var q *timerQueue[K, N]
 		switch key[0] {
-		case domainEvent:
+		case kv.DomainEvent:
 			q = &s.event
-		case domainProc:
+		case kv.DomainProc:
 			q = &s.proc
 		default:
 			return fmt.Errorf("timer of unknown domain %d", key[0])

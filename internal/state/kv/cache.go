@@ -1,4 +1,4 @@
-package state
+package kv
 
 import (
 	"bytes"
@@ -9,15 +9,16 @@ import (
 	"sync/atomic"
 )
 
-// CacheHost is implemented by a BytesBackend that hosts a write-back cache
-// of decoded entries in front of the typed tables made on it (NewValueTable,
-// NewMapTable). On a host, table reads that hit the cache neither encode nor
-// decode nor touch the backend, and writes stay in the cache, marked dirty,
-// until they are flushed or evicted. On a BytesBackend that does not
-// implement CacheHost, every table call goes to the backend.
+// CacheHost is implemented by a Store (of a bytes backend) that hosts a
+// write-back cache of decoded entries in front of the typed tables made on
+// it (state.NewValueTable, state.NewMapTable). On a host, table reads that
+// hit the cache neither encode nor decode nor touch the store, and writes
+// stay in the cache, marked dirty, until they are flushed or evicted. On a
+// Store that does not implement CacheHost, every table call goes to the
+// store.
 //
-// The state package attaches one TableCache to a host, when the first table
-// is made on it, if CacheBudget is positive then. The host keeps the cache
+// CacheOf attaches one Cache to a host, when the first table is made on
+// it, if CacheBudget is positive then. The host keeps the cache
 // coherent with the calls it receives directly, from snapshot code say:
 //
 //   - Scan(prefix) first calls Flush(prefix) on every attached cache, so that
@@ -32,7 +33,7 @@ import (
 // Concurrency: like every backend, on the subtask's goroutine only, except
 // TableCache.Bytes.
 type CacheHost interface {
-	BytesBackend
+	Store
 	// CacheBudget returns the bytes that the caches attached to the host may
 	// hold together, as estimated (see TableCache.Bytes). A cache asks again
 	// now and then, so the budget may change while the host is open; 0 or
@@ -49,7 +50,7 @@ type CacheHost interface {
 }
 
 // TableCache is the view a CacheHost has of a cache of its tables' entries.
-// Keys and prefixes are the backend's (see BytesBackend).
+// Keys and prefixes are the store's (see Store).
 type TableCache interface {
 	// Flush writes every dirty cached entry whose key starts with prefix to
 	// the host, in one WriteBatch; a nil or empty prefix flushes all. It may
@@ -77,7 +78,7 @@ type SortedWriteHost interface {
 }
 
 // WriteBatch is a set of writes a CacheHost applies together. Failures
-// panic with a *BackendError, as the BytesBackend methods do.
+// panic with a *BackendError, as the Store methods do.
 type WriteBatch interface {
 	// Set stores value under key. The batch does not retain key or value.
 	Set(key, value []byte)
@@ -120,9 +121,11 @@ func measureInterval(size int) int {
 	return max(cacheMeasureEvery, size/cacheMeasureBytesPerPut)
 }
 
-// bytesCache is the write-back cache of the typed tables of one CacheHost:
-// one cachedTable per table, a shared byte budget, and eviction across the
-// tables. It is the TableCache the host sees.
+// Cache is the write-back cache of the typed tables of one CacheHost: one
+// cachedTable per table, a shared byte budget, and eviction across the
+// tables. It is the TableCache the host sees. CacheOf makes it, and
+// NewCachedValueTable, NewCachedVoidTable and NewCachedMapTable add the
+// cached tables.
 //
 // Eviction never runs while a cache structure is being iterated: Flush,
 // Invalidate and eviction itself call no user code and admit no entries,
@@ -130,9 +133,9 @@ func measureInterval(size int) int {
 // Flush), not the cache, so entries their callbacks admit may evict at will.
 //
 // Concurrency: on the subtask's goroutine, except Bytes.
-type bytesCache struct {
+type Cache struct {
 	host   CacheHost
-	kgs    KeyGroupRange
+	kgs    keyGroups
 	budget int64 // bytes the entries may take, refreshed from the host
 	bytes  int64 // estimated bytes of all entries
 	shown  atomic.Int64
@@ -144,9 +147,9 @@ type bytesCache struct {
 	busy   bool // flushing, invalidating or evicting: no eviction
 }
 
-var _ TableCache = (*bytesCache)(nil)
+var _ TableCache = (*Cache)(nil)
 
-// cachedTable is a table's cache as bytesCache drives it. i is a key
+// cachedTable is a table's cache as Cache drives it. i is a key
 // group's index in the backend's range; rest is what a prefix holds after
 // the key group and table id.
 type cachedTable interface {
@@ -166,15 +169,22 @@ type cachedTable interface {
 	evict(need int64, cleanOnly bool, w *cacheWriter)
 }
 
-// cacheOf returns the cache of b, attaching one if b is a CacheHost with a
-// positive budget and has none yet, or nil.
-func cacheOf(b BytesBackend) *bytesCache {
-	h, ok := b.(CacheHost)
+// pair is a key and a namespace, the key of the maps of the table caches.
+type pair[K, N comparable] struct {
+	k K
+	n N
+}
+
+// CacheOf returns the cache of s, whose backend holds the key groups
+// [start, end), attaching one if s is a CacheHost with a positive budget
+// and has none yet, or nil.
+func CacheOf(s Store, start, end int) *Cache {
+	h, ok := s.(CacheHost)
 	if !ok {
 		return nil
 	}
 	for _, c := range h.Caches() {
-		if m, ok := c.(*bytesCache); ok {
+		if m, ok := c.(*Cache); ok {
 			return m
 		}
 	}
@@ -182,24 +192,32 @@ func cacheOf(b BytesBackend) *bytesCache {
 	if budget <= 0 {
 		return nil
 	}
-	m := &bytesCache{host: h, kgs: h.KeyGroups(), budget: budget, tables: map[uint32]cachedTable{}}
+	m := &Cache{host: h, kgs: keyGroups{start, end}, budget: budget, tables: map[uint32]cachedTable{}}
 	m.w.host = h
 	h.AttachCache(m)
 	return m
 }
 
+// Table returns the cached table with id, made by NewCachedValueTable,
+// NewCachedVoidTable or NewCachedMapTable, if there is one, so that every
+// declaration of a table shares one cache.
+func (m *Cache) Table(id uint32) (any, bool) {
+	t, ok := m.tables[id]
+	return t, ok
+}
+
 // add registers the cache of a new table.
-func (m *bytesCache) add(t cachedTable) {
+func (m *Cache) add(t cachedTable) {
 	m.tables[t.tableID()] = t
 	m.order = append(m.order, t)
 }
 
 // Bytes returns the estimated bytes of the cached entries.
-func (m *bytesCache) Bytes() int64 { return m.shown.Load() }
+func (m *Cache) Bytes() int64 { return m.shown.Load() }
 
 // admit charges size bytes for an entry just added and evicts if the cache
 // is over budget. Lock: the subtask's goroutine.
-func (m *bytesCache) admit(size int64) {
+func (m *Cache) admit(size int64) {
 	m.bytes += size
 	if m.admits++; m.admits&63 == 0 {
 		m.shown.Store(m.bytes)
@@ -215,7 +233,7 @@ func (m *bytesCache) admit(size int64) {
 
 // resized charges the change of an entry's size, evicting if the cache is
 // over budget and not busy.
-func (m *bytesCache) resized(delta int64) {
+func (m *Cache) resized(delta int64) {
 	m.bytes += delta
 	if m.bytes > m.budget && !m.busy {
 		m.evict()
@@ -230,7 +248,7 @@ func (m *bytesCache) resized(delta int64) {
 // (on Pebble, a batch of at least half a memtable skips the memtable and is
 // written to L0 directly, and fewer, larger L0 files mean less compaction),
 // and then evicts by CLOCK among the now clean entries.
-func (m *bytesCache) evict() {
+func (m *Cache) evict() {
 	if m.busy {
 		return
 	}
@@ -249,7 +267,7 @@ func (m *bytesCache) evict() {
 // evictRound evicts down to target bytes, or as far as it can, taking from
 // each table in proportion to its size; cleanOnly leaves dirty entries
 // cached.
-func (m *bytesCache) evictRound(target int64, cleanOnly bool) {
+func (m *Cache) evictRound(target int64, cleanOnly bool) {
 	stalled := 0 // tables in a row that freed nothing
 	for m.bytes > target && stalled <= len(m.order) {
 		t := m.order[m.cursor%len(m.order)]
@@ -278,7 +296,7 @@ func (m *bytesCache) evictRound(target int64, cleanOnly bool) {
 
 // writeBackAll writes every dirty entry to the host, in key order through
 // a sorted batch if the host takes one (SortedWriteHost), else to m.w.
-func (m *bytesCache) writeBackAll() {
+func (m *Cache) writeBackAll() {
 	sh, ok := m.host.(SortedWriteHost)
 	if !ok {
 		m.each(nil, func(t cachedTable, i int, _ []byte) { t.flush(i, nil, &m.w) })
@@ -301,7 +319,7 @@ func (m *bytesCache) writeBackAll() {
 }
 
 // Flush writes the dirty entries under prefix to the host in one batch.
-func (m *bytesCache) Flush(prefix []byte) {
+func (m *Cache) Flush(prefix []byte) {
 	m.busy = true
 	if len(prefix) == 0 {
 		m.writeBackAll()
@@ -320,7 +338,7 @@ func (m *bytesCache) Flush(prefix []byte) {
 }
 
 // Invalidate drops the entries under prefix without writing them.
-func (m *bytesCache) Invalidate(prefix []byte) {
+func (m *Cache) Invalidate(prefix []byte) {
 	m.busy = true
 	m.each(prefix, func(t cachedTable, i int, rest []byte) { t.invalidate(i, rest, &m.w) })
 	m.w.commit()
@@ -331,7 +349,7 @@ func (m *bytesCache) Invalidate(prefix []byte) {
 // each calls fn for every table and key group that keys under prefix can
 // belong to, with the rest of the prefix after the key group and table id
 // (nil if the prefix ends before).
-func (m *bytesCache) each(prefix []byte, fn func(t cachedTable, i int, rest []byte)) {
+func (m *Cache) each(prefix []byte, fn func(t cachedTable, i int, rest []byte)) {
 	if len(prefix) < 2 {
 		for kg := m.kgs.Start; kg < m.kgs.End; kg++ {
 			if len(prefix) == 1 && byte(kg>>8) != prefix[0] {

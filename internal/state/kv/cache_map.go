@@ -1,4 +1,4 @@
-package state
+package kv
 
 import "github.com/eddystream/eddy/internal/state/codec"
 
@@ -9,19 +9,19 @@ type mapKey[K, N, UK comparable] struct {
 	uk UK
 }
 
-// cachedMapTable is a MapTable on a CacheHost with a write-back cache of
-// single entries: per key group, a Go map from (key, namespace) to the
-// cached user entries of that map, each in a slot of the table's slab. Get,
-// Put and Delete work on the cache as in cachedValueTable. Entries, IsEmpty
-// and Range scan the host, which first flushes the dirty entries under the
-// scanned prefix; Clear drops the map's cached entries and deletes its
+// CachedMapTable is a state.MapTable in a Cache, the write-back cache of a
+// CacheHost, of single entries: per key group, a Go map from (key, namespace)
+// to the cached user entries of that map, each in a slot of the table's slab.
+// Get, Put and Delete work on the cache as in cachedValueTable. Entries,
+// IsEmpty and Range scan the host, which first flushes the dirty entries under
+// the scanned prefix; Clear drops the map's cached entries and deletes its
 // prefix in the host.
-type cachedMapTable[K, N, UK comparable, UV any] struct {
-	m      *bytesCache
+type CachedMapTable[K, N, UK comparable, UV any] struct {
+	m      *Cache
 	host   CacheHost
 	name   string
 	id     uint32
-	kgs    KeyGroupRange
+	kgs    keyGroups
 	kc     codec.Codec[K]
 	nc     codec.Codec[N]
 	ukc    codec.Codec[UK]
@@ -33,20 +33,22 @@ type cachedMapTable[K, N, UK comparable, UV any] struct {
 	est    sizeEstimate
 }
 
-var _ MapTable[int, int, int, int] = (*cachedMapTable[int, int, int, int])(nil)
-
-func newCachedMapTable[K, N, UK comparable, UV any](m *bytesCache, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], ukc codec.Codec[UK], uvc codec.Codec[UV]) *cachedMapTable[K, N, UK, UV] {
-	return &cachedMapTable[K, N, UK, UV]{
+// NewCachedMapTable returns the map table with id, called name, in cache m,
+// and adds it to m (see Cache.Table).
+func NewCachedMapTable[K, N, UK comparable, UV any](m *Cache, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], ukc codec.Codec[UK], uvc codec.Codec[UV]) *CachedMapTable[K, N, UK, UV] {
+	t := &CachedMapTable[K, N, UK, UV]{
 		m: m, host: m.host, name: name, id: id, kgs: m.kgs, kc: kc, nc: nc, ukc: ukc, uvc: uvc,
 		groups: make([]map[pair[K, N]]map[UK]int32, m.kgs.Len()),
 		slab:   newCacheSlab[mapKey[K, N, UK], UV](m),
 	}
+	m.add(t)
+	return t
 }
 
-func (t *cachedMapTable[K, N, UK, UV]) tableID() uint32 { return t.id }
-func (t *cachedMapTable[K, N, UK, UV]) size() int64     { return t.slab.bytes }
+func (t *CachedMapTable[K, N, UK, UV]) tableID() uint32 { return t.id }
+func (t *CachedMapTable[K, N, UK, UV]) size() int64     { return t.slab.bytes }
 
-func (t *cachedMapTable[K, N, UK, UV]) index(kg int) int {
+func (t *CachedMapTable[K, N, UK, UV]) index(kg int) int {
 	i := kg - t.kgs.Start
 	if uint(i) >= uint(len(t.groups)) {
 		checkKeyGroup(kg, t.kgs)
@@ -55,22 +57,22 @@ func (t *cachedMapTable[K, N, UK, UV]) index(kg int) int {
 }
 
 // appendMapPrefix appends the prefix of the map of (k, n).
-func (t *cachedMapTable[K, N, UK, UV]) appendMapPrefix(dst []byte, kg int, k K, n N) []byte {
-	return t.nc.Append(t.kc.Append(appendTablePrefix(dst, kg, t.id), k), n)
+func (t *CachedMapTable[K, N, UK, UV]) appendMapPrefix(dst []byte, kg int, k K, n N) []byte {
+	return t.nc.Append(t.kc.Append(AppendTablePrefix(dst, kg, t.id), k), n)
 }
 
-func (t *cachedMapTable[K, N, UK, UV]) encodeKey(kg int, k K, n N, uk UK) []byte {
+func (t *CachedMapTable[K, N, UK, UV]) encodeKey(kg int, k K, n N, uk UK) []byte {
 	t.key = t.ukc.Append(t.appendMapPrefix(t.key[:0], kg, k, n), uk)
 	return t.key
 }
 
-func (t *cachedMapTable[K, N, UK, UV]) decodeValue(raw []byte) UV {
+func (t *CachedMapTable[K, N, UK, UV]) decodeValue(raw []byte) UV {
 	return decodeOrCorrupt(t.uvc, t.name, raw)
 }
 
 // lookup returns the slot of uk in the map of (k, n) in key group index i,
 // or -1.
-func (t *cachedMapTable[K, N, UK, UV]) lookup(i int, k K, n N, uk UK) int32 {
+func (t *CachedMapTable[K, N, UK, UV]) lookup(i int, k K, n N, uk UK) int32 {
 	if g := t.groups[i]; g != nil {
 		if s, ok := g[pair[K, N]{k, n}][uk]; ok {
 			return s
@@ -80,7 +82,7 @@ func (t *cachedMapTable[K, N, UK, UV]) lookup(i int, k K, n N, uk UK) int32 {
 }
 
 // Get returns the value for uk in the map of (k, n).
-func (t *cachedMapTable[K, N, UK, UV]) Get(kg int, k K, n N, uk UK) (uv UV, ok bool) {
+func (t *CachedMapTable[K, N, UK, UV]) Get(kg int, k K, n N, uk UK) (uv UV, ok bool) {
 	i := t.index(kg)
 	if s := t.lookup(i, k, n, uk); s >= 0 {
 		e := t.slab.at(s)
@@ -102,7 +104,7 @@ func (t *cachedMapTable[K, N, UK, UV]) Get(kg int, k K, n N, uk UK) (uv UV, ok b
 }
 
 // insert caches a new entry and charges it, which may evict it at once.
-func (t *cachedMapTable[K, N, UK, UV]) insert(i int, mk mapKey[K, N, UK], uv UV, flags uint8, size int) {
+func (t *CachedMapTable[K, N, UK, UV]) insert(i int, mk mapKey[K, N, UK], uv UV, flags uint8, size int) {
 	s := t.slab.alloc(i, mk, uv, flags, size)
 	g := t.groups[i]
 	if g == nil {
@@ -120,7 +122,7 @@ func (t *cachedMapTable[K, N, UK, UV]) insert(i int, mk mapKey[K, N, UK], uv UV,
 }
 
 // Put sets uk to uv in the map of (k, n), in the cache.
-func (t *cachedMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
+func (t *CachedMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
 	i := t.index(kg)
 	if s := t.lookup(i, k, n, uk); s >= 0 {
 		if t.slab.overwrite(s, uv) {
@@ -135,7 +137,7 @@ func (t *cachedMapTable[K, N, UK, UV]) Put(kg int, k K, n N, uk UK, uv UV) {
 }
 
 // measure re-encodes the entry in slot s to update its size.
-func (t *cachedMapTable[K, N, UK, UV]) measure(s int32) int {
+func (t *CachedMapTable[K, N, UK, UV]) measure(s int32) int {
 	e := t.slab.at(s)
 	size := len(t.encodeKey(t.kgs.Start+int(e.kgi), e.key.k, e.key.n, e.key.uk)) + CacheEntryOverhead
 	if e.flags&slotPresent != 0 {
@@ -147,7 +149,7 @@ func (t *cachedMapTable[K, N, UK, UV]) measure(s int32) int {
 }
 
 // Delete removes uk from the map of (k, n), in the cache.
-func (t *cachedMapTable[K, N, UK, UV]) Delete(kg int, k K, n N, uk UK) {
+func (t *CachedMapTable[K, N, UK, UV]) Delete(kg int, k K, n N, uk UK) {
 	i := t.index(kg)
 	var zero UV
 	if s := t.lookup(i, k, n, uk); s >= 0 {
@@ -166,7 +168,7 @@ func (t *cachedMapTable[K, N, UK, UV]) Delete(kg int, k K, n N, uk UK) {
 
 // Clear removes the whole map of (k, n): it drops the map's cached entries
 // and deletes its prefix in the host.
-func (t *cachedMapTable[K, N, UK, UV]) Clear(kg int, k K, n N) {
+func (t *CachedMapTable[K, N, UK, UV]) Clear(kg int, k K, n N) {
 	i := t.index(kg)
 	t.dropMap(i, pair[K, N]{k, n})
 	t.host.DeletePrefix(t.appendMapPrefix(nil, kg, k, n))
@@ -174,7 +176,7 @@ func (t *cachedMapTable[K, N, UK, UV]) Clear(kg int, k K, n N) {
 
 // IsEmpty reports whether the map of (k, n) has no entries: at once if a
 // value of it is cached, else by a scan of the host.
-func (t *cachedMapTable[K, N, UK, UV]) IsEmpty(kg int, k K, n N) bool {
+func (t *CachedMapTable[K, N, UK, UV]) IsEmpty(kg int, k K, n N) bool {
 	i := t.index(kg)
 	if g := t.groups[i]; g != nil {
 		for _, s := range g[pair[K, N]{k, n}] {
@@ -193,24 +195,24 @@ func (t *cachedMapTable[K, N, UK, UV]) IsEmpty(kg int, k K, n N) bool {
 
 // Entries calls fn for each entry of the map of (k, n) until it returns
 // false.
-func (t *cachedMapTable[K, N, UK, UV]) Entries(kg int, k K, n N, fn func(uk UK, uv UV) bool) {
+func (t *CachedMapTable[K, N, UK, UV]) Entries(kg int, k K, n N, fn func(uk UK, uv UV) bool) {
 	t.index(kg)
 	scanMapEntries(t.host, t.name, t.appendMapPrefix(nil, kg, k, n), t.ukc, t.uvc, fn)
 }
 
 // Range calls fn for every entry of key group kg until fn returns false.
-func (t *cachedMapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv UV) bool) {
+func (t *CachedMapTable[K, N, UK, UV]) Range(kg int, fn func(k K, n N, uk UK, uv UV) bool) {
 	scanMaps(t.host, t.name, t.id, t.kgs, t.kc, t.nc, t.ukc, t.uvc, kg, fn)
 }
 
 // writeSlot writes the dirty entry in slot s to w.
-func (t *cachedMapTable[K, N, UK, UV]) writeSlot(s int32, w *cacheWriter) {
+func (t *CachedMapTable[K, N, UK, UV]) writeSlot(s int32, w *cacheWriter) {
 	e := t.slab.at(s)
 	key := t.encodeKey(t.kgs.Start+int(e.kgi), e.key.k, e.key.n, e.key.uk)
 	writeBack(&t.slab, s, key, t.uvc, &t.val, &t.est, w)
 }
 
-func (t *cachedMapTable[K, N, UK, UV]) unlinkSlot(s int32) {
+func (t *CachedMapTable[K, N, UK, UV]) unlinkSlot(s int32) {
 	e := t.slab.at(s)
 	g := t.groups[e.kgi]
 	p := pair[K, N]{e.key.k, e.key.n}
@@ -225,7 +227,7 @@ func (t *cachedMapTable[K, N, UK, UV]) unlinkSlot(s int32) {
 }
 
 // dropMap drops the cached entries of the map of p without writing them.
-func (t *cachedMapTable[K, N, UK, UV]) dropMap(i int, p pair[K, N]) {
+func (t *CachedMapTable[K, N, UK, UV]) dropMap(i int, p pair[K, N]) {
 	g := t.groups[i]
 	um, ok := g[p]
 	if !ok {
@@ -242,7 +244,7 @@ func (t *cachedMapTable[K, N, UK, UV]) dropMap(i int, p pair[K, N]) {
 
 // decodeRest decodes a (key, namespace) or a (key, namespace, user key)
 // that fills rest exactly; full tells which.
-func (t *cachedMapTable[K, N, UK, UV]) decodeRest(rest []byte) (mk mapKey[K, N, UK], full, ok bool) {
+func (t *CachedMapTable[K, N, UK, UV]) decodeRest(rest []byte) (mk mapKey[K, N, UK], full, ok bool) {
 	pos, err := codec.DecodeAt(t.kc, rest, 0, &mk.k)
 	if err == nil {
 		pos, err = codec.DecodeAt(t.nc, rest, pos, &mk.n)
@@ -257,7 +259,7 @@ func (t *cachedMapTable[K, N, UK, UV]) decodeRest(rest []byte) (mk mapKey[K, N, 
 	return mk, true, err == nil && pos == len(rest)
 }
 
-func (t *cachedMapTable[K, N, UK, UV]) flush(i int, rest []byte, w *cacheWriter) {
+func (t *CachedMapTable[K, N, UK, UV]) flush(i int, rest []byte, w *cacheWriter) {
 	if t.groups[i] == nil {
 		return // nothing cached in the key group
 	}
@@ -285,7 +287,7 @@ func (t *cachedMapTable[K, N, UK, UV]) flush(i int, rest []byte, w *cacheWriter)
 	t.slab.flushKG(t, i, w)
 }
 
-func (t *cachedMapTable[K, N, UK, UV]) invalidate(i int, rest []byte, w *cacheWriter) {
+func (t *CachedMapTable[K, N, UK, UV]) invalidate(i int, rest []byte, w *cacheWriter) {
 	if t.groups[i] == nil {
 		return // nothing cached in the key group
 	}
@@ -309,6 +311,6 @@ func (t *cachedMapTable[K, N, UK, UV]) invalidate(i int, rest []byte, w *cacheWr
 	t.slab.dirty[i] = t.slab.dirty[i][:0]
 }
 
-func (t *cachedMapTable[K, N, UK, UV]) evict(need int64, cleanOnly bool, w *cacheWriter) {
+func (t *CachedMapTable[K, N, UK, UV]) evict(need int64, cleanOnly bool, w *cacheWriter) {
 	t.slab.evict(t, need, cleanOnly, w)
 }

@@ -1,4 +1,4 @@
-package state
+package kv
 
 import (
 	"slices"
@@ -46,7 +46,7 @@ type slotOwner interface {
 // is live, dirty and of the key group. Every dirty entry is on its key
 // group's list.
 type cacheSlab[P comparable, V any] struct {
-	m *bytesCache
+	m *Cache
 	// chunks hold the slots, slabChunk each, so that the slab grows
 	// without copying (or making the garbage collector rescan) the slots
 	// it has.
@@ -75,7 +75,7 @@ func (sl *cacheSlab[P, V]) at(s int32) *cacheSlot[P, V] {
 	return &sl.chunks[s/slabChunk][s%slabChunk]
 }
 
-func newCacheSlab[P comparable, V any](m *bytesCache) cacheSlab[P, V] {
+func newCacheSlab[P comparable, V any](m *Cache) cacheSlab[P, V] {
 	return cacheSlab[P, V]{m: m, dirty: make([][]int32, m.kgs.Len()), memo: -1}
 }
 

@@ -1,19 +1,24 @@
-package state
+package kv
 
-import "github.com/eddystream/eddy/internal/state/codec"
+import (
+	"fmt"
+	"reflect"
 
-// cachedValueTable is a ValueTable on a CacheHost with a write-back cache of
-// decoded values: per key group, a Go map from (key, namespace) to a slot
-// of the table's slab. A hit neither encodes nor decodes; a miss reads the
-// host and caches what it found, a value or its absence; Put and Delete
-// change only the cache. Get returns the cached value itself, as the heap
-// backend does: a caller that changes it must Put it back.
+	"github.com/eddystream/eddy/internal/state/codec"
+)
+
+// cachedValueTable is a state.ValueTable in a Cache, the write-back cache of a
+// CacheHost, of decoded values: per key group, a Go map from (key, namespace)
+// to a slot of the table's slab. A hit neither encodes nor decodes; a miss
+// reads the host and caches what it found, a value or its absence; Put and
+// Delete change only the cache. Get returns the cached value itself, as the
+// heap backend does: a caller that changes it must Put it back.
 type cachedValueTable[K, N comparable, V any, P comparable, X valueKeyer[K, N, P]] struct {
-	m      *bytesCache
+	m      *Cache
 	host   CacheHost
 	name   string
 	id     uint32
-	kgs    KeyGroupRange
+	kgs    keyGroups
 	kc     codec.Codec[K]
 	nc     codec.Codec[N]
 	vc     codec.Codec[V]
@@ -25,15 +30,41 @@ type cachedValueTable[K, N comparable, V any, P comparable, X valueKeyer[K, N, P
 	x      X
 }
 
-var (
-	_ ValueTable[int, int, int]           = (*cachedValueTable[int, int, int, pair[int, int], pairKeyer[int, int]])(nil)
-	_ ValueTable[int, VoidNamespace, int] = (*cachedValueTable[int, VoidNamespace, int, int, voidKeyer[int]])(nil)
-)
+// CachedValueTable is the value table of a Cache that NewCachedValueTable
+// makes (see cachedValueTable), for a namespace type N with more than one
+// value: its index maps are keyed by (key, namespace).
+type CachedValueTable[K, N comparable, V any] = cachedValueTable[K, N, V, pair[K, N], pairKeyer[K, N]]
+
+// CachedVoidTable is the value table of a Cache that NewCachedVoidTable
+// makes (see cachedValueTable), for a namespace type N with one value, a
+// type of size zero such as state.VoidNamespace: its index maps are keyed
+// by the key alone.
+type CachedVoidTable[K, N comparable, V any] = cachedValueTable[K, N, V, K, voidKeyer[K, N]]
+
+// NewCachedValueTable returns the value table with id, called name, in
+// cache m, and adds it to m (see Cache.Table).
+func NewCachedValueTable[K, N comparable, V any](m *Cache, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) *CachedValueTable[K, N, V] {
+	t := newCachedValueTable[K, N, V, pair[K, N], pairKeyer[K, N]](m, name, id, kc, nc, vc)
+	m.add(t)
+	return t
+}
+
+// NewCachedVoidTable returns the value table with id, called name, in cache
+// m, indexed by the key alone, and adds it to m (see Cache.Table). It
+// panics if N has a size other than zero.
+func NewCachedVoidTable[K, N comparable, V any](m *Cache, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) *CachedVoidTable[K, N, V] {
+	if reflect.TypeFor[N]().Size() != 0 {
+		panic(fmt.Sprintf("kv: CachedVoidTable of namespace %s, which has more than one value", reflect.TypeFor[N]()))
+	}
+	t := newCachedValueTable[K, N, V, K, voidKeyer[K, N]](m, name, id, kc, nc, vc)
+	m.add(t)
+	return t
+}
 
 // valueKeyer maps the (key, namespace) of a cached value table to the key P
-// of its index maps and back. The namespace of most tables is VoidNamespace,
-// and indexing them by the key alone lets Go's maps take their fast paths
-// (for int64 or string keys, say).
+// of its index maps and back. The namespace of most tables is
+// state.VoidNamespace, and indexing them by the key alone lets Go's maps
+// take their fast paths (for int64 or string keys, say).
 type valueKeyer[K, N, P comparable] interface {
 	key(k K, n N) P
 	split(p P) (K, N)
@@ -45,14 +76,17 @@ type pairKeyer[K, N comparable] struct{}
 func (pairKeyer[K, N]) key(k K, n N) pair[K, N]   { return pair[K, N]{k, n} }
 func (pairKeyer[K, N]) split(p pair[K, N]) (K, N) { return p.k, p.n }
 
-// voidKeyer indexes by the key alone.
-type voidKeyer[K comparable] struct{}
+// voidKeyer indexes by the key alone, for a namespace N of one value.
+type voidKeyer[K, N comparable] struct{}
 
-func (voidKeyer[K]) key(k K, _ VoidNamespace) K   { return k }
-func (voidKeyer[K]) split(k K) (K, VoidNamespace) { return k, VoidNamespace{} }
+func (voidKeyer[K, N]) key(k K, _ N) K { return k }
+func (voidKeyer[K, N]) split(k K) (K, N) {
+	var n N
+	return k, n
+}
 
 // newCachedValueTable returns a cached value table indexed by X.
-func newCachedValueTable[K, N comparable, V any, P comparable, X valueKeyer[K, N, P]](m *bytesCache, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) *cachedValueTable[K, N, V, P, X] {
+func newCachedValueTable[K, N comparable, V any, P comparable, X valueKeyer[K, N, P]](m *Cache, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N], vc codec.Codec[V]) *cachedValueTable[K, N, V, P, X] {
 	return &cachedValueTable[K, N, V, P, X]{
 		m: m, host: m.host, name: name, id: id, kgs: m.kgs, kc: kc, nc: nc, vc: vc,
 		groups: make([]map[P]int32, m.kgs.Len()),
@@ -74,7 +108,7 @@ func (t *cachedValueTable[K, N, V, P, X]) index(kg int) int {
 }
 
 func (t *cachedValueTable[K, N, V, P, X]) encodeKey(kg int, k K, n N) []byte {
-	t.key = t.nc.Append(t.kc.Append(appendTablePrefix(t.key[:0], kg, t.id), k), n)
+	t.key = t.nc.Append(t.kc.Append(AppendTablePrefix(t.key[:0], kg, t.id), k), n)
 	return t.key
 }
 

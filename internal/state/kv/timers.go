@@ -1,4 +1,4 @@
-package state
+package kv
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"github.com/eddystream/eddy/internal/state/codec"
 )
 
-// Key layout of the timers of a BytesTimers, one backend entry per timer
-// with an empty value:
+// Key layout of the timers of a Timers, one store entry per timer with an
+// empty value:
 //
 //	key group (2 bytes) | table id (4 bytes) | domain (1 byte) | timestamp (8 bytes) | key | namespace
 //
@@ -19,18 +19,21 @@ import (
 // one key group and domain sort by timestamp, then by encoded key and
 // namespace.
 
-// Timer domains: the byte after the table id.
+// Timer domains: the byte after the table id, and the first byte of a
+// timer's key in the canonical format (state.TimerService writes it too).
 const (
-	domainEvent = iota
-	domainProc
+	// DomainEvent is the domain of event-time timers.
+	DomainEvent = iota
+	// DomainProc is the domain of processing-time timers.
+	DomainProc
 	numDomains
 )
 
 // timerPrefixLen is the length of the key group, table id and domain.
 const timerPrefixLen = tablePrefixLen + 1
 
-// maxPendingTimers bounds the timer writes a BytesTimers on a CacheHost
-// holds back; beyond it, it writes them all to the host.
+// maxPendingTimers bounds the timer writes a Timers on a CacheHost holds
+// back; beyond it, it writes them all to the host.
 const maxPendingTimers = 1 << 15
 
 // maxTimerBatch bounds the timers read from the backend by one scan of
@@ -50,8 +53,8 @@ type timerHead struct {
 	state uint8
 }
 
-// BytesTimers keeps the timers of one subtask of a keyed operator in a
-// BytesBackend, as Flink's RocksDB backend does, so that they are part of
+// Timers keeps the timers of one subtask of a keyed operator in the Store of
+// a bytes backend, as Flink's RocksDB backend does, so that they are part of
 // the backend's tables: its snapshots (canonical and native) and restores
 // include them, and they need not fit in memory. Only the earliest timestamp
 // of each key group and domain is cached in memory, loaded lazily.
@@ -59,7 +62,7 @@ type timerHead struct {
 // Firing order: timers fire in timestamp order across key groups: the key
 // group with the earliest due timer fires its timers up to the next key
 // group's earliest, by timestamp and then by encoded key and namespace; then
-// the key group with the earliest left, and so on. Unlike TimerService,
+// the key group with the earliest left, and so on. Unlike state.TimerService,
 // timers of equal timestamps fire in key order (and key groups in any
 // order) rather than in registration order; Flink's RocksDB timers order
 // equal timestamps by key too.
@@ -74,11 +77,11 @@ type timerHead struct {
 // other than through t.
 //
 // Concurrency: used on the subtask's goroutine only, like its backend.
-type BytesTimers[K, N comparable] struct {
-	b     BytesBackend
+type Timers[K, N comparable] struct {
+	b     Store
 	name  string
 	id    uint32
-	kgs   KeyGroupRange
+	kgs   keyGroups
 	kc    codec.Codec[K]
 	nc    codec.Codec[N]
 	heads [numDomains][]timerHead
@@ -103,48 +106,34 @@ type BytesTimers[K, N comparable] struct {
 	deleted map[string]struct{}
 }
 
-var (
-	_ Timers[int64, VoidNamespace] = (*BytesTimers[int64, VoidNamespace])(nil)
-	_ TableCache                   = (*BytesTimers[int64, VoidNamespace])(nil)
-)
+var _ TableCache = (*Timers[int64, struct{}])(nil)
 
-// NewBytesTimers returns the timers stored in b under the table name. kc and
-// nc encode keys and namespaces; nil means codec.Default. It returns an error
-// if there is no default codec, or if name is a table of another kind.
-func NewBytesTimers[K, N comparable](b BytesBackend, name string, kc codec.Codec[K], nc codec.Codec[N]) (*BytesTimers[K, N], error) {
-	var err error
-	if kc, err = codecOrDefault(kc); err != nil {
-		return nil, fmt.Errorf("state: timer keys of %q: %w", name, err)
-	}
-	if nc, err = codecOrDefault(nc); err != nil {
-		return nil, fmt.Errorf("state: timer namespaces of %q: %w", name, err)
-	}
-	kind := fmt.Sprintf("timers[%s,%s]", typeName[K](), typeName[N]())
-	id, err := b.TableID(name, kind)
-	if err != nil {
-		return nil, fmt.Errorf("state: timers %q: %w", name, err)
-	}
-	kgs := b.KeyGroups()
-	t := &BytesTimers[K, N]{b: b, name: name, id: id, kgs: kgs, kc: kc, nc: nc}
+// NewTimers returns the timers stored in s under the table with id, called
+// name, for the key groups [start, end) of the backend; kc and nc encode
+// their keys and namespaces. state.NewBytesTimers makes them, with the
+// table's id and the default codecs.
+func NewTimers[K, N comparable](s Store, start, end int, name string, id uint32, kc codec.Codec[K], nc codec.Codec[N]) *Timers[K, N] {
+	kgs := keyGroups{start, end}
+	t := &Timers[K, N]{b: s, name: name, id: id, kgs: kgs, kc: kc, nc: nc}
 	for d := range t.heads {
 		t.heads[d] = make([]timerHead, kgs.Len()) // all stale
 		t.pend[d] = make([]map[string]bool, kgs.Len())
 	}
-	if h, ok := b.(CacheHost); ok && h.CacheBudget() > 0 {
+	if h, ok := s.(CacheHost); ok && h.CacheBudget() > 0 {
 		t.cached = true
 		h.AttachCache(t)
 	}
-	return t, nil
+	return t
 }
 
 // Name returns the name of the timers' table.
-func (t *BytesTimers[K, N]) Name() string { return t.name }
+func (t *Timers[K, N]) Name() string { return t.name }
 
-func (t *BytesTimers[K, N]) prefix(dst []byte, kg int, d int) []byte {
-	return append(appendTablePrefix(dst, kg, t.id), byte(d))
+func (t *Timers[K, N]) prefix(dst []byte, kg int, d int) []byte {
+	return append(AppendTablePrefix(dst, kg, t.id), byte(d))
 }
 
-func (t *BytesTimers[K, N]) encode(kg, d int, k K, n N, ts int64) []byte {
+func (t *Timers[K, N]) encode(kg, d int, k K, n N, ts int64) []byte {
 	checkKeyGroup(kg, t.kgs)
 	b := codec.AppendInt64(t.prefix(t.key[:0], kg, d), ts)
 	t.key = t.nc.Append(t.kc.Append(b, k), n)
@@ -153,7 +142,7 @@ func (t *BytesTimers[K, N]) encode(kg, d int, k K, n N, ts int64) []byte {
 
 // write sets (set) or deletes key, in domain d and key group index i: on
 // a CacheHost, in pend; else in the backend.
-func (t *BytesTimers[K, N]) write(d, i int, key []byte, set bool) {
+func (t *Timers[K, N]) write(d, i int, key []byte, set bool) {
 	if !t.cached {
 		if set {
 			t.b.Set(key, nil)
@@ -180,7 +169,7 @@ func (t *BytesTimers[K, N]) write(d, i int, key []byte, set bool) {
 
 // forget drops the held-back write of key, which need not reach the
 // backend, and reports whether there was one.
-func (t *BytesTimers[K, N]) forget(d, i int, key []byte) bool {
+func (t *Timers[K, N]) forget(d, i int, key []byte) bool {
 	p := t.pend[d][i]
 	if _, ok := p[string(key)]; !ok {
 		return false
@@ -192,7 +181,7 @@ func (t *BytesTimers[K, N]) forget(d, i int, key []byte) bool {
 	return true
 }
 
-func (t *BytesTimers[K, N]) register(d, kg int, k K, n N, ts int64) {
+func (t *Timers[K, N]) register(d, kg int, k K, n N, ts int64) {
 	key := t.encode(kg, d, k, n, ts)
 	i := kg - t.kgs.Start
 	t.write(d, i, key, true)
@@ -208,7 +197,7 @@ func (t *BytesTimers[K, N]) register(d, kg int, k K, n N, ts int64) {
 	}
 }
 
-func (t *BytesTimers[K, N]) remove(d, kg int, k K, n N, ts int64) {
+func (t *Timers[K, N]) remove(d, kg int, k K, n N, ts int64) {
 	key := t.encode(kg, d, k, n, ts)
 	i := kg - t.kgs.Start
 	t.write(d, i, key, false)
@@ -226,29 +215,29 @@ func (t *BytesTimers[K, N]) remove(d, kg int, k K, n N, ts int64) {
 
 // RegisterEventTime registers an event-time timer at ts for (k, n) in key
 // group kg. Registering an existing timer does nothing.
-func (t *BytesTimers[K, N]) RegisterEventTime(kg int, k K, n N, ts int64) {
-	t.register(domainEvent, kg, k, n, ts)
+func (t *Timers[K, N]) RegisterEventTime(kg int, k K, n N, ts int64) {
+	t.register(DomainEvent, kg, k, n, ts)
 }
 
 // DeleteEventTime deletes the event-time timer at ts for (k, n), if any.
-func (t *BytesTimers[K, N]) DeleteEventTime(kg int, k K, n N, ts int64) {
-	t.remove(domainEvent, kg, k, n, ts)
+func (t *Timers[K, N]) DeleteEventTime(kg int, k K, n N, ts int64) {
+	t.remove(DomainEvent, kg, k, n, ts)
 }
 
 // RegisterProcessingTime registers a processing-time timer at ts (ms) for
 // (k, n) in key group kg. Registering an existing timer does nothing.
-func (t *BytesTimers[K, N]) RegisterProcessingTime(kg int, k K, n N, ts int64) {
-	t.register(domainProc, kg, k, n, ts)
+func (t *Timers[K, N]) RegisterProcessingTime(kg int, k K, n N, ts int64) {
+	t.register(DomainProc, kg, k, n, ts)
 }
 
 // DeleteProcessingTime deletes the processing-time timer at ts for (k, n),
 // if any.
-func (t *BytesTimers[K, N]) DeleteProcessingTime(kg int, k K, n N, ts int64) {
-	t.remove(domainProc, kg, k, n, ts)
+func (t *Timers[K, N]) DeleteProcessingTime(kg int, k K, n N, ts int64) {
+	t.remove(DomainProc, kg, k, n, ts)
 }
 
 // timerTS decodes the timestamp of a timer's backend key.
-func (t *BytesTimers[K, N]) timerTS(key []byte) int64 {
+func (t *Timers[K, N]) timerTS(key []byte) int64 {
 	if len(key) < timerPrefixLen+8 {
 		corrupt(t.name, fmt.Errorf("timer key of %d bytes", len(key)))
 	}
@@ -257,7 +246,7 @@ func (t *BytesTimers[K, N]) timerTS(key []byte) int64 {
 
 // scan scans the backend's timers of domain d in key group index i, with
 // the held-back writes of that pair held back from the host's flush.
-func (t *BytesTimers[K, N]) scan(d, i int, prefix []byte, fn func(key []byte) bool) {
+func (t *Timers[K, N]) scan(d, i int, prefix []byte, fn func(key []byte) bool) {
 	t.held = d*len(t.heads[0]) + i + 1
 	defer func() { t.held = 0 }()
 	t.b.Scan(prefix, func(key, _ []byte) bool { return fn(key) })
@@ -265,7 +254,7 @@ func (t *BytesTimers[K, N]) scan(d, i int, prefix []byte, fn func(key []byte) bo
 
 // head returns the earliest timer of domain d in the key group at index i,
 // reading the backend if it is not known.
-func (t *BytesTimers[K, N]) head(d, i int) *timerHead {
+func (t *Timers[K, N]) head(d, i int) *timerHead {
 	h := &t.heads[d][i]
 	if h.state != headStale {
 		return h
@@ -287,7 +276,7 @@ func (t *BytesTimers[K, N]) head(d, i int) *timerHead {
 	return h
 }
 
-func (t *BytesTimers[K, N]) next(d int) (ts int64, ok bool) {
+func (t *Timers[K, N]) next(d int) (ts int64, ok bool) {
 	for i := range t.heads[d] {
 		if h := t.head(d, i); h.state == headLoaded && (!ok || h.ts < ts) {
 			ts, ok = h.ts, true
@@ -298,24 +287,24 @@ func (t *BytesTimers[K, N]) next(d int) (ts int64, ok bool) {
 
 // NextEventTime returns the earliest timestamp of an event-time timer, or
 // ok=false if there is none.
-func (t *BytesTimers[K, N]) NextEventTime() (ts int64, ok bool) { return t.next(domainEvent) }
+func (t *Timers[K, N]) NextEventTime() (ts int64, ok bool) { return t.next(DomainEvent) }
 
 // NextProcessingTime returns the earliest timestamp of a processing-time
 // timer, or ok=false if there is none.
-func (t *BytesTimers[K, N]) NextProcessingTime() (ts int64, ok bool) { return t.next(domainProc) }
+func (t *Timers[K, N]) NextProcessingTime() (ts int64, ok bool) { return t.next(DomainProc) }
 
 // AdvanceWatermark fires every event-time timer with a timestamp at or
 // before wm, in the order of the type comment, deleting each before calling
 // fire. fire may register and delete timers; new ones at or before wm fire
 // in the same call. It stops at the first error fire returns and returns it.
-func (t *BytesTimers[K, N]) AdvanceWatermark(wm int64, fire func(kg int, k K, n N, ts int64) error) error {
-	return t.advance(domainEvent, wm, fire)
+func (t *Timers[K, N]) AdvanceWatermark(wm int64, fire func(kg int, k K, n N, ts int64) error) error {
+	return t.advance(DomainEvent, wm, fire)
 }
 
 // AdvanceProcessingTime fires every processing-time timer with a timestamp
 // at or before now, as AdvanceWatermark does for event time.
-func (t *BytesTimers[K, N]) AdvanceProcessingTime(now int64, fire func(kg int, k K, n N, ts int64) error) error {
-	return t.advance(domainProc, now, fire)
+func (t *Timers[K, N]) AdvanceProcessingTime(now int64, fire func(kg int, k K, n N, ts int64) error) error {
+	return t.advance(DomainProc, now, fire)
 }
 
 // dueTimer is a timer read by advance, to be fired.
@@ -327,7 +316,7 @@ type dueTimer[K, N comparable] struct {
 	n      N
 }
 
-func (t *BytesTimers[K, N]) decodeDue(key []byte, ts int64, stored bool) dueTimer[K, N] {
+func (t *Timers[K, N]) decodeDue(key []byte, ts int64, stored bool) dueTimer[K, N] {
 	e := dueTimer[K, N]{ts: ts, stored: stored}
 	pos, err := codec.DecodeAt(t.kc, key, timerPrefixLen+8, &e.k)
 	if err == nil {
@@ -342,7 +331,7 @@ func (t *BytesTimers[K, N]) decodeDue(key []byte, ts int64, stored bool) dueTime
 	return e
 }
 
-func (t *BytesTimers[K, N]) advance(d int, limit int64, fire func(kg int, k K, n N, ts int64) error) error {
+func (t *Timers[K, N]) advance(d int, limit int64, fire func(kg int, k K, n N, ts int64) error) error {
 	if t.firing {
 		panic("state: timers advanced from a timer's fire function")
 	}
@@ -435,7 +424,7 @@ func (t *BytesTimers[K, N]) advance(d int, limit int64, fire func(kg int, k K, n
 
 // fireBatch deletes and fires the timers of batch, of domain d and key
 // group index i, skipping those that fire deleted meanwhile.
-func (t *BytesTimers[K, N]) fireBatch(d, i int, batch []dueTimer[K, N], fire func(kg int, k K, n N, ts int64) error) error {
+func (t *Timers[K, N]) fireBatch(d, i int, batch []dueTimer[K, N], fire func(kg int, k K, n N, ts int64) error) error {
 	t.firing = true
 	defer func() {
 		t.firing = false
@@ -465,12 +454,12 @@ func (t *BytesTimers[K, N]) fireBatch(d, i int, batch []dueTimer[K, N], fire fun
 // Len returns the number of registered timers of both kinds. It counts them
 // by scanning the backend, in time proportional to their number: it is for
 // tests and occasional metrics.
-func (t *BytesTimers[K, N]) Len() int {
+func (t *Timers[K, N]) Len() int {
 	t.Flush(nil)
 	n := 0
 	var pfx []byte
 	for kg := t.kgs.Start; kg < t.kgs.End; kg++ {
-		pfx = appendTablePrefix(pfx[:0], kg, t.id)
+		pfx = AppendTablePrefix(pfx[:0], kg, t.id)
 		t.b.Scan(pfx, func(_, _ []byte) bool {
 			n++
 			return true
@@ -481,7 +470,7 @@ func (t *BytesTimers[K, N]) Len() int {
 
 // each calls fn for each domain and key group index that keys under prefix
 // can belong to.
-func (t *BytesTimers[K, N]) each(prefix []byte, fn func(d, i int)) {
+func (t *Timers[K, N]) each(prefix []byte, fn func(d, i int)) {
 	from, to := t.kgs.Start, t.kgs.End
 	if len(prefix) >= 2 {
 		kg := int(binary.BigEndian.Uint16(prefix))
@@ -512,7 +501,7 @@ func (t *BytesTimers[K, N]) each(prefix []byte, fn func(d, i int)) {
 
 // Flush implements TableCache: it writes the held-back timer writes under
 // prefix (or more) to the host in one batch. The host calls it.
-func (t *BytesTimers[K, N]) Flush(prefix []byte) {
+func (t *Timers[K, N]) Flush(prefix []byte) {
 	if t.npend == 0 {
 		return
 	}
@@ -545,7 +534,7 @@ func (t *BytesTimers[K, N]) Flush(prefix []byte) {
 // Invalidate implements TableCache: it drops the held-back timer writes
 // under prefix, which the host is about to overwrite, and forgets the
 // earliest timers of the key groups concerned.
-func (t *BytesTimers[K, N]) Invalidate(prefix []byte) {
+func (t *Timers[K, N]) Invalidate(prefix []byte) {
 	t.each(prefix, func(d, i int) {
 		t.heads[d][i].state = headStale
 		p := t.pend[d][i]
@@ -562,4 +551,4 @@ func (t *BytesTimers[K, N]) Invalidate(prefix []byte) {
 
 // Bytes implements TableCache: the estimated bytes of the held-back writes.
 // It is safe for concurrent use.
-func (t *BytesTimers[K, N]) Bytes() int64 { return t.shown.Load() }
+func (t *Timers[K, N]) Bytes() int64 { return t.shown.Load() }

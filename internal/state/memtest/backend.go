@@ -3,7 +3,7 @@
 // bytes path of the typed tables (the one the Pebble backend will take)
 // without a disk, in tests and benchmarks. New makes a backend whose tables
 // encode every call; NewCached one that hosts a table cache
-// (state.CacheHost), as the Pebble backend does.
+// (kv.CacheHost), as the Pebble backend does.
 package memtest
 
 import (
@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/kv"
 )
 
 // Backend is an in-memory BytesBackend.
@@ -28,8 +29,8 @@ type Backend struct {
 	tables map[string]table
 	nextID uint32
 
-	cacheBudget int64              // see NewCached; 0: no cache
-	caches      []state.TableCache // attached by the typed tables
+	cacheBudget int64           // see NewCached; 0: no cache
+	caches      []kv.TableCache // attached by the typed tables
 }
 
 type entry struct{ value []byte }
@@ -39,7 +40,10 @@ type table struct {
 	kind string
 }
 
-var _ state.CacheHost = (*Backend)(nil)
+var (
+	_ state.BytesBackend = (*Backend)(nil)
+	_ kv.CacheHost       = (*Backend)(nil)
+)
 
 // New returns an empty backend for the key groups kgs of an operator with
 // maxParallelism key groups. It panics if kgs does not lie within
@@ -52,7 +56,7 @@ func New(kgs state.KeyGroupRange, maxParallelism int) *Backend {
 }
 
 // NewCached returns an empty backend like New whose typed tables keep a
-// write-back cache of at most cacheBudget bytes (see state.CacheHost).
+// write-back cache of at most cacheBudget bytes (see kv.CacheHost).
 func NewCached(kgs state.KeyGroupRange, maxParallelism int, cacheBudget int64) *Backend {
 	b := New(kgs, maxParallelism)
 	b.cacheBudget = cacheBudget
@@ -64,10 +68,10 @@ func (b *Backend) CacheBudget() int64 { return b.cacheBudget }
 
 // AttachCache registers a table cache, which Scan, Set, Delete and
 // DeletePrefix keep coherent.
-func (b *Backend) AttachCache(c state.TableCache) { b.caches = append(b.caches, c) }
+func (b *Backend) AttachCache(c kv.TableCache) { b.caches = append(b.caches, c) }
 
 // Caches returns the attached table caches.
-func (b *Backend) Caches() []state.TableCache { return b.caches }
+func (b *Backend) Caches() []kv.TableCache { return b.caches }
 
 // FlushCaches writes the dirty entries of every attached cache.
 func (b *Backend) FlushCaches() {
@@ -86,7 +90,7 @@ func (b *Backend) CacheBytes() int64 {
 }
 
 // NewWriteBatch returns a batch that applies its writes as they come.
-func (b *Backend) NewWriteBatch() state.WriteBatch { return batch{b} }
+func (b *Backend) NewWriteBatch() kv.WriteBatch { return batch{b} }
 
 // batch writes to the map directly, bypassing the invalidation of caches:
 // the caches write through it.

@@ -6,7 +6,7 @@
 //
 // # Keys
 //
-// Data keys are built by the typed tables of package state:
+// Data keys are built by the typed tables of package kv (internal/state/kv):
 //
 //	key group (2 bytes BE) | table id (4 bytes BE) | key | namespace [| user key]
 //
@@ -37,19 +37,19 @@
 // table-file cache. B is split three ways, all of it accounted in the block
 // cache.
 //
-// Object caches: 5B/8 is reserved in the block cache (Cache.Reserve) when
-// it is made, for the write-back caches of decoded entries that the typed
-// tables of package state keep in front of each backend (see
-// state.CacheHost and "Object caches" below). Each backend's caches hold at
-// most C = 5B / (8·n) bytes, where n = max(Options.Backends, backends open
-// now); a backend asks again now and then, so when more open, the earlier
-// ones shrink to their new share at their next eviction. Sizes are
-// estimates: encoded key and value lengths plus state.CacheEntryOverhead
-// per entry. The object caches get the larger share because a byte there
-// is worth more than a byte of cached block: a hit skips Pebble and the
-// decoding, while a data block holds mostly keys other than the one read,
-// which reads spread over state larger than the budget seldom ask for
-// (at 5x the budget the cached blocks hold under a tenth of the data).
+// Object caches: 5B/8 is reserved in the block cache (Cache.Reserve) when it
+// is made, for the write-back caches of decoded entries that the typed tables
+// of package kv keep in front of each backend (see kv.CacheHost and "Object
+// caches" below). Each backend's caches hold at most C = 5B / (8·n) bytes,
+// where n = max(Options.Backends, backends open now); a backend asks again
+// now and then, so when more open, the earlier ones shrink to their new share
+// at their next eviction. Sizes are estimates: encoded key and value lengths
+// plus kv.CacheEntryOverhead per entry. The object caches get the larger
+// share because a byte there is worth more than a byte of cached block: a hit
+// skips Pebble and the decoding, while a data block holds mostly keys other
+// than the one read, which reads spread over state larger than the budget
+// seldom ask for (at 5x the budget the cached blocks hold under a tenth of
+// the data).
 //
 // Memtables: Pebble charges every memtable it allocates to the block cache
 // as a reservation too. Each backend gets memtables of
@@ -138,6 +138,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/kv"
 )
 
 // FormatVersion is the version of the backend's on-disk layout (key layout
@@ -185,9 +186,9 @@ type Backend struct {
 	// spillOverride replaces the size from which a sorted batch spills to
 	// an SST if not 0; tests set it.
 	spillOverride int
-	// caches are the attached object caches (state.CacheHost). Written on
+	// caches are the attached object caches (kv.CacheHost). Written on
 	// the subtask's goroutine under cmu; Budget reads them under cmu.
-	caches []state.TableCache
+	caches []kv.TableCache
 	cmu    sync.Mutex
 }
 
@@ -197,8 +198,9 @@ type tableInfo struct {
 }
 
 var (
-	_ state.CacheHost       = (*Backend)(nil)
-	_ state.SortedWriteHost = (*Backend)(nil)
+	_ state.BytesBackend = (*Backend)(nil)
+	_ kv.CacheHost       = (*Backend)(nil)
+	_ kv.SortedWriteHost = (*Backend)(nil)
 )
 
 // Reserved metadata keys: 0xFF 0xFF followed by one letter.
@@ -273,7 +275,7 @@ func openDB(dir string, opts Options, mustExist, readOnly bool) (*Backend, error
 		Logger:                      quietLogger{},
 		EventListener: &lsm.EventListener{
 			// The read that found the corruption returns it as an error and
-			// the backend panics with a *state.BackendError; Pebble's
+			// the backend panics with a *kv.BackendError; Pebble's
 			// default would end the process.
 			DataCorruption: func(info lsm.DataCorruptionInfo) {
 				slog.Error("pebble: data corruption", "path", info.Path, "err", info.Details.Error())
@@ -449,7 +451,7 @@ func (b *Backend) putTable(name string, t tableInfo) error {
 }
 
 func fail(op string, err error) {
-	panic(&state.BackendError{Op: "pebble " + op, Err: err})
+	panic(&kv.BackendError{Op: "pebble " + op, Err: err})
 }
 
 // Get returns the value stored under key, or ok=false. The value is a copy
@@ -542,16 +544,16 @@ func (b *Backend) CacheBudget() int64 {
 }
 
 // AttachCache registers an object cache of the typed tables (see
-// state.CacheHost): Scan flushes it, Set, Delete and DeletePrefix drop what
+// kv.CacheHost): Scan flushes it, Set, Delete and DeletePrefix drop what
 // they overwrite from it, and FlushCaches flushes it.
-func (b *Backend) AttachCache(c state.TableCache) {
+func (b *Backend) AttachCache(c kv.TableCache) {
 	b.cmu.Lock()
 	b.caches = append(b.caches, c)
 	b.cmu.Unlock()
 }
 
 // Caches returns the attached object caches.
-func (b *Backend) Caches() []state.TableCache { return b.caches }
+func (b *Backend) Caches() []kv.TableCache { return b.caches }
 
 // FlushCaches writes every dirty entry of the object caches to Pebble, in
 // one batch per cache. Call it before Checkpoint (which flushes only the
@@ -582,9 +584,9 @@ func (b *Backend) invalidate(prefix []byte) {
 }
 
 // NewWriteBatch returns an empty Pebble batch, committed without syncing.
-func (b *Backend) NewWriteBatch() state.WriteBatch { return &batch{b: b.db.NewBatch()} }
+func (b *Backend) NewWriteBatch() kv.WriteBatch { return &batch{b: b.db.NewBatch()} }
 
-// batch is a state.WriteBatch on a Pebble batch.
+// batch is a kv.WriteBatch on a Pebble batch.
 type batch struct{ b *lsm.Batch }
 
 func (w *batch) Set(key, value []byte) {
@@ -610,13 +612,13 @@ func (w *batch) Commit() {
 }
 
 // NewSortedBatch returns an empty batch for writes in strictly increasing
-// key order (state.SortedWriteHost). Up to half a memtable of writes it is
+// key order (kv.SortedWriteHost). Up to half a memtable of writes it is
 // a Pebble batch; beyond, it writes them to an SST in the DB's directory,
 // which Commit ingests. An ingested SST lands in L0 (or lower, where it
 // overlaps nothing) with a sequence number above every earlier write, so it
 // is the same as the batch, without the memtable inserts and without the
 // batch held in memory until a flush.
-func (b *Backend) NewSortedBatch() state.WriteBatch {
+func (b *Backend) NewSortedBatch() kv.WriteBatch {
 	spillAt := int(b.popts.MemTableSize / 2)
 	if b.spillOverride != 0 {
 		spillAt = b.spillOverride
@@ -779,7 +781,7 @@ func sortedTables(m map[string]tableInfo) []string {
 
 // quietLogger drops Pebble's informational messages, logs errors with
 // log/slog, and turns fatal ones (broken invariants) into a panic with a
-// *state.BackendError instead of ending the process: on the subtask's
+// *kv.BackendError instead of ending the process: on the subtask's
 // goroutine the runtime recovers it and fails the job.
 type quietLogger struct{}
 
@@ -788,7 +790,7 @@ func (quietLogger) Errorf(format string, args ...interface{}) {
 	slog.Error("pebble: " + fmt.Sprintf(format, args...))
 }
 func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(&state.BackendError{Op: "pebble", Err: fmt.Errorf(format, args...)})
+	panic(&kv.BackendError{Op: "pebble", Err: fmt.Errorf(format, args...)})
 }
 
 // TableIDs returns the id of every table declared on the backend, by name.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eddystream/eddy/internal/state"
 	"github.com/eddystream/eddy/internal/state/heap"
+	"github.com/eddystream/eddy/internal/state/kv"
 	"github.com/eddystream/eddy/internal/state/statetest"
 )
 
@@ -137,7 +138,7 @@ func TestOpenRefusesUsedDirectory(t *testing.T) {
 func TestCorruptValuePanics(t *testing.T) {
 	b := open(t, state.KeyGroupRange{Start: 0, End: 1}, 1)
 	b.Set([]byte("a"), []byte("1"))
-	// A stored value that does not decode surfaces as a *state.BackendError
+	// A stored value that does not decode surfaces as a *kv.BackendError
 	// from the typed tables (TestStorageErrorPanics covers the backend's own).
 	vt, err := state.NewValueTable[int64, state.VoidNamespace, int64](b, "v", nil, nil, nil)
 	if err != nil {
@@ -152,9 +153,9 @@ func TestCorruptValuePanics(t *testing.T) {
 	})
 	func() {
 		defer func() {
-			var be *state.BackendError
+			var be *kv.BackendError
 			if e, ok := recover().(error); !ok || !errors.As(e, &be) {
-				t.Errorf("recovered %v, want *state.BackendError", e)
+				t.Errorf("recovered %v, want *kv.BackendError", e)
 			}
 		}()
 		vt.Get(0, 1, state.VoidNamespace{})
@@ -166,7 +167,7 @@ func TestCorruptValuePanics(t *testing.T) {
 }
 
 // A storage failure (here: an SST deleted under the DB) panics with a
-// *state.BackendError.
+// *kv.BackendError.
 func TestStorageErrorPanics(t *testing.T) {
 	b := open(t, state.KeyGroupRange{Start: 0, End: 1}, 1)
 	b.Set([]byte("a"), []byte("1"))
@@ -181,9 +182,9 @@ func TestStorageErrorPanics(t *testing.T) {
 		os.Remove(f)
 	}
 	defer func() {
-		var be *state.BackendError
+		var be *kv.BackendError
 		if e, ok := recover().(error); !ok || !errors.As(e, &be) {
-			t.Errorf("recovered %v, want *state.BackendError", e)
+			t.Errorf("recovered %v, want *kv.BackendError", e)
 		} else {
 			t.Log(be)
 		}

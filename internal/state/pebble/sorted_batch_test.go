@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/kv"
 )
 
 // sortedBatchCase writes keys k00..k09 directly, then through a sorted batch
@@ -79,16 +80,16 @@ func TestSortedBatchSmall(t *testing.T) {
 }
 
 // TestSortedBatchOutOfOrder: a spilled batch given keys out of order panics
-// with a *state.BackendError and removes its SST.
+// with a *kv.BackendError and removes its SST.
 func TestSortedBatchOutOfOrder(t *testing.T) {
 	b := open(t, state.KeyGroupRange{Start: 0, End: 1}, 1)
 	b.spillOverride = 1
 	w := b.NewSortedBatch()
 	w.Set([]byte("b"), []byte("1"))
 	defer func() {
-		var be *state.BackendError
+		var be *kv.BackendError
 		if e, ok := recover().(error); !ok || !errors.As(e, &be) {
-			t.Errorf("recovered %v, want *state.BackendError", e)
+			t.Errorf("recovered %v, want *kv.BackendError", e)
 		}
 		if left, _ := filepath.Glob(filepath.Join(b.Dir(), "eddy-writeback-*")); len(left) > 0 {
 			t.Errorf("the failed batch left %v", left)

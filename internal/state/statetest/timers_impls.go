@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/kv"
 )
 
 // testTimerImpls runs the conformance tests of state.Timers on the heap
 // TimerService and, if the backend under test is a BytesBackend, on
-// BytesTimers stored in it.
+// kv.Timers stored in it.
 func testTimerImpls(t *testing.T, nb NewBackend) {
 	t.Run("TimerService", func(t *testing.T) {
 		b := nb(t, all, maxP)
@@ -26,7 +27,7 @@ func testTimerImpls(t *testing.T, nb NewBackend) {
 		return
 	}
 	n := 0
-	newBytes := func() *state.BytesTimers[string, int64] {
+	newBytes := func() *kv.Timers[string, int64] {
 		n++
 		ts, err := state.NewBytesTimers[string, int64](bb, "timers-"+string(rune('a'+n)), nil, nil)
 		if err != nil {
@@ -72,7 +73,7 @@ func testTimestampOrderAcrossKeyGroups(t *testing.T, ts state.Timers[string, int
 
 // testTimersConformance checks the behaviour every state.Timers shares.
 // regOrder says that timers of equal timestamps fire in registration order
-// (TimerService) rather than in key order within a key group (BytesTimers).
+// (TimerService) rather than in key order within a key group (kv.Timers).
 func testTimersConformance(t *testing.T, newTimers func() state.Timers[string, int64], regOrder bool) {
 	ts := newTimers()
 	var fired []firing
@@ -276,7 +277,7 @@ func testTimersConformance(t *testing.T, newTimers func() state.Timers[string, i
 		t.Errorf("fired %s, Len %d", got, ts.Len())
 	}
 
-	// Many timers in one key group: more than one batch of BytesTimers.
+	// Many timers in one key group: more than one batch of kv.Timers.
 	for i := range int64(3000) {
 		ts.RegisterEventTime(kk, "k", i%7, 5000+i)
 	}
@@ -287,10 +288,10 @@ func testTimersConformance(t *testing.T, newTimers func() state.Timers[string, i
 	}
 }
 
-// testBytesTimersLazy checks that BytesTimers read what the backend holds
+// testBytesTimersLazy checks that kv.Timers read what the backend holds
 // when they need it: a service made before a restore sees the restored
 // timers.
-func testBytesTimersLazy(t *testing.T, b state.BytesBackend, newBytes func() *state.BytesTimers[string, int64]) {
+func testBytesTimersLazy(t *testing.T, b state.BytesBackend, newBytes func() *kv.Timers[string, int64]) {
 	early := newBytes() // made before the "restore"
 	// The restore writes the same table through another service: simulate it
 	// with a second service of the same name.
@@ -318,7 +319,7 @@ func testBytesTimersLazy(t *testing.T, b state.BytesBackend, newBytes func() *st
 		}
 	}
 	b.DeletePrefix([]byte{byte(kg >> 8), byte(kg)})
-	if _, ok := b.(state.CacheHost); !ok {
+	if _, ok := b.(kv.CacheHost); !ok {
 		early.Invalidate(nil) // a CacheHost tells it
 	}
 	if early.Len() != 2*(len(keys)-dropped) {
@@ -351,7 +352,7 @@ func testBytesTimersLazy(t *testing.T, b state.BytesBackend, newBytes func() *st
 // while fire makes the host flush them (as a scan of other state does): the
 // fired timers must be gone from the backend, not only from the buffer, or
 // a service reading the table later (after a restore) fires them again.
-func testBytesTimersFlushDuringFire(t *testing.T, b state.BytesBackend, newBytes func() *state.BytesTimers[string, int64]) {
+func testBytesTimersFlushDuringFire(t *testing.T, b state.BytesBackend, newBytes func() *kv.Timers[string, int64]) {
 	ts := newBytes()
 	keys := keysIn(all, 50)
 	for i, k := range keys {
@@ -373,8 +374,8 @@ func testBytesTimersFlushDuringFire(t *testing.T, b state.BytesBackend, newBytes
 	}
 }
 
-// sameTable returns a second BytesTimers on the table of ts.
-func sameTable(t *testing.T, b state.BytesBackend, ts *state.BytesTimers[string, int64]) *state.BytesTimers[string, int64] {
+// sameTable returns a second kv.Timers on the table of ts.
+func sameTable(t *testing.T, b state.BytesBackend, ts *kv.Timers[string, int64]) *kv.Timers[string, int64] {
 	t.Helper()
 	w, err := state.NewBytesTimers[string, int64](b, ts.Name(), nil, nil)
 	if err != nil {
@@ -384,8 +385,8 @@ func sameTable(t *testing.T, b state.BytesBackend, ts *state.BytesTimers[string,
 }
 
 // testBytesTimersHeldBack mixes timers in the backend with timers whose
-// writes a CacheHost's BytesTimers holds back, across more than one batch.
-func testBytesTimersHeldBack(t *testing.T, ts *state.BytesTimers[string, int64]) {
+// writes a CacheHost's kv.Timers holds back, across more than one batch.
+func testBytesTimersHeldBack(t *testing.T, ts *kv.Timers[string, int64]) {
 	kk := kgOfString("k")
 	for i := range int64(3000) {
 		ts.RegisterEventTime(kk, "k", i%7, 5000+i)
