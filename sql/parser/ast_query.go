@@ -26,6 +26,8 @@ type CTE struct {
 // [GROUP BY ...] [HAVING ...] [WINDOW ...].
 type Select struct {
 	Pos
+	// Hints are the query hints of SELECT /*+ ... */.
+	Hints    []*Hint
 	Distinct bool
 	Items    []*SelectItem
 	From     TableExpr // nil if absent
@@ -106,9 +108,23 @@ type TableAlias struct {
 type TableName struct {
 	Pos
 	Name *ObjectName
+	// Hints are the table hints after the name, /*+ OPTIONS(...) */.
+	Hints []*Hint
 	// SystemTime is the expression of FOR SYSTEM_TIME AS OF, nil if absent.
 	SystemTime Expr
 	Alias      *TableAlias
+}
+
+// Hint is a hint of a /*+ ... */ list: Name, Name(arg, ...) or
+// Name('key' = 'value', ...), e.g. OPTIONS('scan.startup.mode' =
+// 'earliest-offset'), BROADCAST(t), LOOKUP('table' = 'D', 'async' = 'true').
+type Hint struct {
+	Pos
+	Name *Ident
+	// Args are the arguments of a list form: names (*Ref) or literals.
+	Args []Expr
+	// Options are the arguments of a key-value form, in order.
+	Options []*Option
 }
 
 // DerivedTable is [LATERAL] (query) [AS] alias.

@@ -131,12 +131,14 @@ type Reset struct {
 	Key *StringLit
 }
 
-// Insert is INSERT INTO|OVERWRITE table [PARTITION (col = value, ...)]
-// [(cols)] query.
+// Insert is INSERT INTO|OVERWRITE table [/*+ hints */]
+// [PARTITION (col = value, ...)] [(cols)] query.
 type Insert struct {
 	Pos
 	Overwrite bool
 	Table     *ObjectName
+	// Hints are the table hints after the name, /*+ OPTIONS(...) */.
+	Hints     []*Hint
 	Partition []*PartitionValue
 	Columns   []*Ident
 	Query     *Query

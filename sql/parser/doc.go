@@ -19,6 +19,10 @@
 // requires them.
 // Parsing the canonical text gives the same tree, positions aside.
 //
+// Comments (-- and /* */) are skipped, except hints: /*+ ... */ after
+// SELECT (query hints) and after a table name (table hints such as
+// OPTIONS('k' = 'v')) are kept in the tree; elsewhere a hint is an error.
+//
 // Keywords are case-insensitive; identifiers keep their spelling. An
 // identifier is either plain (a letter or "_", then letters, digits, "_" or
 // "$") or in backquotes, where a doubled backquote stands for one. The

@@ -39,11 +39,37 @@ func (e *Error) Error() string {
 		b.WriteString(joinAlternatives(e.Expected))
 		b.WriteString(")")
 	}
+	line, col := window(e.Source, e.Col)
 	b.WriteString("\n")
-	b.WriteString(e.Source)
+	b.WriteString(line)
 	b.WriteString("\n")
-	b.WriteString(caretLine(e.Source, e.Col))
+	b.WriteString(caretLine(line, col))
 	return b.String()
+}
+
+// maxShown is the most characters of a source line an error shows.
+const maxShown = 120
+
+// window cuts a long source line to about maxShown characters around
+// column col, marking the cuts with "...", and returns the column in the
+// cut line.
+func window(line string, col int) (string, int) {
+	r := []rune(line)
+	if len(r) <= maxShown {
+		return line, col
+	}
+	start := max(0, min(col-1-maxShown/2, len(r)-maxShown))
+	end := min(len(r), start+maxShown)
+	out := string(r[start:end])
+	col -= start
+	if start > 0 {
+		out = "..." + out
+		col += 3
+	}
+	if end < len(r) {
+		out += "..."
+	}
+	return out, col
 }
 
 // Pos returns the position of the error.

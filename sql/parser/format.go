@@ -160,6 +160,8 @@ func (w *printer) node(n Node) {
 		w.keyValue(n)
 	case *FieldDef:
 		w.field(n)
+	case *Hint:
+		w.hint(n)
 	default:
 		w.s("<?>")
 	}

@@ -214,12 +214,14 @@ func (w *printer) expr(e Expr, min int) {
 		w.expr(e.Index, 0)
 		w.s("]")
 	case *FieldAccess:
-		if _, ok := e.X.(*Ref); ok {
-			// A bare name would absorb the field into the Ref.
+		switch e.X.(type) {
+		case *Ref, *NumberLit:
+			// A bare name would absorb the field into the Ref, a number
+			// the dot.
 			w.s("(")
 			w.expr(e.X, 0)
 			w.s(")")
-		} else {
+		default:
 			w.expr(e.X, precPrimary)
 		}
 		w.s(".")
@@ -276,10 +278,9 @@ func (w *printer) unary(e *Unary) {
 	sub.expr(e.X, precUnary)
 	x := sub.b.String()
 	w.s(e.Op)
-	if strings.HasPrefix(x, "-") || strings.HasPrefix(x, "+") {
+	if e.Op == "-" && strings.HasPrefix(x, "-") {
 		// "--" would start a comment.
-		w.s("(" + x + ")")
-		return
+		w.s(" ")
 	}
 	w.s(x)
 }

@@ -96,6 +96,10 @@ func (w *printer) queryBody(b QueryBody, min int) {
 
 func (w *printer) selectStmt(s *Select) {
 	w.s("SELECT ")
+	if len(s.Hints) > 0 {
+		w.hints(s.Hints)
+		w.s(" ")
+	}
 	if s.Distinct {
 		w.s("DISTINCT ")
 	}
@@ -187,6 +191,10 @@ func (w *printer) table(t TableExpr) {
 	switch t := t.(type) {
 	case *TableName:
 		w.objectName(t.Name)
+		if len(t.Hints) > 0 {
+			w.s(" ")
+			w.hints(t.Hints)
+		}
 		if t.SystemTime != nil {
 			w.s(" FOR SYSTEM_TIME AS OF ")
 			w.expr(t.SystemTime, precAdd)
@@ -326,4 +334,35 @@ func (w *printer) bound(b *FrameBound) {
 		w.expr(b.Offset, precAdd)
 		w.s(" FOLLOWING")
 	}
+}
+
+func (w *printer) hints(hs []*Hint) {
+	w.s("/*+ ")
+	for i, h := range hs {
+		if i > 0 {
+			w.s(", ")
+		}
+		w.hint(h)
+	}
+	w.s(" */")
+}
+
+func (w *printer) hint(h *Hint) {
+	w.ident(h.Name)
+	if len(h.Args) == 0 && len(h.Options) == 0 {
+		return
+	}
+	w.s("(")
+	sep := ""
+	for _, a := range h.Args {
+		w.s(sep)
+		w.expr(a, 0)
+		sep = ", "
+	}
+	for _, o := range h.Options {
+		w.s(sep)
+		w.option(o)
+		sep = ", "
+	}
+	w.s(")")
 }

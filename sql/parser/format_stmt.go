@@ -276,6 +276,10 @@ func (w *printer) insert(s *Insert) {
 		w.s("INSERT INTO ")
 	}
 	w.objectName(s.Table)
+	if len(s.Hints) > 0 {
+		w.s(" ")
+		w.hints(s.Hints)
+	}
 	if len(s.Partition) > 0 {
 		w.s(" PARTITION (")
 		for i, pv := range s.Partition {

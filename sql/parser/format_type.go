@@ -7,7 +7,12 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func (w *printer) typ(t *Type) {
 	switch {
 	case t.Named != nil:
-		w.objectName(t.Named)
+		if len(t.Named.Parts) == 1 && isTypeKeyword(t.Named.Parts[0].Name) {
+			// A plain built-in name would be read as that type.
+			w.forceQuote(t.Named.Parts[0].Name)
+		} else {
+			w.objectName(t.Named)
+		}
 	case t.Interval != nil:
 		w.s("INTERVAL ")
 		w.qualifier(t.Interval)
@@ -59,4 +64,18 @@ func (w *printer) field(f *FieldDef) {
 		w.s(" ")
 		w.str(f.Comment)
 	}
+}
+
+// isTypeKeyword reports whether name (in any case) starts a built-in type.
+func isTypeKeyword(name string) bool {
+	up := upperASCII(name)
+	if _, ok := typeNames[up]; ok {
+		return true
+	}
+	switch up {
+	case "DOUBLE", "CHAR", "CHARACTER", "BINARY", "TIME", "TIMESTAMP", "INTERVAL",
+		"ARRAY", "MULTISET", "MAP", "ROW", "RAW", "NULL":
+		return true
+	}
+	return false
 }

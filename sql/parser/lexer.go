@@ -8,11 +8,16 @@ import (
 
 // lexer splits the source into tokens. Comments and white space are skipped.
 type lexer struct {
-	src  string
-	off  int // byte offset of the next character
-	line int // line of the next character
-	col  int // column (in runes) of the next character
-	toks []token
+	// inHint is set between /*+ and */: the hint's content is lexed as
+	// tokens.
+	inHint bool
+	src    string
+	off    int // byte offset of the next character
+	line   int // line of the next character
+	col    int // column (in runes) of the next character
+	toks   []token
+	// hintPos is the position of the /*+ of the current hint.
+	hintPos Pos
 }
 
 // lex returns the tokens of src, ending with a tokEOF token.
@@ -25,6 +30,9 @@ func lex(src string) ([]token, error) {
 			return nil, err
 		}
 		if lx.off >= len(lx.src) {
+			if lx.inHint {
+				return nil, lx.errorAt(lx.hintPos, "unterminated hint", `"*/" to close the hint`)
+			}
 			lx.toks = append(lx.toks, token{kind: tokEOF, pos: lx.pos()})
 			return lx.toks, nil
 		}
@@ -76,6 +84,10 @@ func (lx *lexer) skipSpaceAndComments() error {
 			for lx.off < len(lx.src) && lx.src[lx.off] != '\n' {
 				lx.advance()
 			}
+		case c == '/' && lx.peekByte(1) == '*' && lx.peekByte(2) == '+' && !lx.inHint:
+			return nil // a hint: see next
+		case c == '*' && lx.peekByte(1) == '/' && lx.inHint:
+			return nil
 		case c == '/' && lx.peekByte(1) == '*':
 			start := lx.pos()
 			lx.advance()
@@ -121,6 +133,20 @@ func (lx *lexer) next() error {
 	start := lx.pos()
 	c := lx.src[lx.off]
 	switch {
+	case c == '/' && lx.peekByte(1) == '*' && lx.peekByte(2) == '+' && !lx.inHint:
+		lx.advance()
+		lx.advance()
+		lx.advance()
+		lx.inHint = true
+		lx.hintPos = start
+		lx.toks = append(lx.toks, token{kind: tokOp, text: "/*+", pos: start})
+		return nil
+	case c == '*' && lx.peekByte(1) == '/' && lx.inHint:
+		lx.advance()
+		lx.advance()
+		lx.inHint = false
+		lx.toks = append(lx.toks, token{kind: tokOp, text: "*/", pos: start})
+		return nil
 	case c == '\'':
 		s, err := lx.quoted('\'', "string literal")
 		if err != nil {

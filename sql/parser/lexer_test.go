@@ -73,6 +73,13 @@ func TestErrorAt(t *testing.T) {
 	if err.Pos() != (Pos{3, 7}) {
 		t.Errorf("Pos() = %v", err.Pos())
 	}
+	// Long lines are cut around the error.
+	long := strings.Repeat("a, ", 100) + "b c" + strings.Repeat(", d", 100)
+	err = ErrorAt(long, Pos{Line: 1, Col: 304}, "here")
+	want = "line 1, column 304: here\n..." + long[243:363] + "...\n" + strings.Repeat(" ", 63) + "^"
+	if got := err.Error(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
 	// A later stage may have nothing to list as expected.
 	err = ErrorAt(src, Pos{Line: 1, Col: 14}, "table t exists")
 	want = "line 1, column 14: table t exists\nCREATE TABLE t (a INT)\n             ^"

@@ -384,12 +384,13 @@ func (p *parser) parseKeywordExpr(t token) Expr {
 		return f
 	case "SUBSTRING":
 		// SUBSTRING(s FROM a [FOR b]) or SUBSTRING(s, a [, b]).
-		save, nparams := p.i, p.nparams
+		if !p.plainFirstArg() {
+			return nil
+		}
 		p.i += 2
 		s := p.parseExpr()
 		if !p.acceptKw("FROM") {
-			p.i, p.nparams = save, nparams
-			return nil
+			return p.finishCall(p.newCall(t, SyntaxCall), s)
 		}
 		f := p.newCall(t, SyntaxSubstring)
 		f.Args = []Expr{s, p.parseExpr()}
@@ -415,12 +416,13 @@ func (p *parser) parseKeywordExpr(t token) Expr {
 		return p.parseTrim()
 	case "FLOOR", "CEIL", "CEILING":
 		// FLOOR(x TO unit) or FLOOR(x).
-		save, nparams := p.i, p.nparams
+		if !p.plainFirstArg() {
+			return nil
+		}
 		p.i += 2
 		x := p.parseExpr()
 		if !p.acceptKw("TO") {
-			p.i, p.nparams = save, nparams
-			return nil
+			return p.finishCall(p.newCall(t, SyntaxCall), x)
 		}
 		f := p.newCall(t, SyntaxFloorTo)
 		f.Args = []Expr{x, p.timeUnit()}
@@ -437,9 +439,15 @@ func (p *parser) parseKeywordExpr(t token) Expr {
 	return nil
 }
 
-// newCall starts a call of the function named by t.
+// newCall starts a call of the function named by t. The functions of a
+// special syntax, keywords, are named in upper case; a plain call keeps the
+// spelling.
 func (p *parser) newCall(t token, syntax FuncSyntax) *FuncCall {
-	return &FuncCall{Pos: t.pos, Name: &ObjectName{Pos: t.pos, Parts: []*Ident{{Pos: t.pos, Name: t.text}}}, Syntax: syntax}
+	name := t.text
+	if syntax != SyntaxCall {
+		name = t.upper
+	}
+	return &FuncCall{Pos: t.pos, Name: &ObjectName{Pos: t.pos, Parts: []*Ident{{Pos: t.pos, Name: name}}}, Syntax: syntax}
 }
 
 // timeUnit parses a time unit (singular or plural) as a *TimeUnit.
@@ -544,6 +552,22 @@ func (p *parser) parseCase() Expr {
 	return c
 }
 
+// plainFirstArg reports whether the token after the current name and its
+// "(" starts a plain expression argument (not ")", "*", DISTINCT, ALL,
+// TABLE or name =>).
+func (p *parser) plainFirstArg() bool {
+	t := p.peek(2)
+	switch {
+	case t.kind == tokOp && (t.text == ")" || t.text == "*"):
+		return false
+	case t.kind == tokIdent && (t.upper == "DISTINCT" || t.upper == "ALL" || t.upper == "TABLE"):
+		return false
+	case isIdentTok(t) && p.isOpAt(3, "=>"):
+		return false
+	}
+	return true
+}
+
 // parseCall parses the argument list and the aggregate and window clauses
 // of a call of name; the current token is "(".
 func (p *parser) parseCall(name *ObjectName) *FuncCall {
@@ -551,27 +575,40 @@ func (p *parser) parseCall(name *ObjectName) *FuncCall {
 	p.expectOp("(")
 	switch {
 	case p.acceptOp(")"):
+		return p.callClauses(f)
 	case p.isOp("*") && p.isOpAt(1, ")"):
 		p.i += 2
 		f.Star = true
-	default:
-		if p.acceptKw("DISTINCT") {
-			f.Distinct = true
-		} else {
-			p.acceptKw("ALL")
-		}
-		up := upperASCII(name.Last().Name)
-		if len(name.Parts) == 1 && (up == "TIMESTAMPADD" || up == "TIMESTAMPDIFF") && p.tok().kind == tokIdent &&
-			timeUnits[p.tok().upper] != "" && p.isOpAt(1, ",") {
-			f.Args = append(f.Args, p.timeUnit())
-			p.expectOp(",")
-		}
-		f.Args = append(f.Args, p.parseFuncArg())
-		for p.acceptOp(",") {
-			f.Args = append(f.Args, p.parseFuncArg())
-		}
-		p.expectOp(")")
+		return p.callClauses(f)
 	}
+	if p.acceptKw("DISTINCT") {
+		f.Distinct = true
+	} else {
+		p.acceptKw("ALL")
+	}
+	up := upperASCII(name.Last().Name)
+	if len(name.Parts) == 1 && (up == "TIMESTAMPADD" || up == "TIMESTAMPDIFF") && p.tok().kind == tokIdent &&
+		timeUnits[p.tok().upper] != "" && p.isOpAt(1, ",") {
+		f.Args = append(f.Args, p.timeUnit())
+		p.expectOp(",")
+	}
+	return p.finishCall(f, p.parseFuncArg())
+}
+
+// finishCall parses the arguments after the first one (already parsed),
+// the ")" and the clauses after it.
+func (p *parser) finishCall(f *FuncCall, first Expr) *FuncCall {
+	f.Args = append(f.Args, first)
+	for p.acceptOp(",") {
+		f.Args = append(f.Args, p.parseFuncArg())
+	}
+	p.expectOp(")")
+	return p.callClauses(f)
+}
+
+// callClauses parses the clauses after the arguments of a call:
+// IGNORE|RESPECT NULLS, WITHIN GROUP, FILTER and OVER.
+func (p *parser) callClauses(f *FuncCall) *FuncCall {
 	if (p.isKw("IGNORE") || p.isKw("RESPECT")) && p.isKwAt(1, "NULLS") {
 		f.NullTreatment = p.advance().upper + " NULLS"
 		p.i++

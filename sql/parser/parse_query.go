@@ -141,7 +141,7 @@ func (p *parser) valuesRow() []Expr {
 
 func (p *parser) parseSelect() *Select {
 	t := p.advance()
-	s := &Select{Pos: t.pos}
+	s := &Select{Pos: t.pos, Hints: p.hints()}
 	if p.acceptKw("DISTINCT") {
 		s.Distinct = true
 	} else {
@@ -386,6 +386,7 @@ func (p *parser) tablePrimary() TableExpr {
 		p.fail()
 	}
 	tn := &TableName{Pos: t.pos, Name: p.objectName("a table name")}
+	tn.Hints = p.hints()
 	p.note("FOR SYSTEM_TIME AS OF")
 	if p.isKw("FOR") {
 		p.i++
@@ -401,7 +402,8 @@ func (p *parser) tablePrimary() TableExpr {
 // parenTable parses (query) [AS] alias, or a parenthesized join.
 func (p *parser) parenTable() TableExpr {
 	t := p.tok()
-	if p.isKwAt(1, "SELECT") || p.isKwAt(1, "WITH") || p.isKwAt(1, "VALUES") || p.isOpAt(1, "(") {
+	start := p.i
+	if (p.isKwAt(1, "SELECT") || p.isKwAt(1, "WITH") || p.isKwAt(1, "VALUES") || p.isOpAt(1, "(")) && !p.notQuery[start] {
 		var q *Query
 		if p.attempt(func() {
 			p.i++
@@ -410,6 +412,13 @@ func (p *parser) parenTable() TableExpr {
 		}) {
 			return &DerivedTable{Pos: t.pos, Query: q, Alias: p.tableAlias()}
 		}
+		// Remember the failure: nested parentheses would otherwise try
+		// the query again at every level of the fallback, in exponential
+		// time.
+		if p.notQuery == nil {
+			p.notQuery = map[int]bool{}
+		}
+		p.notQuery[start] = true
 	}
 	p.expectOp("(")
 	inner := p.parseFrom()
@@ -429,4 +438,53 @@ func (p *parser) tableAlias() *TableAlias {
 		a.Columns = p.parenIdentList("a column name")
 	}
 	return a
+}
+
+// hints parses an optional /*+ hint, ... */.
+func (p *parser) hints() []*Hint {
+	if !p.isOp("/*+") {
+		// Not noted as expected: a hint is seldom what is missing.
+		return nil
+	}
+	p.i++
+	var hs []*Hint
+	for {
+		name := p.ident("a hint name")
+		h := &Hint{Pos: name.Pos, Name: name}
+		if p.acceptOp("(") {
+			for {
+				p.hintArg(h)
+				if !p.acceptOp(",") {
+					break
+				}
+			}
+			p.expectOp(")")
+		}
+		hs = append(hs, h)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	p.expectOp("*/")
+	return hs
+}
+
+// hintArg parses an argument of a hint: 'key' = 'value' (or key = 'value'),
+// a name or a literal.
+func (p *parser) hintArg(h *Hint) {
+	t := p.tok()
+	if (t.kind == tokString || isIdentTok(t)) && p.isOpAt(1, "=") {
+		p.i += 2
+		v := p.stringLit("a quoted hint option value")
+		h.Options = append(h.Options, &Option{Pos: t.pos, Key: t.text, Value: v.Value, ValuePos: v.Pos})
+		return
+	}
+	switch t.kind {
+	case tokString, tokNumber:
+		e, _ := p.parsePrimary()
+		h.Args = append(h.Args, e)
+	default:
+		p.note("a quoted key = 'value'")
+		h.Args = append(h.Args, &Ref{Pos: t.pos, Parts: []*Ident{p.ident("a name or a literal")}})
+	}
 }

@@ -331,6 +331,7 @@ func (p *parser) parseInsert() *Insert {
 		p.expectKw("INTO")
 	}
 	ins.Table = p.objectName("a table name")
+	ins.Hints = p.hints()
 	p.insertPartition(ins)
 	if p.isOp("(") && !p.isKwAt(1, "SELECT") && !p.isKwAt(1, "WITH") && !p.isKwAt(1, "VALUES") && !p.isOpAt(1, "(") {
 		ins.Columns = p.parenIdentList("a column name")

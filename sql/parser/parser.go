@@ -92,10 +92,19 @@ type parser struct {
 	exp     []string
 	depth   int
 	nparams int
+	// best is the error of the failed attempt that got farthest.
+	best *Error
+	// notQuery holds the token indexes of "(" in FROM where a query was
+	// tried and failed (see parenTable).
+	notQuery map[int]bool
 }
 
-// bailout carries a syntax error up to run.
-type bailout struct{ err *Error }
+// bailout carries a syntax error up to run. A fatal one (nesting too deep)
+// is not caught by attempt: no alternative can get past it.
+type bailout struct {
+	err   *Error
+	fatal bool
+}
 
 func newParser(src string) (*parser, error) {
 	toks, err := lex(src)
@@ -121,14 +130,19 @@ func (p *parser) run(f func()) (err error) {
 }
 
 // attempt runs f; if f fails, it restores the position and returns false.
-// The expectations recorded by f stay, so that an error after a failed
-// attempt still reports the farthest point any alternative reached.
+// The expectations recorded by f stay, and so does its error if it is the
+// farthest so far: should the other alternative fail before that point,
+// the error of the alternative that got farther is reported.
 func (p *parser) attempt(f func()) (ok bool) {
 	save, depth, nparams := p.i, p.depth, p.nparams
 	defer func() {
 		if r := recover(); r != nil {
-			if _, isBail := r.(bailout); !isBail {
+			b, isBail := r.(bailout)
+			if !isBail || b.fatal {
 				panic(r)
+			}
+			if p.best == nil || after(b.err.Pos(), p.best.Pos()) {
+				p.best = b.err
 			}
 			p.i, p.depth, p.nparams = save, depth, nparams
 			ok = false
@@ -136,6 +150,11 @@ func (p *parser) attempt(f func()) (ok bool) {
 	}()
 	f()
 	return true
+}
+
+// after reports whether position a comes after b.
+func after(a, b Pos) bool {
+	return a.Line > b.Line || (a.Line == b.Line && a.Col > b.Col)
 }
 
 func (p *parser) tok() token { return p.toks[p.i] }
@@ -189,13 +208,20 @@ func (p *parser) failAt(t token, msg string, expected ...string) {
 	p.bail(newError(p.src, t.pos, msg, expected))
 }
 
-func (p *parser) bail(err *Error) { panic(bailout{err}) }
+// bail raises err, or the error of a failed attempt that got farther.
+func (p *parser) bail(err *Error) {
+	if p.best != nil && after(p.best.Pos(), err.Pos()) {
+		err = p.best
+	}
+	panic(bailout{err: err})
+}
 
 // enter and leave bound the nesting depth.
 func (p *parser) enter() {
 	p.depth++
 	if p.depth > maxDepth {
-		p.failAt(p.tok(), "too deeply nested", "at most "+strconv.Itoa(maxDepth)+" levels of nesting")
+		t := p.tok()
+		panic(bailout{err: newError(p.src, t.pos, "too deeply nested", []string{"at most " + strconv.Itoa(maxDepth) + " levels of nesting"}), fatal: true})
 	}
 }
 

@@ -84,3 +84,4 @@ func (n *JSONFunc) String() string          { return Format(n) }
 func (n *GroupingSets) String() string      { return Format(n) }
 func (n *Type) String() string              { return Format(n) }
 func (n *FieldDef) String() string          { return Format(n) }
+func (n *Hint) String() string              { return Format(n) }

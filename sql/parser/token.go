@@ -44,6 +44,9 @@ func (t token) describe() string {
 	case tokNumber:
 		return "number " + t.text
 	default:
+		if t.text == "/*+" {
+			return `"/*+" (a hint; hints go after SELECT and after table names)`
+		}
 		return strconv.Quote(t.text)
 	}
 }
