@@ -31,11 +31,30 @@ func AsChangelog[T any](s *Stream[changelog.Change[T]], mode changelog.Mode) *St
 // operator runs with the parallelism of its input, chained to it, so that
 // the changes of a row stay in order.
 func MapRows[T, U any](s *Stream[changelog.Change[T]], fn func(T) U) *Stream[changelog.Change[U]] {
+	return MapRowsEach(s, func() func(T) U { return fn })
+}
+
+// MapRowsEach is MapRows with a function made by newFn for every parallel
+// subtask, for mappings that keep buffers (a row writer, an arena) that
+// subtasks must not share.
+func MapRowsEach[T, U any](s *Stream[changelog.Change[T]], newFn func() func(T) U) *Stream[changelog.Change[U]] {
 	out := oneInput[changelog.Change[T], changelog.Change[U]](s, "MapRows", func(_ *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
+		fn := newFn()
 		return ops.NewMap(func(c changelog.Change[T]) changelog.Change[U] {
 			return changelog.Change[U]{Kind: c.Kind, Row: fn(c.Row)}
 		}, mainOut[changelog.Change[U]](outs)), nil
 	}).withMode(s.ChangelogMode())
+	out.node.Parallelism = s.node.Parallelism
+	return out
+}
+
+// FilterRowsEach is FilterRows with a predicate made by newFn for every
+// parallel subtask.
+func FilterRowsEach[T any](s *Stream[changelog.Change[T]], newFn func() func(T) bool) *Stream[changelog.Change[T]] {
+	in := s.ChangelogMode()
+	out := oneInput[changelog.Change[T], changelog.Change[T]](s, "FilterRows", func(_ *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
+		return ops.NewFilterRows(newFn(), in, mainOut[changelog.Change[T]](outs)), nil
+	}).withMode(ops.FilterRowsMode(in))
 	out.node.Parallelism = s.node.Parallelism
 	return out
 }
@@ -48,12 +67,7 @@ func MapRows[T, U any](s *Stream[changelog.Change[T]], fn func(T) U) *Stream[cha
 // deletions always pass (they may carry the key alone). The operator runs
 // with the parallelism of its input, chained to it.
 func FilterRows[T any](s *Stream[changelog.Change[T]], pred func(T) bool) *Stream[changelog.Change[T]] {
-	in := s.ChangelogMode()
-	out := oneInput[changelog.Change[T], changelog.Change[T]](s, "FilterRows", func(_ *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
-		return ops.NewFilterRows(pred, in, mainOut[changelog.Change[T]](outs)), nil
-	}).withMode(ops.FilterRowsMode(in))
-	out.node.Parallelism = s.node.Parallelism
-	return out
+	return FilterRowsEach(s, func() func(T) bool { return pred })
 }
 
 // GroupBy partitions a changelog by a key of its rows, for GroupAggregate

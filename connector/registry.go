@@ -32,6 +32,9 @@ type Context struct {
 	// Registry is the registry the factory was found in, for factories that
 	// look up a format.
 	Registry *Registry
+	// Table, when the connector backs a table of eddy's SQL, describes the
+	// table; RecordType is then TableRecord. Nil otherwise.
+	Table *Table
 }
 
 // SourceFactory makes sources.
@@ -248,40 +251,41 @@ func OpenSink[T any](r *Registry, name string, options map[string]string) (Sink[
 // OpenDecoder validates options against the format name's spec and makes a
 // decoder of records of type T.
 func OpenDecoder[T any](r *Registry, name string, options map[string]string) (Decoder[T], error) {
-	return openDecoder[T](r, name, options, reflect.TypeFor[T]())
+	return openDecoder[T](r, name, options, reflect.TypeFor[T](), nil)
 }
 
-func openDecoder[T any](r *Registry, name string, options map[string]string, typ reflect.Type) (Decoder[T], error) {
+func openDecoder[T any](r *Registry, name string, options map[string]string, typ reflect.Type, table *Table) (Decoder[T], error) {
 	f, opts, err := r.validate(name, options, true)
 	if err != nil {
 		return nil, err
 	}
-	v, err := f.(FormatFactory).NewDecoder(Context{Name: name, Options: opts, RecordType: typ, Registry: r})
+	v, err := f.(FormatFactory).NewDecoder(Context{Name: name, Options: opts, RecordType: typ, Registry: r, Table: table})
 	return typed(name, fmt.Sprintf("Decoder[%v]", typ), v, err, unboxDecoder[T])
 }
 
 // OpenEncoder validates options against the format name's spec and makes an
 // encoder of records of type T.
 func OpenEncoder[T any](r *Registry, name string, options map[string]string) (Encoder[T], error) {
-	return openEncoder[T](r, name, options, reflect.TypeFor[T]())
+	return openEncoder[T](r, name, options, reflect.TypeFor[T](), nil)
 }
 
-func openEncoder[T any](r *Registry, name string, options map[string]string, typ reflect.Type) (Encoder[T], error) {
+func openEncoder[T any](r *Registry, name string, options map[string]string, typ reflect.Type, table *Table) (Encoder[T], error) {
 	f, opts, err := r.validate(name, options, true)
 	if err != nil {
 		return nil, err
 	}
-	v, err := f.(FormatFactory).NewEncoder(Context{Name: name, Options: opts, RecordType: typ, Registry: r})
+	v, err := f.(FormatFactory).NewEncoder(Context{Name: name, Options: opts, RecordType: typ, Registry: r, Table: table})
 	return typed(name, fmt.Sprintf("Encoder[%v]", typ), v, err, boxEncoder[T])
 }
 
 // DecoderFor returns the decoder of the format the options of ctx chose
 // ('format' and its prefixed options) for records of ctx.RecordType, for a
 // factory making a source. T is ctx.RecordType, or any for a factory that
-// works through reflection.
+// works through reflection. The format sees ctx.Table, so that a format
+// of table rows knows their type.
 func DecoderFor[T any](ctx Context) (Decoder[T], error) {
 	name, fopts := ctx.Options.Format()
-	return openDecoder[T](ctx.registry(), name, fopts, ctx.RecordType)
+	return openDecoder[T](ctx.registry(), name, fopts, ctx.RecordType, ctx.Table)
 }
 
 // EncoderFor returns the encoder of the format the options of ctx chose for
@@ -289,7 +293,7 @@ func DecoderFor[T any](ctx Context) (Decoder[T], error) {
 // DecoderFor.
 func EncoderFor[T any](ctx Context) (Encoder[T], error) {
 	name, fopts := ctx.Options.Format()
-	return openEncoder[T](ctx.registry(), name, fopts, ctx.RecordType)
+	return openEncoder[T](ctx.registry(), name, fopts, ctx.RecordType, ctx.Table)
 }
 
 func (c Context) registry() *Registry {

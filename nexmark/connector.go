@@ -66,6 +66,13 @@ func ConfigOf(o connector.Options) (Config, error) {
 }
 
 func (factory) NewSource(ctx connector.Context) (any, error) {
+	if ctx.Table != nil {
+		cfg, err := ConfigOf(ctx.Options)
+		if err != nil {
+			return nil, err
+		}
+		return newTableSource(cfg, ctx.Table)
+	}
 	if ctx.RecordType != reflect.TypeFor[Event]() {
 		return nil, fmt.Errorf("connector %q makes records of type nexmark.Event, not %v", spec.Name, ctx.RecordType)
 	}

@@ -38,9 +38,11 @@ func newRunCmd() *cobra.Command {
 		st          stateFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run JOB",
-		Short: "Run a built-in job, with checkpoints, resume and savepoints",
-		Long: `Run a built-in job: hot-items, or a Nexmark query as nexmark-q0 … nexmark-q22
+		Use:   "run JOB|FILE.sql",
+		Short: "Run a SQL script or a built-in job, with checkpoints, resume and savepoints",
+		Long: `Run a SQL script (a file ending in .sql, in Flink's dialect: CREATE TABLE, CREATE
+VIEW, SET, INSERT INTO, statement sets; its INSERTs run as one job), or a
+built-in job: hot-items, or a Nexmark query as nexmark-q0 … nexmark-q22
 (q10 and q13 need files; use eddy nexmark for them). With --checkpoint-dir the job
 takes checkpoints, restarts from them after a failure, and when started again on
 the same directory resumes from the latest one and says so (--fresh starts over).
@@ -82,6 +84,9 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 				opts = append(opts, eddy.WithRestoreFrom(savepoint))
 			}
 			name := args[0]
+			if strings.HasSuffix(name, ".sql") {
+				return runSQL(cmd, name, parallelism, opts, rest)
+			}
 			if name == "hot-items" {
 				o := demo.Options{Events: events, Parallelism: parallelism, TopN: 3, CheckpointDir: chkDir,
 					CheckpointInterval: interval, Fresh: fresh, Output: output, FromSavepoint: savepoint, State: backend}

@@ -36,6 +36,11 @@ type factory struct{}
 
 func (factory) Spec() connector.Spec { return spec }
 
-func (factory) NewSink(connector.Context) (any, error) { return NewSink[any](), nil }
+func (factory) NewSink(ctx connector.Context) (any, error) {
+	if ctx.Table != nil {
+		return NewSink[connector.TableRecord](), nil
+	}
+	return NewSink[any](), nil
+}
 
 func init() { connector.Register(factory{}) }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/types"
 )
 
 // Options configures a print sink.
@@ -38,9 +39,12 @@ type Options struct {
 }
 
 // NewSink returns the print sink of records of type T.
-func NewSink[T any](o Options) connector.Sink[T] { return sink[T]{o} }
+func NewSink[T any](o Options) connector.Sink[T] { return sink[T]{o: o} }
 
-type sink[T any] struct{ o Options }
+type sink[T any] struct {
+	o   Options
+	row func(dst []byte, v T) []byte
+}
 
 // ChangelogMode says that the sink prints changes of every kind.
 func (sink[T]) ChangelogMode() changelog.Mode { return changelog.Retract }
@@ -74,20 +78,34 @@ func (s sink[T]) NewWriter(ctx connector.WriterContext) (connector.Writer[T], er
 			w = os.Stderr
 		}
 	}
-	return &writer[T]{w: w, prefix: Prefix(s.o.Identifier, ctx.Subtask(), ctx.Parallelism())}, nil
+	row := s.row
+	if row == nil {
+		row = func(dst []byte, v T) []byte { return AppendRow(dst, v) }
+	}
+	return &writer[T]{w: w, prefix: Prefix(s.o.Identifier, ctx.Subtask(), ctx.Parallelism()), row: row}, nil
+}
+
+// NewTableSink returns the print sink of the rows of a SQL table of type
+// rt, rendered as Flink renders them ("+I[1001, 5]", "-U[...]").
+func NewTableSink(rt *types.RowType, o Options) connector.Sink[connector.TableRecord] {
+	return sink[connector.TableRecord]{o: o, row: func(dst []byte, c connector.TableRecord) []byte {
+		return types.AppendChange(dst, c.Kind, rt, c.Row)
+	}}
 }
 
 type writer[T any] struct {
 	w      io.Writer
 	prefix string
 	buf    []byte
+	// row renders a record; AppendRow for Go values.
+	row func(dst []byte, v T) []byte
 }
 
 func (w *writer[T]) Write(records []T, _ []int64) error {
 	w.buf = w.buf[:0]
 	for _, v := range records {
 		w.buf = append(w.buf, w.prefix...)
-		w.buf = AppendRow(w.buf, v)
+		w.buf = w.row(w.buf, v)
 		w.buf = append(w.buf, '\n')
 	}
 	mu.Lock()
@@ -188,7 +206,11 @@ type factory struct{}
 func (factory) Spec() connector.Spec { return spec }
 
 func (factory) NewSink(ctx connector.Context) (any, error) {
-	return NewSink[any](Options{Identifier: ctx.Options.String("print-identifier"), StandardError: ctx.Options.Bool("standard-error")}), nil
+	o := Options{Identifier: ctx.Options.String("print-identifier"), StandardError: ctx.Options.Bool("standard-error")}
+	if ctx.Table != nil {
+		return NewTableSink(ctx.Table.Schema, o), nil
+	}
+	return NewSink[any](o), nil
 }
 
 func init() { connector.Register(factory{}) }

@@ -553,3 +553,16 @@ func unboxer(t types.Type) func(func(types.Row) (types.Value, bool)) *Eval {
 		return ev
 	}
 }
+
+// FromBoxed returns an Eval of type t whose value is fn's, boxed as
+// types.Value documents (nil for NULL); an error of fn fails the
+// evaluation of call.
+func FromBoxed(call Expr, t types.Type, fn func(types.Row) (types.Value, error)) *Eval {
+	return unboxer(t)(func(r types.Row) (types.Value, bool) {
+		v, err := fn(r)
+		if err != nil {
+			failErr(call, err)
+		}
+		return v, v == nil
+	})
+}

@@ -67,6 +67,16 @@ func NewRegistry() *Registry {
 // Add registers b under its name, replacing a function of that name.
 func (r *Registry) Add(b *Builtin) { r.funcs[strings.ToUpper(b.Name)] = b }
 
+// Remove removes the function called name, bringing back the built-in of
+// that name if there is one.
+func (r *Registry) Remove(name string) {
+	k := strings.ToUpper(name)
+	delete(r.funcs, k)
+	if b, ok := builtins.funcs[k]; ok && r != builtins {
+		r.funcs[k] = b
+	}
+}
+
 // Lookup returns the function called name (case-insensitive).
 func (r *Registry) Lookup(name string) (*Builtin, bool) {
 	b, ok := r.funcs[strings.ToUpper(name)]

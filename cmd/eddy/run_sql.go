@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/connector"
+	_ "github.com/eddystream/eddy/connectors/all" // the built-in connectors and formats
+	"github.com/eddystream/eddy/sql"
+)
+
+// runSQL runs the SQL script in file as a job: its DDL builds the catalog,
+// its INSERTs (and queries, which print their changes) run as one job.
+// The settings parallelism.default, execution.checkpointing.interval and
+// pipeline.name apply when the matching flag is not given.
+func runSQL(cmd *cobra.Command, file string, parallelism int, opts []eddy.Option, rest restFlags) error {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", file, err)
+	}
+	s := sql.NewSession()
+	results, err := s.Execute(string(src))
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	for _, r := range results {
+		if r.Text != "" {
+			fmt.Fprint(cmd.OutOrStdout(), r.Text)
+		}
+	}
+	set := s.Settings()
+	name := strings.TrimSuffix(filepath.Base(file), ".sql")
+	if v, ok := set["pipeline.name"]; ok {
+		name = v
+	}
+	if v, ok := set["parallelism.default"]; ok && !cmd.Flags().Changed("parallelism") {
+		p, err := strconv.Atoi(v)
+		if err != nil || p <= 0 {
+			return fmt.Errorf("%s: SET 'parallelism.default' = '%s': want a positive integer", file, v)
+		}
+		opts = append(opts, eddy.WithParallelism(p))
+	}
+	if v, ok := set["execution.checkpointing.interval"]; ok && !cmd.Flags().Changed("checkpoint-interval") {
+		d, err := connector.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s: SET 'execution.checkpointing.interval' = '%s': want a positive duration such as '10 s'", file, v)
+		}
+		opts = append(opts, eddy.WithCheckpointing(d))
+	}
+	env := eddy.NewEnvironment(opts...)
+	if err := s.Build(env); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	rest.serve(cmd, env, name)
+	return env.Execute(cmd.Context(), name)
+}

@@ -1,0 +1,106 @@
+package connector
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// Table describes a table of eddy's SQL that a connector reads or writes.
+// A factory asked for a table (Context.Table set) makes a
+// Source[changelog.Change[types.Row]] or a
+// Sink[changelog.Change[types.Row]] whose rows have the type Schema; a
+// source of an append-only table emits insertions (+I) only and need not
+// implement ChangelogSource.
+type Table struct {
+	// Schema is the row type of the table's physical columns, in the order
+	// of CREATE TABLE.
+	Schema *types.RowType
+	// PrimaryKey holds the indexes in Schema of the primary key's columns
+	// (PRIMARY KEY ... NOT ENFORCED), empty if the table has none.
+	PrimaryKey []int
+	// PartitionKeys holds the indexes in Schema of the PARTITIONED BY
+	// columns, empty if the table is not partitioned.
+	PartitionKeys []int
+	// Metadata lists the metadata keys ('METADATA FROM ...') a source is
+	// asked to append to each row after the physical columns, in order,
+	// with their types in MetadataTypes. A factory that does not know a key
+	// fails with an error listing the keys it offers.
+	Metadata      []string
+	MetadataTypes []types.Type
+}
+
+// RowType returns the type of the rows a source of t emits: the physical
+// columns followed by the metadata columns.
+func (t *Table) RowType() *types.RowType {
+	if len(t.Metadata) == 0 {
+		return t.Schema
+	}
+	fs := append([]types.Field(nil), t.Schema.Fields()...)
+	for i, k := range t.Metadata {
+		fs = append(fs, types.F(k, t.MetadataTypes[i]))
+	}
+	return types.MustRowType(fs...)
+}
+
+// Column returns the index of the physical column called name, or -1.
+func (t *Table) Column(name string) int {
+	i, ok := t.Schema.Index(name)
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// TableRecord is the Go type of the records of a table's source or sink.
+type TableRecord = changelog.Change[types.Row]
+
+// OpenTableSource validates options against the connector name's spec and
+// makes a source of the table t.
+func OpenTableSource(r *Registry, name string, options map[string]string, t *Table) (Source[TableRecord], error) {
+	f, opts, err := r.validate(name, options, false)
+	if err != nil {
+		return nil, err
+	}
+	sf, ok := f.(SourceFactory)
+	if !ok || f.Spec().Kind&SourceKind == 0 {
+		return nil, fmt.Errorf("connector %q is a %v and cannot be read: use it as the target of INSERT INTO only", name, f.Spec().Kind)
+	}
+	v, err := sf.NewSource(Context{Name: name, Options: opts, RecordType: reflect.TypeFor[TableRecord](), Registry: r, Table: t})
+	return typed(name, "source of a table", v, err, unboxSource[TableRecord])
+}
+
+// OpenTableSink validates options against the connector name's spec and
+// makes a sink of the table t.
+func OpenTableSink(r *Registry, name string, options map[string]string, t *Table) (Sink[TableRecord], error) {
+	f, opts, err := r.validate(name, options, false)
+	if err != nil {
+		return nil, err
+	}
+	sf, ok := f.(SinkFactory)
+	if !ok || f.Spec().Kind&SinkKind == 0 {
+		return nil, fmt.Errorf("connector %q is a %v and cannot be written: read it in a query only", name, f.Spec().Kind)
+	}
+	v, err := sf.NewSink(Context{Name: name, Options: opts, RecordType: reflect.TypeFor[TableRecord](), Registry: r, Table: t})
+	return typed(name, "sink of a table", v, err, boxSink[TableRecord])
+}
+
+// UnknownMetadata returns the error of a factory asked for a metadata key
+// it does not offer.
+func UnknownMetadata(connector, key string, offered ...string) error {
+	if len(offered) == 0 {
+		return fmt.Errorf("connector %q offers no metadata: remove the METADATA column %q", connector, key)
+	}
+	return fmt.Errorf("connector %q offers no metadata %q; it offers %s", connector, key, strings.Join(offered, ", "))
+}
+
+// Validate checks options (without 'connector') against the spec of the
+// connector name and of the format they choose, as opening it would: an
+// *OptionError names the option at fault.
+func (r *Registry) Validate(name string, options map[string]string) error {
+	_, _, err := r.validate(name, options, false)
+	return err
+}

@@ -1,0 +1,175 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/internal/ops"
+	"github.com/eddystream/eddy/sql/internal/expr"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// CalcRel computes a projection of the rows of its input that pass a
+// condition: SELECT exprs ... WHERE cond, as Flink's Calc.
+type CalcRel struct {
+	Input Rel
+	// Projs are the output columns over the input row, named Names.
+	Projs []expr.Expr
+	Names []string
+	// Cond is the condition, nil for none.
+	Cond expr.Expr
+
+	rt                *types.RowType
+	rowtime, proctime int
+}
+
+// newCalc returns a Calc over in, deriving which output columns keep its
+// time attributes.
+func newCalc(in Rel, projs []expr.Expr, names []string, cond expr.Expr) *CalcRel {
+	c := &CalcRel{Input: in, Projs: projs, Names: names, Cond: cond, rowtime: -1, proctime: -1}
+	p := in.Props()
+	for i, e := range projs {
+		if col, ok := e.(*expr.Column); ok {
+			if col.Index == p.Rowtime && c.rowtime < 0 {
+				c.rowtime = i
+			}
+			if col.Index == p.Proctime && c.proctime < 0 {
+				c.proctime = i
+			}
+		}
+	}
+	c.init()
+	return c
+}
+
+func (c *CalcRel) init() {
+	fs := make([]types.Field, len(c.Projs))
+	for i, e := range c.Projs {
+		fs[i] = types.F(c.Names[i], e.Type())
+	}
+	c.rt = types.MustRowType(fs...)
+}
+
+func (c *CalcRel) Schema() *types.RowType { return c.rt }
+
+func (c *CalcRel) Props() Props {
+	p := c.Input.Props()
+	out := Props{Mode: p.Mode, Rowtime: c.rowtime, Proctime: c.proctime}
+	if c.Cond != nil && p.Mode != changelog.InsertOnly {
+		out.Mode = ops.FilterRowsMode(p.Mode)
+	}
+	if len(p.UpsertKey) > 0 {
+		// The key survives if every key column is projected as is.
+		for _, k := range p.UpsertKey {
+			found := -1
+			for i, e := range c.Projs {
+				if col, ok := e.(*expr.Column); ok && col.Index == k {
+					found = i
+					break
+				}
+			}
+			if found < 0 {
+				out.UpsertKey = nil
+				break
+			}
+			out.UpsertKey = append(out.UpsertKey, found)
+		}
+	}
+	return out
+}
+
+func (c *CalcRel) Inputs() []Rel { return []Rel{c.Input} }
+
+func (c *CalcRel) Describe() string {
+	var parts []string
+	for i, e := range c.Projs {
+		s := e.String()
+		if col, ok := e.(*expr.Column); !ok || col.Name != c.Names[i] {
+			s += " AS " + types.QuoteIdentifier(c.Names[i])
+		}
+		parts = append(parts, s)
+	}
+	d := fmt.Sprintf("Calc(select=[%s]", strings.Join(parts, ", "))
+	if c.Cond != nil {
+		d += fmt.Sprintf(", where=[%s]", c.Cond)
+	}
+	return d + ")"
+}
+
+// identity tells whether the projection passes the input row unchanged.
+func (c *CalcRel) identity() bool {
+	in := c.Input.Schema()
+	if len(c.Projs) != in.Len() {
+		return false
+	}
+	for i, e := range c.Projs {
+		col, ok := e.(*expr.Column)
+		if !ok || col.Index != i || !col.T.Equal(in.FieldType(i)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	s, err := b.stream(c.Input)
+	if err != nil {
+		return nil, err
+	}
+	if c.Cond != nil {
+		if _, err := expr.Compile(c.Cond); err != nil {
+			return nil, err
+		}
+		cond := c.Cond
+		s = eddy.FilterRowsEach(s, func() func(types.Row) bool {
+			ev, _ := expr.Compile(cond)
+			f := ev.Bool
+			return func(r types.Row) bool {
+				v, null := f(r)
+				return v && !null
+			}
+		})
+	}
+	if c.identity() {
+		return s, nil
+	}
+	if _, err := newProjector(c.rt, c.Projs); err != nil {
+		return nil, err
+	}
+	rt, projs := c.rt, c.Projs
+	return eddy.MapRowsEach(s, func() func(types.Row) types.Row {
+		p, _ := newProjector(rt, projs)
+		return p.project
+	}), nil
+}
+
+// projector writes the row of a projection.
+type projector struct {
+	w    *types.RowWriter
+	sets []func(in types.Row, w *types.RowWriter)
+}
+
+// newProjector compiles the projection of exprs into rows of type rt.
+// Every subtask compiles its own: compiled functions and writers are not
+// shared between goroutines.
+func newProjector(rt *types.RowType, exprs []expr.Expr) (*projector, error) {
+	p := &projector{w: types.NewRowWriter(rt, types.NewArena(0))}
+	for i, e := range exprs {
+		set, err := expr.Setter(e, i)
+		if err != nil {
+			return nil, err
+		}
+		p.sets = append(p.sets, set)
+	}
+	return p, nil
+}
+
+func (p *projector) project(in types.Row) types.Row {
+	p.w.Reset()
+	for _, set := range p.sets {
+		set(in, p.w)
+	}
+	return p.w.Finish()
+}

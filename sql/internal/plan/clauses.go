@@ -1,0 +1,96 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/eddystream/eddy/sql/parser"
+)
+
+// The clauses this file refuses are those eddy's SQL does not plan yet;
+// each error says what to write instead where there is a way.
+
+var aggregateNames = map[string]bool{
+	"COUNT": true, "SUM": true, "SUM0": true, "AVG": true, "MIN": true, "MAX": true,
+	"STDDEV_POP": true, "STDDEV_SAMP": true, "VAR_POP": true, "VAR_SAMP": true, "STDDEV": true, "VARIANCE": true,
+	"COLLECT": true, "LISTAGG": true, "FIRST_VALUE": true, "LAST_VALUE": true,
+	"APPROX_COUNT_DISTINCT": true, "APPROX_PERCENTILE": true, "JSON_OBJECTAGG": true, "JSON_ARRAYAGG": true,
+	"ARRAY_AGG": true, "BOOL_AND": true, "BOOL_OR": true,
+}
+
+func isAggregateName(name string) bool { return aggregateNames[name] }
+
+// hasAggregate tells whether a select list or HAVING calls an aggregate
+// (outside OVER).
+func hasAggregate(n *parser.Select) bool {
+	found := false
+	for _, it := range n.Items {
+		if it.Expr != nil {
+			walkCalls(it.Expr, func(c *parser.FuncCall) {
+				if c.Over == nil && c.OverName == nil && isAggregateName(strings.ToUpper(c.Name.Last().Name)) {
+					found = true
+				}
+			})
+		}
+	}
+	return found
+}
+
+// hasOver tells whether a select list calls a function with OVER.
+func hasOver(n *parser.Select) bool {
+	found := false
+	for _, it := range n.Items {
+		if it.Expr != nil {
+			walkCalls(it.Expr, func(c *parser.FuncCall) {
+				if c.Over != nil || c.OverName != nil {
+					found = true
+				}
+			})
+		}
+	}
+	return found
+}
+
+// walkCalls calls fn on every function call in e, outside subqueries.
+func walkCalls(e parser.Expr, fn func(*parser.FuncCall)) {
+	walkSyntax(e, func(n parser.Node) bool {
+		switch n := n.(type) {
+		case *parser.FuncCall:
+			fn(n)
+		case *parser.Subquery, *parser.Exists, *parser.InQuery:
+			return false
+		}
+		return true
+	})
+}
+
+func (q *queryPlanner) aggregate(n *parser.Select, in Rel, sc *scope, cond any) (Rel, error) {
+	return nil, q.errorf(n.Pos, "GROUP BY and aggregate functions are not supported yet")
+}
+
+func (q *queryPlanner) over(n *parser.Select, in Rel, sc *scope, cond any) (Rel, error) {
+	return nil, q.errorf(n.Pos, "OVER windows are not supported yet")
+}
+
+func (q *queryPlanner) distinct(n *parser.Select, r Rel) (Rel, error) {
+	return nil, q.errorf(n.Pos, "SELECT DISTINCT is not supported yet")
+}
+
+func (q *queryPlanner) join(n *parser.Join, outer *scope) (Rel, *scope, error) {
+	return nil, nil, q.errorf(n.Pos, "joins are not supported yet")
+}
+
+func (q *queryPlanner) tableFunction(n *parser.TableFunction, outer *scope) (Rel, *scope, error) {
+	return nil, nil, q.errorf(n.Pos, "table functions are not supported yet")
+}
+
+func (q *queryPlanner) orderLimit(n *parser.Query, r Rel) (Rel, error) {
+	return nil, q.errorf(n.Pos, "ORDER BY and LIMIT are not supported yet")
+}
+
+func (q *queryPlanner) setOp(n *parser.SetOp, outer *scope) (Rel, error) {
+	return nil, q.errorf(n.Pos, "UNION, INTERSECT and EXCEPT are not supported yet")
+}
+
+func (q *queryPlanner) values(n *parser.Values) (Rel, error) {
+	return nil, q.errorf(n.Pos, "VALUES is not supported yet")
+}

@@ -1,0 +1,119 @@
+// Package sql is eddy's SQL front door, in Flink's dialect: a Session
+// runs the statements of a script — CREATE TABLE with connectors, CREATE
+// VIEW, CREATE FUNCTION, SET, INSERT INTO, statement sets, EXPLAIN, SHOW,
+// DESCRIBE — and builds its INSERTs as one job on an eddy.Environment,
+// onto the same operators as the Go API.
+//
+//	s := sql.NewSession()
+//	if _, err := s.Execute(script); err != nil { ... }
+//	env := eddy.NewEnvironment(eddy.WithParallelism(2))
+//	if err := s.Build(env); err != nil { ... }
+//	err := env.Execute(ctx, "job")
+//
+// Errors name the place in the script (line, column and a caret under the
+// text at fault) and what would fix them.
+package sql
+
+import (
+	"fmt"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/internal/expr"
+	"github.com/eddystream/eddy/sql/internal/plan"
+)
+
+// Session holds the catalog of a SQL session (tables, views, functions,
+// settings) and the INSERTs its scripts have planned.
+type Session struct {
+	s *plan.Script
+}
+
+// Option configures a Session.
+type Option func(*Session)
+
+// WithConnectors makes the session find connectors and formats in reg
+// instead of connector.Default.
+func WithConnectors(reg *connector.Registry) Option {
+	return func(s *Session) { s.s.Cat.Connectors = reg }
+}
+
+// NewSession returns a session with an empty catalog. Its connectors are
+// those registered in connector.Default (import
+// github.com/eddystream/eddy/connectors/all for the built-in ones).
+func NewSession(opts ...Option) *Session {
+	s := &Session{s: &plan.Script{Cat: plan.NewCatalog(nil)}}
+	for id, f := range registered {
+		s.s.Cat.UserFuncs[id] = f
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Result is the outcome of one statement.
+type Result struct {
+	// Statement is the statement as canonical SQL.
+	Statement string
+	// Text is what SHOW, DESCRIBE, EXPLAIN and SET show, "" for other
+	// statements.
+	Text string
+}
+
+// Execute runs the statements of script in order. DDL and SET change the
+// session; INSERT INTO statements (and statement sets) are planned and
+// kept for Build; a bare query is kept too, and prints its changes when
+// the job runs. It stops at the first statement that fails, returning the
+// results of those before it.
+func (s *Session) Execute(script string) ([]Result, error) {
+	rs, err := s.s.Exec(script)
+	out := make([]Result, len(rs))
+	for i, r := range rs {
+		out[i] = Result{Statement: r.Statement, Text: r.Text}
+	}
+	return out, err
+}
+
+// Build adds every INSERT and query the session planned to env, as one
+// job: sources read by several statements are read once.
+func (s *Session) Build(env *eddy.Environment) error {
+	return s.s.Build(env)
+}
+
+// Settings returns the options of SET statements.
+func (s *Session) Settings() map[string]string {
+	out := make(map[string]string, len(s.s.Cat.Settings))
+	for k, v := range s.s.Cat.Settings {
+		out[k] = v
+	}
+	return out
+}
+
+// registered holds the functions registered in Go for CREATE FUNCTION.
+var registered = map[string]*expr.Builtin{}
+
+// ScalarFunction is a function written in Go that SQL can call once a
+// CREATE FUNCTION binds a name to it.
+type ScalarFunction struct {
+	// Args are the argument types (Flink type strings: "STRING", "BIGINT")
+	// and Result the result's type.
+	Args   []string
+	Result string
+	// Eval computes the result from the arguments, boxed as
+	// sql/types.Value documents (nil is NULL). It is called only when no
+	// argument is NULL unless CallOnNull is set; an error fails the job.
+	Eval       func(args []any) (any, error)
+	CallOnNull bool
+}
+
+// RegisterFunction registers f under identifier, the text of CREATE
+// FUNCTION name AS 'identifier'. Register before creating sessions.
+func RegisterFunction(identifier string, f ScalarFunction) error {
+	b, err := userFunction(identifier, f)
+	if err != nil {
+		return fmt.Errorf("sql: function %q: %w", identifier, err)
+	}
+	registered[identifier] = b
+	return nil
+}
