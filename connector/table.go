@@ -104,3 +104,16 @@ func (r *Registry) Validate(name string, options map[string]string) error {
 	_, _, err := r.validate(name, options, false)
 	return err
 }
+
+// OpenTableDecoder validates options against the format name's spec and
+// makes a decoder of the rows of table t (for a connector that reads
+// messages of a format, or a test of a format).
+func OpenTableDecoder(r *Registry, name string, options map[string]string, t *Table) (Decoder[TableRecord], error) {
+	return openDecoder[TableRecord](r, name, options, reflect.TypeFor[TableRecord](), t)
+}
+
+// OpenTableEncoder validates options against the format name's spec and
+// makes an encoder of the rows of table t.
+func OpenTableEncoder(r *Registry, name string, options map[string]string, t *Table) (Encoder[TableRecord], error) {
+	return openEncoder[TableRecord](r, name, options, reflect.TypeFor[TableRecord](), t)
+}

@@ -92,7 +92,7 @@ func CSVEncoder[T any](format func(v T) ([]string, error), opts CSVOptions) conn
 var csvSpec = connector.Spec{
 	Name:        "csv",
 	Kind:        connector.FormatKind,
-	Description: "Comma-separated fields, one record per line, mapped by position onto the exported fields of the record's struct type (numbers, bools, strings, and time.Time in RFC 3339).",
+	Description: "Comma-separated fields, one record per line: for a SQL table, its columns in order as Flink's csv format reads and writes them (insertions only, scalar columns); for the Go API, mapped by position onto the exported fields of the record's struct type (numbers, bools, strings, and time.Time in RFC 3339).",
 	Options: []connector.Option{
 		{Key: "field-delimiter", Type: connector.String, Default: ",",
 			Description: "The single character that separates fields.",
@@ -104,6 +104,16 @@ var csvSpec = connector.Spec{
 			}},
 		{Key: "allow-comments", Type: connector.Bool, Default: "false",
 			Description: "Whether lines that start with '#' are comments, and skipped."},
+		{Key: "quote-character", Type: connector.String, Default: "\"",
+			Description: "SQL tables: the character that encloses fields holding the delimiter, a quote or a line break.", Check: oneASCII("quote character")},
+		{Key: "disable-quote-character", Type: connector.Bool, Default: "false",
+			Description: "SQL tables: whether fields are never enclosed in quotes (a delimiter inside a value then needs 'csv.escape-character')."},
+		{Key: "escape-character", Type: connector.String,
+			Description: "SQL tables: the character that makes the next one literal (none by default).", Check: oneASCII("escape character")},
+		{Key: "null-literal", Type: connector.String,
+			Description: "SQL tables: the text of NULL, read and written; by default NULL is an empty field."},
+		{Key: "ignore-parse-errors", Type: connector.Bool, Default: "false",
+			Description: "SQL tables: whether a field that does not parse is NULL, and a line with the wrong number of fields skipped, instead of failing the job."},
 	},
 }
 
@@ -116,7 +126,49 @@ func csvOptionsOf(o connector.Options) CSVOptions {
 	return CSVOptions{FieldDelimiter: r, AllowComments: o.Bool("allow-comments")}
 }
 
+// oneASCII checks that an option is one ASCII character other than a line
+// break.
+func oneASCII(what string) func(string) error {
+	return func(v string) error {
+		if len(v) != 1 || v[0] >= utf8.RuneSelf || v == "\n" || v == "\r" {
+			return fmt.Errorf("the %s must be one ASCII character other than a line break", what)
+		}
+		return nil
+	}
+}
+
+// csvRowOptionsOf reads the options of the csv format for SQL rows.
+func csvRowOptionsOf(o connector.Options) (CSVRowOptions, error) {
+	d := o.String("field-delimiter")
+	if len(d) != 1 || d[0] >= utf8.RuneSelf {
+		return CSVRowOptions{}, &connector.OptionError{Connector: "csv", Key: "field-delimiter", Problem: fmt.Sprintf("= '%s': the field delimiter of a table's CSV must be one ASCII character", d)}
+	}
+	r := CSVRowOptions{
+		FieldDelimiter:    d[0],
+		Quote:             o.String("quote-character")[0],
+		DisableQuote:      o.Bool("disable-quote-character"),
+		NullLiteral:       o.String("null-literal"),
+		HasNullLiteral:    o.IsSet("null-literal"),
+		AllowComments:     o.Bool("allow-comments"),
+		IgnoreParseErrors: o.Bool("ignore-parse-errors"),
+	}
+	if e := o.String("escape-character"); e != "" {
+		r.Escape = e[0]
+	}
+	if !r.DisableQuote && r.Quote == r.FieldDelimiter {
+		return r, &connector.OptionError{Connector: "csv", Key: "quote-character", Problem: "is the field delimiter; choose another character"}
+	}
+	return r, nil
+}
+
 func (csvFormat) NewDecoder(ctx connector.Context) (any, error) {
+	if ctx.Table != nil {
+		o, err := csvRowOptionsOf(ctx.Options)
+		if err != nil {
+			return nil, err
+		}
+		return NewCSVRowDecoder(ctx.Table.Schema, o)
+	}
 	m, err := newStructMapping(ctx.RecordType)
 	if err != nil {
 		return nil, err
@@ -125,6 +177,13 @@ func (csvFormat) NewDecoder(ctx connector.Context) (any, error) {
 }
 
 func (csvFormat) NewEncoder(ctx connector.Context) (any, error) {
+	if ctx.Table != nil {
+		o, err := csvRowOptionsOf(ctx.Options)
+		if err != nil {
+			return nil, err
+		}
+		return NewCSVRowEncoder(ctx.Table.Schema, o)
+	}
 	m, err := newStructMapping(ctx.RecordType)
 	if err != nil {
 		return nil, err

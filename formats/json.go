@@ -39,11 +39,11 @@ func JSONEncoder[T any]() connector.Encoder[T] {
 var jsonSpec = connector.Spec{
 	Name:        "json",
 	Kind:        connector.FormatKind,
-	Description: "JSON objects, one per message or line, decoded into the record's fields by name (encoding/json rules: field names or `json` tags).",
-	Options: []connector.Option{
+	Description: "JSON objects, one per message or line: for a SQL table, rows of its schema as Flink's json format reads and writes them (insertions only); for the Go API, the record's fields by name (encoding/json rules: field names or `json` tags).",
+	Options: append([]connector.Option{
 		{Key: "fail-on-missing-field", Type: connector.Bool, Default: "false",
-			Description: "Whether a JSON object that lacks one of the record's fields is a bad record, instead of leaving the field at its zero value."},
-	},
+			Description: "Whether a JSON object that lacks one of the record's fields (a table's columns) is a bad record, instead of leaving the field at its zero value (NULL)."},
+	}, jsonTableOptions...),
 }
 
 type jsonFormat struct{}
@@ -51,6 +51,9 @@ type jsonFormat struct{}
 func (jsonFormat) Spec() connector.Spec { return jsonSpec }
 
 func (jsonFormat) NewDecoder(ctx connector.Context) (any, error) {
+	if ctx.Table != nil {
+		return NewJSONRowDecoder(ctx.Table.Schema, jsonRowOptions(ctx.Options, ctx.Options.Bool("fail-on-missing-field")))
+	}
 	t := ctx.RecordType
 	strict := ctx.Options.Bool("fail-on-missing-field")
 	var fields []string
@@ -87,6 +90,9 @@ func (jsonFormat) NewDecoder(ctx connector.Context) (any, error) {
 }
 
 func (jsonFormat) NewEncoder(ctx connector.Context) (any, error) {
+	if ctx.Table != nil {
+		return NewJSONRowEncoder(ctx.Table.Schema, jsonRowOptions(ctx.Options, false)), nil
+	}
 	return JSONEncoder[any](), nil
 }
 
