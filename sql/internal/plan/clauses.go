@@ -63,9 +63,6 @@ func walkCalls(e parser.Expr, fn func(*parser.FuncCall)) {
 	})
 }
 
-func (q *queryPlanner) aggregate(n *parser.Select, in Rel, sc *scope, cond any) (Rel, error) {
-	return nil, q.errorf(n.Pos, "GROUP BY and aggregate functions are not supported yet")
-}
 
 func (q *queryPlanner) over(n *parser.Select, in Rel, sc *scope, cond any) (Rel, error) {
 	return nil, q.errorf(n.Pos, "OVER windows are not supported yet")
@@ -79,9 +76,6 @@ func (q *queryPlanner) join(n *parser.Join, outer *scope) (Rel, *scope, error) {
 	return nil, nil, q.errorf(n.Pos, "joins are not supported yet")
 }
 
-func (q *queryPlanner) tableFunction(n *parser.TableFunction, outer *scope) (Rel, *scope, error) {
-	return nil, nil, q.errorf(n.Pos, "table functions are not supported yet")
-}
 
 func (q *queryPlanner) orderLimit(n *parser.Query, r Rel) (Rel, error) {
 	return nil, q.errorf(n.Pos, "ORDER BY and LIMIT are not supported yet")

@@ -1,0 +1,594 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/eddystream/eddy/agg"
+	"github.com/eddystream/eddy/sql/internal/expr"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// aggCall is an aggregate call of a query, over the columns of the row the
+// aggregation reads (the pre-projection: group keys, then arguments and
+// FILTER conditions).
+type aggCall struct {
+	Name     string // upper case: COUNT, SUM, AVG, MIN, MAX, VAR_POP, ...
+	Star     bool   // COUNT(*)
+	Distinct bool
+	Arg      int // column of the argument, -1 for none
+	Filter   int // column of the FILTER condition, -1 for none
+	ArgType  types.Type
+	T        types.Type // the result's type
+	text     string     // the call as SQL, for plans
+}
+
+func (c *aggCall) String() string { return c.text }
+
+// aggKind is how an aggregate call accumulates.
+type aggKind uint8
+
+const (
+	kCount aggKind = iota
+	kSumInt
+	kSumFloat
+	kSumDec
+	kAvgInt
+	kAvgFloat
+	kAvgDec
+	kMinMaxInt
+	kMinMaxFloat
+	kMinMaxStr
+	kMinMaxDec
+	kMinMaxTS
+	kVar
+)
+
+// aggSlots is the place of one call in the accumulator.
+type aggSlots struct {
+	kind aggKind
+	max  bool                                  // for MIN/MAX
+	w    int                                   // first word in Acc.W: the count, then the value words
+	d    int                                   // slot in Acc.D, -1 if none
+	s    int                                   // slot in Acc.S, -1 if none
+	view int                                   // first view, -1 if none
+	read func(types.Row) (v uint64, null bool) // the argument as a word
+}
+
+// Acc is the accumulator of a SQL aggregation: per call a count of the
+// values folded in and its value words (integers, float bits), decimals
+// and strings. Add and Retract return a new accumulator: the old one may be
+// in a snapshot.
+type Acc struct {
+	W []uint64
+	D []types.Decimal
+	S []string
+}
+
+// sqlAgg aggregates the calls of one GROUP BY (or window) over the
+// pre-projected rows; its result is the encoding of the row of the calls'
+// results (a types.Row of resultType). It holds no state that subtasks
+// share while running, other than a pool of writers.
+type sqlAgg struct {
+	calls   []*aggCall
+	slots   []aggSlots
+	words   int
+	decs    int
+	strs    int
+	views   int
+	retract bool
+	rt      *types.RowType // the results' row type
+	pre     *types.RowType // the input's row type
+	pool    sync.Pool      // *types.RowWriter of rt
+	keys    []*types.KeyEncoder
+}
+
+// newSQLAgg prepares the calls over rows of type pre. retract says whether
+// the input retracts rows (MIN, MAX and DISTINCT then keep views).
+func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, error) {
+	a := &sqlAgg{calls: calls, pre: pre, retract: retract}
+	fs := make([]types.Field, len(calls))
+	for i, c := range calls {
+		fs[i] = types.F(fmt.Sprintf("a%d", i), c.T)
+		s := aggSlots{w: a.words, d: -1, s: -1, view: -1}
+		a.words++ // the count
+		class := expr.ClassOf(c.ArgType)
+		switch c.Name {
+		case "COUNT":
+			s.kind = kCount
+		case "SUM", "SUM0", "AVG":
+			avg := c.Name == "AVG"
+			switch class {
+			case expr.ClassInt:
+				s.kind = kSumInt
+				if avg {
+					s.kind = kAvgInt
+				}
+				a.words++
+			case expr.ClassFloat:
+				s.kind = kSumFloat
+				if avg {
+					s.kind = kAvgFloat
+				}
+				a.words++
+			case expr.ClassDecimal:
+				s.kind = kSumDec
+				if avg {
+					s.kind = kAvgDec
+				}
+				s.d = a.decs
+				a.decs++
+			default:
+				return nil, fmt.Errorf("%s takes a number, not %s", c.Name, c.ArgType)
+			}
+		case "MIN", "MAX":
+			s.max = c.Name == "MAX"
+			switch {
+			case class == expr.ClassInt || class == expr.ClassBool:
+				s.kind = kMinMaxInt
+				a.words++
+			case class == expr.ClassFloat:
+				s.kind = kMinMaxFloat
+				a.words++
+			case class == expr.ClassString:
+				s.kind = kMinMaxStr
+				s.s = a.strs
+				a.strs++
+			case class == expr.ClassDecimal:
+				s.kind = kMinMaxDec
+				s.d = a.decs
+				a.decs++
+			case class == expr.ClassTimestamp && c.ArgType.Precision() <= 3:
+				s.kind = kMinMaxTS
+				a.words++
+			default:
+				return nil, fmt.Errorf("%s of %s is not supported", c.Name, c.ArgType)
+			}
+			if retract {
+				if s.kind == kMinMaxDec {
+					return nil, fmt.Errorf("%s of a DECIMAL over a changelog is not supported", c.Name)
+				}
+				s.view = a.views
+				a.views++
+			}
+		case "VAR_POP", "VAR_SAMP", "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "STDDEV":
+			if class != expr.ClassInt && class != expr.ClassFloat && class != expr.ClassDecimal {
+				return nil, fmt.Errorf("%s takes a number, not %s", c.Name, c.ArgType)
+			}
+			s.kind = kVar
+			a.words += 2 // sum, sum of squares (float bits)
+		default:
+			return nil, fmt.Errorf("aggregate %s is not supported", c.Name)
+		}
+		if c.Distinct {
+			s.view = a.views
+			a.views++
+			if s.kind == kMinMaxInt || s.kind == kMinMaxFloat || s.kind == kMinMaxStr || s.kind == kMinMaxTS {
+				// DISTINCT does not change MIN and MAX; their own view
+				// serves.
+				s.view--
+				a.views--
+				c.Distinct = false
+				if !retract {
+					s.view = -1
+				}
+			}
+		}
+		if c.Arg >= 0 {
+			s.read = wordReader(c.Arg, c.ArgType)
+		}
+		a.slots = append(a.slots, s)
+		a.keys = append(a.keys, types.NewKeyEncoder(pre, max(c.Arg, 0)))
+	}
+	a.rt = types.MustRowType(fs...)
+	a.pool.New = func() any { return types.NewRowWriter(a.rt, types.NewArena(1024)) }
+	return a, nil
+}
+
+// wordReader reads column i of type t as a word: an integer, the float
+// bits, a timestamp's milliseconds, a boolean as 0/1.
+func wordReader(i int, t types.Type) func(types.Row) (uint64, bool) {
+	switch expr.ClassOf(t) {
+	case expr.ClassFloat:
+		if t.Kind() == types.KindFloat {
+			return func(r types.Row) (uint64, bool) { return math.Float64bits(float64(r.Float32(i))), r.IsNull(i) }
+		}
+		return func(r types.Row) (uint64, bool) { return math.Float64bits(r.Float64(i)), r.IsNull(i) }
+	case expr.ClassTimestamp:
+		return func(r types.Row) (uint64, bool) { return uint64(r.TimestampMillis(i)), r.IsNull(i) }
+	case expr.ClassBool:
+		return func(r types.Row) (uint64, bool) {
+			if r.Bool(i) {
+				return 1, r.IsNull(i)
+			}
+			return 0, r.IsNull(i)
+		}
+	case expr.ClassInt:
+		if t.Kind() == types.KindDate {
+			return func(r types.Row) (uint64, bool) { return uint64(int64(r.Date(i))), r.IsNull(i) }
+		}
+		if t.Kind() == types.KindTime {
+			return func(r types.Row) (uint64, bool) { return uint64(int64(r.Time(i))), r.IsNull(i) }
+		}
+		return func(r types.Row) (uint64, bool) { return uint64(r.Int64(i)), r.IsNull(i) }
+	}
+	return func(r types.Row) (uint64, bool) { return 0, r.IsNull(i) }
+}
+
+func (a *sqlAgg) Create() Acc {
+	return Acc{W: make([]uint64, a.words), D: make([]types.Decimal, a.decs), S: make([]string, a.strs)}
+}
+
+func (a *sqlAgg) NumViews() int { return a.views }
+
+// clone returns a copy of acc that Add and Retract may change.
+func (a *sqlAgg) clone(acc Acc) Acc {
+	out := Acc{W: make([]uint64, len(acc.W))}
+	copy(out.W, acc.W)
+	if len(acc.D) > 0 {
+		out.D = append([]types.Decimal(nil), acc.D...)
+	}
+	if len(acc.S) > 0 {
+		out.S = append([]string(nil), acc.S...)
+	}
+	if out.W == nil || len(out.W) < a.words {
+		out.W = append(out.W, make([]uint64, a.words-len(out.W))...)
+	}
+	return out
+}
+
+func (a *sqlAgg) Add(acc Acc, in types.Row) Acc { return a.AddWith(acc, in, nil, 0) }
+
+// Merge combines two accumulators; see merged.
+func (a *sqlAgg) Merge(x, y Acc) Acc { return a.merged(x, y) }
+
+func (a *sqlAgg) Result(acc Acc) string {
+	w := a.pool.Get().(*types.RowWriter)
+	defer a.pool.Put(w)
+	w.Reset()
+	for i, c := range a.calls {
+		a.result(c, &a.slots[i], acc, w, i)
+	}
+	return string(w.AppendTo(nil))
+}
+
+func (a *sqlAgg) AddWith(acc Acc, in types.Row, v agg.Views, first int) Acc {
+	acc = a.clone(acc)
+	for i, c := range a.calls {
+		a.fold(i, c, &a.slots[i], &acc, in, v, first, 1)
+	}
+	return acc
+}
+
+func (a *sqlAgg) RetractWith(acc Acc, in types.Row, v agg.Views, first int) Acc {
+	acc = a.clone(acc)
+	for i, c := range a.calls {
+		a.fold(i, c, &a.slots[i], &acc, in, v, first, -1)
+	}
+	return acc
+}
+
+// fold adds (sign 1) or retracts (sign -1) one input row of call c.
+func (a *sqlAgg) fold(i int, c *aggCall, s *aggSlots, acc *Acc, in types.Row, v agg.Views, first int, sign int64) {
+	if c.Filter >= 0 && (in.IsNull(c.Filter) || !in.Bool(c.Filter)) {
+		return
+	}
+	if c.Star {
+		acc.W[s.w] += uint64(sign)
+		return
+	}
+	if in.IsNull(c.Arg) {
+		return
+	}
+	if c.Distinct {
+		key := a.keys[i].Key(in)
+		before, after := v.Add(first+s.view, key, sign)
+		if sign > 0 && before > 0 || sign < 0 && after > 0 {
+			return // the value was, and stays, in the group
+		}
+	}
+	acc.W[s.w] += uint64(sign)
+	switch s.kind {
+	case kCount:
+	case kSumInt, kAvgInt:
+		x, _ := s.read(in)
+		acc.W[s.w+1] += uint64(sign) * x
+	case kSumFloat, kAvgFloat:
+		x, _ := s.read(in)
+		acc.W[s.w+1] = math.Float64bits(math.Float64frombits(acc.W[s.w+1]) + float64(sign)*math.Float64frombits(x))
+	case kSumDec, kAvgDec:
+		d := in.Decimal(c.Arg, c.ArgType.Precision(), c.ArgType.Scale())
+		if sign < 0 {
+			d = d.Neg()
+		}
+		sum, err := acc.D[s.d].Add(d, types.MaxDecimalPrecision, c.ArgType.Scale())
+		if err != nil {
+			panic(&expr.Error{Expr: c.text, Err: err})
+		}
+		acc.D[s.d] = sum
+	case kVar:
+		x := a.float(c, in)
+		f := float64(sign)
+		acc.W[s.w+1] = math.Float64bits(math.Float64frombits(acc.W[s.w+1]) + f*x)
+		acc.W[s.w+2] = math.Float64bits(math.Float64frombits(acc.W[s.w+2]) + f*x*x)
+	case kMinMaxInt, kMinMaxTS, kMinMaxFloat:
+		x, _ := s.read(in)
+		a.extremumWord(c, s, acc, x, v, first, sign)
+	case kMinMaxStr:
+		x := in.String(c.Arg)
+		if s.view >= 0 {
+			_, after := v.Add(first+s.view, x, sign)
+			if sign < 0 {
+				if after == 0 && acc.S[s.s] == x {
+					acc.S[s.s] = ""
+					v.Range(first+s.view, func(val string, n int64) bool {
+						acc.S[s.s] = val
+						return s.max // the last value for MAX, the first for MIN
+					})
+				}
+				return
+			}
+		}
+		if acc.W[s.w] == 1 || (s.max && x > acc.S[s.s]) || (!s.max && x < acc.S[s.s]) {
+			acc.S[s.s] = strings.Clone(x)
+		}
+	case kMinMaxDec:
+		d := in.Decimal(c.Arg, c.ArgType.Precision(), c.ArgType.Scale())
+		if acc.W[s.w] == 1 || (s.max && d.Cmp(acc.D[s.d]) > 0) || (!s.max && d.Cmp(acc.D[s.d]) < 0) {
+			acc.D[s.d] = d
+		}
+	}
+}
+
+// extremumWord folds a MIN or MAX of integer, timestamp or float words:
+// acc.W[s.w] counts the values in the group, acc.W[s.w+1] is the extremum;
+// when the input retracts, the view holds the values, to find the next
+// extremum when the current one leaves.
+func (a *sqlAgg) extremumWord(c *aggCall, s *aggSlots, acc *Acc, x uint64, v agg.Views, first int, sign int64) {
+	less := func(p, q uint64) bool { return int64(p) < int64(q) }
+	if s.kind == kMinMaxFloat {
+		less = func(p, q uint64) bool { return math.Float64frombits(p) < math.Float64frombits(q) }
+	}
+	if s.view >= 0 {
+		key := int64(x)
+		if s.kind == kMinMaxFloat {
+			key = floatOrder(math.Float64frombits(x))
+		}
+		_, after := v.AddInt(first+s.view, key, sign)
+		if sign < 0 {
+			if after == 0 && acc.W[s.w+1] == x {
+				v.RangeInt(first+s.view, func(val int64, n int64) bool {
+					if s.kind == kMinMaxFloat {
+						acc.W[s.w+1] = math.Float64bits(floatFromOrder(val))
+					} else {
+						acc.W[s.w+1] = uint64(val)
+					}
+					return s.max // the last value for MAX, the first for MIN
+				})
+			}
+			return
+		}
+	}
+	if acc.W[s.w] == 1 || (s.max && less(acc.W[s.w+1], x)) || (!s.max && less(x, acc.W[s.w+1])) {
+		acc.W[s.w+1] = x
+	}
+}
+
+// floatOrder maps a float to an int64 of the same order.
+func floatOrder(f float64) int64 {
+	b := int64(math.Float64bits(f))
+	if b < 0 {
+		b ^= math.MaxInt64
+	}
+	return b
+}
+
+func floatFromOrder(v int64) float64 {
+	if v < 0 {
+		v ^= math.MaxInt64
+	}
+	return math.Float64frombits(uint64(v))
+}
+
+// float reads the argument of c as a float64.
+func (a *sqlAgg) float(c *aggCall, in types.Row) float64 {
+	switch expr.ClassOf(c.ArgType) {
+	case expr.ClassFloat:
+		if c.ArgType.Kind() == types.KindFloat {
+			return float64(in.Float32(c.Arg))
+		}
+		return in.Float64(c.Arg)
+	case expr.ClassDecimal:
+		return in.Decimal(c.Arg, c.ArgType.Precision(), c.ArgType.Scale()).Float64()
+	}
+	return float64(in.Int64(c.Arg))
+}
+
+// result writes the result of call c into field i.
+func (a *sqlAgg) result(c *aggCall, s *aggSlots, acc Acc, w *types.RowWriter, i int) {
+	n := int64(acc.W[s.w])
+	if c.Name == "COUNT" {
+		w.SetInt64(i, n)
+		return
+	}
+	if n <= 0 && c.Name != "SUM0" {
+		w.SetNull(i)
+		return
+	}
+	switch s.kind {
+	case kSumInt:
+		w.SetInt64(i, int64(acc.W[s.w+1]))
+	case kSumFloat:
+		setFloat(w, i, c.T, math.Float64frombits(acc.W[s.w+1]))
+	case kSumDec:
+		d, err := acc.D[s.d].Fit(c.T.Precision(), c.T.Scale())
+		if err == nil {
+			err = w.SetDecimal(i, d)
+		}
+		if err != nil {
+			panic(&expr.Error{Expr: c.text, Err: err})
+		}
+	case kAvgInt:
+		// AVG of integers is an integer, as in Flink.
+		w.SetInt64(i, int64(acc.W[s.w+1])/n)
+	case kAvgFloat:
+		setFloat(w, i, c.T, math.Float64frombits(acc.W[s.w+1])/float64(n))
+	case kAvgDec:
+		d, err := acc.D[s.d].Div(types.DecimalFromInt64(n), c.T.Precision(), c.T.Scale())
+		if err == nil {
+			err = w.SetDecimal(i, d)
+		}
+		if err != nil {
+			panic(&expr.Error{Expr: c.text, Err: err})
+		}
+	case kVar:
+		sum, sq := math.Float64frombits(acc.W[s.w+1]), math.Float64frombits(acc.W[s.w+2])
+		nf := float64(n)
+		den := nf
+		if strings.HasSuffix(c.Name, "SAMP") || c.Name == "VARIANCE" || c.Name == "STDDEV" {
+			den = nf - 1
+		}
+		if den <= 0 {
+			w.SetNull(i)
+			return
+		}
+		v := (sq - sum*sum/nf) / den
+		if v < 0 {
+			v = 0
+		}
+		if strings.HasPrefix(c.Name, "STDDEV") {
+			v = math.Sqrt(v)
+		}
+		setFloat(w, i, c.T, v)
+	case kMinMaxInt, kMinMaxTS:
+		x := acc.W[s.w+1]
+		switch {
+		case c.T.Kind() == types.KindBoolean:
+			w.SetBool(i, x != 0)
+		case s.kind == kMinMaxTS:
+			w.SetTimestampMillis(i, int64(x))
+		case c.T.Kind() == types.KindDate:
+			w.SetDate(i, types.Date(int64(x)))
+		case c.T.Kind() == types.KindTime:
+			w.SetTime(i, types.Time(int64(x)))
+		default:
+			w.SetInt64(i, int64(x))
+		}
+	case kMinMaxFloat:
+		setFloat(w, i, c.T, math.Float64frombits(acc.W[s.w+1]))
+	case kMinMaxStr:
+		w.SetString(i, acc.S[s.s])
+	case kMinMaxDec:
+		if err := w.SetDecimal(i, acc.D[s.d]); err != nil {
+			panic(&expr.Error{Expr: c.text, Err: err})
+		}
+	}
+}
+
+func setFloat(w *types.RowWriter, i int, t types.Type, f float64) {
+	if t.Kind() == types.KindFloat {
+		w.SetFloat32(i, float32(f))
+		return
+	}
+	w.SetFloat64(i, f)
+}
+
+// aggResultType returns the type of an aggregate call's result, as Flink
+// derives it.
+func aggResultType(name string, arg types.Type, star bool) (types.Type, error) {
+	switch name {
+	case "COUNT":
+		return types.BigInt().NotNull(), nil
+	case "SUM", "SUM0":
+		if !arg.IsNumeric() {
+			return types.Type{}, fmt.Errorf("%s takes a number, not %s", name, arg)
+		}
+		t := arg
+		if arg.Kind() == types.KindDecimal {
+			t = types.DecimalSumType(arg.Precision(), arg.Scale())
+		}
+		if name == "SUM0" {
+			return t.NotNull(), nil
+		}
+		return t.Nullable(), nil
+	case "AVG":
+		if !arg.IsNumeric() {
+			return types.Type{}, fmt.Errorf("AVG takes a number, not %s", arg)
+		}
+		if arg.Kind() == types.KindDecimal {
+			return types.DecimalAvgType(arg.Precision(), arg.Scale()).Nullable(), nil
+		}
+		return arg.Nullable(), nil
+	case "MIN", "MAX":
+		if arg.IsConstructed() {
+			return types.Type{}, fmt.Errorf("%s takes a comparable value, not %s", name, arg)
+		}
+		return arg.Nullable(), nil
+	case "VAR_POP", "VAR_SAMP", "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "STDDEV":
+		if !arg.IsNumeric() {
+			return types.Type{}, fmt.Errorf("%s takes a number, not %s", name, arg)
+		}
+		if arg.IsApproximateNumeric() {
+			return arg.Nullable(), nil
+		}
+		return types.Double().Nullable(), nil
+	}
+	return types.Type{}, fmt.Errorf("aggregate %s is not supported", name)
+}
+
+// merged combines the accumulators of two parts of a group's rows (panes
+// of sliding windows, merged sessions). Aggregates with views are not
+// merged: they run only in unbounded GROUP BY, which does not merge.
+func (a *sqlAgg) merged(x, y Acc) Acc {
+	if len(x.W) == 0 {
+		return y
+	}
+	if len(y.W) == 0 {
+		return x
+	}
+	out := a.clone(x)
+	for i, c := range a.calls {
+		s := &a.slots[i]
+		nx, ny := int64(x.W[s.w]), int64(y.W[s.w])
+		out.W[s.w] = uint64(nx + ny)
+		if ny == 0 {
+			continue
+		}
+		switch s.kind {
+		case kSumInt, kAvgInt:
+			out.W[s.w+1] = x.W[s.w+1] + y.W[s.w+1]
+		case kSumFloat, kAvgFloat:
+			out.W[s.w+1] = math.Float64bits(math.Float64frombits(x.W[s.w+1]) + math.Float64frombits(y.W[s.w+1]))
+		case kVar:
+			for k := 1; k <= 2; k++ {
+				out.W[s.w+k] = math.Float64bits(math.Float64frombits(x.W[s.w+k]) + math.Float64frombits(y.W[s.w+k]))
+			}
+		case kSumDec, kAvgDec:
+			sum, err := x.D[s.d].Add(y.D[s.d], types.MaxDecimalPrecision, c.ArgType.Scale())
+			if err != nil {
+				panic(&expr.Error{Expr: c.text, Err: err})
+			}
+			out.D[s.d] = sum
+		case kMinMaxInt, kMinMaxTS:
+			if nx == 0 || s.max == (int64(y.W[s.w+1]) > int64(x.W[s.w+1])) {
+				out.W[s.w+1] = y.W[s.w+1]
+			}
+		case kMinMaxFloat:
+			fx, fy := math.Float64frombits(x.W[s.w+1]), math.Float64frombits(y.W[s.w+1])
+			if nx == 0 || s.max == (fy > fx) {
+				out.W[s.w+1] = y.W[s.w+1]
+			}
+		case kMinMaxStr:
+			if nx == 0 || s.max == (y.S[s.s] > x.S[s.s]) {
+				out.S[s.s] = y.S[s.s]
+			}
+		case kMinMaxDec:
+			if nx == 0 || s.max == (y.D[s.d].Cmp(x.D[s.d]) > 0) {
+				out.D[s.d] = y.D[s.d]
+			}
+		}
+	}
+	return out
+}

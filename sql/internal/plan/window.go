@@ -1,0 +1,440 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/sql/internal/expr"
+	"github.com/eddystream/eddy/sql/parser"
+	"github.com/eddystream/eddy/sql/types"
+	"github.com/eddystream/eddy/window"
+)
+
+// WindowTVFRel is a window table-valued function, TUMBLE, HOP, CUMULATE or
+// SESSION over a table: its rows with the columns window_start,
+// window_end and window_time of each window they fall in.
+type WindowTVFRel struct {
+	Input    Rel
+	Kind     string // TUMBLE, HOP, CUMULATE, SESSION
+	TimeCol  int
+	Assigner window.Assigner
+	// PartitionBy holds the SESSION partition columns.
+	PartitionBy []int
+	args        string
+	rt          *types.RowType
+}
+
+func (w *WindowTVFRel) Schema() *types.RowType { return w.rt }
+
+func (w *WindowTVFRel) Props() Props {
+	p := w.Input.Props()
+	return Props{Mode: p.Mode, Rowtime: -1, Proctime: -1}
+}
+
+func (w *WindowTVFRel) Inputs() []Rel { return []Rel{w.Input} }
+
+func (w *WindowTVFRel) Describe() string {
+	return fmt.Sprintf("WindowTableFunction(window=[%s(%s)])", w.Kind, w.args)
+}
+
+// build assigns every row to its windows, one output row per window. A
+// window aggregation reads the TVF's input instead (windowAggregate).
+func (w *WindowTVFRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	if w.Kind == "SESSION" {
+		return nil, fmt.Errorf("a SESSION window table function can only be aggregated (GROUP BY window_start, window_end)")
+	}
+	s, err := b.stream(w.Input)
+	if err != nil {
+		return nil, err
+	}
+	rt, n, a := w.rt, w.Input.Schema().Len(), w.Assigner
+	in := w.Input.Schema()
+	ts := w.TimeCol
+	return eddy.FlatMap(s, func(c Rec, emit func(Rec)) {
+		// The arena is per record: records are handled by several subtasks.
+		wr := types.NewRowWriter(rt, types.NewArena(256))
+		for _, win := range a.Windows(c.Row.TimestampMillis(ts)) {
+			wr.Reset()
+			for i := 0; i < n; i++ {
+				copyField(c.Row, in, i, wr, i)
+			}
+			wr.SetTimestampMillis(n, win.Start)
+			wr.SetTimestampMillis(n+1, win.End)
+			wr.SetTimestampMillis(n+2, win.End-1)
+			emit(Rec{Kind: c.Kind, Row: wr.Finish()})
+		}
+	}), nil
+}
+
+// copyField copies field i of r (of type rt) into field j of w.
+func copyField(r types.Row, rt *types.RowType, i int, w *types.RowWriter, j int) {
+	if r.IsNull(i) {
+		w.SetNull(j)
+		return
+	}
+	v := types.FieldValue(rt, r, i)
+	if err := w.SetValue(j, v); err != nil {
+		panic(err)
+	}
+}
+
+// tableFunction plans TABLE(TUMBLE(...)), HOP, CUMULATE and SESSION.
+func (q *queryPlanner) tableFunction(n *parser.TableFunction, outer *scope) (Rel, *scope, error) {
+	c := n.Call
+	name := strings.ToUpper(c.Name.Last().Name)
+	params := map[string][]string{
+		"TUMBLE":   {"DATA", "TIMECOL", "SIZE", "OFFSET"},
+		"HOP":      {"DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"},
+		"CUMULATE": {"DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"},
+		"SESSION":  {"DATA", "TIMECOL", "GAP"},
+	}[name]
+	if params == nil {
+		return nil, nil, q.errorf(c.Pos, "unknown table function %s: the window table functions are TUMBLE, HOP, CUMULATE and SESSION", name)
+	}
+	args := map[string]parser.Expr{}
+	for i, a := range c.Args {
+		if na, ok := a.(*parser.NamedArg); ok {
+			args[strings.ToUpper(na.Name.Name)] = na.Value
+			continue
+		}
+		if i >= len(params) {
+			return nil, nil, q.errorf(a.Position(), "%s takes at most %d arguments (%s)", name, len(params), strings.Join(params, ", "))
+		}
+		args[params[i]] = a
+	}
+	data, ok := args["DATA"].(*parser.TableArg)
+	if !ok {
+		return nil, nil, q.errorf(c.Pos, "the first argument of %s is the table: TABLE name", name)
+	}
+	in, qual, err := q.tableName(&parser.TableName{Pos: data.Pos, Name: data.Name})
+	if err != nil {
+		return nil, nil, err
+	}
+	desc, ok := args["TIMECOL"].(*parser.Descriptor)
+	if !ok || len(desc.Columns) != 1 {
+		return nil, nil, q.errorf(c.Pos, "the second argument of %s is the time column: DESCRIPTOR(column)", name)
+	}
+	tc, ok := in.Schema().Index(desc.Columns[0].Name)
+	if !ok {
+		return nil, nil, q.errorf(desc.Columns[0].Pos, "%s has no column %s; its columns are %s", qual, desc.Columns[0].Name, strings.Join(in.Schema().Names(), ", "))
+	}
+	p := in.Props()
+	if tc != p.Rowtime {
+		if tc == p.Proctime {
+			return nil, nil, q.errorf(desc.Pos, "windows on processing time are not supported yet: use the event-time attribute (the column of WATERMARK FOR)")
+		}
+		return nil, nil, q.errorf(desc.Pos, "%s is not a time attribute of %s: window on the column of its WATERMARK FOR", desc.Columns[0].Name, qual)
+	}
+	dur := func(key string) (time.Duration, error) {
+		e, ok := args[key]
+		if !ok {
+			return 0, q.errorf(c.Pos, "%s needs its %s argument (an INTERVAL)", name, key)
+		}
+		a := &expr.Analyzer{Src: q.src, Funcs: q.cat.Funcs}
+		x, err := a.Expr(e)
+		if err != nil {
+			return 0, err
+		}
+		l, ok := x.(*expr.Literal)
+		if !ok || l.T.Kind() != types.KindIntervalDayTime {
+			return 0, q.errorf(e.Position(), "%s of %s must be a constant INTERVAL of days to seconds, not %s", key, name, x.Type())
+		}
+		ms, _ := l.V.(int64)
+		if ms <= 0 {
+			return 0, q.errorf(e.Position(), "%s of %s must be positive", key, name)
+		}
+		return time.Duration(ms) * time.Millisecond, nil
+	}
+	w := &WindowTVFRel{Input: in, Kind: name, TimeCol: tc}
+	var parts []string
+	for _, k := range params[2:] {
+		if _, ok := args[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s=[%s]", strings.ToLower(k), args[k]))
+		}
+	}
+	w.args = desc.Columns[0].Name + ", " + strings.Join(parts, ", ")
+	switch name {
+	case "TUMBLE":
+		size, err := dur("SIZE")
+		if err != nil {
+			return nil, nil, err
+		}
+		w.Assigner = window.Tumbling(size)
+	case "HOP":
+		slide, err := dur("SLIDE")
+		if err != nil {
+			return nil, nil, err
+		}
+		size, err := dur("SIZE")
+		if err != nil {
+			return nil, nil, err
+		}
+		w.Assigner = window.Sliding(size, slide)
+	case "CUMULATE":
+		step, err := dur("STEP")
+		if err != nil {
+			return nil, nil, err
+		}
+		size, err := dur("SIZE")
+		if err != nil {
+			return nil, nil, err
+		}
+		if size%step != 0 {
+			return nil, nil, q.errorf(c.Pos, "the SIZE of CUMULATE must be a multiple of its STEP")
+		}
+		w.Assigner = window.Cumulate(step, size)
+	case "SESSION":
+		gap, err := dur("GAP")
+		if err != nil {
+			return nil, nil, err
+		}
+		w.Assigner = window.Session(gap)
+		for _, pe := range data.PartitionBy {
+			ref, ok := pe.(*parser.Ref)
+			if !ok || len(ref.Parts) != 1 {
+				return nil, nil, q.errorf(pe.Position(), "PARTITION BY of SESSION takes columns")
+			}
+			i, ok := in.Schema().Index(ref.Parts[0].Name)
+			if !ok {
+				return nil, nil, q.errorf(pe.Position(), "%s has no column %s", qual, ref.Parts[0].Name)
+			}
+			w.PartitionBy = append(w.PartitionBy, i)
+		}
+	}
+	if _, ok := args["OFFSET"]; ok {
+		off, err := dur("OFFSET")
+		if err != nil {
+			return nil, nil, err
+		}
+		w.Assigner = w.Assigner.WithOffset(off)
+	}
+	if err := w.Assigner.Validate(); err != nil {
+		return nil, nil, q.errorf(c.Pos, "%v", err)
+	}
+	fs := append([]types.Field{}, in.Schema().Fields()...)
+	ts := types.TimestampType(3).NotNull()
+	fs = append(fs, types.F("window_start", ts), types.F("window_end", ts), types.F("window_time", ts))
+	w.rt = types.MustRowType(dedupNames(fs)...)
+	var r Rel = w
+	if n.Alias != nil {
+		var err error
+		if r, qual, err = q.alias(r, qual, n.Alias); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		qual = ""
+	}
+	sc := &scope{outer: outer}
+	sc.add(qual, r.Schema())
+	return r, sc, nil
+}
+
+// windowOf returns the window TVF that in reads, when the grouping
+// expressions include its window_start and window_end: the GROUP BY is then
+// a window aggregation.
+func windowOf(in Rel, groups []expr.Expr) (*WindowTVFRel, bool) {
+	w, ok := in.(*WindowTVFRel)
+	if !ok {
+		if c, isCalc := in.(*CalcRel); isCalc && c.Cond == nil && len(c.Projs) == c.Input.Schema().Len() {
+			w, ok = c.Input.(*WindowTVFRel)
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	n := w.Input.Schema().Len()
+	start, end := false, false
+	for _, g := range groups {
+		if c, ok := g.(*expr.Column); ok {
+			start = start || c.Index == n
+			end = end || c.Index == n+1
+		}
+	}
+	return w, start && end
+}
+
+// windowAggregate plans GROUP BY window_start, window_end, keys over a
+// window TVF: a window operator per key over the TVF's input (Flink's
+// WindowAggregate); its rows are the grouping expressions (the window's
+// bounds for window_start, window_end and window_time) then the calls.
+func (q *queryPlanner) windowAggregate(n *parser.Select, w *WindowTVFRel, groups []expr.Expr, groupNames []string, g *aggregation, cond expr.Expr, items []expr.Expr, names []string, having expr.Expr) (Rel, error) {
+	nIn := w.Input.Schema().Len()
+	readsWindow := func(e expr.Expr) bool {
+		found := false
+		expr.Walk(e, func(x expr.Expr) bool {
+			if c, ok := x.(*expr.Column); ok && c.Index >= nIn {
+				found = true
+			}
+			return true
+		})
+		return found
+	}
+	if !w.Input.Props().Mode.IsInsertOnly() {
+		return nil, q.errorf(n.Pos, "a window aggregation needs an insert-only input; its input is %s", w.Input.Props().Mode.Describe())
+	}
+	// The keys are the grouping expressions that are not window bounds.
+	var pre []expr.Expr
+	var preNames []string
+	bounds := make([]int, len(groups)) // -1 key, 0 start, 1 end, 2 time
+	keyIdx := make([]int, len(groups))
+	for i, ge := range groups {
+		bounds[i] = -1
+		if c, ok := ge.(*expr.Column); ok && c.Index >= nIn {
+			bounds[i] = c.Index - nIn
+			continue
+		}
+		if readsWindow(ge) {
+			return nil, q.errorf(n.Pos, "GROUP BY %s: a grouping expression may not compute with the window's columns", ge)
+		}
+		keyIdx[i] = len(pre)
+		pre = append(pre, ge)
+		preNames = append(preNames, groupNames[i])
+	}
+	keys := len(pre)
+	if w.Kind == "SESSION" {
+		// A session window is per key: its PARTITION BY columns must be
+		// grouped.
+		for _, p := range w.PartitionBy {
+			found := false
+			for _, ge := range groups {
+				if c, ok := ge.(*expr.Column); ok && c.Index == p {
+					found = true
+				}
+			}
+			if !found {
+				return nil, q.errorf(n.Pos, "a SESSION window partitioned by %s must group by it", w.Input.Schema().Field(p).Name)
+			}
+		}
+	}
+	for i, c := range g.calls {
+		if g.args[i] != nil {
+			if readsWindow(g.args[i]) {
+				return nil, q.errorf(n.Pos, "%s: an aggregate of a window's columns is not supported", c.text)
+			}
+			c.Arg = len(pre)
+			pre = append(pre, g.args[i])
+			preNames = append(preNames, fmt.Sprintf("$a%d", i))
+		}
+		if g.filters[i] != nil {
+			if readsWindow(g.filters[i]) {
+				return nil, q.errorf(n.Pos, "%s: a FILTER on a window's columns is not supported", c.text)
+			}
+			c.Filter = len(pre)
+			pre = append(pre, g.filters[i])
+			preNames = append(preNames, fmt.Sprintf("$f%d", i))
+		}
+	}
+	if cond != nil && readsWindow(cond) {
+		return nil, q.errorf(n.Pos, "a WHERE on the window's columns is not supported; filter the aggregated rows with HAVING")
+	}
+	preCalc := newCalc(w.Input, pre, uniqueNames(preNames), cond)
+	fn, err := newSQLAgg(g.calls, preCalc.Schema(), false)
+	if err != nil {
+		return nil, q.errorf(n.Pos, "%v", err)
+	}
+	fs := make([]types.Field, 0, len(groups)+len(g.calls))
+	for i, ge := range groups {
+		fs = append(fs, types.F(groupNames[i], ge.Type()))
+	}
+	for i, c := range g.calls {
+		fs = append(fs, types.F(fmt.Sprintf("EXPR$%d", i), c.T))
+	}
+	wa := &WindowAggregateRel{Input: preCalc, TVF: w, Keys: keys, Bounds: bounds, KeyIdx: keyIdx, Calls: g.calls, fn: fn,
+		rt: types.MustRowType(dedupNames(fs)...)}
+	return newCalc(wa, items, uniqueNames(names), having), nil
+}
+
+// WindowAggregateRel aggregates the rows of each key and window of a
+// window TVF, emitting one row per key and window when the watermark
+// passes the window's end.
+type WindowAggregateRel struct {
+	Input  Rel // the pre-projection of the TVF's input: keys, arguments, filters
+	TVF    *WindowTVFRel
+	Keys   int
+	Bounds []int // per output group column: -1 a key, 0 window_start, 1 window_end, 2 window_time
+	KeyIdx []int
+	Calls  []*aggCall
+	fn     *sqlAgg
+	rt     *types.RowType
+}
+
+func (r *WindowAggregateRel) Schema() *types.RowType { return r.rt }
+
+func (r *WindowAggregateRel) Props() Props {
+	return Props{Mode: changelog.InsertOnly, Rowtime: -1, Proctime: -1}
+}
+
+func (r *WindowAggregateRel) Inputs() []Rel { return []Rel{r.Input} }
+
+func (r *WindowAggregateRel) Describe() string {
+	calls := make([]string, len(r.Calls))
+	for i, c := range r.Calls {
+		calls[i] = c.text
+	}
+	keys := r.Input.Schema().Names()[:r.Keys]
+	return fmt.Sprintf("WindowAggregate(groupBy=[%s], window=[%s(%s)], select=[%s])", strings.Join(keys, ", "), r.TVF.Kind, r.TVF.args, strings.Join(calls, ", "))
+}
+
+func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	s, err := b.stream(r.Input)
+	if err != nil {
+		return nil, err
+	}
+	keyEnc := types.NewKeyEncoder(r.Input.Schema(), seq(r.Keys)...)
+	keyed := eddy.KeyBy(s, func(c Rec) string { return keyEnc.Key(c.Row) })
+	out := eddy.Aggregate[string, Rec, Acc, string](eddy.Window(keyed, r.TVF.Assigner), recAgg{r.fn})
+	kt, rt, fn := keyEnc.KeyType(), r.rt, r.fn
+	resEnc := types.NewKeyEncoder(fn.rt, seq(fn.rt.Len())...)
+	bounds, keyIdx, nGroups := r.Bounds, r.KeyIdx, len(r.Bounds)
+	rows := eddy.Process(out, func() eddy.ProcessFunction[eddy.Windowed[string, string], Rec] {
+		w := types.NewRowWriter(rt, types.NewArena(0))
+		var keySets []func(types.Row, *types.RowWriter)
+		for i := range bounds {
+			if bounds[i] < 0 {
+				set, _ := expr.Setter(&expr.Column{Index: keyIdx[i], T: kt.FieldType(keyIdx[i])}, i)
+				keySets = append(keySets, set)
+			} else {
+				keySets = append(keySets, nil)
+			}
+		}
+		var resSets []func(types.Row, *types.RowWriter)
+		for i := 0; i < fn.rt.Len(); i++ {
+			set, _ := expr.Setter(&expr.Column{Index: i, T: fn.rt.FieldType(i)}, nGroups+i)
+			resSets = append(resSets, set)
+		}
+		return eddy.ProcessFunc[eddy.Windowed[string, string], Rec](func(ctx *eddy.ProcessContext[Rec], v eddy.Windowed[string, string]) error {
+			w.Reset()
+			key, res := keyEnc.KeyRow(v.Key), resEnc.KeyRow(v.Value)
+			for i, set := range keySets {
+				switch bounds[i] {
+				case -1:
+					set(key, w)
+				case 0:
+					w.SetTimestampMillis(i, v.Window.Start)
+				case 1:
+					w.SetTimestampMillis(i, v.Window.End)
+				default:
+					w.SetTimestampMillis(i, v.Window.End-1)
+				}
+			}
+			for _, set := range resSets {
+				set(res, w)
+			}
+			ctx.Emit(Rec{Kind: changelog.Insert, Row: w.Finish()})
+			return nil
+		})
+	})
+	return eddy.AsChangelog(rows, changelog.InsertOnly), nil
+}
+
+// recAgg is the SQL aggregation over the rows of changes (window
+// aggregation reads insert-only rows).
+type recAgg struct{ f *sqlAgg }
+
+func (a recAgg) Create() Acc             { return a.f.Create() }
+func (a recAgg) Add(acc Acc, in Rec) Acc { return a.f.Add(acc, in.Row) }
+func (a recAgg) Merge(x, y Acc) Acc      { return a.f.Merge(x, y) }
+func (a recAgg) Result(acc Acc) string   { return a.f.Result(acc) }
