@@ -263,6 +263,23 @@ func (w *txWriter[T, TX]) NotifyCheckpointComplete(id int64) error {
 	return nil
 }
 
+// WatermarkListener is implemented by writers, and by the committers of
+// TwoPhase, that act on the progress of event time: a file sink commits a
+// partition once the watermark passes its end. ProcessWatermark is called
+// on the subtask's goroutine with each new watermark of the sink's input
+// (math.MaxInt64 at the end of the input).
+type WatermarkListener interface {
+	ProcessWatermark(watermark int64) error
+}
+
+// ProcessWatermark passes the watermark on to the committer if it listens.
+func (w *txWriter[T, TX]) ProcessWatermark(wm int64) error {
+	if l, ok := w.c.(WatermarkListener); ok {
+		return l.ProcessWatermark(wm)
+	}
+	return nil
+}
+
 // sinkMode returns the changelog mode a sink declares, insert-only if it
 // declares none.
 func sinkMode(s any) changelog.Mode {

@@ -42,8 +42,14 @@ func (s *WriterSink[T]) ProcessBatch(b *runtime.Batch[T]) error {
 	return s.w.Write(b.Data, b.TS)
 }
 
-// ProcessWatermark does nothing: a sink has no output.
-func (s *WriterSink[T]) ProcessWatermark(int64) error { return nil }
+// ProcessWatermark passes the watermark to the writer if it listens
+// (connector.WatermarkListener); a sink has no output.
+func (s *WriterSink[T]) ProcessWatermark(wm int64) error {
+	if l, ok := s.w.(connector.WatermarkListener); ok {
+		return l.ProcessWatermark(wm)
+	}
+	return nil
+}
 
 // EndInput flushes the writer.
 func (s *WriterSink[T]) EndInput() error {
@@ -158,8 +164,14 @@ func (s *TransactionalSink[T]) ProcessBatch(b *runtime.Batch[T]) error {
 	return s.w.Write(b.Data, b.TS)
 }
 
-// ProcessWatermark does nothing: a sink has no output.
-func (s *TransactionalSink[T]) ProcessWatermark(int64) error { return nil }
+// ProcessWatermark passes the watermark to the writer if it listens
+// (connector.WatermarkListener); a sink has no output.
+func (s *TransactionalSink[T]) ProcessWatermark(wm int64) error {
+	if l, ok := s.w.(connector.WatermarkListener); ok {
+		return l.ProcessWatermark(wm)
+	}
+	return nil
+}
 
 // preCommit pre-commits the open transaction, if any, for checkpoint id.
 func (s *TransactionalSink[T]) preCommit(id int64) error {

@@ -64,8 +64,11 @@ func walkCalls(e parser.Expr, fn func(*parser.FuncCall)) {
 }
 
 
-func (q *queryPlanner) over(n *parser.Select, in Rel, sc *scope, cond any) (Rel, error) {
-	return nil, q.errorf(n.Pos, "OVER windows are not supported yet")
+// overAggregate plans a SELECT with aggregates OVER windows (SUM(x) OVER
+// (PARTITION BY ... ORDER BY ... ROWS|RANGE ...)); over (over.go) calls it
+// for every OVER call but ROW_NUMBER.
+func (q *queryPlanner) overAggregate(n *parser.Select, in Rel, sc *scope, cond any) (Rel, error) {
+	return nil, q.errorf(n.Pos, "OVER aggregates are not supported yet")
 }
 
 func (q *queryPlanner) distinct(n *parser.Select, r Rel) (Rel, error) {
