@@ -75,10 +75,6 @@ func (q *queryPlanner) distinct(n *parser.Select, r Rel) (Rel, error) {
 	return nil, q.errorf(n.Pos, "SELECT DISTINCT is not supported yet")
 }
 
-func (q *queryPlanner) join(n *parser.Join, outer *scope) (Rel, *scope, error) {
-	return nil, nil, q.errorf(n.Pos, "joins are not supported yet")
-}
-
 
 func (q *queryPlanner) orderLimit(n *parser.Query, r Rel) (Rel, error) {
 	return nil, q.errorf(n.Pos, "ORDER BY and LIMIT are not supported yet")

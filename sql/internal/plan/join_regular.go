@@ -1,0 +1,490 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/internal/expr"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// RegularJoinRel is a regular (unbounded) join of two changelogs, keyed by
+// its equi-join keys, as Flink's Join: eddy.JoinOn with the rest of the
+// condition. Its output is insert-only for an inner join of insert-only
+// inputs and a retract stream otherwise.
+type RegularJoinRel struct {
+	spec     *joinSpec
+	keys     []equiKey
+	residual []expr.Expr
+	// cond is the residual conjuncts as one condition, nil for none.
+	cond expr.Expr
+	rt   *types.RowType
+	// unique are the inputs' unique keys (nil for none); contains tells
+	// whether the join key contains it (JoinKeyContainsUniqueKey).
+	unique   [2][]int
+	contains [2]bool
+}
+
+func (q *queryPlanner) newRegularJoin(sp *joinSpec, keys []equiKey, residual []expr.Expr) *RegularJoinRel {
+	j := &RegularJoinRel{spec: sp, keys: keys, residual: residual, cond: q.conjoin(residual),
+		rt: joinRowType(sp.left.Schema(), sp.right.Schema(), sp.kind)}
+	for side, in := range []Rel{sp.left, sp.right} {
+		j.unique[side] = uniqueKey(in)
+		j.contains[side] = len(j.unique[side]) > 0 && keyContains(keys, side, j.unique[side])
+	}
+	return j
+}
+
+// keyContains tells whether the join keys of a side (0 left, 1 right)
+// include every column of cols.
+func keyContains(keys []equiKey, side int, cols []int) bool {
+	for _, c := range cols {
+		found := false
+		for _, k := range keys {
+			e := k.left
+			if side == 1 {
+				e = k.right
+			}
+			if col, ok := e.(*expr.Column); ok && col.Index == c {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// uniqueKey returns the columns of a unique key of r's rows: its upsert
+// key, or the primary key of the table it reads, carried through
+// projections and filters; nil if none is known.
+func uniqueKey(r Rel) []int {
+	if k := r.Props().UpsertKey; len(k) > 0 {
+		return k
+	}
+	switch r := r.(type) {
+	case *ScanRel:
+		return r.ct.PrimaryKey
+	case *CalcRel:
+		in := uniqueKey(r.Input)
+		if len(in) == 0 {
+			return nil
+		}
+		var out []int
+		for _, k := range in {
+			found := -1
+			for i, e := range r.Projs {
+				if col, ok := e.(*expr.Column); ok && col.Index == k {
+					found = i
+					break
+				}
+			}
+			if found < 0 {
+				return nil
+			}
+			out = append(out, found)
+		}
+		return out
+	}
+	return nil
+}
+
+func (j *RegularJoinRel) joinSpec() *joinSpec    { return j.spec }
+func (j *RegularJoinRel) Schema() *types.RowType { return j.rt }
+func (j *RegularJoinRel) Inputs() []Rel          { return []Rel{j.spec.left, j.spec.right} }
+
+func (j *RegularJoinRel) Props() Props {
+	mode := changelog.Retract
+	if j.spec.kind == eddy.InnerJoin && j.spec.left.Props().Mode.IsInsertOnly() && j.spec.right.Props().Mode.IsInsertOnly() {
+		mode = changelog.InsertOnly
+	}
+	return Props{Mode: mode, Rowtime: -1, Proctime: -1}
+}
+
+// flinkJoinType is the name of a join kind in Flink's plans.
+func flinkJoinType(k eddy.JoinKind) string {
+	switch k {
+	case eddy.LeftJoin:
+		return "LeftOuterJoin"
+	case eddy.RightJoin:
+		return "RightOuterJoin"
+	case eddy.FullJoin:
+		return "FullOuterJoin"
+	}
+	return "InnerJoin"
+}
+
+// joinWhereText renders a join's condition over its output row.
+func joinWhereText(keys []equiKey, residual []expr.Expr, rt *types.RowType) string {
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, namedAs(k.cond, rt).String())
+	}
+	for _, c := range residual {
+		parts = append(parts, namedAs(c, rt).String())
+	}
+	if len(parts) == 0 {
+		return "true"
+	}
+	return strings.Join(parts, " AND ")
+}
+
+func (j *RegularJoinRel) inputSpec(side int) string {
+	switch {
+	case j.contains[side]:
+		return "JoinKeyContainsUniqueKey"
+	case len(j.unique[side]) > 0:
+		return "HasUniqueKey"
+	}
+	return "NoUniqueKey"
+}
+
+func (j *RegularJoinRel) Describe() string {
+	return fmt.Sprintf("Join(joinType=[%s], where=[%s], select=[%s], leftInputSpec=[%s], rightInputSpec=[%s])",
+		flinkJoinType(j.spec.kind), joinWhereText(j.keys, j.residual, j.rt), fieldList(j.rt), j.inputSpec(0), j.inputSpec(1))
+}
+
+// noKeyError is the refusal of a join without equalities between its
+// inputs.
+func (j *RegularJoinRel) noKeyError(q *queryPlanner) error {
+	return q.errorf(j.spec.pos, "the join with %s has no equality between its inputs (where=[%s]): eddy runs a join keyed by its equi-join keys, "+
+		"and an unbounded join without them would keep both inputs whole on one subtask; join ON a.k = b.k (or put the equality in WHERE), "+
+		"or bound the rowtimes of two append-only inputs for an interval join (a.rt BETWEEN b.rt - INTERVAL '1' MINUTE AND b.rt)",
+		j.spec.rightName, joinWhereText(j.keys, j.residual, j.rt))
+}
+
+func (j *RegularJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	if len(j.keys) == 0 {
+		return nil, fmt.Errorf("sql: the join with %s has no equality between its inputs; join ON a.k = b.k", j.spec.rightName)
+	}
+	ls, err := b.stream(j.spec.left)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := b.stream(j.spec.right)
+	if err != nil {
+		return nil, err
+	}
+	ls, rs = wholeRows(ls, j.spec.left), wholeRows(rs, j.spec.right)
+	kind := j.spec.kind
+	// Rows whose key is NULL match nothing: those of a side that is not
+	// kept unmatched need not enter the join.
+	lk, err := newJoinKeys(j.keys, 0, j.spec.left.Schema())
+	if err != nil {
+		return nil, err
+	}
+	rk, err := newJoinKeys(j.keys, 1, j.spec.right.Schema())
+	if err != nil {
+		return nil, err
+	}
+	if kind == eddy.InnerJoin || kind == eddy.RightJoin {
+		ls = lk.dropNullKeys(ls)
+	}
+	if kind == eddy.InnerJoin || kind == eddy.LeftJoin {
+		rs = rk.dropNullKeys(rs)
+	}
+	// Joins keep rows in state: copy them out of the arenas they share.
+	ls, rs = eddy.MapRows(ls, types.Row.Clone), eddy.MapRows(rs, types.Row.Clone)
+	lg := eddy.GroupBy(ls, lk.keyFunc())
+	rg := eddy.GroupBy(rs, rk.keyFunc())
+	var opts []eddy.TableOption
+	ttl, err := stateTTL(b.cat)
+	if err != nil {
+		return nil, err
+	}
+	if ttl > 0 {
+		opts = append(opts, eddy.StateTTL(ttl))
+	}
+	if j.contains[0] {
+		opts = append(opts, eddy.JoinKeyContainsUniqueKey(eddy.LeftSide))
+	}
+	if j.contains[1] {
+		opts = append(opts, eddy.JoinKeyContainsUniqueKey(eddy.RightSide))
+	}
+	ev, err := newJoinEvals(j.rt, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	if err != nil {
+		return nil, err
+	}
+	// In a FULL join, NULL keys of both sides meet in the join: they must
+	// not match.
+	nullKeys := kind == eddy.FullJoin && lk.nullable() && rk.nullable()
+	fn := func(a, b *types.Row) types.Row {
+		e := ev.get()
+		defer ev.put(e)
+		return e.join(a, b)
+	}
+	if len(j.residual) == 0 && !nullKeys {
+		return eddy.Join(lg, rg, kind, fn, opts...), nil
+	}
+	on := func(a, b types.Row) bool {
+		if nullKeys && (lk.hasNull(a) || rk.hasNull(b)) {
+			return false
+		}
+		if len(j.residual) == 0 {
+			return true
+		}
+		e := ev.get()
+		defer ev.put(e)
+		return e.test(e.join(&a, &b))
+	}
+	return eddy.JoinOn(lg, rg, kind, on, fn, opts...), nil
+}
+
+// stateTTL reads SET 'table.exec.state.ttl' (0 for none).
+func stateTTL(cat *Catalog) (time.Duration, error) {
+	v, ok := cat.Settings["table.exec.state.ttl"]
+	if !ok {
+		return 0, nil
+	}
+	d, err := connector.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("setting 'table.exec.state.ttl' = '%s': %w", v, err)
+	}
+	return d, nil
+}
+
+// wholeRows turns an upsert stream into a retract stream (Flink's
+// ChangelogNormalize, keyed by its upsert key), for operators that match
+// rows by value.
+func wholeRows(s *eddy.Stream[Rec], r Rel) *eddy.Stream[Rec] {
+	m := s.ChangelogMode()
+	if !m.Contains(changelog.UpdateAfter) || m.Contains(changelog.UpdateBefore) {
+		return s
+	}
+	key := types.NewKeyEncoder(r.Schema(), uniqueKey(r)...)
+	return eddy.ChangelogNormalize(eddy.GroupBy(eddy.MapRows(s, types.Row.Clone), key.Key))
+}
+
+// joinKeys computes the join key of one side's rows: the encoding of its
+// key values cast to the type both sides share.
+type joinKeys struct {
+	rt    *types.RowType
+	exprs []expr.Expr
+	// cols are the key columns when every key is a column of the row.
+	cols []int
+	// notNull are the keys compared with = (not IS NOT DISTINCT FROM)
+	// that may be NULL.
+	notNull []expr.Expr
+	kt      *types.RowType
+	pool    sync.Pool
+}
+
+func newJoinKeys(keys []equiKey, side int, rt *types.RowType) (*joinKeys, error) {
+	k := &joinKeys{rt: rt}
+	var fs []types.Field
+	for i, key := range keys {
+		e := key.left
+		if side == 1 {
+			e = key.right
+		}
+		k.exprs = append(k.exprs, e)
+		fs = append(fs, types.F(fmt.Sprintf("k%d", i), e.Type().Nullable()))
+		if !key.nullSafe && e.Type().IsNullable() {
+			k.notNull = append(k.notNull, e)
+		}
+	}
+	k.kt = types.MustRowType(fs...)
+	k.cols = make([]int, 0, len(keys))
+	for _, e := range k.exprs {
+		if c, ok := e.(*expr.Column); ok {
+			k.cols = append(k.cols, c.Index)
+		} else {
+			k.cols = nil
+			break
+		}
+	}
+	if k.cols == nil {
+		if _, err := newProjector(k.kt, k.exprs); err != nil {
+			return nil, err
+		}
+		k.pool.New = func() any {
+			p, _ := newProjector(k.kt, k.exprs)
+			return p
+		}
+	}
+	for _, e := range k.notNull {
+		if _, err := expr.Compile(e); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+func (k *joinKeys) nullable() bool { return len(k.notNull) > 0 }
+
+// keyFunc returns the function of a row's key, safe for concurrent use.
+func (k *joinKeys) keyFunc() func(types.Row) string {
+	if k.cols != nil {
+		return types.NewKeyEncoder(k.rt, k.cols...).Key
+	}
+	return func(r types.Row) string {
+		p := k.pool.Get().(*projector)
+		defer k.pool.Put(p)
+		return strings.Clone(p.project(r).Encoding())
+	}
+}
+
+// hasNull tells whether a key compared with = is NULL in r.
+func (k *joinKeys) hasNull(r types.Row) bool {
+	for _, e := range k.notNull {
+		if c, ok := e.(*expr.Column); ok {
+			if r.IsNull(c.Index) {
+				return true
+			}
+			continue
+		}
+		ev, _ := expr.Compile(e)
+		if valueIsNull(ev, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// dropNullKeys filters out the rows with a NULL key compared with =.
+func (k *joinKeys) dropNullKeys(s *eddy.Stream[Rec]) *eddy.Stream[Rec] {
+	if len(k.notNull) == 0 {
+		return s
+	}
+	return eddy.FilterRowsEach(s, func() func(types.Row) bool {
+		evs := make([]*expr.Eval, len(k.notNull))
+		for i, e := range k.notNull {
+			evs[i], _ = expr.Compile(e)
+		}
+		return func(r types.Row) bool {
+			for _, ev := range evs {
+				if valueIsNull(ev, r) {
+					return false
+				}
+			}
+			return true
+		}
+	})
+}
+
+// valueIsNull tells whether ev's value for r is NULL.
+func valueIsNull(ev *expr.Eval, r types.Row) bool {
+	switch {
+	case ev.Bool != nil:
+		_, n := ev.Bool(r)
+		return n
+	case ev.Int != nil:
+		_, n := ev.Int(r)
+		return n
+	case ev.Float != nil:
+		_, n := ev.Float(r)
+		return n
+	case ev.Dec != nil:
+		_, n := ev.Dec(r)
+		return n
+	case ev.Str != nil:
+		_, n := ev.Str(r)
+		return n
+	case ev.TS != nil:
+		_, n := ev.TS(r)
+		return n
+	case ev.Row != nil:
+		_, n := ev.Row(r)
+		return n
+	case ev.Arr != nil:
+		_, n := ev.Arr(r)
+		return n
+	case ev.Map != nil:
+		_, n := ev.Map(r)
+		return n
+	}
+	return false
+}
+
+// joinEvals hands out the row writers and compiled conditions of a join's
+// result rows, one at a time per goroutine: a join's functions are called
+// by all its subtasks.
+type joinEvals struct{ pool sync.Pool }
+
+// joinEval builds the joined row of a pair and tests the rest of the join
+// condition on it.
+type joinEval struct {
+	w          *types.RowWriter
+	lset, rset []func(types.Row, *types.RowWriter)
+	nl, nr     int
+	cond       func(types.Row) (bool, bool)
+}
+
+func newJoinEvals(out, l, r *types.RowType, cond expr.Expr) (*joinEvals, error) {
+	mk := func() (*joinEval, error) {
+		e := &joinEval{w: types.NewRowWriter(out, types.NewArena(0)), nl: l.Len(), nr: r.Len()}
+		for i, f := range l.Fields() {
+			set, err := expr.Setter(&expr.Column{Index: i, Name: f.Name, T: f.Type}, i)
+			if err != nil {
+				return nil, err
+			}
+			e.lset = append(e.lset, set)
+		}
+		for i, f := range r.Fields() {
+			set, err := expr.Setter(&expr.Column{Index: i, Name: f.Name, T: f.Type}, l.Len()+i)
+			if err != nil {
+				return nil, err
+			}
+			e.rset = append(e.rset, set)
+		}
+		if cond != nil {
+			ev, err := expr.Compile(cond)
+			if err != nil {
+				return nil, err
+			}
+			e.cond = ev.Bool
+		}
+		return e, nil
+	}
+	if _, err := mk(); err != nil {
+		return nil, err
+	}
+	evs := &joinEvals{}
+	evs.pool.New = func() any {
+		e, _ := mk()
+		return e
+	}
+	return evs, nil
+}
+
+func (evs *joinEvals) get() *joinEval  { return evs.pool.Get().(*joinEval) }
+func (evs *joinEvals) put(e *joinEval) { evs.pool.Put(e) }
+
+// join writes the joined row of a and b (nil for the padded side).
+func (e *joinEval) join(a, b *types.Row) types.Row {
+	e.w.Reset()
+	if a != nil {
+		for _, set := range e.lset {
+			set(*a, e.w)
+		}
+	} else {
+		for i := 0; i < e.nl; i++ {
+			e.w.SetNull(i)
+		}
+	}
+	if b != nil {
+		for _, set := range e.rset {
+			set(*b, e.w)
+		}
+	} else {
+		for i := 0; i < e.nr; i++ {
+			e.w.SetNull(e.nl + i)
+		}
+	}
+	return e.w.Finish()
+}
+
+// test evaluates the rest of the join condition on a joined row.
+func (e *joinEval) test(r types.Row) bool {
+	if e.cond == nil {
+		return true
+	}
+	v, null := e.cond(r)
+	return v && !null
+}
