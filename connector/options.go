@@ -71,6 +71,28 @@ type Option struct {
 	Check func(value string) error
 }
 
+// A Key with one '#' declares a family of options, one per name put in
+// place of the '#': "fields.#.kind" takes 'fields.id.kind',
+// 'fields.name.kind' and so on (Flink's per-column options). Options.Names
+// lists the names set; the factory checks them (against a table's columns,
+// say). Such an option cannot be required, and its Default applies to
+// every name.
+
+// wildcard splits a family's key around its '#'.
+func (o *Option) wildcard() (prefix, suffix string, ok bool) {
+	return strings.Cut(o.Key, "#")
+}
+
+// matches reports whether key is an option of the family o, and the name
+// in place of its '#'.
+func (o *Option) matches(key string) (string, bool) {
+	pre, suf, ok := o.wildcard()
+	if !ok || len(key) <= len(pre)+len(suf) || !strings.HasPrefix(key, pre) || !strings.HasSuffix(key, suf) {
+		return "", false
+	}
+	return key[len(pre) : len(key)-len(suf)], true
+}
+
 // Kind says what a registered factory makes.
 type Kind uint8
 
@@ -129,6 +151,11 @@ func (s *Spec) option(key string) (*Option, bool) {
 			return o, true
 		}
 	}
+	for i := range s.Options {
+		if _, ok := s.Options[i].matches(key); ok {
+			return &s.Options[i], true
+		}
+	}
 	return nil, false
 }
 
@@ -144,6 +171,9 @@ func (s *Spec) check() error {
 				return fmt.Errorf("connector %q: option %q is empty or declared twice", s.Name, k)
 			}
 			seen[k] = true
+		}
+		if _, _, wild := o.wildcard(); wild && (o.Required || len(o.FallbackKeys) > 0 || strings.Count(o.Key, "#") > 1) {
+			return fmt.Errorf("connector %q: option family %q has one '#' and is neither required nor has fallback keys", s.Name, o.Key)
 		}
 		if o.Required && o.Default != "" {
 			return fmt.Errorf("connector %q: option %q is required and has a default", s.Name, o.Key)
@@ -233,17 +263,21 @@ func (s *Spec) validate(options map[string]string, owner, prefix string) (Option
 		if !ok {
 			return o, &OptionError{owner, prefix + k, s.unknownHint(k, prefix)}
 		}
-		if o.set[decl.Key] {
-			return o, &OptionError{owner, prefix + decl.Key, fmt.Sprintf("is set twice (also as '%s'); keep one", prefix+k)}
+		canon := decl.Key
+		if _, wild := decl.matches(k); wild {
+			canon = k
+		}
+		if o.set[canon] {
+			return o, &OptionError{owner, prefix + canon, fmt.Sprintf("is set twice (also as '%s'); keep one", prefix+k)}
 		}
 		if _, err := parseValue(decl, v); err != nil {
-			return o, &OptionError{owner, prefix + decl.Key, describeBad(decl, v, err)}
+			return o, &OptionError{owner, prefix + canon, describeBad(decl, v, err)}
 		}
-		o.values[decl.Key] = v
-		o.set[decl.Key] = true
+		o.values[canon] = v
+		o.set[canon] = true
 	}
 	for _, decl := range s.Options {
-		if o.set[decl.Key] {
+		if _, _, wild := decl.wildcard(); wild || o.set[decl.Key] {
 			continue
 		}
 		if decl.Required {
@@ -294,8 +328,14 @@ func (s *Spec) unknownHint(key, prefix string) string {
 	best, bestD := "", 3
 	for _, o := range s.Options {
 		valid = append(valid, prefix+o.Key)
-		if d := editDistance(key, o.Key); d < bestD {
-			best, bestD = prefix+o.Key, d
+		cand := o.Key
+		if pre, suf, wild := o.wildcard(); wild && strings.HasPrefix(key, pre) {
+			// Suggest the family's key with the name the user wrote.
+			name, _, _ := strings.Cut(key[len(pre):], ".")
+			cand = pre + name + suf
+		}
+		if d := editDistance(key, cand); d < bestD {
+			best, bestD = prefix+cand, d
 		}
 	}
 	if len(s.Formats) > 0 {
@@ -500,7 +540,10 @@ func (o Options) parsed(key string, t Type) any {
 	}
 	v, ok := o.values[key]
 	if !ok {
-		return nil
+		if _, wild := d.matches(key); !wild || d.Default == "" {
+			return nil
+		}
+		v = d.Default
 	}
 	out, err := parseValue(d, v)
 	if err != nil {
@@ -541,6 +584,20 @@ func (o Options) MemorySize(key string) int64 {
 
 // List returns the values of a list option.
 func (o Options) List(key string) []string { v, _ := o.parsed(key, List).([]string); return v }
+
+// Names returns the names set in place of the '#' of the option family
+// key ("fields.#.kind"), sorted.
+func (o Options) Names(key string) []string {
+	d := o.decl(key)
+	var out []string
+	for k := range o.set {
+		if n, ok := d.matches(k); ok && d.Key == key {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Format returns the chosen format and its options (the keys that began
 // with its name and a dot, with that prefix removed).

@@ -404,3 +404,117 @@ INSERT INTO t SELECT * FROM s;`, dir)
 		}
 	}
 }
+
+// TestDatagenSequencesAndBounds generates sequences and bounded random
+// values of many types.
+func TestDatagenSequencesAndBounds(t *testing.T) {
+	got, _ := runWith(t, `
+CREATE TABLE gen (
+  id BIGINT, code STRING, n INT, d DOUBLE, price DECIMAL(6, 2), s VARCHAR(8), b BOOLEAN, ts TIMESTAMP(3),
+  r ROW<x INT, y STRING>, a ARRAY<INT>, m MAP<STRING, BIGINT>, nul INT
+) WITH (
+  'connector' = 'datagen', 'rows-per-second' = '100000',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '500',
+  'fields.code.kind' = 'sequence', 'fields.code.start' = '1000', 'fields.code.end' = '2000',
+  'fields.n.min' = '-5', 'fields.n.max' = '5',
+  'fields.d.min' = '0.5', 'fields.d.max' = '1.5',
+  'fields.price.min' = '1', 'fields.price.max' = '10',
+  'fields.s.length' = '4', 'fields.a.length' = '2',
+  'fields.ts.max-past' = '1 h',
+  'fields.nul.null-rate' = '1'
+);
+CREATE TABLE out (id BIGINT, code STRING, n INT, d DOUBLE, price DECIMAL(6, 2), s VARCHAR(8), b BOOLEAN, ts TIMESTAMP(3),
+  r ROW<x INT, y STRING>, a ARRAY<INT>, m MAP<STRING, BIGINT>, nul INT) WITH ('connector' = 'collect');
+INSERT INTO out SELECT * FROM gen WHERE n BETWEEN -5 AND 5 AND d >= 0.5 AND d <= 1.5 AND price BETWEEN 1 AND 10
+  AND CHAR_LENGTH(s) = 4 AND CARDINALITY(a) = 2 AND CARDINALITY(m) = 3 AND nul IS NULL
+  AND ts <= LOCALTIMESTAMP AND ts > LOCALTIMESTAMP - INTERVAL '2' HOUR AND CAST(code AS BIGINT) = id + 999;`, eddy.WithParallelism(3))
+	if len(got) != 500 {
+		t.Fatalf("%d rows passed the bounds of 500 generated (the sequence of id ends at 500):\n%s", len(got), strings.Join(got[:min(5, len(got))], "\n"))
+	}
+	ids := map[string]bool{}
+	for _, l := range got {
+		id, _, _ := strings.Cut(strings.TrimPrefix(l, "+I["), ",")
+		if ids[id] {
+			t.Fatalf("id %s twice", id)
+		}
+		ids[id] = true
+	}
+	rows, _ := runWith(t, `
+CREATE TABLE gen (v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '37', 'rows-per-second' = '100000');
+CREATE TABLE out (v INT) WITH ('connector' = 'collect');
+INSERT INTO out SELECT * FROM gen;`, eddy.WithParallelism(2))
+	if len(rows) != 37 {
+		t.Fatalf("number-of-rows 37 gave %d rows", len(rows))
+	}
+}
+
+// TestDatagenResumesItsSequence kills an INSERT of a datagen sequence
+// into a filesystem table and restarts it from its checkpoint: every
+// number is there exactly once.
+func TestDatagenResumesItsSequence(t *testing.T) {
+	out := t.TempDir()
+	failOnce.seen.Store(0)
+	failOnce.fired.Store(false)
+	failOnce.at.Store(1500)
+	_, env := runWith(t, fmt.Sprintf(`
+CREATE FUNCTION fail_once AS 'test.FailOnce';
+CREATE TABLE gen (id BIGINT, r DOUBLE) WITH ('connector' = 'datagen', 'rows-per-second' = '20000',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '3000');
+CREATE TABLE dst (id BIGINT, r DOUBLE) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv');
+INSERT INTO dst SELECT fail_once(id), r FROM gen;`, out), eddy.WithParallelism(2), eddy.WithCheckpointing(5*time.Millisecond),
+		eddy.WithCheckpointDir(t.TempDir()), eddy.WithRestartStrategy(eddy.FixedDelayRestart(2, 10*time.Millisecond)))
+	if !failOnce.fired.Load() || env.Restarts() != 1 {
+		t.Fatalf("the injected failure fired %v, the job restarted %d times; want one failure and one restart", failOnce.fired.Load(), env.Restarts())
+	}
+	got, _ := runWith(t, fmt.Sprintf(`
+CREATE TABLE back (id BIGINT, r DOUBLE) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv');
+CREATE TABLE seen (id BIGINT, r DOUBLE) WITH ('connector' = 'collect');
+INSERT INTO seen SELECT * FROM back;`, out), eddy.WithParallelism(1))
+	seen := map[string]int{}
+	for _, l := range got {
+		id, _, _ := strings.Cut(strings.TrimPrefix(l, "+I["), ",")
+		seen[id]++
+	}
+	for i := 1; i <= 3000; i++ {
+		if n := seen[fmt.Sprint(i)]; n != 1 {
+			t.Fatalf("id %d is in the table %d times; want exactly once (%d rows in all)", i, n, len(got))
+		}
+	}
+	if len(got) != 3000 {
+		t.Fatalf("%d rows; want 3000", len(got))
+	}
+}
+
+// TestDatagenOptionErrors checks that each bad datagen option gives an
+// error naming it.
+func TestDatagenOptionErrors(t *testing.T) {
+	for _, c := range []struct{ with, want string }{
+		{`'rows-per-second' = '0'`, "'rows-per-second' = '0': want a positive number"},
+		{`'number-of-rows' = 'many'`, "'number-of-rows' = 'many'"},
+		{`'fields.idd.kind' = 'sequence'`, "'fields.idd.kind' names no column `idd`"},
+		{`'fields.ID.min' = '1'`, "did you mean 'fields.id.min'"},
+		{`'fields.id.knd' = 'random'`, "did you mean 'fields.id.kind'"},
+		{`'fields.id.kind' = 'serial'`, "'fields.id.kind' = 'serial' is not one of random, sequence"},
+		{`'fields.id.kind' = 'sequence', 'fields.id.start' = '1'`, "'fields.id.end' is required"},
+		{`'fields.id.kind' = 'sequence', 'fields.id.start' = '9', 'fields.id.end' = '1'`, "'fields.id.end' = '1' is before"},
+		{`'fields.id.kind' = 'sequence', 'fields.id.start' = 'a', 'fields.id.end' = '1'`, "'fields.id.start' = 'a'"},
+		{`'fields.ts.kind' = 'sequence', 'fields.ts.start' = '1', 'fields.ts.end' = '2'`, "'fields.ts.kind' = 'sequence' but column ts is TIMESTAMP(3)"},
+		{`'fields.id.min' = '10', 'fields.id.max' = '1'`, "'fields.id.min' = '10' is above"},
+		{`'fields.id.min' = 'low'`, "'fields.id.min' = 'low' is not an integer"},
+		{`'fields.small.max' = '1000'`, "'fields.small.max' = '1000' is not an integer in the range of TINYINT"},
+		{`'fields.name.min' = '1'`, "'fields.name.min' does not apply to column name"},
+		{`'fields.id.length' = '3'`, "'fields.id.length' does not apply"},
+		{`'fields.name.length' = '-3'`, "'fields.name.length' = '-3'"},
+		{`'fields.id.max-past' = '1 h'`, "'fields.id.max-past' does not apply"},
+		{`'fields.id.null-rate' = '2'`, "'fields.id.null-rate' = '2': want a fraction from 0 to 1"},
+		{`'fields.nn.null-rate' = '0.5'`, "'fields.nn.null-rate' = '0.5' but column nn is NOT NULL"},
+		{`'fields.id.start' = '1'`, "'fields.id.start' applies to sequences"},
+	} {
+		err := planError(fmt.Sprintf(`CREATE TABLE g (id BIGINT, name STRING, ts TIMESTAMP(3), small TINYINT, nn INT NOT NULL) WITH ('connector' = 'datagen', %s);
+CREATE TABLE out (id BIGINT) WITH ('connector' = 'collect');
+INSERT INTO out SELECT id FROM g;`, c.with))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("WITH (%s): got %v, want an error containing %q", c.with, err, c.want)
+		}
+	}
+}

@@ -3,14 +3,15 @@
 //
 //	import _ "github.com/eddystream/eddy/connectors/all"
 //
-// It holds the filesystem, nexmark, print and blackhole connectors and the
-// json and csv formats.
+// It holds the filesystem, datagen, nexmark, print and blackhole connectors
+// and the json, csv and debezium-json formats.
 package all
 
 import (
 	_ "github.com/eddystream/eddy/connectors/blackhole"  // "blackhole"
+	_ "github.com/eddystream/eddy/connectors/datagen"    // "datagen"
 	_ "github.com/eddystream/eddy/connectors/filesystem" // "filesystem"
 	_ "github.com/eddystream/eddy/connectors/print"      // "print"
-	_ "github.com/eddystream/eddy/formats"               // "json", "csv"
+	_ "github.com/eddystream/eddy/formats"               // "json", "csv", "debezium-json"
 	_ "github.com/eddystream/eddy/nexmark"               // "nexmark"
 )

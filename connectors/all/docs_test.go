@@ -48,12 +48,12 @@ func TestReferenceDocsAreUpToDate(t *testing.T) {
 
 // TestEveryBuiltInIsRegistered checks what connectors/all registers.
 func TestEveryBuiltInIsRegistered(t *testing.T) {
-	for _, name := range []string{"filesystem", "nexmark", "print", "blackhole"} {
+	for _, name := range []string{"filesystem", "datagen", "nexmark", "print", "blackhole"} {
 		if _, err := connector.Default.Connector(name); err != nil {
 			t.Error(err)
 		}
 	}
-	for _, name := range []string{"json", "csv"} {
+	for _, name := range []string{"json", "csv", "debezium-json"} {
 		if _, err := connector.Default.Format(name); err != nil {
 			t.Error(err)
 		}
