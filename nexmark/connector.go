@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/eddystream/eddy/connector"
 )
@@ -27,6 +28,12 @@ var spec = connector.Spec{
 			Description: "Auctions in every cycle."},
 		{Key: "bid.proportion", Type: connector.Int, Default: "46", Check: nonNegative,
 			Description: "Bids in every cycle."},
+		{Key: "stop-at", Type: connector.Int, Default: "-1", Check: minusOneOrPositive,
+			Description: "Stop after this many events, as the reference's source does; -1 (or a value at or above events.num) leaves events.num in charge."},
+		{Key: "keep-alive", Type: connector.Bool, Default: "false", Check: notTrue("eddy's nexmark source ends after its last event, and a job ends when its sources have; set 'keep-alive' = 'false'"),
+			Description: "The reference's option to keep the source open after its last event; eddy accepts 'false' only: the source ends, and with it the job."},
+		{Key: "max-emit-speed", Type: connector.Bool, Default: "true",
+			Description: "The reference's option to emit events as fast as possible; eddy's generator always does (the rates space the events' times, not their emission), so both values mean that."},
 	},
 }
 
@@ -35,6 +42,23 @@ func positive(v string) error {
 		return fmt.Errorf("must be positive")
 	}
 	return nil
+}
+
+func minusOneOrPositive(v string) error {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n != -1 && n <= 0 {
+		return fmt.Errorf("must be -1 (no stop) or positive")
+	}
+	return nil
+}
+
+// notTrue refuses the value 'true' with the reason given.
+func notTrue(reason string) func(v string) error {
+	return func(v string) error {
+		if strings.EqualFold(v, "true") {
+			return fmt.Errorf("%s", reason)
+		}
+		return nil
+	}
 }
 
 func nonNegative(v string) error {
@@ -58,6 +82,9 @@ func ConfigOf(o connector.Options) (Config, error) {
 			Problem: fmt.Sprintf("= %d differs from first-event.rate = %d; eddy's generator keeps one rate: set both alike", next, c.FirstEventRate)}
 	}
 	c.MaxEvents = o.Int("events.num")
+	if stop := o.Int("stop-at"); stop > 0 && (c.MaxEvents == 0 || stop < c.MaxEvents) {
+		c.MaxEvents = stop
+	}
 	c.PersonProportion = int(o.Int("person.proportion"))
 	c.AuctionProportion = int(o.Int("auction.proportion"))
 	c.BidProportion = int(o.Int("bid.proportion"))

@@ -200,6 +200,7 @@ func init() {
 		f         func(time.Time) types.Value
 	}{
 		{"CURRENT_TIMESTAMP", "the current instant, a TIMESTAMP_LTZ(3)", types.TimestampLTZType(3), func(t time.Time) types.Value { return types.TimestampFromMillis(t.UnixMilli()) }},
+		{"PROCTIME", "the processing time, a TIMESTAMP_LTZ(3): the current instant; a column computed by PROCTIME() is a processing-time attribute, which windows and temporal joins can use", types.TimestampLTZType(3), func(t time.Time) types.Value { return types.TimestampFromMillis(t.UnixMilli()) }},
 		{"NOW", "the current instant, a TIMESTAMP_LTZ(3) (as CURRENT_TIMESTAMP)", types.TimestampLTZType(3), func(t time.Time) types.Value { return types.TimestampFromMillis(t.UnixMilli()) }},
 		{"CURRENT_ROW_TIMESTAMP", "the current instant, a TIMESTAMP_LTZ(3)", types.TimestampLTZType(3), func(t time.Time) types.Value { return types.TimestampFromMillis(t.UnixMilli()) }},
 		{"LOCALTIMESTAMP", "the current wall clock of the session time zone, a TIMESTAMP(3)", types.TimestampType(3), func(t time.Time) types.Value {

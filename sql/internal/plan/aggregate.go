@@ -99,10 +99,16 @@ func (g *aggregation) call(c *parser.FuncCall) (expr.Expr, bool, error) {
 
 // aggregate plans a SELECT with GROUP BY or aggregate calls.
 func (q *queryPlanner) aggregate(n *parser.Select, in Rel, sc *scope, cond expr.Expr) (Rel, error) {
+	// A legacy group window (GROUP BY TUMBLE(ts, size), HOP, SESSION) is a
+	// window table function over the input, grouped by its bounds.
+	groupBy, in, sc, legacy, err := q.legacyGroupWindow(n, in, sc)
+	if err != nil {
+		return nil, err
+	}
 	base := q.analyzer(sc)
 	var groups []expr.Expr
 	var groupNames []string
-	for _, ge := range n.GroupBy {
+	for _, ge := range groupBy {
 		if gs, ok := ge.(*parser.GroupingSets); ok {
 			return nil, q.errorf(gs.Pos, "GROUPING SETS, ROLLUP and CUBE are not supported")
 		}
@@ -120,6 +126,9 @@ func (q *queryPlanner) aggregate(n *parser.Select, in Rel, sc *scope, cond expr.
 	g := &aggregation{q: q, base: base, byText: map[string]int{}}
 	a := q.analyzer(sc)
 	a.Call = g.call
+	if legacy != nil {
+		a.Call = legacy.auxiliary(g.call)
+	}
 	var items []expr.Expr
 	var names []string
 	for _, it := range n.Items {

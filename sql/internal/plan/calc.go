@@ -31,6 +31,9 @@ func newCalc(in Rel, projs []expr.Expr, names []string, cond expr.Expr) *CalcRel
 	c := &CalcRel{Input: in, Projs: projs, Names: names, Cond: cond, rowtime: -1, proctime: -1}
 	p := in.Props()
 	for i, e := range projs {
+		if isProctimeCall(e) && c.proctime < 0 {
+			c.proctime = i
+		}
 		if col, ok := e.(*expr.Column); ok {
 			if col.Index == p.Rowtime && c.rowtime < 0 {
 				c.rowtime = i

@@ -320,9 +320,6 @@ func (q *queryPlanner) selectRel(n *parser.Select, outer *scope) (Rel, error) {
 			return nil, err
 		}
 	}
-	if in, cond, err = q.joinWhere(in, cond); err != nil {
-		return nil, err
-	}
 	if len(n.GroupBy) > 0 || n.Having != nil || hasAggregate(n) {
 		return q.aggregate(n, in, sc, cond)
 	}
@@ -359,9 +356,6 @@ func (q *queryPlanner) refuseAggregate(c *parser.FuncCall) (expr.Expr, bool, err
 	name := strings.ToUpper(c.Name.Last().Name)
 	if isAggregateName(name) && c.Over == nil && c.OverName == nil {
 		return nil, true, q.errorf(c.Pos, "aggregate %s is not allowed here", name)
-	}
-	if name == "PROCTIME" {
-		return nil, true, q.errorf(c.Pos, "PROCTIME() is only allowed as a computed column of CREATE TABLE")
 	}
 	return nil, false, nil
 }

@@ -113,6 +113,34 @@ func (q *queryPlanner) tableFunction(n *parser.TableFunction, outer *scope) (Rel
 	if err != nil {
 		return nil, nil, err
 	}
+	return q.tableFunctionOver(n, in, qual, outer)
+}
+
+// tableFunctionOver plans the window TVF n over the relation in (its table
+// argument, named qual).
+func (q *queryPlanner) tableFunctionOver(n *parser.TableFunction, in Rel, qual string, outer *scope) (Rel, *scope, error) {
+	c := n.Call
+	name := strings.ToUpper(c.Name.Last().Name)
+	params := map[string][]string{
+		"TUMBLE":   {"DATA", "TIMECOL", "SIZE", "OFFSET"},
+		"HOP":      {"DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"},
+		"CUMULATE": {"DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"},
+		"SESSION":  {"DATA", "TIMECOL", "GAP"},
+	}[name]
+	args := map[string]parser.Expr{}
+	for i, a := range c.Args {
+		if na, ok := a.(*parser.NamedArg); ok {
+			args[strings.ToUpper(na.Name.Name)] = na.Value
+			continue
+		}
+		if i < len(params) {
+			args[params[i]] = a
+		}
+	}
+	data, _ := args["DATA"].(*parser.TableArg)
+	if data == nil {
+		data = &parser.TableArg{Pos: c.Pos}
+	}
 	desc, ok := args["TIMECOL"].(*parser.Descriptor)
 	if !ok || len(desc.Columns) != 1 {
 		return nil, nil, q.errorf(c.Pos, "the second argument of %s is the time column: DESCRIPTOR(column)", name)
@@ -122,12 +150,10 @@ func (q *queryPlanner) tableFunction(n *parser.TableFunction, outer *scope) (Rel
 		return nil, nil, q.errorf(desc.Columns[0].Pos, "%s has no column %s; its columns are %s", qual, desc.Columns[0].Name, strings.Join(in.Schema().Names(), ", "))
 	}
 	p := in.Props()
-	if tc != p.Rowtime {
-		if tc == p.Proctime {
-			return nil, nil, q.errorf(desc.Pos, "windows on processing time are not supported yet: use the event-time attribute (the column of WATERMARK FOR)")
-		}
-		return nil, nil, q.errorf(desc.Pos, "%s is not a time attribute of %s: window on the column of its WATERMARK FOR", desc.Columns[0].Name, qual)
+	if tc != p.Rowtime && tc != p.Proctime {
+		return nil, nil, q.errorf(desc.Pos, "%s is not a time attribute of %s: window on the column of its WATERMARK FOR, or on a column computed by PROCTIME()", desc.Columns[0].Name, qual)
 	}
+	procTime := tc == p.Proctime
 	dur := func(key string) (time.Duration, error) {
 		e, ok := args[key]
 		if !ok {
@@ -210,6 +236,9 @@ func (q *queryPlanner) tableFunction(n *parser.TableFunction, outer *scope) (Rel
 			return nil, nil, err
 		}
 		w.Assigner = w.Assigner.WithOffset(off)
+	}
+	if procTime {
+		w.Assigner = w.Assigner.InProcessingTime()
 	}
 	if err := w.Assigner.Validate(); err != nil {
 		return nil, nil, q.errorf(c.Pos, "%v", err)
