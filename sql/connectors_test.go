@@ -237,7 +237,9 @@ CREATE TABLE dst (id INT, v STRING, dt STRING, hr STRING) PARTITIONED BY (dt, hr
   'sink.partition-commit.trigger' = '%s',
   'partition.time-extractor.timestamp-pattern' = '$dt $hr:00:00',
   'sink.partition-commit.delay' = '1 h',
-  'sink.partition-commit.policy.kind' = 'success-file');
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.rolling-policy.rollover-interval' = '1min',
+  'sink.rolling-policy.check-interval' = '1min');
 INSERT INTO dst SELECT * FROM src;`, in, out, trigger), eddy.WithParallelism(1))
 			files := committedFiles(t, out)
 			dirs := map[string]bool{}

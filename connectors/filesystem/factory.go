@@ -39,6 +39,12 @@ var spec = connector.Spec{
 				}
 				return nil
 			}},
+		{Key: "sink.rolling-policy.file-size", Type: connector.MemorySize, Default: "128 mb",
+			Description: "Accepted for Flink's DDL; eddy's sink starts new part files at every checkpoint, which is when they become visible, whatever their size."},
+		{Key: "sink.rolling-policy.rollover-interval", Type: connector.Duration, Default: "30 min",
+			Description: "Accepted for Flink's DDL; part files roll at every checkpoint (set the checkpoint interval to roll more often)."},
+		{Key: "sink.rolling-policy.check-interval", Type: connector.Duration, Default: "1 min",
+			Description: "Accepted for Flink's DDL; part files roll at every checkpoint."},
 		{Key: "partition.time-extractor.timestamp-pattern", Type: connector.String,
 			Description: "SQL tables: how the 'partition-time' trigger makes a partition's time from its values, e.g. '$dt $hr:00:00' (read as yyyy-MM-dd HH:mm:ss); by default the first partition column's value."},
 	},
