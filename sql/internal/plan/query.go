@@ -320,6 +320,9 @@ func (q *queryPlanner) selectRel(n *parser.Select, outer *scope) (Rel, error) {
 			return nil, err
 		}
 	}
+	if in, cond, err = q.joinWhere(in, cond); err != nil {
+		return nil, err
+	}
 	if len(n.GroupBy) > 0 || n.Having != nil || hasAggregate(n) {
 		return q.aggregate(n, in, sc, cond)
 	}
