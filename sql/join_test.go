@@ -464,3 +464,97 @@ func TestIntervalJoins(t *testing.T) {
 		})
 	}
 }
+
+// NewLookup looks rows of an append-only 'rows' table up by key, for
+// lookup joins.
+func (s *rowsSource) NewLookup(keys []int) (connector.LookupFunc, error) {
+	return func(_ context.Context, key types.Row) ([]types.Row, error) {
+		var out []types.Row
+		for _, r := range s.recs {
+			match := true
+			for i, c := range keys {
+				match = match && !r.Row.IsNull(c) && r.Row.Int64(c) == key.Int64(i)
+			}
+			if match {
+				out = append(out, r.Row)
+			}
+		}
+		return out, nil
+	}, nil
+}
+
+// TestTemporalJoins joins orders with the version of a versioned table
+// (an upsert changelog with a primary key and a rowtime) valid at each
+// order's time, and with a lookup table at processing time.
+func TestTemporalJoins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	orders := joinTestRows(rng, 60, 4, "o")
+	start := orders[0].ts - 3000
+	type version struct {
+		k, rate, ts int64
+		deleted     bool
+	}
+	var versions []version
+	var vLines []string
+	ts := start
+	for i := 0; i < 30; i++ {
+		v := version{k: int64(rng.IntN(4)), rate: int64(100 + i), ts: ts}
+		kind := "+U"
+		if i < 4 {
+			v.k, kind = int64(i), "+I"
+		} else if rng.IntN(8) == 0 {
+			v.deleted, kind = true, "-D"
+		}
+		versions = append(versions, v)
+		vLines = append(vLines, fmt.Sprintf("%s|%d|%d|%s", kind, v.k, v.rate, types.Timestamp{Millis: v.ts}.Format(3)))
+		ts += int64(rng.IntN(4000))
+	}
+	var want, wantLookup []string
+	for _, o := range orders {
+		if o.k == nil {
+			continue
+		}
+		var cur *version
+		for i, v := range versions {
+			if v.k == *o.k && v.ts <= o.ts {
+				cur = &versions[i]
+			}
+		}
+		if cur != nil && !cur.deleted {
+			want = append(want, fmt.Sprintf("[%d, %d, %d, %d]", o.id, *o.k, cur.rate, cur.k))
+		}
+	}
+	dim := []string{"0|1000|x", "1|1001|y", "1|1011|z", "3|1003|w"}
+	for _, o := range orders {
+		if o.k == nil {
+			continue
+		}
+		for _, d := range dim {
+			var k, v int64
+			fmt.Sscanf(strings.ReplaceAll(d, "|", " "), "%d %d", &k, &v)
+			if k == *o.k {
+				wantLookup = append(wantLookup, fmt.Sprintf("[%d, %d, %d, %d]", o.id, *o.k, v, k))
+			}
+		}
+	}
+	ddl := `
+CREATE TABLE O (id BIGINT, k BIGINT, s STRING, ts TIMESTAMP(3), p AS PROCTIME(), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+  WITH ('connector' = 'rows', 'id' = 'O');
+CREATE TABLE V (k BIGINT, rate BIGINT, ts TIMESTAMP(3), PRIMARY KEY (k) NOT ENFORCED, WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+  WITH ('connector' = 'rows', 'id' = 'V');
+CREATE TABLE D (k BIGINT, v BIGINT, s STRING) WITH ('connector' = 'rows', 'id' = 'D');
+`
+	for _, p := range []int{1, 2} {
+		t.Run(fmt.Sprint("p", p), func(t *testing.T) {
+			f := newRowsFactory()
+			f.tables["O"] = rowsTable{lines: rowLines(orders), mode: changelog.InsertOnly}
+			f.tables["V"] = rowsTable{lines: vLines, mode: changelog.Upsert}
+			f.tables["D"] = rowsTable{lines: dim, mode: changelog.InsertOnly}
+			script := ddl + joinSink("temporal") + "INSERT INTO out_temporal SELECT O.id, O.k, V.rate, V.k FROM O JOIN V FOR SYSTEM_TIME AS OF O.ts ON O.k = V.k;\n" +
+				joinSink("lookup") + "INSERT INTO out_lookup SELECT O.id, O.k, D.v, D.k FROM O JOIN D FOR SYSTEM_TIME AS OF O.p ON O.k = D.k;\n"
+			joinRun(t, f, script, p)
+			joinSameTable(t, "temporal", joinFinalTable(t, f.out["temporal"]), want)
+			joinSameTable(t, "lookup", joinFinalTable(t, f.out["lookup"]), wantLookup)
+		})
+	}
+}

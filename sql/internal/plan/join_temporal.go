@@ -1,8 +1,316 @@
 package plan
 
-import "github.com/eddystream/eddy/sql/internal/expr"
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
 
-// planTemporalJoin plans a join FOR SYSTEM_TIME AS OF.
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/internal/expr"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// TemporalJoinRel is an event-time temporal join, as Flink's TemporalJoin:
+// each row of the left (probe) input joins the version of the versioned
+// table (a primary key and a rowtime) valid at the probe row's rowtime,
+// keyed by the primary key (eddy.TemporalJoin). Results go out when the
+// watermark passes the probe row and keep its rowtime.
+type TemporalJoinRel struct {
+	spec     *joinSpec
+	keys     []equiKey
+	residual []expr.Expr
+	cond     expr.Expr
+	rt       *types.RowType
+	pk       []int
+}
+
+// LookupJoinRel is a processing-time temporal join with a table whose
+// connector looks rows up by key, as Flink's LookupJoin (eddy.LookupJoin).
+type LookupJoinRel struct {
+	spec     *joinSpec
+	keys     []equiKey
+	residual []expr.Expr
+	cond     expr.Expr
+	rt       *types.RowType
+	calc     *CalcRel
+	scan     *ScanRel
+	// lookupCols are the looked-up columns of the scanned row.
+	lookupCols []int
+}
+
+// planTemporalJoin plans a join FOR SYSTEM_TIME AS OF: on the left
+// input's rowtime, an event-time temporal join with a versioned table; on
+// its processing-time attribute, a lookup join.
 func (q *queryPlanner) planTemporalJoin(sp *joinSpec, keys []equiKey, residual []expr.Expr) (Rel, error) {
-	return nil, q.errorf(sp.asOfPos, "FOR SYSTEM_TIME AS OF is not supported yet")
+	lp := sp.left.Props()
+	col, ok := sp.asOf.(*expr.Column)
+	if !ok || col.Index != lp.Rowtime && col.Index != lp.Proctime {
+		return nil, q.errorf(sp.asOfPos, "FOR SYSTEM_TIME AS OF takes a time attribute of the left table (its rowtime, or a PROCTIME() column); %s is neither", sp.asOf)
+	}
+	if sp.kind != eddy.InnerJoin && sp.kind != eddy.LeftJoin {
+		return nil, q.errorf(sp.pos, "a temporal join is an INNER or LEFT join, not a %v", sp.kind)
+	}
+	if len(keys) == 0 {
+		return nil, q.errorf(sp.pos, "the temporal join with %s needs an equality between the left input and the table's key", sp.rightName)
+	}
+	rt := joinRowType(sp.left.Schema(), sp.right.Schema(), sp.kind)
+	if col.Index == lp.Proctime && lp.Proctime >= 0 {
+		return q.planLookupJoin(sp, keys, residual, rt)
+	}
+	rp := sp.right.Props()
+	pk := uniqueKey(sp.right)
+	if rp.Rowtime < 0 || len(pk) == 0 {
+		return nil, q.errorf(sp.pos, "%s is not a versioned table: an event-time temporal join needs a PRIMARY KEY and a rowtime attribute (WATERMARK FOR) on the table, or a view that deduplicates it by key keeping the last row by rowtime", sp.rightName)
+	}
+	j := &TemporalJoinRel{spec: sp, rt: rt, pk: pk}
+	// The join is keyed by the primary key; other equalities are tested on
+	// the version found.
+	for _, c := range pk {
+		found := false
+		for _, k := range keys {
+			if rc, ok := k.right.(*expr.Column); ok && rc.Index == c && !found {
+				j.keys = append(j.keys, k)
+				found = true
+			}
+		}
+		if !found {
+			return nil, q.errorf(sp.pos, "the temporal join with %s must join on its whole primary key (%s)", sp.rightName, strings.Join(sp.right.Schema().Project(pk...).Names(), ", "))
+		}
+	}
+	for _, k := range keys {
+		used := false
+		for _, u := range j.keys {
+			used = used || u.cond == k.cond
+		}
+		if !used {
+			j.residual = append(j.residual, k.cond)
+		}
+	}
+	j.residual = append(j.residual, residual...)
+	j.cond = q.conjoin(j.residual)
+	return j, nil
+}
+
+func (j *TemporalJoinRel) joinSpec() *joinSpec    { return j.spec }
+func (j *TemporalJoinRel) Schema() *types.RowType { return j.rt }
+func (j *TemporalJoinRel) Inputs() []Rel          { return []Rel{j.spec.left, j.spec.right} }
+
+func (j *TemporalJoinRel) Props() Props {
+	mode := changelog.Retract
+	if j.spec.left.Props().Mode.IsInsertOnly() {
+		mode = changelog.InsertOnly
+	}
+	return Props{Mode: mode, Rowtime: j.spec.left.Props().Rowtime, Proctime: -1}
+}
+
+func (j *TemporalJoinRel) Describe() string {
+	return fmt.Sprintf("TemporalJoin(joinType=[%s], where=[%s], select=[%s], asOf=[%s], versionTime=[%s], primaryKey=[%s])",
+		flinkJoinType(j.spec.kind), joinWhereText(j.keys, j.residual, j.rt), fieldList(j.rt), j.spec.asOf,
+		types.QuoteIdentifier(j.spec.right.Schema().Field(j.spec.right.Props().Rowtime).Name), fieldList(j.spec.right.Schema().Project(j.pk...)))
+}
+
+// matchOrPad returns the joined row of a and b if the rest of the
+// condition holds; otherwise the row padded with NULLs for a LEFT join,
+// the zero Row (dropped) for an inner one.
+func matchOrPad(ev *joinEvals, kind eddy.JoinKind, a types.Row, b *types.Row) types.Row {
+	e := ev.get()
+	defer ev.put(e)
+	if b != nil {
+		if row := e.join(&a, b); e.test(row) {
+			return row
+		}
+	}
+	if kind == eddy.LeftJoin {
+		return e.join(&a, nil)
+	}
+	return types.Row{}
+}
+
+func (j *TemporalJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	ls, err := b.stream(j.spec.left)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := b.stream(j.spec.right)
+	if err != nil {
+		return nil, err
+	}
+	lk, err := newJoinKeys(j.keys, 0, j.spec.left.Schema())
+	if err != nil {
+		return nil, err
+	}
+	rk, err := newJoinKeys(j.keys, 1, j.spec.right.Schema())
+	if err != nil {
+		return nil, err
+	}
+	ls = wholeRows(ls, j.spec.left)
+	if j.spec.kind == eddy.InnerJoin {
+		ls = lk.dropNullKeys(ls)
+	}
+	ls, rs = eddy.MapRows(ls, types.Row.Clone), eddy.MapRows(rs, types.Row.Clone)
+	ev, err := newJoinEvals(j.rt, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	if err != nil {
+		return nil, err
+	}
+	kind := j.spec.kind
+	out := eddy.TemporalJoin(eddy.GroupBy(ls, lk.keyFunc()), eddy.GroupBy(rs, rk.keyFunc()), kind, func(a types.Row, b *types.Row) types.Row {
+		return matchOrPad(ev, kind, a, b)
+	})
+	return eddy.FilterRows(out, func(r types.Row) bool { return r != (types.Row{}) }), nil
+}
+
+// planLookupJoin plans a processing-time temporal join: the right side
+// must be a table whose connector looks rows up by the join's columns.
+func (q *queryPlanner) planLookupJoin(sp *joinSpec, keys []equiKey, residual []expr.Expr, rt *types.RowType) (Rel, error) {
+	calc, ok := sp.right.(*CalcRel)
+	var scan *ScanRel
+	if ok {
+		scan, ok = calc.Input.(*ScanRel)
+	}
+	if !ok || calc.Cond != nil {
+		return nil, q.errorf(sp.pos, "a processing-time temporal join (FOR SYSTEM_TIME AS OF a PROCTIME() column) joins a table by name; %s is not one", sp.rightName)
+	}
+	src, err := connector.OpenTableSource(q.cat.Connectors, scan.Table.Connector, scan.Table.connectorOptions(), scan.ct)
+	if err != nil {
+		return nil, q.errorf(sp.pos, "table %s: %v", scan.Table.Name, err)
+	}
+	if _, ok := connector.TableLookup(src); !ok {
+		return nil, q.errorf(sp.pos, "table %s (connector '%s') cannot be looked up by key, which a processing-time temporal join needs; use a connector that looks rows up, or join on the left table's rowtime with a versioned table (an event-time temporal join)", scan.Table.Name, scan.Table.Connector)
+	}
+	j := &LookupJoinRel{spec: sp, rt: rt, calc: calc, scan: scan}
+	for _, k := range keys {
+		rc, ok := stripTimeCast(k.right).(*expr.Column)
+		var sc *expr.Column
+		if ok {
+			sc, ok = calc.Projs[rc.Index].(*expr.Column)
+		}
+		if !ok || k.nullSafe {
+			j.residual = append(j.residual, k.cond)
+			continue
+		}
+		j.keys = append(j.keys, k)
+		j.lookupCols = append(j.lookupCols, sc.Index)
+	}
+	if len(j.keys) == 0 {
+		return nil, q.errorf(sp.pos, "the lookup join with %s needs an equality between the left input and a column of the table", sp.rightName)
+	}
+	j.residual = append(j.residual, residual...)
+	j.cond = q.conjoin(j.residual)
+	return j, nil
+}
+
+func (j *LookupJoinRel) joinSpec() *joinSpec    { return j.spec }
+func (j *LookupJoinRel) Schema() *types.RowType { return j.rt }
+func (j *LookupJoinRel) Inputs() []Rel          { return []Rel{j.spec.left} }
+
+func (j *LookupJoinRel) Props() Props {
+	lp := j.spec.left.Props()
+	mode := changelog.Retract
+	if lp.Mode.IsInsertOnly() {
+		mode = changelog.InsertOnly
+	}
+	return Props{Mode: mode, Rowtime: lp.Rowtime, Proctime: lp.Proctime}
+}
+
+func (j *LookupJoinRel) Describe() string {
+	var lookup []string
+	srt := j.scan.Schema()
+	for i, c := range j.lookupCols {
+		lookup = append(lookup, fmt.Sprintf("%s=%s", types.QuoteIdentifier(srt.Field(c).Name), namedAs(j.keys[i].left, j.rt)))
+	}
+	where := "true"
+	if j.cond != nil {
+		where = namedAs(j.cond, j.rt).String()
+	}
+	return fmt.Sprintf("LookupJoin(table=[%s], joinType=[%s], lookup=[%s], where=[%s], select=[%s])",
+		j.scan.Table.Name, flinkJoinType(j.spec.kind), strings.Join(lookup, ", "), where, fieldList(j.rt))
+}
+
+
+func (j *LookupJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	ls, err := b.stream(j.spec.left)
+	if err != nil {
+		return nil, err
+	}
+	ls = wholeRows(ls, j.spec.left)
+	src, err := connector.OpenTableSource(b.cat.Connectors, j.scan.Table.Connector, j.scan.Table.connectorOptions(), j.scan.ct)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", j.scan.Table.Name, err)
+	}
+	ls0, _ := connector.TableLookup(src)
+	lookup, err := ls0.NewLookup(j.lookupCols)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", j.scan.Table.Name, err)
+	}
+	// The key row: the left keys cast to the looked-up columns' types.
+	srt := j.scan.Schema()
+	var exprs []expr.Expr
+	var fs []types.Field
+	for i, k := range j.keys {
+		ct := srt.FieldType(j.lookupCols[i]).Nullable()
+		e := k.left
+		if !e.Type().EqualIgnoringNullability(ct) {
+			e = &expr.Cast{X: e, T: ct}
+		}
+		exprs = append(exprs, e)
+		fs = append(fs, types.F(fmt.Sprintf("k%d", i), ct))
+	}
+	kt := types.MustRowType(fs...)
+	if _, err := newProjector(kt, exprs); err != nil {
+		return nil, err
+	}
+	keyPool := sync.Pool{New: func() any { p, _ := newProjector(kt, exprs); return p }}
+	enc := types.NewKeyEncoder(kt, keyColumns(len(fs))...)
+	if _, err := newProjector(j.calc.rt, j.calc.Projs); err != nil {
+		return nil, err
+	}
+	calcPool := sync.Pool{New: func() any { p, _ := newProjector(j.calc.rt, j.calc.Projs); return p }}
+	ev, err := newJoinEvals(j.rt, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	if err != nil {
+		return nil, err
+	}
+	kind := j.spec.kind
+	key := func(r types.Row) string {
+		p := keyPool.Get().(*projector)
+		defer keyPool.Put(p)
+		k := p.project(r)
+		for i := range fs {
+			if k.IsNull(i) {
+				return "" // NULL keys find nothing
+			}
+		}
+		return enc.Key(k)
+	}
+	look := func(ctx context.Context, k string) ([]types.Row, error) {
+		if k == "" {
+			return nil, nil
+		}
+		rows, err := lookup(ctx, enc.KeyRow(k))
+		if err != nil {
+			return nil, fmt.Errorf("lookup in table %s: %w", j.scan.Table.Name, err)
+		}
+		p := calcPool.Get().(*projector)
+		defer calcPool.Put(p)
+		out := make([]types.Row, len(rows))
+		for i, r := range rows {
+			out[i] = p.project(r).Clone()
+		}
+		return out, nil
+	}
+	out := eddy.LookupJoin(ls, key, look, kind, func(a types.Row, m *types.Row) types.Row {
+		return matchOrPad(ev, kind, a, m)
+	})
+	return eddy.FilterRows(out, func(r types.Row) bool { return r != (types.Row{}) }), nil
+}
+
+// keyColumns returns 0..n-1.
+func keyColumns(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
