@@ -229,7 +229,6 @@ func (j *LookupJoinRel) Describe() string {
 		j.scan.Table.Name, flinkJoinType(j.spec.kind), strings.Join(lookup, ", "), where, fieldList(j.rt))
 }
 
-
 func (j *LookupJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	ls, err := b.stream(j.spec.left)
 	if err != nil {
