@@ -2,6 +2,7 @@ package sql_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -208,5 +209,103 @@ WHERE rn = 1;
 				}
 			})
 		}
+	}
+}
+
+func TestOrderByLimit(t *testing.T) {
+	for _, p := range []int{1, 2} {
+		t.Run(fmt.Sprint("p", p), func(t *testing.T) {
+			all := rankBids(t, p)
+			got := rankFinalTable(t, run(t, rankDDL+`
+CREATE TABLE out (auction BIGINT, bidder BIGINT, price BIGINT, dateTime TIMESTAMP(3)) WITH ('connector' = 'collect');
+INSERT INTO out SELECT auction, bidder, price, dateTime FROM bid ORDER BY price DESC, dateTime, bidder LIMIT 7;
+`, p))
+			rankSameRows(t, got, rankTopN(all, func(bidRow) int64 { return 0 }, byPriceDesc, 7, false))
+			got = rankFinalTable(t, run(t, rankDDL+`
+CREATE TABLE out (auction BIGINT, bidder BIGINT, price BIGINT, dateTime TIMESTAMP(3)) WITH ('connector' = 'collect');
+INSERT INTO out SELECT auction, bidder, price, dateTime FROM bid ORDER BY price DESC, dateTime, bidder LIMIT 4 OFFSET 3;
+`, p))
+			ordered := slices.Clone(all)
+			slices.SortStableFunc(ordered, byPriceDesc)
+			var want []string
+			for _, b := range ordered[3:7] {
+				want = append(want, b.String())
+			}
+			sort.Strings(want)
+			rankSameRows(t, got, want)
+		})
+	}
+}
+
+// TestUnionAll reads the bids of two tables and constant rows.
+func TestUnionAll(t *testing.T) {
+	for _, p := range []int{1, 2} {
+		t.Run(fmt.Sprint("p", p), func(t *testing.T) {
+			all := rankBids(t, p)
+			got := rankFinalTable(t, run(t, rankDDL+strings.NewReplacer("TABLE nexmark", "TABLE nexmark2", "VIEW bid", "VIEW bid2", "FROM nexmark", "FROM nexmark2").Replace(rankDDL)+`
+CREATE TABLE out (auction BIGINT, bidder BIGINT, price BIGINT, dateTime TIMESTAMP(3)) WITH ('connector' = 'collect');
+INSERT INTO out
+SELECT auction, bidder, price, dateTime FROM bid WHERE price > 50000000
+UNION ALL
+SELECT auction, bidder, price, dateTime FROM bid2 WHERE auction % 2 = 0
+UNION ALL
+VALUES (1, 2, 3, TIMESTAMP '2024-01-01 00:00:00');
+`, p))
+			want := []string{"1, 2, 3, 2024-01-01T00:00"}
+			for _, b := range all {
+				if b.price > 50000000 {
+					want = append(want, b.String())
+				}
+				if b.auction%2 == 0 {
+					want = append(want, b.String())
+				}
+			}
+			sort.Strings(want)
+			rankSameRows(t, got, want)
+		})
+	}
+}
+
+func TestValuesIntoSink(t *testing.T) {
+	for _, p := range []int{1, 2} {
+		got := run(t, `
+CREATE TABLE out (a BIGINT, b STRING, c DECIMAL(5, 2)) WITH ('connector' = 'collect');
+INSERT INTO out VALUES (1, 'a', 1.5), (2, 'bc', NULL), (CAST(NULL AS INT), 'd', 3);
+INSERT INTO out SELECT 4, 'e', 0.25;
+`, p)
+		sort.Strings(got)
+		rankSameRows(t, got, []string{"+I[1, a, 1.50]", "+I[2, bc, null]", "+I[4, e, 0.25]", "+I[null, d, 3.00]"})
+	}
+}
+
+// TestSelectDistinct checks SELECT DISTINCT of an insert-only input and of
+// a changelog (the prices of a global top-10, whose rows come and go).
+func TestSelectDistinct(t *testing.T) {
+	for _, p := range []int{1, 2} {
+		t.Run(fmt.Sprint("p", p), func(t *testing.T) {
+			all := rankBids(t, p)
+			got := rankFinalTable(t, run(t, rankDDL+`
+CREATE TABLE out (bidder BIGINT) WITH ('connector' = 'collect');
+INSERT INTO out SELECT DISTINCT bidder FROM bid;
+`, p))
+			set := map[string]bool{}
+			for _, b := range all {
+				set[fmt.Sprint(b.bidder)] = true
+			}
+			want := slices.Sorted(maps.Keys(set))
+			rankSameRows(t, got, want)
+
+			got = rankFinalTable(t, run(t, rankDDL+`
+CREATE TABLE out (price BIGINT) WITH ('connector' = 'collect');
+INSERT INTO out SELECT DISTINCT price / 10000000 FROM (SELECT price, dateTime, bidder FROM bid ORDER BY price DESC, dateTime, bidder LIMIT 10);
+`, p))
+			set = map[string]bool{}
+			for _, row := range rankTopN(all, func(bidRow) int64 { return 0 }, byPriceDesc, 10, false) {
+				var b bidRow
+				fmt.Sscanf(row, "%d, %d, %d", &b.auction, &b.bidder, &b.price)
+				set[fmt.Sprint(b.price/10000000)] = true
+			}
+			rankSameRows(t, got, slices.Sorted(maps.Keys(set)))
+		})
 	}
 }

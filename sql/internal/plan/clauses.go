@@ -63,27 +63,9 @@ func walkCalls(e parser.Expr, fn func(*parser.FuncCall)) {
 	})
 }
 
-
 // overAggregate plans a SELECT with aggregates OVER windows (SUM(x) OVER
 // (PARTITION BY ... ORDER BY ... ROWS|RANGE ...)); over (over.go) calls it
 // for every OVER call but ROW_NUMBER.
 func (q *queryPlanner) overAggregate(n *parser.Select, in Rel, sc *scope, cond any) (Rel, error) {
 	return nil, q.errorf(n.Pos, "OVER aggregates are not supported yet")
-}
-
-func (q *queryPlanner) distinct(n *parser.Select, r Rel) (Rel, error) {
-	return nil, q.errorf(n.Pos, "SELECT DISTINCT is not supported yet")
-}
-
-
-func (q *queryPlanner) orderLimit(n *parser.Query, r Rel) (Rel, error) {
-	return nil, q.errorf(n.Pos, "ORDER BY and LIMIT are not supported yet")
-}
-
-func (q *queryPlanner) setOp(n *parser.SetOp, outer *scope) (Rel, error) {
-	return nil, q.errorf(n.Pos, "UNION, INTERSECT and EXCEPT are not supported yet")
-}
-
-func (q *queryPlanner) values(n *parser.Values) (Rel, error) {
-	return nil, q.errorf(n.Pos, "VALUES is not supported yet")
 }
