@@ -101,6 +101,57 @@ func (c *CalcRel) Describe() string {
 	return d + ")"
 }
 
+// fused returns c over the input of in, with in's expressions substituted
+// for c's references to its columns and the conditions of both. The time
+// attributes are c's: they were derived with in.
+func (c *CalcRel) fused(in *CalcRel) *CalcRel {
+	subst := func(e expr.Expr) expr.Expr {
+		return expr.Rewrite(e, func(x expr.Expr) expr.Expr {
+			if col, ok := x.(*expr.Column); ok {
+				return in.Projs[col.Index]
+			}
+			return x
+		})
+	}
+	out := &CalcRel{Input: in.Input, Names: c.Names, rt: c.rt, rowtime: c.rowtime, proctime: c.proctime, Cond: in.Cond}
+	for _, e := range c.Projs {
+		out.Projs = append(out.Projs, subst(e))
+	}
+	if c.Cond != nil {
+		cond := subst(c.Cond)
+		if out.Cond == nil {
+			out.Cond = cond
+		} else {
+			and, _ := expr.Builtins().Lookup("AND")
+			both, err := expr.NewCall(and, out.Cond, cond)
+			if err != nil {
+				return c
+			}
+			out.Cond = both
+		}
+	}
+	if next, ok := out.Input.(*CalcRel); ok && !volatile(next.Projs) {
+		return out.fused(next)
+	}
+	return out
+}
+
+// volatile tells whether an expression calls a function whose value
+// changes from call to call (PROCTIME, RAND): computing it twice would
+// give two values.
+func volatile(es []expr.Expr) bool {
+	found := false
+	for _, e := range es {
+		expr.Walk(e, func(x expr.Expr) bool {
+			if call, ok := x.(*expr.Call); ok && call.Fn != nil && call.Fn.Volatile {
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
+}
+
 // identity tells whether the projection passes the input row unchanged.
 func (c *CalcRel) identity() bool {
 	in := c.Input.Schema()
@@ -117,6 +168,11 @@ func (c *CalcRel) identity() bool {
 }
 
 func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	if in, ok := c.Input.(*CalcRel); ok && !volatile(in.Projs) {
+		// A projection of a projection runs as one: one row is written
+		// per record instead of one per Calc.
+		c = c.fused(in)
+	}
 	s, err := b.stream(c.Input)
 	if err != nil {
 		return nil, err
