@@ -241,6 +241,9 @@ func (a *sqlAgg) clone(acc Acc) Acc {
 
 func (a *sqlAgg) Add(acc Acc, in types.Row) Acc { return a.AddWith(acc, in, nil, 0) }
 
+// Retract takes in back out of acc, for aggregations without views.
+func (a *sqlAgg) Retract(acc Acc, in types.Row) Acc { return a.RetractWith(acc, in, nil, 0) }
+
 // Merge combines two accumulators; see merged.
 func (a *sqlAgg) Merge(x, y Acc) Acc { return a.merged(x, y) }
 

@@ -139,7 +139,9 @@ func (s *ScanRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if err != nil {
 		return nil, err
 	}
-	st := eddy.FromSource(b.env, s.Table.Name, src, ws)
+	// The stream carries the kinds the planner derived for the table, not
+	// all four that a source of changes may carry.
+	st := eddy.AsChangelog(eddy.FromSource(b.env, s.Table.Name, src, ws), s.mode)
 	b.scans[s.Table.Name] = st
 	return st, nil
 }
