@@ -2,6 +2,8 @@ package sql_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -127,6 +129,28 @@ INSERT INTO out SELECT auction, 0.908 * price AS price, dateTime FROM bid WHERE 
 	for _, l := range lines {
 		if !strings.HasPrefix(l, "+I[") {
 			t.Fatalf("line %q", l)
+		}
+	}
+}
+
+// TestExamplesPlan plans every script in examples/sql, so that they keep
+// working.
+func TestExamplesPlan(t *testing.T) {
+	files, err := filepath.Glob("../examples/sql/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sql.NewSession()
+		if _, err := s.Execute(string(src)); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if err := s.Build(eddy.NewEnvironment()); err != nil {
+			t.Fatalf("%s: %v", f, err)
 		}
 	}
 }
