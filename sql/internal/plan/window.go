@@ -81,18 +81,21 @@ func copyField(r types.Row, rt *types.RowType, i int, w *types.RowWriter, j int)
 	}
 }
 
-// tableFunction plans TABLE(TUMBLE(...)), HOP, CUMULATE and SESSION.
-func (q *queryPlanner) tableFunction(n *parser.TableFunction, outer *scope) (Rel, *scope, error) {
-	c := n.Call
+// windowParams are the parameters of the window table functions, in order.
+var windowParams = map[string][]string{
+	"TUMBLE":   {"DATA", "TIMECOL", "SIZE", "OFFSET"},
+	"HOP":      {"DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"},
+	"CUMULATE": {"DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"},
+	"SESSION":  {"DATA", "TIMECOL", "GAP"},
+}
+
+// windowArgs returns the arguments of a window TVF call by parameter name,
+// positional or named.
+func (q *queryPlanner) windowArgs(c *parser.FuncCall) (string, []string, map[string]parser.Expr, error) {
 	name := strings.ToUpper(c.Name.Last().Name)
-	params := map[string][]string{
-		"TUMBLE":   {"DATA", "TIMECOL", "SIZE", "OFFSET"},
-		"HOP":      {"DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"},
-		"CUMULATE": {"DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"},
-		"SESSION":  {"DATA", "TIMECOL", "GAP"},
-	}[name]
+	params := windowParams[name]
 	if params == nil {
-		return nil, nil, q.errorf(c.Pos, "unknown table function %s: the window table functions are TUMBLE, HOP, CUMULATE and SESSION", name)
+		return "", nil, nil, q.errorf(c.Pos, "unknown table function %s: the window table functions are TUMBLE, HOP, CUMULATE and SESSION", name)
 	}
 	args := map[string]parser.Expr{}
 	for i, a := range c.Args {
@@ -101,13 +104,22 @@ func (q *queryPlanner) tableFunction(n *parser.TableFunction, outer *scope) (Rel
 			continue
 		}
 		if i >= len(params) {
-			return nil, nil, q.errorf(a.Position(), "%s takes at most %d arguments (%s)", name, len(params), strings.Join(params, ", "))
+			return "", nil, nil, q.errorf(a.Position(), "%s takes at most %d arguments (%s)", name, len(params), strings.Join(params, ", "))
 		}
 		args[params[i]] = a
 	}
+	return name, params, args, nil
+}
+
+// tableFunction plans TABLE(TUMBLE(...)), HOP, CUMULATE and SESSION.
+func (q *queryPlanner) tableFunction(n *parser.TableFunction, outer *scope) (Rel, *scope, error) {
+	name, _, args, err := q.windowArgs(n.Call)
+	if err != nil {
+		return nil, nil, err
+	}
 	data, ok := args["DATA"].(*parser.TableArg)
 	if !ok {
-		return nil, nil, q.errorf(c.Pos, "the first argument of %s is the table: TABLE name", name)
+		return nil, nil, q.errorf(n.Call.Pos, "the first argument of %s is the table: TABLE name", name)
 	}
 	in, qual, err := q.tableName(&parser.TableName{Pos: data.Pos, Name: data.Name})
 	if err != nil {
@@ -120,22 +132,9 @@ func (q *queryPlanner) tableFunction(n *parser.TableFunction, outer *scope) (Rel
 // argument, named qual).
 func (q *queryPlanner) tableFunctionOver(n *parser.TableFunction, in Rel, qual string, outer *scope) (Rel, *scope, error) {
 	c := n.Call
-	name := strings.ToUpper(c.Name.Last().Name)
-	params := map[string][]string{
-		"TUMBLE":   {"DATA", "TIMECOL", "SIZE", "OFFSET"},
-		"HOP":      {"DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"},
-		"CUMULATE": {"DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"},
-		"SESSION":  {"DATA", "TIMECOL", "GAP"},
-	}[name]
-	args := map[string]parser.Expr{}
-	for i, a := range c.Args {
-		if na, ok := a.(*parser.NamedArg); ok {
-			args[strings.ToUpper(na.Name.Name)] = na.Value
-			continue
-		}
-		if i < len(params) {
-			args[params[i]] = a
-		}
+	name, params, args, err := q.windowArgs(c)
+	if err != nil {
+		return nil, nil, err
 	}
 	data, _ := args["DATA"].(*parser.TableArg)
 	if data == nil {
