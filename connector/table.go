@@ -117,3 +117,14 @@ func OpenTableDecoder(r *Registry, name string, options map[string]string, t *Ta
 func OpenTableEncoder(r *Registry, name string, options map[string]string, t *Table) (Encoder[TableRecord], error) {
 	return openEncoder[TableRecord](r, name, options, reflect.TypeFor[TableRecord](), t)
 }
+
+// ProjectableSource is implemented by sources of tables that can emit only
+// some fields of their rows, so that a query reads no more than it uses.
+type ProjectableSource interface {
+	// ProjectFields returns a source whose rows hold the fields at paths, in
+	// order: a path is the index of a column of the table's rows (physical
+	// then metadata columns), followed by the indexes of fields of nested
+	// ROW values. A path ending inside a ROW that is NULL gives NULL. It
+	// returns false if the source cannot project so.
+	ProjectFields(paths [][]int) (Source[TableRecord], bool)
+}

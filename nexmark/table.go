@@ -111,12 +111,14 @@ func fieldNames(m map[string]eventField) string {
 	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
 }
 
-// tableWriter writes the row of an event for a table's schema.
+// tableWriter writes the row of an event for a table's schema (or a
+// projection of it).
 type tableWriter struct {
-	rt    *types.RowType
-	cols  []func(e *Event, w *types.RowWriter, nested []*types.RowWriter)
-	rows  []int // the columns that are event rows, by kind
-	arena *types.Arena
+	rt   *types.RowType
+	cols []func(e *Event, w *types.RowWriter, nested []*types.RowWriter)
+	// nested are the types of the event rows written whole, each with a
+	// writer of its own.
+	nested []*types.RowType
 }
 
 // newTableWriter checks the columns of t against the events' fields and
@@ -127,67 +129,74 @@ func newTableWriter(t *connector.Table) (*tableWriter, error) {
 	}
 	tw := &tableWriter{rt: t.Schema}
 	for i, f := range t.Schema.Fields() {
-		i := i
-		name := strings.ToLower(f.Name)
-		switch {
-		case name == "event_type":
-			if !f.Type.IsIntegral() {
-				return nil, fmt.Errorf("nexmark table: column event_type is %s; declare it INT", f.Type)
-			}
-			tw.cols = append(tw.cols, func(e *Event, w *types.RowWriter, _ []*types.RowWriter) { w.SetInt64(i, int64(e.Type)) })
-		case name == "datetime":
-			if !timeField(nil).fits(f.Type) {
-				return nil, fmt.Errorf("nexmark table: column %s is %s; declare it TIMESTAMP(3)", f.Name, f.Type)
-			}
-			tw.cols = append(tw.cols, func(e *Event, w *types.RowWriter, _ []*types.RowWriter) { w.SetTimestampMillis(i, e.Timestamp()) })
-		default:
-			er, ok := eventRows[name]
-			if !ok {
-				return nil, fmt.Errorf("nexmark table: no column %q in the events; a nexmark table has the columns event_type, person, auction, bid (and dateTime)", f.Name)
-			}
-			if f.Type.Kind() != types.KindRow {
-				return nil, fmt.Errorf("nexmark table: column %s is %s; declare it a ROW of the %s's fields (%s)", f.Name, f.Type, name, fieldNames(er.fields))
-			}
-			nt := f.Type.Row()
-			var writes []func(e *Event, w *types.RowWriter)
-			for j, nf := range nt.Fields() {
-				j := j
-				ef, ok := er.fields[strings.ToLower(nf.Name)]
-				if !ok {
-					return nil, fmt.Errorf("nexmark table: column %s has a field %q that a %s has not; its fields are %s", f.Name, nf.Name, name, fieldNames(er.fields))
-				}
-				if !ef.fits(nf.Type) {
-					return nil, fmt.Errorf("nexmark table: field %s.%s is %s; declare it %s", f.Name, nf.Name, nf.Type, ef.want())
-				}
-				write := ef.write
-				writes = append(writes, func(e *Event, w *types.RowWriter) { write(e, w, j) })
-			}
-			slot, kind := len(tw.rows), er.kind
-			tw.rows = append(tw.rows, i)
-			tw.cols = append(tw.cols, func(e *Event, w *types.RowWriter, nested []*types.RowWriter) {
-				if e.Type != kind {
-					w.SetNull(i)
-					return
-				}
-				nw := nested[slot]
-				nw.Reset()
-				for _, wr := range writes {
-					wr(e, nw)
-				}
-				w.SetRowFrom(i, nw)
-			})
+		if err := tw.addColumn(f, i); err != nil {
+			return nil, err
 		}
 	}
 	return tw, nil
+}
+
+// addColumn adds the writer of a column of the events, f, into field out.
+func (tw *tableWriter) addColumn(f types.Field, out int) error {
+	name := strings.ToLower(f.Name)
+	switch {
+	case name == "event_type":
+		if !f.Type.IsIntegral() {
+			return fmt.Errorf("nexmark table: column event_type is %s; declare it INT", f.Type)
+		}
+		tw.cols = append(tw.cols, func(e *Event, w *types.RowWriter, _ []*types.RowWriter) { w.SetInt64(out, int64(e.Type)) })
+	case name == "datetime":
+		if !timeField(nil).fits(f.Type) {
+			return fmt.Errorf("nexmark table: column %s is %s; declare it TIMESTAMP(3)", f.Name, f.Type)
+		}
+		tw.cols = append(tw.cols, func(e *Event, w *types.RowWriter, _ []*types.RowWriter) { w.SetTimestampMillis(out, e.Timestamp()) })
+	default:
+		er, ok := eventRows[name]
+		if !ok {
+			return fmt.Errorf("nexmark table: no column %q in the events; a nexmark table has the columns event_type, person, auction, bid (and dateTime)", f.Name)
+		}
+		if f.Type.Kind() != types.KindRow {
+			return fmt.Errorf("nexmark table: column %s is %s; declare it a ROW of the %s's fields (%s)", f.Name, f.Type, name, fieldNames(er.fields))
+		}
+		nt := f.Type.Row()
+		var writes []func(e *Event, w *types.RowWriter)
+		for j, nf := range nt.Fields() {
+			j := j
+			ef, ok := er.fields[strings.ToLower(nf.Name)]
+			if !ok {
+				return fmt.Errorf("nexmark table: column %s has a field %q that a %s has not; its fields are %s", f.Name, nf.Name, name, fieldNames(er.fields))
+			}
+			if !ef.fits(nf.Type) {
+				return fmt.Errorf("nexmark table: field %s.%s is %s; declare it %s", f.Name, nf.Name, nf.Type, ef.want())
+			}
+			write := ef.write
+			writes = append(writes, func(e *Event, w *types.RowWriter) { write(e, w, j) })
+		}
+		slot, kind := len(tw.nested), er.kind
+		tw.nested = append(tw.nested, nt)
+		tw.cols = append(tw.cols, func(e *Event, w *types.RowWriter, nested []*types.RowWriter) {
+			if e.Type != kind {
+				w.SetNull(out)
+				return
+			}
+			nw := nested[slot]
+			nw.Reset()
+			for _, wr := range writes {
+				wr(e, nw)
+			}
+			w.SetRowFrom(out, nw)
+		})
+	}
+	return nil
 }
 
 // picker returns a picker that emits the row of every event.
 func (tw *tableWriter) picker() Picker[connector.TableRecord] {
 	arena := types.NewArena(0)
 	w := types.NewRowWriter(tw.rt, arena)
-	nested := make([]*types.RowWriter, len(tw.rows))
-	for k, i := range tw.rows {
-		nested[k] = types.NewRowWriter(tw.rt.FieldType(i).Row(), arena)
+	nested := make([]*types.RowWriter, len(tw.nested))
+	for k, nt := range tw.nested {
+		nested[k] = types.NewRowWriter(nt, arena)
 	}
 	return func(e *Event, out connector.SplitOutput[connector.TableRecord]) {
 		w.Reset()
@@ -204,5 +213,54 @@ func newTableSource(cfg Config, t *connector.Table) (connector.Source[connector.
 	if err != nil {
 		return nil, err
 	}
-	return NewSource(cfg, SourceOptions[connector.TableRecord]{NewPicker: tw.picker}), nil
+	return &tableSource{Source: NewSource(cfg, SourceOptions[connector.TableRecord]{NewPicker: tw.picker}), cfg: cfg, t: t}, nil
+}
+
+// tableSource is the source of a "nexmark" table; it can project.
+type tableSource struct {
+	connector.Source[connector.TableRecord]
+	cfg Config
+	t   *connector.Table
+}
+
+// ProjectFields implements connector.ProjectableSource: the rows hold the
+// columns and the fields of the event rows at paths, written straight from
+// the events.
+func (s *tableSource) ProjectFields(paths [][]int) (connector.Source[connector.TableRecord], bool) {
+	var fs []types.Field
+	tw := &tableWriter{}
+	for k, p := range paths {
+		k := k
+		if len(p) == 0 || p[0] >= s.t.Schema.Len() || len(p) > 2 {
+			return nil, false
+		}
+		col := s.t.Schema.Field(p[0])
+		if len(p) == 1 {
+			fs = append(fs, types.F(fmt.Sprintf("f%d", k), col.Type))
+			if err := tw.addColumn(col, k); err != nil {
+				return nil, false
+			}
+			continue
+		}
+		er, ok := eventRows[strings.ToLower(col.Name)]
+		if !ok || col.Type.Kind() != types.KindRow || p[1] >= col.Type.Row().Len() {
+			return nil, false
+		}
+		nf := col.Type.Row().Field(p[1])
+		ef, ok := er.fields[strings.ToLower(nf.Name)]
+		if !ok {
+			return nil, false
+		}
+		fs = append(fs, types.F(fmt.Sprintf("f%d", k), nf.Type.Nullable()))
+		kind, write := er.kind, ef.write
+		tw.cols = append(tw.cols, func(e *Event, w *types.RowWriter, _ []*types.RowWriter) {
+			if e.Type != kind {
+				w.SetNull(k)
+				return
+			}
+			write(e, w, k)
+		})
+	}
+	tw.rt = types.MustRowType(fs...)
+	return NewSource(s.cfg, SourceOptions[connector.TableRecord]{NewPicker: tw.picker}), true
 }

@@ -154,3 +154,28 @@ func TestExamplesPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectionPushdownKeepsValues reads nested fields and a whole ROW
+// column of the Nexmark table in one query, so that the source projects a
+// column whole and reads its fields from it.
+func TestProjectionPushdownKeepsValues(t *testing.T) {
+	whole := run(t, nexmarkDDL+`
+CREATE TABLE out (a BIGINT, p BIGINT, b ROW<auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, dateTime TIMESTAMP(3), extra VARCHAR>, t TIMESTAMP(3)) WITH ('connector' = 'collect');
+INSERT INTO out SELECT bid.auction, bid.price, bid, dateTime FROM nexmark WHERE event_type = 2 AND bid.price > 1000;
+`, 1)
+	fields := run(t, nexmarkDDL+`
+CREATE TABLE out (a BIGINT, p BIGINT, t TIMESTAMP(3)) WITH ('connector' = 'collect');
+INSERT INTO out SELECT auction, price, dateTime FROM bid WHERE price > 1000;
+`, 1)
+	if len(whole) == 0 || len(whole) != len(fields) {
+		t.Fatalf("%d rows with the whole column, %d without", len(whole), len(fields))
+	}
+	for i := range whole {
+		// +I[a, p, +I[a, ...], t] against +I[a, p, t].
+		w, f := whole[i], fields[i]
+		head := f[:strings.LastIndex(f, ", ")]
+		if !strings.HasPrefix(w, head+", +I[") || !strings.HasSuffix(w, f[strings.LastIndex(f, ", "):]) {
+			t.Fatalf("row %d: %s against %s", i, w, f)
+		}
+	}
+}

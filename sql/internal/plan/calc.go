@@ -173,6 +173,7 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		// per record instead of one per Calc.
 		c = c.fused(in)
 	}
+	c = c.pushProjection(b)
 	s, err := b.stream(c.Input)
 	if err != nil {
 		return nil, err

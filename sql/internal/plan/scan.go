@@ -25,6 +25,9 @@ type ScanRel struct {
 	rowtime, watermark expr.Expr
 	mode               changelog.Mode
 	upsertKey          []int
+	// paths, when set, are the fields the source emits (see
+	// pushProjection); rt is then their row type.
+	paths [][]int
 }
 
 func (s *ScanRel) Schema() *types.RowType { return s.rt }
@@ -128,12 +131,24 @@ func (s *scanScope) Column(parts []string) (expr.Expr, int, error) {
 }
 
 func (s *ScanRel) build(b *builder) (*eddy.Stream[Rec], error) {
-	if st, ok := b.scans[s.Table.Name]; ok {
+	key := s.Table.Name
+	if s.paths != nil {
+		key += fmt.Sprint(s.paths)
+	}
+	if st, ok := b.scans[key]; ok {
 		return st, nil
 	}
 	src, err := connector.OpenTableSource(b.cat.Connectors, s.Table.Connector, s.Table.connectorOptions(), s.ct)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", s.Table.Name, err)
+	}
+	if s.paths != nil {
+		ps, _ := src.(connector.ProjectableSource)
+		narrow, ok := ps.ProjectFields(s.paths)
+		if !ok {
+			return nil, fmt.Errorf("table %s: the source no longer projects %v", s.Table.Name, s.paths)
+		}
+		src = narrow
 	}
 	ws, err := s.watermarks(b)
 	if err != nil {
@@ -142,7 +157,7 @@ func (s *ScanRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	// The stream carries the kinds the planner derived for the table, not
 	// all four that a source of changes may carry.
 	st := eddy.AsChangelog(eddy.FromSource(b.env, s.Table.Name, src, ws), s.mode)
-	b.scans[s.Table.Name] = st
+	b.scans[key] = st
 	return st, nil
 }
 

@@ -1,0 +1,174 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/internal/expr"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// fieldPath returns the path of a column reference or of a chain of ROW
+// field accesses on one (bid.price: [3, 2]).
+func fieldPath(e expr.Expr) ([]int, bool) {
+	switch x := e.(type) {
+	case *expr.Column:
+		return []int{x.Index}, true
+	case *expr.Field:
+		p, ok := fieldPath(x.X)
+		if !ok {
+			return nil, false
+		}
+		return append(p, x.Index), true
+	}
+	return nil, false
+}
+
+// walkPaths calls fn with every maximal field path in e.
+func walkPaths(e expr.Expr, fn func([]int)) {
+	if e == nil {
+		return
+	}
+	if p, ok := fieldPath(e); ok {
+		fn(p)
+		return
+	}
+	switch x := e.(type) {
+	case *expr.Call:
+		for _, a := range x.Args {
+			walkPaths(a, fn)
+		}
+	case *expr.Cast:
+		walkPaths(x.X, fn)
+	case *expr.Case:
+		for _, w := range x.Whens {
+			walkPaths(w.Cond, fn)
+			walkPaths(w.Result, fn)
+		}
+		walkPaths(x.Else, fn)
+	case *expr.Field:
+		walkPaths(x.X, fn)
+	}
+}
+
+// replacePaths returns e with every maximal field path replaced by repl's
+// expression for it.
+func replacePaths(e expr.Expr, repl func(p []int, e expr.Expr) expr.Expr) expr.Expr {
+	if e == nil {
+		return nil
+	}
+	if p, ok := fieldPath(e); ok {
+		return repl(p, e)
+	}
+	switch x := e.(type) {
+	case *expr.Call:
+		c := *x
+		c.Args = make([]expr.Expr, len(x.Args))
+		for i, a := range x.Args {
+			c.Args[i] = replacePaths(a, repl)
+		}
+		return &c
+	case *expr.Cast:
+		c := *x
+		c.X = replacePaths(x.X, repl)
+		return &c
+	case *expr.Case:
+		c := *x
+		c.Whens = make([]expr.When, len(x.Whens))
+		for i, w := range x.Whens {
+			c.Whens[i] = expr.When{Cond: replacePaths(w.Cond, repl), Result: replacePaths(w.Result, repl)}
+		}
+		c.Else = replacePaths(x.Else, repl)
+		return &c
+	case *expr.Field:
+		c := *x
+		c.X = replacePaths(x.X, repl)
+		return &c
+	}
+	return e
+}
+
+// pushProjection returns c over a scan of only the columns and nested
+// fields c reads, when c reads a table whose source can emit them
+// (connector.ProjectableSource): the source then writes one narrow row per
+// record instead of the table's whole rows.
+func (c *CalcRel) pushProjection(b *builder) *CalcRel {
+	scan, ok := c.Input.(*ScanRel)
+	if !ok || scan.paths != nil {
+		return c
+	}
+	exprs := append(append([]expr.Expr{}, c.Projs...), c.Cond, scan.rowtime, scan.watermark)
+	whole := map[int]bool{}
+	var all [][]int
+	for _, e := range exprs {
+		walkPaths(e, func(p []int) {
+			all = append(all, p)
+			if len(p) == 1 {
+				whole[p[0]] = true
+			}
+		})
+	}
+	// A path into a column read whole reads that column.
+	index := map[string]int{}
+	var paths [][]int
+	key := func(p []int) string { return fmt.Sprint(p) }
+	for _, p := range all {
+		if whole[p[0]] {
+			p = p[:1]
+		}
+		if _, ok := index[key(p)]; !ok {
+			index[key(p)] = len(paths)
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return c
+	}
+	src, err := connector.OpenTableSource(b.cat.Connectors, scan.Table.Connector, scan.Table.connectorOptions(), scan.ct)
+	if err != nil {
+		return c
+	}
+	ps, ok := src.(connector.ProjectableSource)
+	if !ok {
+		return c
+	}
+	if _, ok := ps.ProjectFields(paths); !ok {
+		return c
+	}
+	// The narrow row's types, and the expressions over it.
+	fs := make([]types.Field, len(paths))
+	for k, p := range paths {
+		t := scan.rt.FieldType(p[0])
+		for _, j := range p[1:] {
+			t = t.Row().FieldType(j).WithNullability(t.IsNullable() || t.Row().FieldType(j).IsNullable())
+		}
+		fs[k] = types.F(fmt.Sprintf("$p%d", k), t)
+	}
+	repl := func(p []int, e expr.Expr) expr.Expr {
+		if whole[p[0]] && len(p) > 1 {
+			// A field of a column read whole: the access over it.
+			k := index[key(p[:1])]
+			return expr.Rewrite(e, func(x expr.Expr) expr.Expr {
+				if col, ok := x.(*expr.Column); ok && col.Index == p[0] {
+					return &expr.Column{Index: k, Name: fs[k].Name, T: fs[k].Type}
+				}
+				return x
+			})
+		}
+		k := index[key(p)]
+		return &expr.Column{Index: k, Name: fs[k].Name, T: fs[k].Type}
+	}
+	narrow := *scan
+	narrow.paths = paths
+	narrow.rt = types.MustRowType(fs...)
+	narrow.rowtime = replacePaths(scan.rowtime, repl)
+	narrow.watermark = replacePaths(scan.watermark, repl)
+	out := *c
+	out.Input = &narrow
+	out.Projs = make([]expr.Expr, len(c.Projs))
+	for i, e := range c.Projs {
+		out.Projs[i] = replacePaths(e, repl)
+	}
+	out.Cond = replacePaths(c.Cond, repl)
+	return &out
+}
