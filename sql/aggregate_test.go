@@ -133,3 +133,29 @@ func millisOfSecond(ts string) int {
 	ms, _ := strconv.Atoi(frac)
 	return ms
 }
+
+// TestWindowTableFunctionRows reads a window TVF without aggregating it:
+// every bid comes out once per window, with the window's bounds.
+func TestWindowTableFunctionRows(t *testing.T) {
+	for _, p := range []int{1, 2} {
+		want := map[string]int{}
+		for _, r := range bids(t, p) {
+			start := millisOfSecond(r[4]) / 10 * 10
+			want[fmt.Sprintf("%s|%s|%d", r[0], r[2], start)]++
+		}
+		lines := run(t, nexmarkDDL+`
+CREATE TABLE out (auction BIGINT, price BIGINT, window_start TIMESTAMP(3)) WITH ('connector' = 'collect');
+INSERT INTO out
+SELECT auction, price, window_start
+FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '0.01' SECOND));
+`, p)
+		got := map[string]int{}
+		for _, l := range finalTable(t, lines) {
+			f := strings.Split(strings.Trim(l, "[]"), ", ")
+			got[fmt.Sprintf("%s|%s|%d", f[0], f[1], millisOfSecond(f[2]))]++
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("parallelism %d: %d distinct rows, want %d", p, len(got), len(want))
+		}
+	}
+}

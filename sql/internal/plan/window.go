@@ -53,32 +53,29 @@ func (w *WindowTVFRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	rt, n, a := w.rt, w.Input.Schema().Len(), w.Assigner
 	in := w.Input.Schema()
 	ts := w.TimeCol
-	return eddy.FlatMap(s, func(c Rec, emit func(Rec)) {
-		// The arena is per record: records are handled by several subtasks.
-		wr := types.NewRowWriter(rt, types.NewArena(256))
-		for _, win := range a.Windows(c.Row.TimestampMillis(ts)) {
-			wr.Reset()
-			for i := 0; i < n; i++ {
-				copyField(c.Row, in, i, wr, i)
-			}
-			wr.SetTimestampMillis(n, win.Start)
-			wr.SetTimestampMillis(n+1, win.End)
-			wr.SetTimestampMillis(n+2, win.End-1)
-			emit(Rec{Kind: c.Kind, Row: wr.Finish()})
+	// Each subtask has its writer and the compiled copies of the input's
+	// columns.
+	rows := eddy.Process(s, func() eddy.ProcessFunction[Rec, Rec] {
+		wr := types.NewRowWriter(rt, types.NewArena(0))
+		sets := make([]func(types.Row, *types.RowWriter), n)
+		for i := range sets {
+			sets[i], _ = expr.Setter(&expr.Column{Index: i, T: in.FieldType(i)}, i)
 		}
-	}), nil
-}
-
-// copyField copies field i of r (of type rt) into field j of w.
-func copyField(r types.Row, rt *types.RowType, i int, w *types.RowWriter, j int) {
-	if r.IsNull(i) {
-		w.SetNull(j)
-		return
-	}
-	v := types.FieldValue(rt, r, i)
-	if err := w.SetValue(j, v); err != nil {
-		panic(err)
-	}
+		return eddy.ProcessFunc[Rec, Rec](func(ctx *eddy.ProcessContext[Rec], c Rec) error {
+			for _, win := range a.Windows(c.Row.TimestampMillis(ts)) {
+				wr.Reset()
+				for _, set := range sets {
+					set(c.Row, wr)
+				}
+				wr.SetTimestampMillis(n, win.Start)
+				wr.SetTimestampMillis(n+1, win.End)
+				wr.SetTimestampMillis(n+2, win.End-1)
+				ctx.Emit(Rec{Kind: c.Kind, Row: wr.Finish()})
+			}
+			return nil
+		})
+	})
+	return eddy.AsChangelog(rows, s.ChangelogMode()), nil
 }
 
 // windowParams are the parameters of the window table functions, in order.
