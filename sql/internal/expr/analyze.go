@@ -581,9 +581,10 @@ func typeList(ts []types.Type) string {
 	return strings.Join(s, ", ")
 }
 
-// Type resolves a data type as written.
+// Type resolves a data type as written (VARCHAR and VARBINARY without a
+// length are the longest, as in Flink's SQL).
 func (a *Analyzer) Type(t *parser.Type) (types.Type, error) {
-	rt, err := types.ParseType(t.String())
+	rt, err := types.ParseType(sqlLengths(t).String())
 	if err != nil {
 		return types.Type{}, a.wrap(t.Pos, err)
 	}
