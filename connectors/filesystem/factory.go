@@ -15,7 +15,7 @@ var spec = connector.Spec{
 	Description: "Reads files line by line (a file, a directory, or glob patterns), optionally watching for new files; writes exactly-once part files into a directory. " +
 		"A SQL table is a directory: PARTITIONED BY columns are subdirectories (dt=2020-01-01/hr=10) that the source reads back into their columns, and the sink commits a partition with a success file when its trigger fires.",
 	Formats: []string{"json", "csv", "debezium-json"},
-	Options: []connector.Option{
+	Options: append([]connector.Option{
 		{Key: "path", Type: connector.String, Required: true,
 			Description: "The file, directory or glob pattern to read, or the directory to write part files into; a plain path or a file:// URI."},
 		{Key: "source.monitor-interval", Type: connector.Duration,
@@ -47,7 +47,7 @@ var spec = connector.Spec{
 			Description: "Accepted for Flink's DDL; part files roll at every checkpoint."},
 		{Key: "partition.time-extractor.timestamp-pattern", Type: connector.String,
 			Description: "SQL tables: how the 'partition-time' trigger makes a partition's time from its values, e.g. '$dt $hr:00:00' (read as yyyy-MM-dd HH:mm:ss); by default the first partition column's value."},
-	},
+	}, lookupOptions...),
 }
 
 func checkPolicies(v string) error {
@@ -127,7 +127,7 @@ func newTableSourceOf(ctx connector.Context) (connector.Source[connector.TableRe
 		return d
 	})
 	root := strings.TrimPrefix(ctx.Options.String("path"), "file://")
-	return &tableSource{Source: src, layout: layout, root: root, mode: formatMode(ctx)}, nil
+	return newLookupTableSource(&tableSource{Source: src, layout: layout, root: root, mode: formatMode(ctx)}, ctx), nil
 }
 
 func (factory) NewSink(ctx connector.Context) (any, error) {
