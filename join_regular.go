@@ -12,7 +12,9 @@ import (
 // JoinKind says which rows without a match a join keeps, padded with a nil
 // pointer for the missing side: none (InnerJoin), those of the left input
 // (LeftJoin), of the right input (RightJoin), or of both (FullJoin), as
-// SQL's INNER, LEFT, RIGHT and FULL OUTER JOIN do.
+// SQL's INNER, LEFT, RIGHT and FULL OUTER JOIN do. LeftSemiJoin and
+// LeftAntiJoin keep left rows alone: those with a match and those without
+// one, as SQL's IN and EXISTS subqueries and their negations do.
 type JoinKind int
 
 const (
@@ -24,6 +26,14 @@ const (
 	RightJoin
 	// FullJoin also keeps the rows of both inputs that have no match.
 	FullJoin
+	// LeftSemiJoin keeps each left row that has at least one match, once
+	// (as often as it is in the left table), whatever its number of
+	// matches: WHERE EXISTS (...) and WHERE x IN (SELECT ...). The right
+	// side of its results is always nil.
+	LeftSemiJoin
+	// LeftAntiJoin keeps each left row that has no match: WHERE NOT
+	// EXISTS (...). The right side of its results is always nil.
+	LeftAntiJoin
 )
 
 // String returns the SQL name of the join kind.
@@ -37,11 +47,18 @@ func (k JoinKind) String() string {
 		return "RIGHT JOIN"
 	case FullJoin:
 		return "FULL OUTER JOIN"
+	case LeftSemiJoin:
+		return "LEFT SEMI JOIN"
+	case LeftAntiJoin:
+		return "LEFT ANTI JOIN"
 	}
 	return fmt.Sprintf("JoinKind(%d)", int(k))
 }
 
-func (k JoinKind) valid() bool { return k >= InnerJoin && k <= FullJoin }
+func (k JoinKind) valid() bool { return k >= InnerJoin && k <= LeftAntiJoin }
+
+// semi tells whether the kind keeps left rows alone.
+func (k JoinKind) semi() bool { return k == LeftSemiJoin || k == LeftAntiJoin }
 
 // JoinSide names an input of a join.
 type JoinSide int
@@ -126,10 +143,19 @@ func JoinKeyContainsUniqueKey(side JoinSide) TableOption {
 // when its first match arrives, and emitted padded again when its last
 // match goes.
 //
+// A LeftSemiJoin or LeftAntiJoin emits fn(a, nil) for each left row a in
+// its result: a semi join's left rows while they have at least one match,
+// an anti join's while they have none. A change of a right row that gives
+// a left row its first match, or takes its last, emits or retracts that
+// left row; with JoinOn, each left row keeps its number of matches in
+// state. They keep every row of both inputs (JoinKeyContainsUniqueKey
+// does not apply to them) and name their state apart from the other kinds.
+//
 // Changelog modes: the inputs must carry whole rows in their retractions
 // (insert-only or retract streams); turn an upsert stream into a retract
 // one with ChangelogNormalize first. The result is insert-only for an
-// InnerJoin of two insert-only inputs and a retract stream otherwise. An
+// InnerJoin or a LeftSemiJoin of two insert-only inputs and a retract
+// stream otherwise. An
 // update of an input row (a -U followed by its +U, of the same join key)
 // comes out as updates of the result rows it is part of, each -U followed
 // by its +U; other changes come out as +I and -D.
@@ -168,7 +194,13 @@ func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, chan
 	env := left.s.env
 	cfg := tableOptions(env, op, []string{"StateTTL", LeftSide.uniqueKeyOption(), RightSide.uniqueKeyOption()}, opts)
 	if !kind.valid() {
-		env.fail(fmt.Errorf("eddy: %s of %q and %q: %v is not a join kind; use InnerJoin, LeftJoin, RightJoin or FullJoin", op, left.s.node.Name, right.s.node.Name, kind))
+		env.fail(fmt.Errorf("eddy: %s of %q and %q: %v is not a join kind; use InnerJoin, LeftJoin, RightJoin, FullJoin, LeftSemiJoin or LeftAntiJoin", op, left.s.node.Name, right.s.node.Name, kind))
+	}
+	for _, o := range cfg.set {
+		if kind.semi() && o != "StateTTL" {
+			env.fail(fmt.Errorf("eddy: %s (%v) of %q and %q: a semi or anti join keeps every row of both inputs and takes no %s; drop the option", op, kind, left.s.node.Name, right.s.node.Name, o))
+			break
+		}
 	}
 	if fn == nil {
 		env.fail(fmt.Errorf("eddy: %s of %q and %q: the result function is nil", op, left.s.node.Name, right.s.node.Name))
@@ -182,6 +214,8 @@ func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, chan
 		RightInsertOnly: right.s.ChangelogMode().IsInsertOnly(),
 		LeftUnique:      slices.Contains(cfg.set, LeftSide.uniqueKeyOption()),
 		RightUnique:     slices.Contains(cfg.set, RightSide.uniqueKeyOption()),
+		Semi:            kind == LeftSemiJoin,
+		Anti:            kind == LeftAntiJoin,
 		On:              on, Output: fn, Equal: equalFunc[O](), TTL: cfg.ttl,
 	}
 	name := op
@@ -192,7 +226,7 @@ func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, chan
 		func(ctx *runtime.Context, spec ops.KeySpec[K, ops.Either[changelog.Change[A], changelog.Change[B]]], outs map[string]any) (runtime.Input[ops.Either[changelog.Change[A], changelog.Change[B]]], error) {
 			return ops.NewRegularJoin(ctx, spec, env.backendFactory(), logic, outs)
 		})
-	if kind == InnerJoin && left.s.ChangelogMode().IsInsertOnly() && right.s.ChangelogMode().IsInsertOnly() {
+	if (kind == InnerJoin || kind == LeftSemiJoin) && left.s.ChangelogMode().IsInsertOnly() && right.s.ChangelogMode().IsInsertOnly() {
 		return out.withMode(changelog.InsertOnly)
 	}
 	return out.withMode(changelog.Retract)

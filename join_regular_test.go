@@ -388,3 +388,156 @@ func TestJoinStateTTL(t *testing.T) {
 		})
 	}
 }
+
+// bruteSemiJoin computes a semi (or anti) join of two final tables on G:
+// every left row with at least one right row of its key that on accepts
+// (with none, for an anti join), with its own multiplicity.
+func bruteSemiJoin(left, right map[relRow]int, kind eddy.JoinKind, on func(a, b relRow) bool) map[joined]int {
+	out := map[joined]int{}
+	for l, nl := range left {
+		matched := false
+		for r := range right {
+			if l.G == r.G && (on == nil || on(l, r)) {
+				matched = true
+				break
+			}
+		}
+		if matched == (kind == eddy.LeftSemiJoin) {
+			out[joinedOf(&l, nil)] += nl
+		}
+	}
+	return out
+}
+
+// TestSemiAntiJoinMatchesBruteForce runs left semi and anti joins of two
+// random changelogs with a failure and a restore from a checkpoint in the
+// middle, on both backends, with and without a further condition and with
+// rows that repeat, and compares the final result table with brute force.
+func TestSemiAntiJoinMatchesBruteForce(t *testing.T) {
+	type variant struct {
+		on   bool
+		dups bool
+	}
+	variants := map[string]variant{"key": {}, "on": {on: true}, "dups": {dups: true}, "on-dups": {on: true, dups: true}}
+	for _, backend := range relBackends {
+		for _, kind := range []eddy.JoinKind{eddy.LeftSemiJoin, eddy.LeftAntiJoin} {
+			for vname, v := range variants {
+				t.Run(fmt.Sprintf("%s/%v/%s", backend, kind, vname), func(t *testing.T) {
+					t.Parallel()
+					rng := rand.New(rand.NewPCG(uint64(kind)+13, uint64(len(vname))))
+					// About as many keys as live rows: at the end, a third
+					// of the keys have no right row, and right rows of a key
+					// come and go while its left rows wait.
+					newRow := newRowIn(rng, 600)
+					if v.dups {
+						newRow = dupRowIn(rng, 600)
+					}
+					left := randomChangelog(rng, 2500, newRow)
+					right := randomChangelog(rng, 2500, newRow)
+					var on func(a, b relRow) bool
+					if v.on {
+						on = onCond
+					}
+					out := runRelational(t, relRun{backend: backend, failAfter: 2000, parallelism: 2},
+						func(env *eddy.Environment, hook func()) *eddy.Stream[changelog.Change[joined]] {
+							l := eddy.GroupBy(relInput(env, "left", left, hook), func(r relRow) int64 { return r.G })
+							r := eddy.GroupBy(relInput(env, "right", right, hook), func(r relRow) int64 { return r.G })
+							if on != nil {
+								return eddy.JoinOn(l, r, kind, on, joinedOf)
+							}
+							return eddy.Join(l, r, kind, joinedOf)
+						})
+					for _, part := range out {
+						checkPairs(t, part)
+					}
+					got := finalTable(t, out)
+					want := bruteSemiJoin(table(t, left), table(t, right), kind, on)
+					if len(want) == 0 {
+						t.Fatal("the expected result is empty: the test checks nothing")
+					}
+					if d := diffTables(got, want); d != "" {
+						t.Fatalf("result table differs from brute force:\n%s", d)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestSemiJoinInsertOnly checks the modes of semi and anti joins of two
+// insert-only streams: a semi join's results are insertions only, an anti
+// join retracts a row when its first match comes.
+func TestSemiJoinInsertOnly(t *testing.T) {
+	for _, kind := range []eddy.JoinKind{eddy.LeftSemiJoin, eddy.LeftAntiJoin} {
+		t.Run(kind.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(15, 16))
+			left := insertOnly(1500, newRowIn(rng, 300))
+			right := insertOnly(300, newRowIn(rng, 300))
+			var mode changelog.Mode
+			out := runRelational(t, relRun{backend: "heap", failAfter: 1000, parallelism: 2},
+				func(env *eddy.Environment, hook func()) *eddy.Stream[changelog.Change[joined]] {
+					l := eddy.AsChangelog(relInput(env, "left", left, hook), changelog.InsertOnly)
+					r := eddy.AsChangelog(relInput(env, "right", right, hook), changelog.InsertOnly)
+					s := eddy.Join(eddy.GroupBy(l, func(r relRow) int64 { return r.G }), eddy.GroupBy(r, func(r relRow) int64 { return r.G }), kind, joinedOf)
+					mode = s.ChangelogMode()
+					return s
+				})
+			wantMode := changelog.Retract
+			if kind == eddy.LeftSemiJoin {
+				wantMode = changelog.InsertOnly
+			}
+			if mode != wantMode {
+				t.Fatalf("mode %v, want %v", mode, wantMode)
+			}
+			for _, part := range out {
+				for _, c := range part {
+					if !mode.Contains(c.Kind) {
+						t.Fatalf("%v in a %v stream", c, mode)
+					}
+				}
+			}
+			got := finalTable(t, out)
+			want := bruteSemiJoin(table(t, left), table(t, right), kind, nil)
+			if d := diffTables(got, want); d != "" {
+				t.Fatalf("result table differs from brute force:\n%s", d)
+			}
+		})
+	}
+}
+
+// TestSemiJoinRefusesUniqueDeclaration checks that a semi join refuses
+// JoinKeyContainsUniqueKey with an error that says to drop it.
+func TestSemiJoinRefusesUniqueDeclaration(t *testing.T) {
+	env := eddy.NewEnvironment()
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: 1}, func(int64) changelog.Change[relRow] { return changelog.InsertOf(relRow{}) }, eddy.NoWatermarks[changelog.Change[relRow]]())
+	key := func(r relRow) int64 { return r.G }
+	in := eddy.AsChangelog(src, changelog.Retract)
+	eddy.Discard(eddy.Join(eddy.GroupBy(in, key), eddy.GroupBy(in, key), eddy.LeftSemiJoin, joinedOf, eddy.JoinKeyContainsUniqueKey(eddy.RightSide)))
+	err := env.Execute(context.Background(), t.Name())
+	if err == nil || !strings.Contains(err.Error(), "JoinKeyContainsUniqueKey") || !strings.Contains(err.Error(), "drop the option") {
+		t.Fatalf("got %v, want an error naming JoinKeyContainsUniqueKey and saying to drop it", err)
+	}
+}
+
+// TestAntiJoinRescale stops an anti join with a condition with a savepoint
+// at parallelism 2, resumes it at parallelism 3, and compares the final
+// result table with brute force, on both backends.
+func TestAntiJoinRescale(t *testing.T) {
+	for _, backend := range relBackends {
+		t.Run(backend, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(17, 18))
+			left := randomChangelog(rng, 2500, newRowIn(rng, 100))
+			right := randomChangelog(rng, 2500, newRowIn(rng, 100))
+			out := rescaledJoinRun(t, backend, 2500, func(env *eddy.Environment, hook func()) *eddy.Stream[changelog.Change[joined]] {
+				l := eddy.GroupBy(relInput(env, "left", left, hook), func(r relRow) int64 { return r.G })
+				r := eddy.GroupBy(relInput(env, "right", right, hook), func(r relRow) int64 { return r.G })
+				return eddy.JoinOn(l, r, eddy.LeftAntiJoin, onCond, joinedOf).UID("join")
+			})
+			got := table(t, out)
+			want := bruteSemiJoin(table(t, left), table(t, right), eddy.LeftAntiJoin, onCond)
+			if d := diffTables(got, want); d != "" {
+				t.Fatalf("result table differs from brute force:\n%s", d)
+			}
+		})
+	}
+}

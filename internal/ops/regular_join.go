@@ -35,6 +35,15 @@ type RegularJoinLogic[A, B comparable, O any] struct {
 	// key are joined with it as they come, without being stored. A
 	// retraction on such a unique, insert-only input is an error.
 	LeftUnique, RightUnique bool
+	// Semi makes the join a left semi join and Anti a left anti join (not
+	// both): the results are left rows, Output(a, nil), a semi join's
+	// while at least one right row of their key matches them, an anti
+	// join's while none does, each as many times as it is in the left
+	// table. A right change that gives a left row its first match, or
+	// takes its last, emits or retracts it (+I or -D); a left update stays
+	// an update when the old and new rows are both results. Outer sides
+	// and unique declarations do not apply to them.
+	Semi, Anti bool
 	// On, if set, is the rest of the join condition: rows of the same key
 	// join only if On accepts them. With On, each row of an outer side
 	// keeps its number of matches in state; without, every pair of the key
@@ -345,6 +354,12 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 		right: &joinSide[B]{outer: logic.RightOuter, insertOnly: logic.RightInsertOnly, unique: logic.RightUnique,
 			untilMatched: logic.LeftUnique && logic.LeftInsertOnly && !logic.RightUnique}}
 	j.left.set, j.right.set = &j.cur.left, &j.cur.right
+	if logic.Semi || logic.Anti {
+		if err := logic.checkSemi(); err != nil {
+			rel.Close()
+			return nil, err
+		}
+	}
 	out := logic.Output
 	j.outL = out
 	j.outR = func(b *B, a *A) O { return out(a, b) }
@@ -353,6 +368,9 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 		j.onR = func(b B, a A) bool { return on(a, b) }
 	}
 	switch {
+	case logic.Semi || logic.Anti:
+		codec := joinStateCodec[A, B]{a: lazyCodec[A](), b: lazyCodec[B]()}
+		j.state, err = state.NewValueHandle[K, state.VoidNamespace, joinKeyState[A, B]](rel.store, nil, nil, "semi-anti-join", codec, rel.ttlConfig())
 	case j.right.untilMatched:
 		j.unique, err = newUniqueLeft(rel, j.left, j.right, j.onL, j.outL, j.onR, j.outR)
 	case j.left.untilMatched:
@@ -377,6 +395,9 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 func (j *RegularJoin[K, A, B, O]) ProcessBatch(b *runtime.Batch[Either[changelog.Change[A], changelog.Change[B]]]) error {
 	if j.unique != nil {
 		return j.processUnique(b)
+	}
+	if j.logic.Semi || j.logic.Anti {
+		return j.processSemi(b)
 	}
 	n := len(b.Data)
 	for i := 0; i < n; i++ {

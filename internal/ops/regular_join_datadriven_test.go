@@ -25,7 +25,7 @@ import (
 //
 // Commands:
 //
-//	new-join [kind=inner|left|right|full] [on=lt] [unique=left|right|both]
+//	new-join [kind=inner|left|right|full|semi|anti] [on=lt] [unique=left|right|both]
 //	         [insert-only=left|right|both] [ttl=MS] [unsorted]
 //	input [batch]
 //	rows KEY...
@@ -35,7 +35,8 @@ import (
 // unique declares inputs unique on the join key; insert-only says that
 // inputs are insert-only. A record line is "left|right KEY TS v=V [KIND]",
 // a change of kind KIND (+I when absent) of the row (KEY, V); result rows
-// print as "KEY L|R", "-" for a missing side. Within one step, changes print
+// print as "KEY L|R", "-" for a missing side (a semi or anti join's
+// results are left rows: "KEY L|-"). Within one step, changes print
 // sorted (the rows of a key are visited in no particular order), unless
 // unsorted keeps their order (for updates, -U then +U). rows
 // prints, for each key, the rows each side keeps in state, as
@@ -100,8 +101,12 @@ func newJoinScriptHarness(td *datadriven.TestData) (*opstest.Harness, *RegularJo
 		logic.RightOuter = true
 	case "full":
 		logic.LeftOuter, logic.RightOuter = true, true
+	case "semi":
+		logic.Semi = true
+	case "anti":
+		logic.Anti = true
 	default:
-		return nil, nil, fmt.Errorf("kind=%s: want inner, left, right or full", a["kind"])
+		return nil, nil, fmt.Errorf("kind=%s: want inner, left, right, full, semi or anti", a["kind"])
 	}
 	switch a["on"] {
 	case "":
