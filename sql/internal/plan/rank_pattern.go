@@ -135,7 +135,10 @@ func (q *queryPlanner) rankOver(n *parser.Select, in Rel, sc *scope, cond any, c
 
 	var ranked Rel
 	rankCol := -1
-	if col, ok := orderExprs[0].(*expr.Column); ok && len(order) == 1 && rr.start == 1 && rr.end == 1 && !rr.used &&
+	if wr, col, ok := windowRank(lower, partition, order, rr, rnName); ok {
+		// Partitioned by the windows of a windowed input.
+		ranked, rankCol = wr, col
+	} else if col, ok := orderExprs[0].(*expr.Column); ok && len(order) == 1 && rr.start == 1 && rr.end == 1 && !rr.used &&
 		inProps.Mode.IsInsertOnly() && (col.Index == inProps.Rowtime || col.Index == inProps.Proctime) {
 		// Flink's deduplication: the first or last row of each key in
 		// the order of a time attribute.
