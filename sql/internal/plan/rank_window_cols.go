@@ -111,6 +111,8 @@ func windowColsOf(r Rel) (windowCols, bool) {
 		return r.Window, true
 	case *WindowDedupRel:
 		return r.Window, true
+	case *WindowJoinRel:
+		return r.window, r.windowed
 	}
 	return windowCols{}, false
 }
