@@ -180,7 +180,11 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 			s.read = wordReader(c.Arg, c.ArgType)
 		}
 		a.slots = append(a.slots, s)
-		a.keys = append(a.keys, types.NewKeyEncoder(pre, max(c.Arg, 0)))
+		var key *types.KeyEncoder // of the argument, for DISTINCT
+		if c.Arg >= 0 {
+			key = types.NewKeyEncoder(pre, c.Arg)
+		}
+		a.keys = append(a.keys, key)
 	}
 	a.rt = types.MustRowType(fs...)
 	a.pool.New = func() any { return types.NewRowWriter(a.rt, types.NewArena(1024)) }
