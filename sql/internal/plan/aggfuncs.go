@@ -22,7 +22,10 @@ type aggCall struct {
 	Filter   int // column of the FILTER condition, -1 for none
 	ArgType  types.Type
 	T        types.Type // the result's type
-	text     string     // the call as SQL, for plans
+	// Params are the constant arguments after the first, of the calls
+	// that take them (aggfuncs_approx.go).
+	Params []float64
+	text   string // the call as SQL, for plans
 }
 
 func (c *aggCall) String() string { return c.text }
@@ -44,6 +47,8 @@ const (
 	kMinMaxDec
 	kMinMaxTS
 	kVar
+	kHLL // APPROX_COUNT_DISTINCT (aggfuncs_approx.go)
+	kKLL // APPROX_PERCENTILE (aggfuncs_approx.go)
 )
 
 // aggSlots is the place of one call in the accumulator.
@@ -54,17 +59,20 @@ type aggSlots struct {
 	d    int                                   // slot in Acc.D, -1 if none
 	s    int                                   // slot in Acc.S, -1 if none
 	view int                                   // first view, -1 if none
+	x    int                                   // slot in Acc.Syn, for kHLL and kKLL
 	read func(types.Row) (v uint64, null bool) // the argument as a word
 }
 
 // Acc is the accumulator of a SQL aggregation: per call a count of the
 // values folded in and its value words (integers, float bits), decimals
 // and strings. Add and Retract return a new accumulator: the old one may be
-// in a snapshot.
+// in a snapshot. The synopses in Syn are the exception: they change in
+// place (see aggfuncs_approx.go).
 type Acc struct {
-	W []uint64
-	D []types.Decimal
-	S []string
+	W   []uint64
+	D   []types.Decimal
+	S   []string
+	Syn []Synopsis
 }
 
 // sqlAgg aggregates the calls of one GROUP BY (or window) over the
@@ -78,6 +86,7 @@ type sqlAgg struct {
 	decs    int
 	strs    int
 	views   int
+	syns    int
 	retract bool
 	rt      *types.RowType // the results' row type
 	pre     *types.RowType // the input's row type
@@ -159,6 +168,10 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 			}
 			s.kind = kVar
 			a.words += 2 // sum, sum of squares (float bits)
+		case "APPROX_COUNT_DISTINCT", "APPROX_PERCENTILE":
+			if err := a.approxSlots(c, &s, retract); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, fmt.Errorf("aggregate %s is not supported", c.Name)
 		}
@@ -222,7 +235,11 @@ func wordReader(i int, t types.Type) func(types.Row) (uint64, bool) {
 }
 
 func (a *sqlAgg) Create() Acc {
-	return Acc{W: make([]uint64, a.words), D: make([]types.Decimal, a.decs), S: make([]string, a.strs)}
+	acc := Acc{W: make([]uint64, a.words), D: make([]types.Decimal, a.decs), S: make([]string, a.strs)}
+	if a.syns > 0 {
+		acc.Syn = make([]Synopsis, a.syns)
+	}
+	return acc
 }
 
 func (a *sqlAgg) NumViews() int { return a.views }
@@ -237,6 +254,7 @@ func (a *sqlAgg) clone(acc Acc) Acc {
 	if len(acc.S) > 0 {
 		out.S = append([]string(nil), acc.S...)
 	}
+	out.Syn = acc.Syn // synopses change in place
 	if out.W == nil || len(out.W) < a.words {
 		out.W = append(out.W, make([]uint64, a.words-len(out.W))...)
 	}
@@ -323,6 +341,8 @@ func (a *sqlAgg) fold(i int, c *aggCall, s *aggSlots, acc *Acc, in types.Row, v 
 	case kMinMaxInt, kMinMaxTS, kMinMaxFloat:
 		x, _ := s.read(in)
 		a.extremumWord(c, s, acc, x, v, first, sign)
+	case kHLL, kKLL:
+		a.foldApprox(i, c, s, acc, in, sign)
 	case kMinMaxStr:
 		x := in.String(c.Arg)
 		if s.view >= 0 {
@@ -415,6 +435,10 @@ func (a *sqlAgg) float(c *aggCall, in types.Row) float64 {
 
 // result writes the result of call c into field i.
 func (a *sqlAgg) result(c *aggCall, s *aggSlots, acc Acc, w *types.RowWriter, i int) {
+	if s.kind == kHLL || s.kind == kKLL {
+		a.resultApprox(c, s, acc, w, i)
+		return
+	}
 	n := int64(acc.W[s.w])
 	if c.Name == "COUNT" {
 		w.SetInt64(i, n)
@@ -541,6 +565,8 @@ func aggResultType(name string, arg types.Type, star bool) (types.Type, error) {
 			return arg.Nullable(), nil
 		}
 		return types.Double().Nullable(), nil
+	case "APPROX_COUNT_DISTINCT", "APPROX_PERCENTILE":
+		return approxResultType(name, arg)
 	}
 	return types.Type{}, fmt.Errorf("aggregate %s is not supported", name)
 }
@@ -595,6 +621,8 @@ func (a *sqlAgg) merged(x, y Acc) Acc {
 			if nx == 0 || s.max == (y.D[s.d].Cmp(x.D[s.d]) > 0) {
 				out.D[s.d] = y.D[s.d]
 			}
+		case kHLL, kKLL:
+			a.mergeApprox(s, &out, y)
 		}
 	}
 	return out

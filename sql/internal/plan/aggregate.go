@@ -61,9 +61,14 @@ func (g *aggregation) call(c *parser.FuncCall) (expr.Expr, bool, error) {
 		if name != "COUNT" {
 			return nil, true, g.q.errorf(c.Pos, "%s(*) is not an aggregate: only COUNT takes *", name)
 		}
-	case len(c.Args) != 1:
+	case len(c.Args) != 1 && !isApproxAggregate(name):
 		return nil, true, g.q.errorf(c.Pos, "%s takes one argument, not %d", name, len(c.Args))
 	default:
+		params, err := g.approxParams(name, c)
+		if err != nil {
+			return nil, true, err
+		}
+		ac.Params = params
 		e, err := g.base.Expr(c.Args[0])
 		if err != nil {
 			return nil, true, err
@@ -86,7 +91,7 @@ func (g *aggregation) call(c *parser.FuncCall) (expr.Expr, bool, error) {
 	if ac.Name == "COUNT" && !c.Star {
 		ac.T = types.BigInt().NotNull()
 	}
-	key := fmt.Sprintf("%s|%v|%v|%v|%v", name, c.Star, c.Distinct, arg, filter)
+	key := fmt.Sprintf("%s|%v|%v|%v|%v|%v", name, c.Star, c.Distinct, arg, filter, ac.Params)
 	if i, ok := g.byText[key]; ok {
 		return &aggRef{idx: i, c: g.calls[i]}, true, nil
 	}
