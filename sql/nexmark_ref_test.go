@@ -469,8 +469,6 @@ type refExpectation struct {
 	skipCompare string
 	// planError is the error the reference's own SQL gets (Flink's too).
 	planError string
-	// sequential says why the query is compared at parallelism 1 only.
-	sequential string
 }
 
 var refExpectations = map[string]refExpectation{
@@ -505,10 +503,6 @@ func TestNexmarkReferenceSQL(t *testing.T) {
 		exp := refExpectations[q]
 		for _, p := range []int{1, 2} {
 			name := fmt.Sprintf("%s/p%d", q, p)
-			if p > 1 && exp.sequential != "" {
-				report = append(report, fmt.Sprintf("%-7s not compared: %s", name, exp.sequential))
-				continue
-			}
 			t.Run(name, func(t *testing.T) {
 				got, err := runReferenceSQL(t, dir, q, p, sideInput)
 				switch {
