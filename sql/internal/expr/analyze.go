@@ -29,6 +29,10 @@ type Analyzer struct {
 	// window functions and the calls that only a query clause allows. If
 	// handled is false the call is a scalar function of Funcs.
 	Call func(c *parser.FuncCall) (e Expr, handled bool, err error)
+	// Subquery, if set, resolves the subqueries of an expression (scalar
+	// subqueries, EXISTS and IN (SELECT ...)), which the planner turns into
+	// joins, or refuses them where they are not supported.
+	Subquery func(n parser.Expr) (Expr, error)
 }
 
 // Errorf returns an error at pos in the SQL text.
@@ -180,6 +184,9 @@ func (a *Analyzer) Expr(n parser.Expr) (Expr, error) {
 	case *parser.JSONFunc:
 		return a.jsonFunc(n)
 	case *parser.Subquery, *parser.Exists, *parser.InQuery:
+		if a.Subquery != nil {
+			return a.Subquery(n)
+		}
 		return nil, a.Errorf(n.Position(), "a subquery is not supported here: eddy plans IN and EXISTS subqueries of a WHERE clause as joins; write other subqueries as joins")
 	case *parser.Param:
 		return nil, a.Errorf(n.Pos, "parameters (?) are not supported in a script")

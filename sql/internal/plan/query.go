@@ -18,6 +18,9 @@ type queryPlanner struct {
 	// views are the views being expanded, to refuse a view that reads
 	// itself.
 	views map[string]bool
+	// scalars are the columns that hold the values of the scalar
+	// subqueries planned as joins (subquery.go).
+	scalars map[*parser.Subquery]*expr.Column
 }
 
 type cteDef struct {
@@ -131,6 +134,9 @@ func (s *scope) Column(parts []string) (expr.Expr, int, error) {
 	case 1:
 		return found[0], 1, nil
 	case 0:
+		if err := s.outerColumnError(parts); err != nil {
+			return nil, 0, err
+		}
 		var all []string
 		var caseHint string
 		for _, e := range s.entries {
@@ -315,12 +321,16 @@ func (q *queryPlanner) selectRel(n *parser.Select, outer *scope) (Rel, error) {
 	}
 	a := q.analyzer(sc)
 	var cond expr.Expr
-	if n.Where != nil {
-		if cond, err = q.condition(a, n.Where, "WHERE"); err != nil {
+	where, subs := splitSubqueries(n, true)
+	if where != nil {
+		if cond, err = q.condition(a, where, "WHERE"); err != nil {
 			return nil, err
 		}
 	}
 	if in, cond, err = q.joinWhere(in, cond); err != nil {
+		return nil, err
+	}
+	if in, cond, err = q.planSubqueries(subs, in, sc, cond); err != nil {
 		return nil, err
 	}
 	if len(n.GroupBy) > 0 || n.Having != nil || hasAggregate(n) {
@@ -350,7 +360,7 @@ func selectExprs(n *parser.Select) []parser.Expr {
 
 // analyzer returns an expression analyzer over sc.
 func (q *queryPlanner) analyzer(sc *scope) *expr.Analyzer {
-	return &expr.Analyzer{Src: q.src, Scope: sc, Funcs: q.cat.Funcs, Call: q.refuseAggregate}
+	return &expr.Analyzer{Src: q.src, Scope: sc, Funcs: q.cat.Funcs, Call: q.refuseAggregate, Subquery: q.subquery}
 }
 
 // refuseAggregate rejects aggregate calls where none may be (WHERE, or a
