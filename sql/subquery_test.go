@@ -11,9 +11,9 @@ import (
 	"github.com/eddystream/eddy/changelog"
 )
 
-// The subquery tests run IN, EXISTS, NOT IN, NOT EXISTS and scalar
-// subqueries over the 'rows' tables of the join tests and compare each
-// result's final table with brute force.
+// The subquery tests run IN, EXISTS, NOT IN, NOT EXISTS, scalar
+// subqueries, INTERSECT and EXCEPT over the 'rows' tables of the join
+// tests and compare each result's final table with brute force.
 
 // subqueryRow renders an output row of two BIGINT columns.
 func subqueryRow(a int64, b *int64) string { return fmt.Sprintf("[%d, %s]", a, nullText(b)) }
@@ -255,6 +255,75 @@ CREATE TABLE R (id BIGINT, k INT, s STRING, ts TIMESTAMP(3)) WITH ('connector' =
 					}
 				}
 				joinSameTable(t, c.name, joinFinalTable(t, f.out[c.name]), want)
+			}
+		})
+	}
+}
+
+// TestIntersectExcept compares INTERSECT and EXCEPT, with and without ALL,
+// with multisets computed by brute force; NULL keys are equal, as in set
+// operations.
+func TestIntersectExcept(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	ls, rs := joinTestRows(rng, 80, 6, "l"), joinTestRows(rng, 60, 6, "r")
+	const null = int64(-1)
+	count := func(rows []testRow, keep func(testRow) bool) map[int64]int {
+		m := map[int64]int{}
+		for _, r := range rows {
+			if !keep(r) {
+				continue
+			}
+			k := null
+			if r.k != nil {
+				k = *r.k
+			}
+			m[k]++
+		}
+		return m
+	}
+	render := func(k int64) string {
+		if k == null {
+			return "[null]"
+		}
+		return fmt.Sprintf("[%d]", k)
+	}
+	lc := count(ls, all)
+	rc := count(rs, func(r testRow) bool { return r.id < 8 })
+	var intersect, intersectAll, except, exceptAll []string
+	for k, n := range lc {
+		m := rc[k]
+		if m > 0 {
+			intersect = append(intersect, render(k))
+		} else {
+			except = append(except, render(k))
+		}
+		for i := 0; i < min(n, m); i++ {
+			intersectAll = append(intersectAll, render(k))
+		}
+		for i := 0; i < n-m; i++ {
+			exceptAll = append(exceptAll, render(k))
+		}
+	}
+	cases := []struct {
+		name, op string
+		want     []string
+	}{
+		{"intersect", "INTERSECT", intersect}, {"intersect_all", "INTERSECT ALL", intersectAll},
+		{"except", "EXCEPT", except}, {"except_all", "EXCEPT ALL", exceptAll},
+	}
+	for _, p := range []int{1, 2} {
+		t.Run(fmt.Sprint("p", p), func(t *testing.T) {
+			f := newRowsFactory()
+			f.tables["L"] = rowsTable{lines: rowLines(ls), mode: changelog.InsertOnly}
+			f.tables["R"] = rowsTable{lines: rowLines(rs), mode: changelog.InsertOnly}
+			script := joinTablesDDL
+			for _, c := range cases {
+				script += fmt.Sprintf("CREATE TABLE out_%s (k BIGINT) WITH ('connector' = 'rows', 'id' = '%s');\n", c.name, c.name)
+				script += fmt.Sprintf("INSERT INTO out_%s SELECT k FROM L %s SELECT k FROM R WHERE id < 8;\n", c.name, c.op)
+			}
+			joinRun(t, f, script, p)
+			for _, c := range cases {
+				joinSameTable(t, c.name, joinFinalTable(t, f.out[c.name]), c.want)
 			}
 		})
 	}
