@@ -16,6 +16,21 @@ type SourceOption func(*sourceConfig)
 
 type sourceConfig struct {
 	badRecords BadRecordPolicy
+	// transform is a func() func(T) (T, bool) of the source's T (see
+	// TransformInSource).
+	transform any
+}
+
+// TransformInSource applies a function to every record inside the source
+// operator, after the watermark strategy has timestamped the record and
+// seen it: the record fn returns is emitted in its place, and none if it
+// returns false. A filter or projection applied so keeps the watermark of
+// every record read (as a filter after the source would), but costs no
+// operator of its own. newFn is called once per parallel subtask, so the
+// function it returns may keep state of its own without locking. T must be
+// the type of the source's records.
+func TransformInSource[T any](newFn func() func(T) (T, bool)) SourceOption {
+	return func(c *sourceConfig) { c.transform = newFn }
 }
 
 // OnBadRecord says what the source does with a record it cannot decode
@@ -49,10 +64,18 @@ func FromSource[T any](env *Environment, name string, src connector.Source[T], w
 	n := newNode[T](env, "Source: "+name)
 	n.UnionLists = []string{ops.EnumeratorList}
 	wm := ws.internal()
+	var transform func() func(T) (T, bool)
+	if cfg.transform != nil {
+		var ok bool
+		if transform, ok = cfg.transform.(func() func(T) (T, bool)); !ok {
+			env.fail(fmt.Errorf("eddy: source %s: TransformInSource of another type than its records (%T)", name, cfg.transform))
+		}
+	}
 	hosts := &ops.EnumeratorHosts{}
 	n.Source = func(ctx *runtime.Context, outs map[string]any) (runtime.SourceDriver, error) {
 		sc := ops.SourceConfig[T]{Watermarks: wm, BatchSize: env.cfg.BatchSize, BadRecords: ops.BadRecordPolicy(cfg.badRecords),
-			BadRecordHint: " (to keep bad records aside and go on, give the source eddy.OnBadRecord(eddy.DeadLetterBadRecords) and read eddy.DeadLetters of it)"}
+			BadRecordHint: " (to keep bad records aside and go on, give the source eddy.OnBadRecord(eddy.DeadLetterBadRecords) and read eddy.DeadLetters of it)",
+			NewTransform:  transform}
 		return ops.NewSourceDriver(ctx, src, hosts, sc, outs)
 	}
 	mode := derivedMode[T](changelog.InsertOnly)

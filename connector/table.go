@@ -128,3 +128,14 @@ type ProjectableSource interface {
 	// returns false if the source cannot project so.
 	ProjectFields(paths [][]int) (Source[TableRecord], bool)
 }
+
+// TransientRowSource is implemented by sources of tables that can write
+// each row into memory they reuse for the next one. The planner asks for
+// such a source when whatever reads its rows copies what it keeps of a row
+// before the source writes the next: a projection that runs in the source
+// operator (eddy.TransformInSource). A source returned by ProjectFields may
+// implement it too.
+type TransientRowSource interface {
+	// TransientRows returns the source writing its rows so.
+	TransientRows() Source[TableRecord]
+}

@@ -119,6 +119,9 @@ type tableWriter struct {
 	// nested are the types of the event rows written whole, each with a
 	// writer of its own.
 	nested []*types.RowType
+	// transient writes every row into the memory of the one before (see
+	// connector.TransientRowSource).
+	transient bool
 }
 
 // newTableWriter checks the columns of t against the events' fields and
@@ -193,6 +196,9 @@ func (tw *tableWriter) addColumn(f types.Field, out int) error {
 // picker returns a picker that emits the row of every event.
 func (tw *tableWriter) picker() Picker[connector.TableRecord] {
 	arena := types.NewArena(0)
+	if tw.transient {
+		arena = types.NewScratchArena()
+	}
 	w := types.NewRowWriter(tw.rt, arena)
 	nested := make([]*types.RowWriter, len(tw.nested))
 	for k, nt := range tw.nested {
@@ -213,14 +219,23 @@ func newTableSource(cfg Config, t *connector.Table) (connector.Source[connector.
 	if err != nil {
 		return nil, err
 	}
-	return &tableSource{Source: NewSource(cfg, SourceOptions[connector.TableRecord]{NewPicker: tw.picker}), cfg: cfg, t: t}, nil
+	return &tableSource{Source: NewSource(cfg, SourceOptions[connector.TableRecord]{NewPicker: tw.picker}), cfg: cfg, t: t, tw: tw}, nil
 }
 
-// tableSource is the source of a "nexmark" table; it can project.
+// tableSource is the source of a "nexmark" table; it can project, and
+// write its rows into reused memory.
 type tableSource struct {
 	connector.Source[connector.TableRecord]
 	cfg Config
 	t   *connector.Table
+	tw  *tableWriter
+}
+
+// TransientRows implements connector.TransientRowSource.
+func (s *tableSource) TransientRows() connector.Source[connector.TableRecord] {
+	tw := *s.tw
+	tw.transient = true
+	return &tableSource{Source: NewSource(s.cfg, SourceOptions[connector.TableRecord]{NewPicker: tw.picker}), cfg: s.cfg, t: s.t, tw: &tw}
 }
 
 // ProjectFields implements connector.ProjectableSource: the rows hold the
@@ -262,5 +277,5 @@ func (s *tableSource) ProjectFields(paths [][]int) (connector.Source[connector.T
 		})
 	}
 	tw.rt = types.MustRowType(fs...)
-	return NewSource(s.cfg, SourceOptions[connector.TableRecord]{NewPicker: tw.picker}), true
+	return &tableSource{Source: NewSource(s.cfg, SourceOptions[connector.TableRecord]{NewPicker: tw.picker}), cfg: s.cfg, t: s.t, tw: tw}, true
 }

@@ -36,6 +36,10 @@ type SourceConfig[T any] struct {
 	// BadRecordHint is appended to the error of a bad record that fails the
 	// job: how to keep bad records aside instead.
 	BadRecordHint string
+	// NewTransform, when set, makes the function each subtask applies to
+	// its records after the watermark generator has seen them: the record
+	// it returns is emitted in their place, none if it returns false.
+	NewTransform func() func(T) (T, bool)
 }
 
 // splitOutput is the output of one split: its watermark generator and the
@@ -70,6 +74,12 @@ func (s *splitOutput[T]) emit(v T, ts int64) {
 	if s.gen != nil {
 		s.gen.OnEvent(v, ts)
 	}
+	if tr := s.o.transform; tr != nil {
+		var ok bool
+		if v, ok = tr(v); !ok {
+			return
+		}
+	}
 	b := s.o.batch
 	b.Data = append(b.Data, v)
 	b.TS = append(b.TS, ts)
@@ -94,6 +104,8 @@ type sourceOutput[T any] struct {
 	metrics  *runtime.OperatorMetrics
 	policy   BadRecordPolicy
 	hint     string
+	// transform is the subtask's SourceConfig.NewTransform function.
+	transform func(T) (T, bool)
 	// before reports a -U for records that carry a change kind: Room
 	// leaves space for the +U after it, so that an update is read into one
 	// batch.
@@ -204,6 +216,9 @@ func NewSourceDriver[T any](ctx *runtime.Context, src connector.Source[T], hosts
 	}
 	if o, ok := outs[DeadLetterTag]; ok {
 		d.so.dead = NewEmitter(o.(runtime.Input[connector.DeadLetter]))
+	}
+	if cfg.NewTransform != nil {
+		d.so.transform = cfg.NewTransform()
 	}
 	if rs := ctx.Restored; rs != nil {
 		var splits []connector.Split

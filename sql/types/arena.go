@@ -12,7 +12,15 @@ type Arena struct {
 	buf   []byte // the current chunk; len is the part handed out
 	chunk int
 	total int64
+	// scratch makes every alloc hand out the start of buf again.
+	scratch bool
 }
+
+// NewScratchArena returns an arena that hands out the same memory for
+// every row: a row finished in it is valid only until the next one is.
+// It is for rows that are read, and copied if kept, before the next one is
+// written, such as those a source hands to a projection that runs in it.
+func NewScratchArena() *Arena { return &Arena{scratch: true} }
 
 // NewArena returns an arena of chunks of chunkSize bytes (DefaultArenaChunk
 // if chunkSize <= 0). A row larger than a chunk gets a chunk of its own.
@@ -25,6 +33,13 @@ func NewArena(chunkSize int) *Arena {
 
 // alloc returns n bytes of the arena, never handed out before.
 func (a *Arena) alloc(n int) []byte {
+	if a.scratch {
+		if cap(a.buf) < n {
+			a.buf = make([]byte, 0, max(2*n, 256))
+		}
+		a.total += int64(n)
+		return a.buf[:n:n]
+	}
 	if cap(a.buf)-len(a.buf) < n {
 		size := a.chunk
 		if n > size/4 {

@@ -174,14 +174,19 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		c = c.fused(in)
 	}
 	c = c.pushProjection(b)
+	if err := c.compiles(); err != nil {
+		return nil, err
+	}
+	if scan, ok := c.Input.(*ScanRel); ok && scan.mode == changelog.InsertOnly && b.reads[scan.Table.Name] == 1 {
+		// The only reader of an insert-only table runs in its source; a
+		// projection copies what it keeps of the source's rows.
+		return scan.open(b, !c.identity(), []eddy.SourceOption{eddy.TransformInSource(c.newTransform)})
+	}
 	s, err := b.stream(c.Input)
 	if err != nil {
 		return nil, err
 	}
 	if c.Cond != nil {
-		if _, err := expr.Compile(c.Cond); err != nil {
-			return nil, err
-		}
 		cond := c.Cond
 		s = eddy.FilterRowsEach(s, func() func(types.Row) bool {
 			ev, _ := expr.Compile(cond)
@@ -195,14 +200,52 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if c.identity() {
 		return s, nil
 	}
-	if _, err := newProjector(c.rt, c.Projs); err != nil {
-		return nil, err
-	}
 	rt, projs := c.rt, c.Projs
 	return eddy.MapRowsEach(s, func() func(types.Row) types.Row {
 		p, _ := newProjector(rt, projs)
 		return p.project
 	}), nil
+}
+
+// compiles reports the error of the condition or a projection that does
+// not compile, before they are compiled per subtask.
+func (c *CalcRel) compiles() error {
+	if c.Cond != nil {
+		if _, err := expr.Compile(c.Cond); err != nil {
+			return err
+		}
+	}
+	_, err := newProjector(c.rt, c.Projs)
+	return err
+}
+
+// newTransform returns a subtask's function of the Calc over insert-only
+// records: the projected row of a record that passes the condition.
+func (c *CalcRel) newTransform() func(Rec) (Rec, bool) {
+	var cond func(types.Row) (bool, bool)
+	if c.Cond != nil {
+		ev, _ := expr.Compile(c.Cond)
+		cond = ev.Bool
+	}
+	if c.identity() {
+		return func(r Rec) (Rec, bool) {
+			if cond == nil {
+				return r, true
+			}
+			v, null := cond(r.Row)
+			return r, v && !null
+		}
+	}
+	p, _ := newProjector(c.rt, c.Projs)
+	return func(r Rec) (Rec, bool) {
+		if cond != nil {
+			if v, null := cond(r.Row); !v || null {
+				return r, false
+			}
+		}
+		r.Row = p.project(r.Row)
+		return r, true
+	}
 }
 
 // projector writes the row of a projection.

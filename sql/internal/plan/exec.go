@@ -167,6 +167,10 @@ func (s *Script) Build(env *eddy.Environment) error {
 	}
 	b := newBuilder(env, s.Cat)
 	for _, r := range s.Inserts {
+		b.countReads([]Rel{r})
+	}
+	b.countReads(s.Queries)
+	for _, r := range s.Inserts {
 		if _, err := b.stream(r); err != nil {
 			return err
 		}

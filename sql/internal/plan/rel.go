@@ -42,10 +42,29 @@ type builder struct {
 	cat   *Catalog
 	built map[Rel]*eddy.Stream[Rec]
 	scans map[string]*eddy.Stream[Rec]
+	// reads counts the scans of each table in the plans being built (see
+	// countReads); a table read once may run a Calc in its source.
+	reads map[string]int
 }
 
 func newBuilder(env *eddy.Environment, cat *Catalog) *builder {
-	return &builder{env: env, cat: cat, built: map[Rel]*eddy.Stream[Rec]{}, scans: map[string]*eddy.Stream[Rec]{}}
+	return &builder{env: env, cat: cat, built: map[Rel]*eddy.Stream[Rec]{}, scans: map[string]*eddy.Stream[Rec]{}, reads: map[string]int{}}
+}
+
+// countReads counts the scans of each table under the roots.
+func (b *builder) countReads(roots []Rel) {
+	var walk func(r Rel)
+	walk = func(r Rel) {
+		if s, ok := r.(*ScanRel); ok {
+			b.reads[s.Table.Name]++
+		}
+		for _, in := range r.Inputs() {
+			walk(in)
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
 }
 
 // stream builds r, once.

@@ -138,6 +138,17 @@ func (s *ScanRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if st, ok := b.scans[key]; ok {
 		return st, nil
 	}
+	st, err := s.open(b, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	b.scans[key] = st
+	return st, nil
+}
+
+// open adds the table's source, with opts, to the job; transient asks for
+// rows in reused memory (connector.TransientRowSource) where the source can.
+func (s *ScanRel) open(b *builder, transient bool, opts []eddy.SourceOption) (*eddy.Stream[Rec], error) {
 	src, err := connector.OpenTableSource(b.cat.Connectors, s.Table.Connector, s.Table.connectorOptions(), s.ct)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", s.Table.Name, err)
@@ -150,15 +161,16 @@ func (s *ScanRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		}
 		src = narrow
 	}
+	if ts, ok := src.(connector.TransientRowSource); ok && transient {
+		src = ts.TransientRows()
+	}
 	ws, err := s.watermarks(b)
 	if err != nil {
 		return nil, err
 	}
 	// The stream carries the kinds the planner derived for the table, not
 	// all four that a source of changes may carry.
-	st := eddy.AsChangelog(eddy.FromSource(b.env, s.Table.Name, src, ws), s.mode)
-	b.scans[key] = st
-	return st, nil
+	return eddy.AsChangelog(eddy.FromSource(b.env, s.Table.Name, src, ws, opts...), s.mode), nil
 }
 
 // watermarks returns the watermark strategy of the scan: records are
