@@ -110,6 +110,9 @@ func (q *queryPlanner) windowArgs(c *parser.FuncCall) (string, []string, map[str
 
 // tableFunction plans TABLE(TUMBLE(...)), HOP, CUMULATE and SESSION.
 func (q *queryPlanner) tableFunction(n *parser.TableFunction, outer *scope) (Rel, *scope, error) {
+	if isTriest(n.Call) {
+		return q.triest(n, outer) // triest.go
+	}
 	name, _, args, err := q.windowArgs(n.Call)
 	if err != nil {
 		return nil, nil, err
