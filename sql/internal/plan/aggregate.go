@@ -203,6 +203,9 @@ func (q *queryPlanner) aggregate(n *parser.Select, in Rel, sc *scope, cond expr.
 	if w, ok := windowOf(in, groups); ok {
 		return q.windowAggregate(n, w, groups, groupNames, g, cond, items, names, having)
 	}
+	if err := q.refuseLateRows(n); err != nil { // late.go
+		return nil, err
+	}
 	// The pre-projection: the grouping expressions, then the calls'
 	// arguments and filters.
 	pre := append([]expr.Expr{}, groups...)

@@ -336,6 +336,9 @@ func (q *queryPlanner) selectRel(n *parser.Select, outer *scope) (Rel, error) {
 	if len(n.GroupBy) > 0 || n.Having != nil || hasAggregate(n) {
 		return q.aggregate(n, in, sc, cond)
 	}
+	if err := q.refuseLateRows(n); err != nil { // late.go
+		return nil, err
+	}
 	if hasOver(n) {
 		return q.over(n, in, sc, cond)
 	}

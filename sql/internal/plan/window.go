@@ -359,6 +359,10 @@ func (q *queryPlanner) windowAggregate(n *parser.Select, w *WindowTVFRel, groups
 		return nil, q.errorf(n.Pos, "a WHERE on the window's columns is not supported; filter the aggregated rows with HAVING")
 	}
 	preCalc := newCalc(w.Input, pre, uniqueNames(preNames), cond)
+	late, preCalc, err := q.lateRows(n, preCalc) // late.go
+	if err != nil {
+		return nil, err
+	}
 	fn, err := newSQLAgg(g.calls, preCalc.Schema(), false)
 	if err != nil {
 		return nil, q.errorf(n.Pos, "%v", err)
@@ -370,7 +374,7 @@ func (q *queryPlanner) windowAggregate(n *parser.Select, w *WindowTVFRel, groups
 	for i, c := range g.calls {
 		fs = append(fs, types.F(fmt.Sprintf("EXPR$%d", i), c.T))
 	}
-	wa := &WindowAggregateRel{Input: preCalc, TVF: w, Keys: keys, Bounds: bounds, KeyIdx: keyIdx, Calls: g.calls, fn: fn,
+	wa := &WindowAggregateRel{Input: preCalc, TVF: w, Keys: keys, Bounds: bounds, KeyIdx: keyIdx, Calls: g.calls, fn: fn, late: late,
 		rt: types.MustRowType(dedupNames(fs)...)}
 	return newCalc(wa, items, uniqueNames(names), having), nil
 }
@@ -387,6 +391,7 @@ type WindowAggregateRel struct {
 	Calls  []*aggCall
 	fn     *sqlAgg
 	rt     *types.RowType
+	late   *lateRows // where late rows go (LATE_ROWS), nil to drop them
 }
 
 func (r *WindowAggregateRel) Schema() *types.RowType { return r.rt }
@@ -403,7 +408,11 @@ func (r *WindowAggregateRel) Describe() string {
 		calls[i] = c.text
 	}
 	keys := r.Input.Schema().Names()[:r.Keys]
-	return fmt.Sprintf("WindowAggregate(groupBy=[%s], window=[%s(%s)], select=[%s])", strings.Join(keys, ", "), r.TVF.Kind, r.TVF.args, strings.Join(calls, ", "))
+	late := ""
+	if r.late != nil {
+		late = ", " + r.late.String()
+	}
+	return fmt.Sprintf("WindowAggregate(groupBy=[%s], window=[%s(%s)], select=[%s]%s)", strings.Join(keys, ", "), r.TVF.Kind, r.TVF.args, strings.Join(calls, ", "), late)
 }
 
 func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
@@ -413,7 +422,16 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	keyEnc := types.NewKeyEncoder(r.Input.Schema(), seq(r.Keys)...)
 	keyed := eddy.KeyBy(s, func(c Rec) string { return keyEnc.Key(c.Row) })
-	out := eddy.Aggregate[string, Rec, Acc, string](eddy.Window(keyed, r.TVF.Assigner), recAgg{r.fn})
+	ws := eddy.Window(keyed, r.TVF.Assigner)
+	if r.late != nil {
+		ws = ws.SideOutputLateData(r.late.tag())
+	}
+	out := eddy.Aggregate[string, Rec, Acc, string](ws, recAgg{r.fn})
+	if r.late != nil {
+		if err := r.late.build(b, out); err != nil {
+			return nil, err
+		}
+	}
 	kt, rt, fn := keyEnc.KeyType(), r.rt, r.fn
 	resEnc := types.NewKeyEncoder(fn.rt, seq(fn.rt.Len())...)
 	bounds, keyIdx, nGroups := r.Bounds, r.KeyIdx, len(r.Bounds)
