@@ -80,6 +80,17 @@ func (s *Stream[T]) Parallelism(n int) *Stream[T] {
 	return s
 }
 
+// Subtasks returns the number of parallel subtasks of the operator that
+// produces s: the parallelism set on it (by Parallelism, or by the
+// transformation, as FromSlice of changes runs in one subtask and MapRows
+// with its input's), or else the environment's default.
+func (s *Stream[T]) Subtasks() int {
+	if s.node.Parallelism > 0 {
+		return s.node.Parallelism
+	}
+	return s.env.cfg.Parallelism
+}
+
 // DisableChaining keeps the operator that produces the stream in subtasks
 // of its own.
 func (s *Stream[T]) DisableChaining() *Stream[T] {

@@ -38,6 +38,13 @@ func WithConnectors(reg *connector.Registry) Option {
 	return func(s *Session) { s.s.Cat.Connectors = reg }
 }
 
+// WithParallelism sets the parallelism of the session's jobs where no SET
+// 'parallelism.default' gives one (without it, eddy's default, 1). EXPLAIN
+// shows the parallelism each operator then runs with.
+func WithParallelism(n int) Option {
+	return func(s *Session) { s.s.Parallelism = n }
+}
+
 // NewSession returns a session with an empty catalog. Its connectors are
 // those registered in connector.Default (import
 // github.com/eddystream/eddy/connectors/all for the built-in ones).
@@ -79,6 +86,13 @@ func (s *Session) Execute(script string) ([]Result, error) {
 // job: sources read by several statements are read once.
 func (s *Session) Build(env *eddy.Environment) error {
 	return s.s.Build(env)
+}
+
+// Parallelism returns the parallelism of the session's jobs: SET
+// 'parallelism.default' if the session set it, else WithParallelism's, else
+// 1. A setting that is not a positive integer is an error.
+func (s *Session) Parallelism() (int, error) {
+	return s.s.DefaultParallelism()
 }
 
 // Settings returns the options of SET statements.

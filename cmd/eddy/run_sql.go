@@ -24,7 +24,7 @@ func runSQL(cmd *cobra.Command, file string, parallelism int, opts []eddy.Option
 	if err != nil {
 		return fmt.Errorf("read %s: %w", file, err)
 	}
-	s := sql.NewSession()
+	s := sql.NewSession(sql.WithParallelism(parallelism))
 	results, err := s.Execute(string(src))
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)

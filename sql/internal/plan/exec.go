@@ -27,6 +27,10 @@ type Script struct {
 	// Queries are the bare SELECTs of the script, whose rows the job
 	// prints.
 	Queries []Rel
+	// Parallelism is the default parallelism of the environment the
+	// script's jobs run on (0: eddy's default, 1), which SET
+	// 'parallelism.default' overrides. EXPLAIN shows what it gives.
+	Parallelism int
 }
 
 // Exec runs the statements of src: DDL changes the catalog, INSERTs are
@@ -151,10 +155,14 @@ func (s *Script) explain(src string, st *parser.Explain) (string, error) {
 	default:
 		return "", parser.ErrorAt(src, st.Statement.Position(), "EXPLAIN takes a query, an INSERT or a statement set")
 	}
+	par, err := s.parallelisms(roots)
+	if err != nil {
+		return "", parser.ErrorAt(src, st.Pos, "EXPLAIN: "+err.Error())
+	}
 	var b strings.Builder
 	b.WriteString("== Physical Plan ==\n")
 	for _, r := range roots {
-		b.WriteString(Explain(r))
+		b.WriteString(Explain(r, par))
 	}
 	return b.String(), nil
 }

@@ -81,13 +81,18 @@ func (b *builder) stream(r Rel) (*eddy.Stream[Rec], error) {
 }
 
 // Explain renders the plan rooted at r as an indented tree, one operator a
-// line with its changelog mode.
-func Explain(r Rel) string {
+// line with its changelog mode and, when par holds the operator, the
+// number of parallel subtasks it runs with (see Script.parallelisms).
+func Explain(r Rel, par map[Rel]int) string {
 	var sb strings.Builder
 	var walk func(r Rel, depth int)
 	walk = func(r Rel, depth int) {
 		p := r.Props()
-		fmt.Fprintf(&sb, "%s%s, changelogMode=%s\n", strings.Repeat("   ", depth)+"+- ", r.Describe(), modeString(p.Mode))
+		fmt.Fprintf(&sb, "%s%s, changelogMode=%s", strings.Repeat("   ", depth)+"+- ", r.Describe(), modeString(p.Mode))
+		if n, ok := par[r]; ok {
+			fmt.Fprintf(&sb, ", parallelism=%d", n)
+		}
+		sb.WriteByte('\n')
 		for _, in := range r.Inputs() {
 			walk(in, depth+1)
 		}
