@@ -62,10 +62,3 @@ func walkCalls(e parser.Expr, fn func(*parser.FuncCall)) {
 		return true
 	})
 }
-
-// overAggregate plans a SELECT with aggregates OVER windows (SUM(x) OVER
-// (PARTITION BY ... ORDER BY ... ROWS|RANGE ...)); over (over.go) calls it
-// for every OVER call but ROW_NUMBER.
-func (q *queryPlanner) overAggregate(n *parser.Select, in Rel, sc *scope, cond any) (Rel, error) {
-	return nil, q.errorf(n.Pos, "OVER aggregates are not supported yet")
-}
