@@ -18,9 +18,11 @@ import (
 	"fmt"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/sql/internal/expr"
 	"github.com/eddystream/eddy/sql/internal/plan"
+	"github.com/eddystream/eddy/sql/types"
 )
 
 // Session holds the catalog of a SQL session (tables, views, functions,
@@ -43,6 +45,26 @@ func WithConnectors(reg *connector.Registry) Option {
 // shows the parallelism each operator then runs with.
 func WithParallelism(n int) Option {
 	return func(s *Session) { s.s.Parallelism = n }
+}
+
+// QuerySink receives the changes of a bare query's result: each change's
+// kind and row, a row of the query's schema that is valid only during the
+// call (read its fields with types.AppendText or copy it with Clone). An
+// error fails the job.
+type QuerySink func(kind changelog.Kind, row types.Row) error
+
+// WithQueryOutput makes Build hand the changes of each bare query to the
+// sink newSink returns for it, instead of printing them: query is the
+// query's index among those Build runs and schema its result's columns.
+// The sink runs in the subtasks of the query's last operator, concurrently
+// when it has several; each subtask's changes come in order.
+func WithQueryOutput(newSink func(query int, schema *types.RowType) QuerySink) Option {
+	return func(s *Session) {
+		s.s.QueryOutput = func(i int, rt *types.RowType) func(plan.Rec) error {
+			sink := newSink(i, rt)
+			return func(c plan.Rec) error { return sink(c.Kind, c.Row) }
+		}
+	}
 }
 
 // NewSession returns a session with an empty catalog. Its connectors are
@@ -86,6 +108,20 @@ func (s *Session) Execute(script string) ([]Result, error) {
 // job: sources read by several statements are read once.
 func (s *Session) Build(env *eddy.Environment) error {
 	return s.s.Build(env)
+}
+
+// Pending returns the number of INSERT INTO statements (counting each of a
+// statement set) and of bare queries planned since the session was made or
+// last discarded: what Build would run.
+func (s *Session) Pending() (inserts, queries int) {
+	return len(s.s.Inserts), len(s.s.Queries)
+}
+
+// Discard forgets the planned INSERTs and queries and keeps the catalog
+// and settings, so that the next Build runs only what is planned after it,
+// as a client that runs every statement as a job of its own does.
+func (s *Session) Discard() {
+	s.s.Inserts, s.s.Queries = nil, nil
 }
 
 // Parallelism returns the parallelism of the session's jobs: SET

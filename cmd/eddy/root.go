@@ -15,7 +15,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newDemoCmd(), newSavepointCmd(), newVersionCmd())
-	root.AddCommand(newNexmarkCmd(), newRunCmd())
+	root.AddCommand(newNexmarkCmd(), newRunCmd(), newSQLCmd())
 	return root
 }
 

@@ -31,6 +31,9 @@ type Script struct {
 	// script's jobs run on (0: eddy's default, 1), which SET
 	// 'parallelism.default' overrides. EXPLAIN shows what it gives.
 	Parallelism int
+	// QueryOutput, if set, makes the sink of the i-th bare query of
+	// Build, whose rows are of type rt; nil prints the changes.
+	QueryOutput func(i int, rt *types.RowType) func(Rec) error
 }
 
 // Exec runs the statements of src: DDL changes the catalog, INSERTs are
@@ -183,16 +186,20 @@ func (s *Script) Build(env *eddy.Environment) error {
 			return err
 		}
 	}
-	for _, r := range s.Queries {
+	for i, r := range s.Queries {
 		st, err := b.stream(r)
 		if err != nil {
 			return err
 		}
 		rt := r.Schema()
-		eddy.SinkTo(st, func(c Rec) error {
+		out := func(c Rec) error {
 			fmt.Println(types.FormatChange(c.Kind, rt, c.Row))
 			return nil
-		})
+		}
+		if s.QueryOutput != nil {
+			out = s.QueryOutput(i, rt)
+		}
+		eddy.SinkTo(st, out)
 	}
 	return nil
 }
