@@ -33,9 +33,9 @@ type sqlJob struct {
 	env      *eddy.Environment
 	// background is set for an INSERT that runs while the client goes on.
 	background bool
-	cancel   context.CancelFunc
-	start    time.Time
-	done     chan struct{}
+	cancel     context.CancelFunc
+	start      time.Time
+	done       chan struct{}
 
 	mu     sync.Mutex
 	status string
