@@ -33,6 +33,7 @@ type nexmarkOptions struct {
 	outputFile   string
 	dir          string
 	sideInput    string
+	sqlDir       string
 }
 
 func newNexmarkCmd() *cobra.Command {
@@ -51,10 +52,17 @@ ceiling of every query. Results go to a blackhole sink unless --output jsonl
 writes them to --output-file; "rows" counts the records that reached the
 blackhole sink. q10 writes CSV files under --dir (a temporary
 directory, removed afterwards, by default); q13 reads its side input from
---side-input (written to a temporary file by default).`,
+--side-input (written to a temporary file by default).
+
+--sql-dir names a copy of the Nexmark reference's SQL files (the folder
+nexmark-flink/src/main/resources/queries of github.com/nexmark/nexmark): each
+query then runs a second time as its reference SQL file, variables substituted
+as the reference's runner does, over the same events, and the table gives the
+SQL run's events/s per core as a share of the Go API's.`,
 		Example: `  eddy nexmark --query q5 --events 10000000 --parallelism 2
   eddy nexmark --query all --events 1000000 --tps 100000
   eddy nexmark --query q7 --events 100000 --output jsonl --output-file q7.jsonl
+  eddy nexmark --query q0,q1,q2 --events 2000000 --parallelism 1 --sql-dir nexmark/nexmark-flink/src/main/resources/queries
   eddy nexmark generate --events 1000 --out events.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -71,6 +79,7 @@ directory, removed afterwards, by default); q13 reads its side input from
 	f.StringVar(&o.output, "output", "blackhole", `where results go: "blackhole" or "jsonl"`)
 	f.StringVar(&o.outputFile, "output-file", "", `file the jsonl output is written to; with several queries, the query's name is inserted before the extension`)
 	f.StringVar(&o.dir, "dir", "", "directory q10 writes its files under (default: a temporary directory, removed afterwards)")
+	f.StringVar(&o.sqlDir, "sql-dir", "", "also run each query as the Nexmark reference's SQL file in this directory (a copy of nexmark-flink/src/main/resources/queries), and compare")
 	f.StringVar(&o.sideInput, "side-input", "", "q13's side input file of key,value rows (default: a temporary file of 10 000 rows)")
 	cmd.AddCommand(newNexmarkGenerateCmd())
 	return cmd
@@ -84,6 +93,9 @@ type nexmarkResult struct {
 	cpu    time.Duration
 	// rows counts the records that reached blackhole sinks.
 	rows int64
+	// of is, for a run of the reference's SQL, the run of the Go API's
+	// version of its query.
+	of *nexmarkResult
 }
 
 func (r nexmarkResult) cores() float64 { return r.cpu.Seconds() / r.wall.Seconds() }
@@ -187,10 +199,26 @@ func runNexmark(ctx context.Context, stdout, stderr io.Writer, o nexmarkOptions)
 		if err != nil {
 			return err
 		}
-		results = append(results, r)
-		if len(names) > 1 {
-			fmt.Fprintf(stderr, "%-4s %6.2fs %5.2f cores %12s events/s %12s events/s/core\n",
-				r.name, r.wall.Seconds(), r.cores(), humanRate(r.rate()), humanRate(r.perCore()))
+		runs := []nexmarkResult{r}
+		if o.sqlDir != "" && name != "gen" {
+			backend := eddy.HeapState()
+			if o.state == "pebble" {
+				backend = eddy.PebbleState(filepath.Join(tmp, "state-"+name+"-sql"), o.memoryBudget)
+			}
+			os.RemoveAll(filepath.Join(tmp, "q10"))
+			s, err := runNexmarkSQL(ctx, name, o.sqlDir, tmp, o, backend)
+			if err != nil {
+				return err
+			}
+			s.of = &runs[0]
+			runs = append(runs, s)
+		}
+		for _, r := range runs {
+			results = append(results, r)
+			if len(names) > 1 {
+				fmt.Fprintf(stderr, "%-7s %6.2fs %5.2f cores %12s events/s %12s events/s/core\n",
+					r.name, r.wall.Seconds(), r.cores(), humanRate(r.rate()), humanRate(r.perCore()))
+			}
 		}
 		os.RemoveAll(filepath.Join(tmp, "q10"))
 	}
@@ -244,10 +272,25 @@ func processCPU() time.Duration {
 
 func printNexmarkTable(w io.Writer, results []nexmarkResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "query\tevents\twall s\tcores\tevents/s\tevents/s/core\trows\t")
+	sqlRuns := false
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%s\t%s\t%d\t\n", r.name, r.events, r.wall.Seconds(), r.cores(),
+		sqlRuns = sqlRuns || r.of != nil
+	}
+	head := "query\tevents\twall s\tcores\tevents/s\tevents/s/core\trows\t"
+	if sqlRuns {
+		head += "per core vs Go\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%s\t%s\t%d\t", r.name, r.events, r.wall.Seconds(), r.cores(),
 			humanRate(r.rate()), humanRate(r.perCore()), r.rows)
+		switch {
+		case r.of != nil && r.of.perCore() > 0:
+			fmt.Fprintf(tw, "%.0f%%\t", 100*r.perCore()/r.of.perCore())
+		case sqlRuns:
+			fmt.Fprint(tw, "\t")
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }
