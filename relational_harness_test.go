@@ -173,8 +173,12 @@ func runRelational[O any](t *testing.T, r relRun, build func(env *eddy.Environme
 		}
 		if len(env.CheckpointStats()) == 0 {
 			// Hold the input back until a checkpoint has completed, so
-			// that the failure restores one whatever the machine's speed.
-			time.Sleep(2 * time.Millisecond)
+			// that the failure restores one whatever the machine's speed:
+			// each record waits, letting the barriers through between
+			// records, long enough that the rest of the input (a thousand
+			// records or more) spans many seconds of checkpointing even
+			// on a loaded machine.
+			time.Sleep(20 * time.Millisecond)
 			return
 		}
 		failed.Store(true)
