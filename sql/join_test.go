@@ -325,6 +325,29 @@ func bruteJoin(ls, rs []testRow, kind eddy.JoinKind, on func(l, r testRow) bool)
 	return out
 }
 
+// replaceSuffix returns rows with suffix old replaced by new.
+func replaceSuffix(rows []string, old, new string) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		if strings.HasSuffix(r, old) {
+			r = strings.TrimSuffix(r, old) + new
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// keepSuffix returns the rows that end with suffix.
+func keepSuffix(rows []string, suffix string) []string {
+	var out []string
+	for _, r := range rows {
+		if strings.HasSuffix(r, suffix) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 const joinTablesDDL = `
 CREATE TABLE L (id BIGINT, k BIGINT, s STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
   WITH ('connector' = 'rows', 'id' = 'L');
@@ -352,13 +375,23 @@ func TestRegularJoins(t *testing.T) {
 		{"comma", "SELECT L.id, L.k, R.id, R.k FROM L, R WHERE R.k = L.k AND R.id > 10 AND L.s <> R.s",
 			bruteJoin(ls, rs, eddy.InnerJoin, func(l, r testRow) bool { return r.id > 10 })},
 		{"using", "SELECT L.id, k, R.id, k FROM (SELECT id, k FROM L) L JOIN (SELECT id, k FROM R) R USING (k)", bruteJoin(ls, rs, eddy.InnerJoin, all)},
+		// The projection over the join runs in it, the padded side's
+		// columns NULL; a condition above the join stays a filter.
+		{"left_coalesce", "SELECT L.id, L.k, COALESCE(R.id, -1), R.k FROM L LEFT JOIN R ON L.k = R.k AND L.id < R.id",
+			replaceSuffix(bruteJoin(ls, rs, eddy.LeftJoin, idLess), "null, null]", "-1, null]")},
+		{"left_unmatched", "SELECT L.id, L.k, R.id, R.k FROM L LEFT JOIN R ON L.k = R.k AND L.id < R.id WHERE R.id IS NULL",
+			keepSuffix(bruteJoin(ls, rs, eddy.LeftJoin, idLess), "null, null]")},
+		// A view of a join read by two queries: the join runs once, with
+		// the columns both read.
+		{"view1", "SELECT lid, lk, rid, rk FROM J", bruteJoin(ls, rs, eddy.InnerJoin, all)},
+		{"view2", "SELECT lid, lk, rid, rk FROM J WHERE rs <> ls", bruteJoin(ls, rs, eddy.InnerJoin, all)},
 	}
 	for _, p := range []int{1, 2} {
 		t.Run(fmt.Sprint("p", p), func(t *testing.T) {
 			f := newRowsFactory()
 			f.tables["L"] = rowsTable{lines: rowLines(ls), mode: changelog.InsertOnly}
 			f.tables["R"] = rowsTable{lines: rowLines(rs), mode: changelog.InsertOnly}
-			script := joinTablesDDL
+			script := joinTablesDDL + "CREATE VIEW J AS SELECT L.id AS lid, L.k AS lk, R.id AS rid, R.k AS rk, L.s AS ls, R.s AS rs FROM L JOIN R ON L.k = R.k;\n"
 			for _, c := range cases {
 				script += joinSink(c.name) + fmt.Sprintf("INSERT INTO out_%s %s;\n", c.name, c.query)
 			}

@@ -7,12 +7,18 @@ import (
 )
 
 // Compile compiles e into an Eval.
-func Compile(e Expr) (*Eval, error) {
+func Compile(e Expr) (*Eval, error) { return compile(e, nil) }
+
+// compile compiles e; col, if set, compiles its column references.
+func compile(e Expr, col func(*Column) *Eval) (*Eval, error) {
 	switch e := e.(type) {
 	case *Column:
+		if col != nil {
+			return col(e), nil
+		}
 		return columnEval(e.Index, e.T), nil
 	case *Field:
-		x, err := Compile(e.X)
+		x, err := compile(e.X, col)
 		if err != nil {
 			return nil, err
 		}
@@ -20,17 +26,17 @@ func Compile(e Expr) (*Eval, error) {
 	case *Literal:
 		return constEval(e.T, e.V)
 	case *Cast:
-		x, err := Compile(e.X)
+		x, err := compile(e.X, col)
 		if err != nil {
 			return nil, err
 		}
 		return compileCast(e, x)
 	case *Case:
-		return compileCase(e)
+		return compileCase(e, col)
 	case *Call:
 		args := make([]*Eval, len(e.Args))
 		for i, a := range e.Args {
-			ev, err := Compile(a)
+			ev, err := compile(a, col)
 			if err != nil {
 				return nil, err
 			}
@@ -310,22 +316,22 @@ func intOf(v types.Value) (int64, bool) {
 }
 
 // compileCase compiles a searched CASE.
-func compileCase(c *Case) (*Eval, error) {
+func compileCase(c *Case, col func(*Column) *Eval) (*Eval, error) {
 	conds := make([]func(types.Row) (bool, bool), len(c.Whens))
 	results := make([]*Eval, len(c.Whens)+1)
 	for i, w := range c.Whens {
-		ce, err := Compile(w.Cond)
+		ce, err := compile(w.Cond, col)
 		if err != nil {
 			return nil, err
 		}
 		conds[i] = ce.Bool
-		if results[i], err = Compile(w.Result); err != nil {
+		if results[i], err = compile(w.Result, col); err != nil {
 			return nil, err
 		}
 	}
 	var err error
 	if c.Else != nil {
-		results[len(c.Whens)], err = Compile(c.Else)
+		results[len(c.Whens)], err = compile(c.Else, col)
 	} else {
 		results[len(c.Whens)], err = constEval(c.T, nil)
 	}

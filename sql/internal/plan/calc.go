@@ -177,6 +177,10 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if err := c.compiles(); err != nil {
 		return nil, err
 	}
+	c = c.prunedJoin(b)
+	if s, ok, err := c.joinProjected(b); ok {
+		return s, err
+	}
 	if scan, ok := c.Input.(*ScanRel); ok && scan.mode == changelog.InsertOnly && b.reads[scan.Table.Name] == 1 {
 		// The only reader of an insert-only table runs in its source; a
 		// projection copies what it keeps of the source's rows.

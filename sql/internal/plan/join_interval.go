@@ -215,7 +215,7 @@ func (j *IntervalJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		lkey = func(types.Row) string { return "" }
 		rkey = lkey
 	}
-	ev, err := newJoinEvals(j.rt, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
 	if err != nil {
 		return nil, err
 	}
@@ -223,11 +223,10 @@ func (j *IntervalJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	out := eddy.IntervalJoin(c, time.Duration(j.lower)*time.Millisecond, time.Duration(j.upper)*time.Millisecond, func(a, b Rec) Rec {
 		e := ev.get()
 		defer ev.put(e)
-		row := e.join(&a.Row, &b.Row)
-		if !e.test(row) {
+		if !e.test(a.Row, b.Row) {
 			return Rec{}
 		}
-		return Rec{Kind: changelog.Insert, Row: row}
+		return Rec{Kind: changelog.Insert, Row: e.join(&a.Row, &b.Row)}
 	})
 	out = eddy.Filter(out, func(r Rec) bool { return r.Row != (types.Row{}) })
 	return eddy.AsChangelog(out, changelog.InsertOnly), nil

@@ -160,6 +160,14 @@ func (j *RegularJoinRel) noKeyError(q *queryPlanner) error {
 }
 
 func (j *RegularJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	return j.buildProjected(b, nil, nil)
+}
+
+// buildProjected builds the join. With projs, its result rows are those
+// expressions (of types rt) over the joined row, written straight from each
+// pair without writing the joined row: the projection of a Calc above the
+// join.
+func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []expr.Expr) (*eddy.Stream[Rec], error) {
 	if len(j.keys) == 0 {
 		return nil, fmt.Errorf("sql: the join with %s has no equality between its inputs; join ON a.k = b.k", j.spec.rightName)
 	}
@@ -207,7 +215,10 @@ func (j *RegularJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if j.contains[1] {
 		opts = append(opts, eddy.JoinKeyContainsUniqueKey(eddy.RightSide))
 	}
-	ev, err := newJoinEvals(j.rt, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	if projs == nil {
+		rt = j.rt
+	}
+	ev, err := newJoinEvals(rt, projs, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
 	if err != nil {
 		return nil, err
 	}
@@ -216,8 +227,9 @@ func (j *RegularJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	nullKeys := kind == eddy.FullJoin && lk.nullable() && rk.nullable()
 	fn := func(a, b *types.Row) types.Row {
 		e := ev.get()
-		defer ev.put(e)
-		return e.join(a, b)
+		r := e.join(a, b)
+		ev.put(e)
+		return r
 	}
 	if len(j.residual) == 0 && !nullKeys {
 		return eddy.Join(lg, rg, kind, fn, opts...), nil
@@ -230,10 +242,20 @@ func (j *RegularJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 			return true
 		}
 		e := ev.get()
-		defer ev.put(e)
-		return e.test(e.join(&a, &b))
+		ok := e.test(a, b)
+		ev.put(e)
+		return ok
 	}
 	return eddy.JoinOn(lg, rg, kind, on, fn, opts...), nil
+}
+
+// columnsOf returns the references to every column of rt.
+func columnsOf(rt *types.RowType) []expr.Expr {
+	cols := make([]expr.Expr, rt.Len())
+	for i, f := range rt.Fields() {
+		cols[i] = &expr.Column{Index: i, Name: f.Name, T: f.Type}
+	}
+	return cols
 }
 
 // stateTTL reads SET 'table.exec.state.ttl' (0 for none).
@@ -407,34 +429,38 @@ func valueIsNull(ev *expr.Eval, r types.Row) bool {
 // by all its subtasks.
 type joinEvals struct{ pool sync.Pool }
 
-// joinEval builds the joined row of a pair and tests the rest of the join
-// condition on it.
+// joinEval builds the result row of a pair and tests the rest of the join
+// condition on it. Both are compiled over the pair of rows (expr.Pair):
+// the joined row is never written.
 type joinEval struct {
-	w          *types.RowWriter
-	lset, rset []func(types.Row, *types.RowWriter)
-	nl, nr     int
-	cond       func(types.Row) (bool, bool)
+	w    *types.RowWriter
+	pair expr.Pair
+	sets []func(types.Row, *types.RowWriter)
+	// nullL and nullR are rows of every column NULL, the padded side of
+	// an outer join's unmatched row.
+	nullL, nullR types.Row
+	cond         func(types.Row) (bool, bool)
 }
 
-func newJoinEvals(out, l, r *types.RowType, cond expr.Expr) (*joinEvals, error) {
+// newJoinEvals compiles the result rows (of type out) of projs and the
+// condition cond, both over the joined row of an l row and an r row; nil
+// projs are the joined row itself.
+func newJoinEvals(out *types.RowType, projs []expr.Expr, l, r *types.RowType, cond expr.Expr) (*joinEvals, error) {
+	if projs == nil {
+		projs = columnsOf(out)
+	}
 	mk := func() (*joinEval, error) {
-		e := &joinEval{w: types.NewRowWriter(out, types.NewArena(0)), nl: l.Len(), nr: r.Len()}
-		for i, f := range l.Fields() {
-			set, err := expr.Setter(&expr.Column{Index: i, Name: f.Name, T: f.Type}, i)
+		e := &joinEval{w: types.NewRowWriter(out, types.NewArena(0)), nullL: nullRow(l), nullR: nullRow(r)}
+		e.pair.Split = l.Len()
+		for i, p := range projs {
+			set, err := e.pair.Setter(p, i)
 			if err != nil {
 				return nil, err
 			}
-			e.lset = append(e.lset, set)
-		}
-		for i, f := range r.Fields() {
-			set, err := expr.Setter(&expr.Column{Index: i, Name: f.Name, T: f.Type}, l.Len()+i)
-			if err != nil {
-				return nil, err
-			}
-			e.rset = append(e.rset, set)
+			e.sets = append(e.sets, set)
 		}
 		if cond != nil {
-			ev, err := expr.Compile(cond)
+			ev, err := e.pair.Compile(cond)
 			if err != nil {
 				return nil, err
 			}
@@ -453,38 +479,38 @@ func newJoinEvals(out, l, r *types.RowType, cond expr.Expr) (*joinEvals, error) 
 	return evs, nil
 }
 
+// nullRow returns the row of type rt whose every column is NULL.
+func nullRow(rt *types.RowType) types.Row {
+	w := types.NewRowWriter(rt, types.NewArena(0))
+	return w.Finish()
+}
+
 func (evs *joinEvals) get() *joinEval  { return evs.pool.Get().(*joinEval) }
 func (evs *joinEvals) put(e *joinEval) { evs.pool.Put(e) }
 
-// join writes the joined row of a and b (nil for the padded side).
+// join writes the result row of a and b (nil for the padded side).
 func (e *joinEval) join(a, b *types.Row) types.Row {
-	e.w.Reset()
+	e.pair.A, e.pair.B = e.nullL, e.nullR
 	if a != nil {
-		for _, set := range e.lset {
-			set(*a, e.w)
-		}
-	} else {
-		for i := 0; i < e.nl; i++ {
-			e.w.SetNull(i)
-		}
+		e.pair.A = *a
 	}
 	if b != nil {
-		for _, set := range e.rset {
-			set(*b, e.w)
-		}
-	} else {
-		for i := 0; i < e.nr; i++ {
-			e.w.SetNull(e.nl + i)
-		}
+		e.pair.B = *b
 	}
+	for _, set := range e.sets {
+		set(types.Row{}, e.w)
+	}
+	e.pair.A, e.pair.B = types.Row{}, types.Row{}
 	return e.w.Finish()
 }
 
-// test evaluates the rest of the join condition on a joined row.
-func (e *joinEval) test(r types.Row) bool {
+// test evaluates the rest of the join condition on the pair of a and b.
+func (e *joinEval) test(a, b types.Row) bool {
 	if e.cond == nil {
 		return true
 	}
-	v, null := e.cond(r)
+	e.pair.A, e.pair.B = a, b
+	v, null := e.cond(types.Row{})
+	e.pair.A, e.pair.B = types.Row{}, types.Row{}
 	return v && !null
 }

@@ -119,8 +119,8 @@ func matchOrPad(ev *joinEvals, kind eddy.JoinKind, a types.Row, b *types.Row) ty
 	e := ev.get()
 	defer ev.put(e)
 	if b != nil {
-		if row := e.join(&a, b); e.test(row) {
-			return row
+		if e.test(a, *b) {
+			return e.join(&a, b)
 		}
 	}
 	if kind == eddy.LeftJoin {
@@ -151,7 +151,7 @@ func (j *TemporalJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		ls = lk.dropNullKeys(ls)
 	}
 	ls, rs = eddy.MapRows(ls, types.Row.Clone), eddy.MapRows(rs, types.Row.Clone)
-	ev, err := newJoinEvals(j.rt, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +267,7 @@ func (j *LookupJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		return nil, err
 	}
 	calcPool := sync.Pool{New: func() any { p, _ := newProjector(j.calc.rt, j.calc.Projs); return p }}
-	ev, err := newJoinEvals(j.rt, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
 	if err != nil {
 		return nil, err
 	}

@@ -45,13 +45,17 @@ type builder struct {
 	// reads counts the scans of each table in the plans being built (see
 	// countReads); a table read once may run a Calc in its source.
 	reads map[string]int
+	// parents counts the relations that read each relation in the plans
+	// being built (see countReads).
+	parents map[Rel]int
 }
 
 func newBuilder(env *eddy.Environment, cat *Catalog) *builder {
-	return &builder{env: env, cat: cat, built: map[Rel]*eddy.Stream[Rec]{}, scans: map[string]*eddy.Stream[Rec]{}, reads: map[string]int{}}
+	return &builder{env: env, cat: cat, built: map[Rel]*eddy.Stream[Rec]{}, scans: map[string]*eddy.Stream[Rec]{}, reads: map[string]int{}, parents: map[Rel]int{}}
 }
 
-// countReads counts the scans of each table under the roots.
+// countReads counts the scans of each table under the roots, and the
+// readers of each relation.
 func (b *builder) countReads(roots []Rel) {
 	var walk func(r Rel)
 	walk = func(r Rel) {
@@ -59,6 +63,7 @@ func (b *builder) countReads(roots []Rel) {
 			b.reads[s.Table.Name]++
 		}
 		for _, in := range r.Inputs() {
+			b.parents[in]++
 			walk(in)
 		}
 	}

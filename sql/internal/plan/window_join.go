@@ -76,7 +76,7 @@ func (j *WindowJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		rs = rk.dropNullKeys(rs)
 	}
 	ls, rs = cloneRows(eddy.AsChangelog(ls, changelog.InsertOnly)), cloneRows(eddy.AsChangelog(rs, changelog.InsertOnly))
-	ev, err := newJoinEvals(j.rt, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
 	if err != nil {
 		return nil, err
 	}
@@ -144,11 +144,10 @@ func (f *windowJoiner) OnTimer(ctx *eddy.KeyedContext[string, Rec], ts int64) er
 			if !f.match(l, r) {
 				continue
 			}
-			row := e.join(&l, &r)
-			if !e.test(row) {
+			if !e.test(l, r) {
 				continue
 			}
-			emit(row)
+			emit(e.join(&l, &r))
 			found, f.matched[i] = true, true
 		}
 		if !found && leftOuter {

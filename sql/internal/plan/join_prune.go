@@ -1,0 +1,141 @@
+package plan
+
+import (
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/sql/internal/expr"
+)
+
+// prunedJoin returns c over a regular join of only the input columns that
+// c and the join read (Flink's ProjectJoinTransposeRule): each input whose
+// other columns are not read gets a Calc of those it keeps, which a source
+// that projects then reads alone, and the join keeps narrower rows in
+// state. The input columns of unique keys are kept, so that the join's
+// input specs and ChangelogNormalize stay as they were. It returns c as it
+// is when its input is not a regular join, or a join read by others too,
+// or every column is read.
+func (c *CalcRel) prunedJoin(b *builder) *CalcRel {
+	j, ok := c.Input.(*RegularJoinRel)
+	if !ok || volatile(c.Projs) || b.parents[j] > 1 {
+		return c
+	}
+	l, r := j.spec.left, j.spec.right
+	nl, nr := l.Schema().Len(), r.Schema().Len()
+	used := make([]bool, nl+nr)
+	mark := func(e expr.Expr, shift int) {
+		expr.Walk(e, func(x expr.Expr) bool {
+			if col, ok := x.(*expr.Column); ok {
+				used[col.Index+shift] = true
+			}
+			return true
+		})
+	}
+	for _, e := range c.Projs {
+		mark(e, 0)
+	}
+	mark(c.Cond, 0)
+	mark(j.cond, 0)
+	for _, k := range j.keys {
+		mark(k.left, 0)
+		mark(k.right, nl)
+		mark(k.cond, 0)
+	}
+	for _, k := range append(uniqueKey(l), l.Props().UpsertKey...) {
+		used[k] = true
+	}
+	for _, k := range append(uniqueKey(r), r.Props().UpsertKey...) {
+		used[nl+k] = true
+	}
+	// newIndex maps a column of the joined row to its place in the pruned
+	// one, -1 if pruned.
+	newIndex := make([]int, nl+nr)
+	n := 0
+	for i, u := range used {
+		newIndex[i] = -1
+		if u {
+			newIndex[i] = n
+			n++
+		}
+	}
+	if n == nl+nr {
+		return c
+	}
+	side := func(in Rel, from, to int) Rel {
+		all := true
+		for i := from; i < to; i++ {
+			all = all && used[i]
+		}
+		if all {
+			return in
+		}
+		rt := in.Schema()
+		var projs []expr.Expr
+		var names []string
+		for i := from; i < to; i++ {
+			if used[i] {
+				f := rt.Field(i - from)
+				projs = append(projs, &expr.Column{Index: i - from, Name: f.Name, T: f.Type})
+				names = append(names, f.Name)
+			}
+		}
+		return newCalc(in, projs, names, nil)
+	}
+	nj := *j
+	sp := *j.spec
+	nj.spec = &sp
+	sp.left, sp.right = side(l, 0, nl), side(r, nl, nl+nr)
+	nlNew := sp.left.Schema().Len()
+	remap := func(e expr.Expr, shift, back int) expr.Expr {
+		if e == nil {
+			return nil
+		}
+		return expr.Rewrite(e, func(x expr.Expr) expr.Expr {
+			if col, ok := x.(*expr.Column); ok {
+				cc := *col
+				cc.Index = newIndex[col.Index+shift] - back
+				return &cc
+			}
+			return x
+		})
+	}
+	joined := func(e expr.Expr) expr.Expr { return remap(e, 0, 0) }
+	sp.conds = mapExprs(j.spec.conds, joined)
+	nj.keys = make([]equiKey, len(j.keys))
+	for i, k := range j.keys {
+		nj.keys[i] = equiKey{left: joined(k.left), right: remap(k.right, nl, nlNew), nullSafe: k.nullSafe, cond: joined(k.cond)}
+	}
+	nj.residual = mapExprs(j.residual, joined)
+	nj.cond = joined(j.cond)
+	nj.rt = joinRowType(sp.left.Schema(), sp.right.Schema(), sp.kind)
+	for s, in := range []Rel{sp.left, sp.right} {
+		nj.unique[s] = uniqueKey(in)
+		nj.contains[s] = len(nj.unique[s]) > 0 && keyContains(nj.keys, s, nj.unique[s])
+	}
+	out := *c
+	out.Input = &nj
+	out.Projs = mapExprs(c.Projs, joined)
+	out.Cond = joined(c.Cond)
+	return &out
+}
+
+func mapExprs(es []expr.Expr, f func(expr.Expr) expr.Expr) []expr.Expr {
+	if es == nil {
+		return nil
+	}
+	out := make([]expr.Expr, len(es))
+	for i, e := range es {
+		out[i] = f(e)
+	}
+	return out
+}
+
+// joinProjected builds c as part of the regular join below it, when c has
+// no condition and is the join's only reader: the join writes c's rows
+// from each pair of input rows.
+func (c *CalcRel) joinProjected(b *builder) (*eddy.Stream[Rec], bool, error) {
+	j, ok := c.Input.(*RegularJoinRel)
+	if !ok || c.Cond != nil || volatile(c.Projs) || b.parents[j] > 1 {
+		return nil, false, nil
+	}
+	s, err := j.buildProjected(b, c.rt, c.Projs)
+	return s, true, err
+}
