@@ -203,6 +203,9 @@ func (q *queryPlanner) aggregate(n *parser.Select, in Rel, sc *scope, cond expr.
 	if w, ok := windowOf(in, groups); ok {
 		return q.windowAggregate(n, w, groups, groupNames, g, cond, items, names, having)
 	}
+	if wc, ok := attachedWindows(in, groups); ok {
+		return q.attachedWindowAggregate(n, in, wc, groups, groupNames, g, cond, items, names, having) // window_attached.go
+	}
 	if err := q.refuseLateRows(n); err != nil { // late.go
 		return nil, err
 	}

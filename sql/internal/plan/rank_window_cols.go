@@ -70,11 +70,21 @@ func windowColsOf(r Rel) (windowCols, bool) {
 		_, params, _ := strings.Cut(r.args, ", ")
 		return windowCols{start: n, end: n + 1, times: []int{r.TimeCol, n + 2}, kind: r.Kind, params: params}, true
 	case *WindowAggregateRel:
-		if r.TVF.Assigner.IsProcessingTime() {
+		w := windowCols{start: -1, end: -1}
+		switch {
+		case r.attached != nil:
+			w.kind, w.params = r.attached.kind, r.attached.params
+			for i, b := range r.Bounds {
+				if b < 0 && r.KeyIdx[i] == r.Keys-1 {
+					w.start = i // the window_start, the last key
+				}
+			}
+		case r.TVF.Assigner.IsProcessingTime():
 			return windowCols{}, false
+		default:
+			w.kind = r.TVF.Kind
+			_, w.params, _ = strings.Cut(r.TVF.args, ", ")
 		}
-		w := windowCols{start: -1, end: -1, kind: r.TVF.Kind}
-		_, w.params, _ = strings.Cut(r.TVF.args, ", ")
 		for i, b := range r.Bounds {
 			switch b {
 			case 0:

@@ -321,7 +321,6 @@ func (q *queryPlanner) windowAggregate(n *parser.Select, w *WindowTVFRel, groups
 		pre = append(pre, ge)
 		preNames = append(preNames, groupNames[i])
 	}
-	keys := len(pre)
 	if w.Kind == "SESSION" {
 		// A session window is per key: its PARTITION BY columns must be
 		// grouped.
@@ -338,27 +337,39 @@ func (q *queryPlanner) windowAggregate(n *parser.Select, w *WindowTVFRel, groups
 		}
 	}
 	for i, c := range g.calls {
-		if g.args[i] != nil {
-			if readsWindow(g.args[i]) {
-				return nil, q.errorf(n.Pos, "%s: an aggregate of a window's columns is not supported", c.text)
-			}
-			c.Arg = len(pre)
-			pre = append(pre, g.args[i])
-			preNames = append(preNames, fmt.Sprintf("$a%d", i))
+		if g.args[i] != nil && readsWindow(g.args[i]) {
+			return nil, q.errorf(n.Pos, "%s: an aggregate of a window's columns is not supported", c.text)
 		}
-		if g.filters[i] != nil {
-			if readsWindow(g.filters[i]) {
-				return nil, q.errorf(n.Pos, "%s: a FILTER on a window's columns is not supported", c.text)
-			}
-			c.Filter = len(pre)
-			pre = append(pre, g.filters[i])
-			preNames = append(preNames, fmt.Sprintf("$f%d", i))
+		if g.filters[i] != nil && readsWindow(g.filters[i]) {
+			return nil, q.errorf(n.Pos, "%s: a FILTER on a window's columns is not supported", c.text)
 		}
 	}
 	if cond != nil && readsWindow(cond) {
 		return nil, q.errorf(n.Pos, "a WHERE on the window's columns is not supported; filter the aggregated rows with HAVING")
 	}
-	preCalc := newCalc(w.Input, pre, uniqueNames(preNames), cond)
+	wa := &WindowAggregateRel{TVF: w, Keys: len(pre), Bounds: bounds, KeyIdx: keyIdx, Calls: g.calls}
+	return q.finishWindowAggregate(n, wa, w.Input, pre, preNames, groups, groupNames, g, cond, items, names, having)
+}
+
+// finishWindowAggregate completes the window aggregation wa, whose keys
+// are pre (the key expressions over in, named preNames): its
+// pre-projection over in (the keys, then the calls' arguments and
+// filters, where WHERE cond holds), its late rows, its aggregation and the
+// select list's Calc above it.
+func (q *queryPlanner) finishWindowAggregate(n *parser.Select, wa *WindowAggregateRel, in Rel, pre []expr.Expr, preNames []string, groups []expr.Expr, groupNames []string, g *aggregation, cond expr.Expr, items []expr.Expr, names []string, having expr.Expr) (Rel, error) {
+	for i, c := range g.calls {
+		if g.args[i] != nil {
+			c.Arg = len(pre)
+			pre = append(pre, g.args[i])
+			preNames = append(preNames, fmt.Sprintf("$a%d", i))
+		}
+		if g.filters[i] != nil {
+			c.Filter = len(pre)
+			pre = append(pre, g.filters[i])
+			preNames = append(preNames, fmt.Sprintf("$f%d", i))
+		}
+	}
+	preCalc := newCalc(in, pre, uniqueNames(preNames), cond)
 	late, preCalc, err := q.lateRows(n, preCalc) // late.go
 	if err != nil {
 		return nil, err
@@ -374,8 +385,7 @@ func (q *queryPlanner) windowAggregate(n *parser.Select, w *WindowTVFRel, groups
 	for i, c := range g.calls {
 		fs = append(fs, types.F(fmt.Sprintf("EXPR$%d", i), c.T))
 	}
-	wa := &WindowAggregateRel{Input: preCalc, TVF: w, Keys: keys, Bounds: bounds, KeyIdx: keyIdx, Calls: g.calls, fn: fn, late: late,
-		rt: types.MustRowType(dedupNames(fs)...)}
+	wa.Input, wa.fn, wa.late, wa.rt = preCalc, fn, late, types.MustRowType(dedupNames(fs)...)
 	return newCalc(wa, items, uniqueNames(names), having), nil
 }
 
@@ -383,15 +393,26 @@ func (q *queryPlanner) windowAggregate(n *parser.Select, w *WindowTVFRel, groups
 // window TVF, emitting one row per key and window when the watermark
 // passes the window's end.
 type WindowAggregateRel struct {
-	Input  Rel // the pre-projection of the TVF's input: keys, arguments, filters
-	TVF    *WindowTVFRel
-	Keys   int
-	Bounds []int // per output group column: -1 a key, 0 window_start, 1 window_end, 2 window_time
-	KeyIdx []int
-	Calls  []*aggCall
-	fn     *sqlAgg
-	rt     *types.RowType
-	late   *lateRows // where late rows go (LATE_ROWS), nil to drop them
+	Input Rel // the pre-projection of the TVF's input: keys, arguments, filters
+	// TVF is the window function whose windows are aggregated; nil when
+	// the windows are those of a windowed input's rows (attached).
+	TVF *WindowTVFRel
+	// attached is, for a window aggregation over a windowed relation (a
+	// window aggregation, Top-N, deduplication or join, cascaded as in
+	// Flink), that relation's windows: each row is aggregated in the
+	// window its window_start and window_end give. The window_start is
+	// then the last key, and the window_end follows the keys in the
+	// input.
+	attached *windowCols
+	// attachedDesc is the attached windows as EXPLAIN shows them.
+	attachedDesc string
+	Keys         int
+	Bounds       []int // per output group column: -1 a key, 0 window_start, 1 window_end, 2 window_time
+	KeyIdx       []int
+	Calls        []*aggCall
+	fn           *sqlAgg
+	rt           *types.RowType
+	late         *lateRows // where late rows go (LATE_ROWS), nil to drop them
 }
 
 func (r *WindowAggregateRel) Schema() *types.RowType { return r.rt }
@@ -412,6 +433,9 @@ func (r *WindowAggregateRel) Describe() string {
 	if r.late != nil {
 		late = ", " + r.late.String()
 	}
+	if r.attached != nil {
+		return fmt.Sprintf("WindowAggregate(groupBy=[%s], window=[%s], select=[%s]%s)", strings.Join(keys[:r.Keys-1], ", "), r.attachedDesc, strings.Join(calls, ", "), late)
+	}
 	return fmt.Sprintf("WindowAggregate(groupBy=[%s], window=[%s(%s)], select=[%s]%s)", strings.Join(keys, ", "), r.TVF.Kind, r.TVF.args, strings.Join(calls, ", "), late)
 }
 
@@ -421,8 +445,25 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		return nil, err
 	}
 	keyEnc := types.NewKeyEncoder(r.Input.Schema(), seq(r.Keys)...)
+	assigner := window.Tumbling(time.Millisecond)
+	if r.TVF != nil {
+		assigner = r.TVF.Assigner
+	} else {
+		// Each row is in the window its window_end gives: timestamped at
+		// the window's last millisecond, it falls in the millisecond's
+		// window, [end - 1, end), of its key (whose last column is the
+		// window_start), which fires when the watermark passes the
+		// window, as the window's own did.
+		endCol := r.Keys
+		s = eddy.Process(s, func() eddy.ProcessFunction[Rec, Rec] {
+			return eddy.ProcessFunc[Rec, Rec](func(ctx *eddy.ProcessContext[Rec], c Rec) error {
+				ctx.EmitAt(c, c.Row.TimestampMillis(endCol)-1)
+				return nil
+			})
+		})
+	}
 	keyed := eddy.KeyBy(s, func(c Rec) string { return keyEnc.Key(c.Row) })
-	ws := eddy.Window(keyed, r.TVF.Assigner)
+	ws := eddy.Window(keyed, assigner)
 	if r.late != nil {
 		ws = ws.SideOutputLateData(r.late.tag())
 	}
