@@ -113,12 +113,12 @@ func init() {
 }
 
 // compileRegexp compiles a pattern, naming it in the error.
-func compileRegexp(p string) (*regexp.Regexp, error) {
+func compileRegexp(p string) (*matcher, error) {
 	re, err := regexp.Compile(p)
 	if err != nil {
 		return nil, fmt.Errorf("bad regular expression %q (eddy runs Go's RE2 syntax, Java's without backreferences, lookaround, possessive quantifiers and atomic groups): %w", p, err)
 	}
-	return re, nil
+	return newMatcher(re, p), nil
 }
 
 func checkRegexp(i int) func(*Call) error {
@@ -131,10 +131,10 @@ func checkRegexp(i int) func(*Call) error {
 // regexpArg returns a function giving the compiled pattern of x for a row:
 // null for NULL, ok false for a pattern that does not compile (which Flink
 // turns into NULL or FALSE), re nil for the empty pattern (REGEXP's FALSE).
-func regexpArg(c *Call, x *Eval) (func(types.Row) (re *regexp.Regexp, null, ok bool), error) {
+func regexpArg(c *Call, x *Eval) (func(types.Row) (re *matcher, null, ok bool), error) {
 	if p, null, isConst := constStringEval(x); isConst {
 		if null {
-			return func(types.Row) (*regexp.Regexp, bool, bool) { return nil, true, false }, nil
+			return func(types.Row) (*matcher, bool, bool) { return nil, true, false }, nil
 		}
 		re, err := compileRegexp(p)
 		if err != nil {
@@ -143,12 +143,12 @@ func regexpArg(c *Call, x *Eval) (func(types.Row) (re *regexp.Regexp, null, ok b
 		if p == "" && c.Name == "REGEXP" {
 			re = nil
 		}
-		return func(types.Row) (*regexp.Regexp, bool, bool) { return re, false, true }, nil
+		return func(types.Row) (*matcher, bool, bool) { return re, false, true }, nil
 	}
 	get := x.Str
 	cache := newPatternCache(compileRegexp)
 	isRegexp := c.Name == "REGEXP"
-	return func(r types.Row) (*regexp.Regexp, bool, bool) {
+	return func(r types.Row) (*matcher, bool, bool) {
 		p, null := get(r)
 		if null {
 			return nil, true, false
