@@ -35,6 +35,10 @@ type Generator struct {
 	bidExtraSpan uint64
 
 	arena arena
+
+	// skip holds a bit per EventType whose events are left out: fill sets
+	// their Type and time only (see SourceOptions.eventTypes).
+	skip uint8
 }
 
 // NewGenerator returns a generator of part part (0-based) of parts parallel
@@ -193,12 +197,24 @@ func (g *Generator) fill(e *Event, pos int64) {
 	switch {
 	case off < g.pp:
 		e.Type = PersonEvent
+		if g.skip&(1<<PersonEvent) != 0 {
+			e.Person.DateTime = ts
+			return
+		}
 		g.person(&e.Person, id, epoch, off, ts)
 	case off < g.pp+g.ap:
 		e.Type = AuctionEvent
+		if g.skip&(1<<AuctionEvent) != 0 {
+			e.Auction.DateTime = ts
+			return
+		}
 		g.auction(&e.Auction, id, epoch, off, ts, num)
 	default:
 		e.Type = BidEvent
+		if g.skip&(1<<BidEvent) != 0 {
+			e.Bid.DateTime = ts
+			return
+		}
 		g.bid(&e.Bid, id, epoch, ts)
 	}
 }

@@ -32,6 +32,12 @@ type SourceOptions[T any] struct {
 	// OnGenerated, if set, is told how many events were generated, after
 	// every batch, for progress reports.
 	OnGenerated func(n int)
+
+	// eventTypes, if not 0, holds a bit per EventType (1<<t) whose events
+	// the picker wants: the others reach it with only their Type and event
+	// time set, as the generator skips their fields (a table source with a
+	// filter on event_type).
+	eventTypes uint8
 }
 
 // NewSource returns the Nexmark sequence of cfg as a connector source. On a
@@ -97,7 +103,7 @@ func (s *source[T]) NewReader(connector.ReaderContext) (connector.Reader[T], err
 	if s.o.NewPicker == nil {
 		return nil, fmt.Errorf("nexmark source: SourceOptions.NewPicker is not set")
 	}
-	return &reader[T]{cfg: s.cfg, pick: s.o.NewPicker(), onGen: s.o.OnGenerated, buf: make([]Event, 256)}, nil
+	return &reader[T]{cfg: s.cfg, pick: s.o.NewPicker(), onGen: s.o.OnGenerated, eventTypes: s.o.eventTypes, buf: make([]Event, 256)}, nil
 }
 
 // encodeSplit encodes a split's part, number of parts and position.
@@ -135,11 +141,12 @@ type part struct {
 }
 
 type reader[T any] struct {
-	cfg   Config
-	parts []part
-	pick  Picker[T]
-	onGen func(int)
-	buf   []Event
+	cfg        Config
+	parts      []part
+	pick       Picker[T]
+	onGen      func(int)
+	eventTypes uint8
+	buf        []Event
 }
 
 func (r *reader[T]) AddSplits(splits []connector.Split) error {
@@ -156,6 +163,9 @@ func (r *reader[T]) AddSplits(splits []connector.Split) error {
 		}
 		if err := g.SetPosition(v[2]); err != nil {
 			return err
+		}
+		if r.eventTypes != 0 {
+			g.skip = ^r.eventTypes
 		}
 		r.parts = append(r.parts, part{id: s.ID, num: int(v[0]), of: int(v[1]), g: g})
 	}

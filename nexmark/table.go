@@ -122,6 +122,9 @@ type tableWriter struct {
 	// transient writes every row into the memory of the one before (see
 	// connector.TransientRowSource).
 	transient bool
+	// keep holds a bit per EventType (1<<t) whose events have rows; the
+	// others are left out (see tableSource.ApplyFilters). 0 keeps all.
+	keep uint8
 }
 
 // newTableWriter checks the columns of t against the events' fields and
@@ -204,6 +207,18 @@ func (tw *tableWriter) picker() Picker[connector.TableRecord] {
 	for k, nt := range tw.nested {
 		nested[k] = types.NewRowWriter(nt, arena)
 	}
+	if keep := tw.keep; keep != 0 {
+		return func(e *Event, out connector.SplitOutput[connector.TableRecord]) {
+			if keep&(1<<e.Type) == 0 {
+				return
+			}
+			w.Reset()
+			for _, c := range tw.cols {
+				c(e, w, nested)
+			}
+			out.EmitAt(changelog.Change[types.Row]{Kind: changelog.Insert, Row: w.Finish()}, e.Timestamp())
+		}
+	}
 	return func(e *Event, out connector.SplitOutput[connector.TableRecord]) {
 		w.Reset()
 		for _, c := range tw.cols {
@@ -219,11 +234,17 @@ func newTableSource(cfg Config, t *connector.Table) (connector.Source[connector.
 	if err != nil {
 		return nil, err
 	}
-	return &tableSource{Source: NewSource(cfg, SourceOptions[connector.TableRecord]{NewPicker: tw.picker}), cfg: cfg, t: t, tw: tw}, nil
+	return newTableSourceOf(cfg, t, tw), nil
 }
 
-// tableSource is the source of a "nexmark" table; it can project, and
-// write its rows into reused memory.
+// newTableSourceOf returns the source of table t writing its rows with tw.
+func newTableSourceOf(cfg Config, t *connector.Table, tw *tableWriter) *tableSource {
+	o := SourceOptions[connector.TableRecord]{NewPicker: tw.picker, eventTypes: tw.keep}
+	return &tableSource{Source: NewSource(cfg, o), cfg: cfg, t: t, tw: tw}
+}
+
+// tableSource is the source of a "nexmark" table; it can project, filter
+// on the event type, and write its rows into reused memory.
 type tableSource struct {
 	connector.Source[connector.TableRecord]
 	cfg Config
@@ -235,15 +256,123 @@ type tableSource struct {
 func (s *tableSource) TransientRows() connector.Source[connector.TableRecord] {
 	tw := *s.tw
 	tw.transient = true
-	return &tableSource{Source: NewSource(s.cfg, SourceOptions[connector.TableRecord]{NewPicker: tw.picker}), cfg: s.cfg, t: s.t, tw: &tw}
+	return newTableSourceOf(s.cfg, s.t, &tw)
+}
+
+// allEvents holds the bit of every EventType.
+const allEvents = 1<<PersonEvent | 1<<AuctionEvent | 1<<BidEvent
+
+// ApplyFilters implements connector.FilterableSource. It accepts the
+// predicates that depend on the event type alone: comparisons of
+// event_type with an integer constant, and IS [NOT] NULL of the person,
+// auction and bid columns and their fields (a field is NULL exactly when
+// the event is of another kind). The events the predicates leave out are
+// skipped before any row is written, and their fields are not generated.
+// The paths refer to the table's columns also on a projected source.
+func (s *tableSource) ApplyFilters(preds []connector.Predicate) (connector.Source[connector.TableRecord], []int) {
+	keep := s.tw.keep
+	if keep == 0 {
+		keep = allEvents
+	}
+	var accepted []int
+	for i, p := range preds {
+		m, ok := s.eventMask(p)
+		if !ok {
+			continue
+		}
+		keep &= m
+		accepted = append(accepted, i)
+	}
+	if len(accepted) == 0 {
+		return nil, nil
+	}
+	tw := *s.tw
+	tw.keep = keep
+	if keep == 0 {
+		// No event passes: keep a bit no event has, so that the
+		// generator still skips every event's fields.
+		tw.keep = 1 << 7
+	}
+	return newTableSourceOf(s.cfg, s.t, &tw), accepted
+}
+
+// eventMask returns the event types for which p holds, if that depends on
+// the event type alone.
+func (s *tableSource) eventMask(p connector.Predicate) (uint8, bool) {
+	if len(p.Path) == 0 || p.Path[0] < 0 || p.Path[0] >= s.t.Schema.Len() {
+		return 0, false
+	}
+	col := s.t.Schema.Field(p.Path[0])
+	name := strings.ToLower(col.Name)
+	if er, ok := eventRows[name]; ok {
+		// A ROW column, or a field of it, is NULL exactly for the
+		// events of the other kinds.
+		if _, ok := connector.PathType(s.t.Schema, p.Path); !ok || len(p.Path) > 2 {
+			return 0, false
+		}
+		switch p.Op {
+		case connector.OpIsNotNull:
+			return 1 << er.kind, true
+		case connector.OpIsNull:
+			return allEvents &^ (1 << er.kind), true
+		}
+		return 0, false
+	}
+	if name != "event_type" || len(p.Path) != 1 {
+		return 0, false
+	}
+	switch p.Op {
+	case connector.OpIsNotNull:
+		return allEvents, true
+	case connector.OpIsNull:
+		return 0, true
+	}
+	var c int64
+	switch v := p.Value.(type) {
+	case int8:
+		c = int64(v)
+	case int16:
+		c = int64(v)
+	case int32:
+		c = int64(v)
+	case int64:
+		c = v
+	default:
+		return 0, false
+	}
+	var m uint8
+	for _, t := range []EventType{PersonEvent, AuctionEvent, BidEvent} {
+		v := int64(t)
+		var holds bool
+		switch p.Op {
+		case connector.OpEqual:
+			holds = v == c
+		case connector.OpNotEqual:
+			holds = v != c
+		case connector.OpLess:
+			holds = v < c
+		case connector.OpLessOrEqual:
+			holds = v <= c
+		case connector.OpGreater:
+			holds = v > c
+		case connector.OpGreaterOrEqual:
+			holds = v >= c
+		default:
+			return 0, false
+		}
+		if holds {
+			m |= 1 << t
+		}
+	}
+	return m, true
 }
 
 // ProjectFields implements connector.ProjectableSource: the rows hold the
 // columns and the fields of the event rows at paths, written straight from
-// the events.
+// the events. A filtered source stays filtered.
 func (s *tableSource) ProjectFields(paths [][]int) (connector.Source[connector.TableRecord], bool) {
 	var fs []types.Field
-	tw := &tableWriter{}
+	tw := &tableWriter{keep: s.tw.keep, transient: s.tw.transient}
 	for k, p := range paths {
 		k := k
 		if len(p) == 0 || p[0] >= s.t.Schema.Len() || len(p) > 2 {
@@ -277,5 +406,5 @@ func (s *tableSource) ProjectFields(paths [][]int) (connector.Source[connector.T
 		})
 	}
 	tw.rt = types.MustRowType(fs...)
-	return &tableSource{Source: NewSource(s.cfg, SourceOptions[connector.TableRecord]{NewPicker: tw.picker}), cfg: s.cfg, t: s.t, tw: tw}, true
+	return newTableSourceOf(s.cfg, s.t, tw), true
 }
