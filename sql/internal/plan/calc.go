@@ -181,6 +181,11 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if s, ok, err := c.joinProjected(b); ok {
 		return s, err
 	}
+	if scan, ok := c.Input.(*ScanRel); ok && c.Cond == nil && c.passesRows() {
+		// The source writes the Calc's rows itself (a projection and
+		// a filter pushed into it): no Calc runs.
+		return b.stream(scan)
+	}
 	if scan, ok := c.Input.(*ScanRel); ok && scan.mode == changelog.InsertOnly && b.reads[scan.Table.Name] == 1 {
 		// The only reader of an insert-only table runs in its source; a
 		// projection copies what it keeps of the source's rows.
@@ -209,6 +214,22 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		p, _ := newProjector(rt, projs)
 		return p.project
 	}), nil
+}
+
+// passesRows tells whether the projection passes the input rows as they
+// are for rows of the Calc's type: the identity, with each column of the
+// type the Calc declares (up to nullability).
+func (c *CalcRel) passesRows() bool {
+	if !c.identity() {
+		return false
+	}
+	in := c.Input.Schema()
+	for i := range c.Projs {
+		if !in.FieldType(i).EqualIgnoringNullability(c.rt.FieldType(i)) {
+			return false
+		}
+	}
+	return true
 }
 
 // compiles reports the error of the condition or a projection that does

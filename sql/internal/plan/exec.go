@@ -158,6 +158,7 @@ func (s *Script) explain(src string, st *parser.Explain) (string, error) {
 	default:
 		return "", parser.ErrorAt(src, st.Statement.Position(), "EXPLAIN takes a query, an INSERT or a statement set")
 	}
+	pushFilters(roots, s.Cat)
 	par, err := s.parallelisms(roots)
 	if err != nil {
 		return "", parser.ErrorAt(src, st.Pos, "EXPLAIN: "+err.Error())
@@ -176,6 +177,10 @@ func (s *Script) Build(env *eddy.Environment) error {
 	if len(s.Inserts) == 0 && len(s.Queries) == 0 {
 		return fmt.Errorf("sql: the script has no INSERT INTO or query to run")
 	}
+	for _, r := range s.Inserts {
+		pushFilters([]Rel{r}, s.Cat)
+	}
+	pushFilters(s.Queries, s.Cat)
 	b := newBuilder(env, s.Cat)
 	for _, r := range s.Inserts {
 		b.countReads([]Rel{r})

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/sql/internal/expr"
@@ -92,7 +93,10 @@ func replacePaths(e expr.Expr, repl func(p []int, e expr.Expr) expr.Expr) expr.E
 // fields c reads, when c reads a table whose source can emit them
 // (connector.ProjectableSource): the source then writes one narrow row per
 // record instead of the table's whole rows.
-func (c *CalcRel) pushProjection(b *builder) *CalcRel {
+func (c *CalcRel) pushProjection(b *builder) *CalcRel { return c.narrowed(b.cat) }
+
+// narrowed is pushProjection with the connectors of cat.
+func (c *CalcRel) narrowed(cat *Catalog) *CalcRel {
 	scan, ok := c.Input.(*ScanRel)
 	if !ok || scan.paths != nil {
 		return c
@@ -124,7 +128,7 @@ func (c *CalcRel) pushProjection(b *builder) *CalcRel {
 	if len(paths) == 0 {
 		return c
 	}
-	src, err := connector.OpenTableSource(b.cat.Connectors, scan.Table.Connector, scan.Table.connectorOptions(), scan.ct)
+	src, err := scan.source(cat)
 	if err != nil {
 		return c
 	}
@@ -135,14 +139,23 @@ func (c *CalcRel) pushProjection(b *builder) *CalcRel {
 	if _, ok := ps.ProjectFields(paths); !ok {
 		return c
 	}
-	// The narrow row's types, and the expressions over it.
+	// The narrow row's types, and the expressions over it. A field is
+	// named by its path (bid_price), as Flink names the fields of a
+	// nested projection.
 	fs := make([]types.Field, len(paths))
+	names := map[string]bool{}
 	for k, p := range paths {
 		t := scan.rt.FieldType(p[0])
+		name := scan.rt.Field(p[0]).Name
 		for _, j := range p[1:] {
+			name += "_" + t.Row().Field(j).Name
 			t = t.Row().FieldType(j).WithNullability(t.IsNullable() || t.Row().FieldType(j).IsNullable())
 		}
-		fs[k] = types.F(fmt.Sprintf("$p%d", k), t)
+		if names[strings.ToLower(name)] {
+			name = fmt.Sprintf("%s$%d", name, k)
+		}
+		names[strings.ToLower(name)] = true
+		fs[k] = types.F(name, t)
 	}
 	repl := func(p []int, e expr.Expr) expr.Expr {
 		if whole[p[0]] && len(p) > 1 {

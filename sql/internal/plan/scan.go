@@ -28,6 +28,11 @@ type ScanRel struct {
 	// paths, when set, are the fields the source emits (see
 	// pushProjection); rt is then their row type.
 	paths [][]int
+	// filters are the predicates the source accepted (see pushFilters):
+	// it emits only the rows for which they all hold. filterExprs are
+	// the conjuncts they came from, over the table's rows, for EXPLAIN.
+	filters     []connector.Predicate
+	filterExprs []expr.Expr
 }
 
 func (s *ScanRel) Schema() *types.RowType { return s.rt }
@@ -38,9 +43,7 @@ func (s *ScanRel) Props() Props {
 
 func (s *ScanRel) Inputs() []Rel { return nil }
 
-func (s *ScanRel) Describe() string {
-	return fmt.Sprintf("TableSourceScan(table=[%s], fields=[%s])", s.Table.Name, fieldList(s.rt))
-}
+func (s *ScanRel) Describe() string { return s.describeScan() }
 
 // tableRel returns the relation of a table's declared columns: a scan, and
 // a Calc that orders its columns as declared and computes the computed
@@ -132,6 +135,9 @@ func (s *scanScope) Column(parts []string) (expr.Expr, int, error) {
 
 func (s *ScanRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	key := s.Table.Name
+	if s.filters != nil {
+		key += fmt.Sprint(s.filters)
+	}
 	if s.paths != nil {
 		key += fmt.Sprint(s.paths)
 	}
@@ -149,9 +155,9 @@ func (s *ScanRel) build(b *builder) (*eddy.Stream[Rec], error) {
 // open adds the table's source, with opts, to the job; transient asks for
 // rows in reused memory (connector.TransientRowSource) where the source can.
 func (s *ScanRel) open(b *builder, transient bool, opts []eddy.SourceOption) (*eddy.Stream[Rec], error) {
-	src, err := connector.OpenTableSource(b.cat.Connectors, s.Table.Connector, s.Table.connectorOptions(), s.ct)
+	src, err := s.source(b.cat)
 	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", s.Table.Name, err)
+		return nil, err
 	}
 	if s.paths != nil {
 		ps, _ := src.(connector.ProjectableSource)
@@ -171,6 +177,29 @@ func (s *ScanRel) open(b *builder, transient bool, opts []eddy.SourceOption) (*e
 	// The stream carries the kinds the planner derived for the table, not
 	// all four that a source of changes may carry.
 	return eddy.AsChangelog(eddy.FromSource(b.env, s.Table.Name, src, ws, opts...), s.mode), nil
+}
+
+// source opens the table's source with the scan's filters applied
+// (connector.FilterableSource), which comes before the projection
+// (connector.ProjectableSource) and TransientRows, as the SPI documents.
+func (s *ScanRel) source(cat *Catalog) (connector.Source[connector.TableRecord], error) {
+	src, err := connector.OpenTableSource(cat.Connectors, s.Table.Connector, s.Table.connectorOptions(), s.ct)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", s.Table.Name, err)
+	}
+	if len(s.filters) == 0 {
+		return src, nil
+	}
+	fs, ok := src.(connector.FilterableSource)
+	var filtered connector.Source[connector.TableRecord]
+	var accepted []int
+	if ok {
+		filtered, accepted = fs.ApplyFilters(s.filters)
+	}
+	if filtered == nil || len(accepted) != len(s.filters) {
+		return nil, fmt.Errorf("table %s: the source no longer accepts the filter %v", s.Table.Name, s.filters)
+	}
+	return filtered, nil
 }
 
 // watermarks returns the watermark strategy of the scan: records are
