@@ -21,6 +21,7 @@ type lookupConfig struct {
 	retries      int
 	retryBackoff time.Duration
 	stats        *LookupStats
+	sync         bool
 	errs         []string
 }
 
@@ -76,6 +77,15 @@ func LookupRetries(n int, backoff time.Duration) LookupOption {
 	}
 }
 
+// LookupSynchronous says that the lookup function returns at once, without
+// waiting on I/O (a table held in memory), as Flink's synchronous
+// LookupFunction: the LookupJoin then calls it on its own goroutine, one
+// key at a time, instead of on goroutines of their own, and LookupTimeout
+// does not apply.
+func LookupSynchronous() LookupOption {
+	return func(c *lookupConfig) { c.sync = true }
+}
+
 // LookupStatsTo makes the LookupJoin count its cache hits, misses and
 // lookups in s, which its subtasks share.
 func LookupStatsTo(s *LookupStats) LookupOption {
@@ -124,7 +134,7 @@ func (s *LookupStats) MaxInFlight() int64 { return s.c.MaxInFlight.Load() }
 // and emits their results, so that a checkpoint holds no lookup and a
 // restore repeats none that the checkpoint covers; it keeps no state.
 // Options: LookupConcurrency, LookupCache, LookupTimeout, LookupRetries,
-// LookupStatsTo. A lookup that fails after its retries fails the job with
+// LookupSynchronous, LookupStatsTo. A lookup that fails after its retries fails the job with
 // an error that names the key.
 //
 // A retraction is joined with the rows the table holds when it is
@@ -153,7 +163,7 @@ func LookupJoin[T any, K comparable, R, O any](s *Stream[changelog.Change[T]], k
 	logic := ops.LookupJoinLogic[T, K, R, O]{
 		Key: key, Lookup: lookup, LeftOuter: kind == LeftJoin, Output: fn,
 		Concurrency: cfg.concurrency, CacheRows: cfg.cacheRows, CacheTTL: cfg.cacheTTL,
-		Timeout: cfg.timeout, Retries: cfg.retries, RetryBackoff: cfg.retryBackoff,
+		Timeout: cfg.timeout, Retries: cfg.retries, RetryBackoff: cfg.retryBackoff, Sync: cfg.sync,
 	}
 	if cfg.stats != nil {
 		logic.Stats = &cfg.stats.c

@@ -104,8 +104,9 @@ func bruteLookup(rows map[relRow]int, dims *fakeTable, kind eddy.JoinKind) map[l
 func TestLookupJoinMatchesBruteForce(t *testing.T) {
 	for _, backend := range relBackends {
 		for _, kind := range []eddy.JoinKind{eddy.InnerJoin, eddy.LeftJoin} {
-			for _, cached := range []bool{false, true} {
-				t.Run(fmt.Sprintf("%s/%v/cache=%v", backend, kind, cached), func(t *testing.T) {
+			for _, mode := range []struct{ cached, sync bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+				cached := mode.cached
+				t.Run(fmt.Sprintf("%s/%v/cache=%v/sync=%v", backend, kind, cached, mode.sync), func(t *testing.T) {
 					t.Parallel()
 					rng := rand.New(rand.NewPCG(21, uint64(kind)))
 					dims := newFakeTable(rng, 40)
@@ -115,6 +116,9 @@ func TestLookupJoinMatchesBruteForce(t *testing.T) {
 					opts := []eddy.LookupOption{eddy.LookupConcurrency(8), eddy.LookupStatsTo(stats)}
 					if cached {
 						opts = append(opts, eddy.LookupCache(20, 0))
+					}
+					if mode.sync {
+						opts = append(opts, eddy.LookupSynchronous())
 					}
 					out := runRelational(t, relRun{backend: backend, failAfter: 1500, parallelism: 2},
 						func(env *eddy.Environment, hook func()) *eddy.Stream[changelog.Change[lookedUp]] {
@@ -130,6 +134,11 @@ func TestLookupJoinMatchesBruteForce(t *testing.T) {
 					}
 					if stats.Attempts() != dims.calls.Load() {
 						t.Fatalf("stats count %d attempts, the table %d calls", stats.Attempts(), dims.calls.Load())
+					}
+					// Synchronous lookups run one at a time on each of the
+					// two subtasks' goroutines.
+					if mode.sync && dims.maxIn.Load() > 2 {
+						t.Fatalf("%d synchronous lookups ran at once on 2 subtasks", dims.maxIn.Load())
 					}
 					if cached && stats.Hits() == 0 {
 						t.Fatalf("no cache hits")

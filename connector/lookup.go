@@ -20,6 +20,16 @@ type LookupSource interface {
 	NewLookup(keys []int) (LookupFunc, error)
 }
 
+// SyncLookupSource is implemented by lookup sources whose lookups return at
+// once, without waiting on I/O (a table held in memory): a lookup join calls
+// their LookupFunc on its own goroutine, one key at a time, as Flink calls a
+// synchronous LookupFunction, instead of on goroutines of their own.
+type SyncLookupSource interface {
+	LookupSource
+	// SyncLookup reports whether the lookups return at once.
+	SyncLookup() bool
+}
+
 // TableLookup returns the LookupSource of a table's source (made by
 // OpenTableSource), if its connector can look rows up.
 func TableLookup(src Source[TableRecord]) (LookupSource, bool) {

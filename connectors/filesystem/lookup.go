@@ -44,6 +44,12 @@ func newLookupTableSource(ts *tableSource, ctx connector.Context) connector.Sour
 	return &lookupTableSource{tableSource: ts, files: files, reload: ctx.Options.Duration("lookup.full-cache.periodic-reload.interval"), now: time.Now}
 }
 
+// SyncLookup implements connector.SyncLookupSource: a lookup reads the rows
+// held in memory, so the join calls it on its own goroutine. The loads of
+// the files (at the first lookup, and at each reload) block it while they
+// read.
+func (s *lookupTableSource) SyncLookup() bool { return true }
+
 // NewLookup returns the lookup of the table's rows by the columns keys. It
 // reads every file of the table at the first lookup (and again when
 // 'lookup.full-cache.periodic-reload.interval' has passed), keeping the

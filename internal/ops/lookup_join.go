@@ -18,8 +18,12 @@ type LookupJoinLogic[T any, K comparable, R, O any] struct {
 	// Key is the lookup key of an input row.
 	Key func(T) K
 	// Lookup returns the rows of the external table for a key. It is called
-	// on goroutines of its own, several at once.
+	// on goroutines of its own, several at once, unless Sync is set.
 	Lookup func(ctx context.Context, key K) ([]R, error)
+	// Sync says that Lookup returns at once, without waiting on I/O (a
+	// table held in memory): it is called on the operator's goroutine, one
+	// key at a time, and Timeout does not apply.
+	Sync bool
 	// LeftOuter keeps input rows that find no row, with a nil match.
 	LeftOuter bool
 	// Output makes the result row of an input row and a row found (nil if
@@ -189,6 +193,14 @@ func (j *LookupJoin[T, K, R, O]) start(key K) *lookupCall[K, R] {
 			break
 		}
 	}
+	if j.logic.Sync {
+		// There is room: the caller starts a lookup only while fewer than
+		// Concurrency are in flight, and each holds at most one place.
+		c.rows, c.err = j.lookup(key)
+		j.stats.InFlight.Add(-1)
+		j.done <- c
+		return c
+	}
 	go func() {
 		c.rows, c.err = j.lookup(key)
 		j.stats.InFlight.Add(-1)
@@ -229,7 +241,7 @@ func (j *LookupJoin[T, K, R, O]) lookup(key K) ([]R, error) {
 // attempt makes one call of the lookup function, abandoning it (on its
 // goroutine) if it outlives the timeout.
 func (j *LookupJoin[T, K, R, O]) attempt(key K) ([]R, error) {
-	if j.logic.Timeout <= 0 {
+	if j.logic.Timeout <= 0 || j.logic.Sync {
 		return j.logic.Lookup(j.lctx, key)
 	}
 	ctx, cancel := context.WithTimeout(j.lctx, j.logic.Timeout)

@@ -299,9 +299,13 @@ func (j *LookupJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		}
 		return out, nil
 	}
+	var opts []eddy.LookupOption
+	if s, ok := ls0.(connector.SyncLookupSource); ok && s.SyncLookup() {
+		opts = append(opts, eddy.LookupSynchronous())
+	}
 	out := eddy.LookupJoin(ls, key, look, kind, func(a types.Row, m *types.Row) types.Row {
 		return matchOrPad(ev, kind, a, m)
-	})
+	}, opts...)
 	return eddy.FilterRows(out, func(r types.Row) bool { return r != (types.Row{}) }), nil
 }
 
