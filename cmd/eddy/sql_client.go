@@ -283,13 +283,9 @@ func (c *sqlClient) waitJobs() error {
 // results; the first that fails ends the client with its error. Then it
 // waits for the jobs the script started.
 func (c *sqlClient) runFile(path string) error {
-	src, err := os.ReadFile(path)
+	stmts, err := fileStatements(path)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	stmts, rest := splitStatements(string(src))
-	if !blankSQL(rest.Text) {
-		stmts = append(stmts, rest)
+		return err
 	}
 	for _, st := range stmts {
 		c.echo(strings.TrimSpace(st.Text))
@@ -303,16 +299,26 @@ func (c *sqlClient) runFile(path string) error {
 	return c.waitJobs()
 }
 
-// runInit runs the -i file: statements that set the session up, without
-// printing them or their results.
-func (c *sqlClient) runInit(path string) error {
+// fileStatements returns the statements of the script in path, the last
+// one even without its ';'.
+func fileStatements(path string) ([]sqlStatement, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	stmts, rest := splitStatements(string(src))
 	if !blankSQL(rest.Text) {
 		stmts = append(stmts, rest)
+	}
+	return stmts, nil
+}
+
+// runInit runs the -i file: statements that set the session up, without
+// printing them or their results.
+func (c *sqlClient) runInit(path string) error {
+	stmts, err := fileStatements(path)
+	if err != nil {
+		return err
 	}
 	for _, st := range stmts {
 		if _, ok := clientCommand(st.Text); ok {
