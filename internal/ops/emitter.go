@@ -7,7 +7,16 @@ import "github.com/eddystream/eddy/internal/runtime"
 type Emitter[T any] struct {
 	out runtime.Input[T]
 	buf *runtime.Batch[T]
+	// err is the error of a send Emit made when the buffer was full,
+	// returned by the next Flush.
+	err error
 }
+
+// emitterLimit is the number of records an emitter buffers before Emit
+// sends them: an operator emitting many records in one step (a watermark
+// firing every window) sends them in batches of this size instead of one
+// batch grown to hold them all.
+const emitterLimit = runtime.DefaultBatchSize
 
 // NewEmitter returns an emitter writing to out.
 func NewEmitter[T any](out runtime.Input[T]) *Emitter[T] {
@@ -18,10 +27,23 @@ func NewEmitter[T any](out runtime.Input[T]) *Emitter[T] {
 func (e *Emitter[T]) Emit(v T, ts int64) {
 	e.buf.Data = append(e.buf.Data, v)
 	e.buf.TS = append(e.buf.TS, ts)
+	if len(e.buf.Data) >= emitterLimit && e.err == nil {
+		e.err = e.send()
+	}
 }
 
 // Flush sends what is buffered.
 func (e *Emitter[T]) Flush() error {
+	if err := e.err; err != nil {
+		e.err = nil
+		e.buf.Reset()
+		return err
+	}
+	return e.send()
+}
+
+// send sends what is buffered.
+func (e *Emitter[T]) send() error {
 	if len(e.buf.Data) == 0 {
 		return nil
 	}
