@@ -139,6 +139,14 @@ func GroupAggregate[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.C
 	if cfg.localGlobal {
 		return localGlobal(g, f, logic, cfg)
 	}
+	// The operator owns the accumulator it reads from its state: a function
+	// that can change one in place need not copy it (agg.Mutating).
+	if m, ok := f.(agg.Mutating[T, ACC]); ok {
+		logic.Add = func(acc ACC, row T, v agg.Views) ACC { return m.AddInPlace(acc, row, v, 0) }
+		if logic.Retract != nil {
+			logic.Retract = func(acc ACC, row T, v agg.Views) ACC { return m.RetractInPlace(acc, row, v, 0) }
+		}
+	}
 	out := keyedNode[K, changelog.Change[T], changelog.Change[Grouped[K, OUT]]](g, "GroupAggregate", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
 		return ops.NewGroupAgg(ctx, g.spec, env.backendFactory(), logic, outs)
 	})

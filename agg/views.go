@@ -111,3 +111,20 @@ func floatKey(f float64) uint64 {
 	}
 	return u | 1<<63
 }
+
+// Mutating is implemented by aggregate functions whose accumulators hold
+// memory (slices, maps) that Add, AddWith and their retracting halves copy
+// before changing it, so that an accumulator held elsewhere (in a
+// snapshot, in a pane several windows merge) never changes under its
+// holder. AddInPlace and RetractInPlace fold an input by changing acc
+// itself and return it, saving that copy: an operator calls them only with
+// an accumulator no one else holds, one it has just read from its keyed
+// state for update (state backends hand out a copy of what a snapshot in
+// progress holds). v and first are as in ViewFunction.AddWith: nil and 0
+// for a function without views. The unbounded group aggregation uses them.
+type Mutating[IN, ACC any] interface {
+	// AddInPlace adds in to acc, changing it, and returns it.
+	AddInPlace(acc ACC, in IN, v Views, first int) ACC
+	// RetractInPlace takes in out of acc, changing it, and returns it.
+	RetractInPlace(acc ACC, in IN, v Views, first int) ACC
+}

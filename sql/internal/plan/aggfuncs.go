@@ -54,13 +54,23 @@ const (
 // aggSlots is the place of one call in the accumulator.
 type aggSlots struct {
 	kind aggKind
-	max  bool                                  // for MIN/MAX
-	w    int                                   // first word in Acc.W: the count, then the value words
-	d    int                                   // slot in Acc.D, -1 if none
-	s    int                                   // slot in Acc.S, -1 if none
-	view int                                   // first view, -1 if none
-	x    int                                   // slot in Acc.Syn, for kHLL and kKLL
-	read func(types.Row) (v uint64, null bool) // the argument as a word
+	max  bool // for MIN/MAX
+	w    int  // first word in Acc.W: the count, then the value words
+	d    int  // slot in Acc.D, -1 if none
+	s    int  // slot in Acc.S, -1 if none
+	view int  // first view, -1 if none
+	// bit, for a DISTINCT call over an insert-only input, is the call's
+	// bit in the view it shares with the other DISTINCT calls of its
+	// argument (see distinctGroup); 0 for a view of its own.
+	bit uint64
+	// group is the index of that shared view in sqlAgg.groups.
+	group int
+	// intView says the DISTINCT view is keyed by the argument's word
+	// (integers, booleans, dates, times, timestamps of precision <= 3)
+	// rather than by its key encoding.
+	intView bool
+	x       int                                   // slot in Acc.Syn, for kHLL and kKLL
+	read    func(types.Row) (v uint64, null bool) // the argument as a word
 }
 
 // Acc is the accumulator of a SQL aggregation: per call a count of the
@@ -92,6 +102,36 @@ type sqlAgg struct {
 	pre     *types.RowType // the input's row type
 	pool    sync.Pool      // *types.RowWriter of rt
 	keys    []*types.KeyEncoder
+	// groups are the views that DISTINCT calls over an insert-only input
+	// share, one per argument: each value's entry holds the bits of the
+	// calls that have counted it, so that a row costs one lookup per
+	// argument (not per call), and a write only when a call sees the
+	// value for the first time — Flink's distinct views with FILTER do
+	// the same.
+	groups []distinctGroup
+}
+
+// distinctGroup is a view shared by DISTINCT calls of one argument.
+type distinctGroup struct {
+	arg   int   // the argument's column
+	view  int   // the view
+	calls []int // the calls, in bit order
+}
+
+// maxGroupCalls is the number of calls a shared view holds: their bits
+// make a positive count.
+const maxGroupCalls = 62
+
+// distinctKeyedByWord reports whether DISTINCT values of type t are kept
+// by their word (see wordReader), whose equality is the values'.
+func distinctKeyedByWord(t types.Type) bool {
+	switch expr.ClassOf(t) {
+	case expr.ClassInt, expr.ClassBool:
+		return true
+	case expr.ClassTimestamp:
+		return t.Precision() <= 3
+	}
+	return false
 }
 
 // newSQLAgg prepares the calls over rows of type pre. retract says whether
@@ -192,6 +232,13 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 		if c.Arg >= 0 {
 			s.read = wordReader(c.Arg, c.ArgType)
 		}
+		if c.Distinct {
+			s.intView = distinctKeyedByWord(c.ArgType)
+			if !retract {
+				a.views-- // the call shares its argument's view
+				a.shareView(len(a.slots), c.Arg, &s)
+			}
+		}
 		a.slots = append(a.slots, s)
 		var key *types.KeyEncoder // of the argument, for DISTINCT
 		if c.Arg >= 0 {
@@ -202,6 +249,25 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 	a.rt = types.MustRowType(fs...)
 	a.pool.New = func() any { return types.NewRowWriter(a.rt, types.NewArena(1024)) }
 	return a, nil
+}
+
+// shareView places DISTINCT call i, of argument arg, in the shared view
+// of that argument, which it opens if there is none or it is full.
+func (a *sqlAgg) shareView(i, arg int, s *aggSlots) {
+	g := -1
+	for j := range a.groups {
+		if a.groups[j].arg == arg && len(a.groups[j].calls) < maxGroupCalls {
+			g = j
+		}
+	}
+	if g < 0 {
+		g = len(a.groups)
+		a.groups = append(a.groups, distinctGroup{arg: arg, view: a.views})
+		a.views++
+	}
+	s.group, s.view = g, a.groups[g].view
+	s.bit = 1 << len(a.groups[g].calls)
+	a.groups[g].calls = append(a.groups[g].calls, i)
 }
 
 // wordReader reads column i of type t as a word: an integer, the float
@@ -280,19 +346,92 @@ func (a *sqlAgg) Result(acc Acc) string {
 }
 
 func (a *sqlAgg) AddWith(acc Acc, in types.Row, v agg.Views, first int) Acc {
-	acc = a.clone(acc)
+	return a.AddInPlace(a.clone(acc), in, v, first)
+}
+
+func (a *sqlAgg) RetractWith(acc Acc, in types.Row, v agg.Views, first int) Acc {
+	return a.RetractInPlace(a.clone(acc), in, v, first)
+}
+
+// AddInPlace adds in to acc by changing it (agg.Mutating): the group
+// aggregation calls it with the accumulator it read from its state.
+func (a *sqlAgg) AddInPlace(acc Acc, in types.Row, v agg.Views, first int) Acc {
+	acc = a.fit(acc)
+	var buf [4]uint64
+	fresh := a.distinctFresh(buf[:0], in, v, first)
 	for i, c := range a.calls {
-		a.fold(i, c, &a.slots[i], &acc, in, v, first, 1)
+		s := &a.slots[i]
+		if s.bit != 0 && fresh[s.group]&s.bit == 0 {
+			continue // a value the call has counted, or a row it filters out
+		}
+		a.fold(i, c, s, &acc, in, v, first, 1)
 	}
 	return acc
 }
 
-func (a *sqlAgg) RetractWith(acc Acc, in types.Row, v agg.Views, first int) Acc {
-	acc = a.clone(acc)
+// RetractInPlace takes in out of acc by changing it (agg.Mutating).
+func (a *sqlAgg) RetractInPlace(acc Acc, in types.Row, v agg.Views, first int) Acc {
+	if len(a.groups) > 0 {
+		// Shared views keep no counts: the input was planned insert-only.
+		panic(fmt.Errorf("%s: a row taken back from an aggregation whose input was planned insert-only", a.calls[a.groups[0].calls[0]].text))
+	}
+	acc = a.fit(acc)
 	for i, c := range a.calls {
 		a.fold(i, c, &a.slots[i], &acc, in, v, first, -1)
 	}
 	return acc
+}
+
+// fit returns acc with as many words as the calls take: an accumulator
+// restored from a savepoint of an older plan may have fewer.
+func (a *sqlAgg) fit(acc Acc) Acc {
+	if len(acc.W) < a.words {
+		acc.W = append(acc.W, make([]uint64, a.words-len(acc.W))...)
+	}
+	return acc
+}
+
+// distinctFresh looks up the argument of each shared DISTINCT view in its
+// view and returns, per view, the bits of the calls that see their value
+// for the first time in in (and adds those bits to the value's entry).
+func (a *sqlAgg) distinctFresh(dst []uint64, in types.Row, v agg.Views, first int) []uint64 {
+	for gi := range a.groups {
+		g := &a.groups[gi]
+		var want uint64
+		for _, i := range g.calls {
+			c := a.calls[i]
+			if c.Filter >= 0 && (in.IsNull(c.Filter) || !in.Bool(c.Filter)) {
+				continue
+			}
+			want |= a.slots[i].bit
+		}
+		if want == 0 || in.IsNull(g.arg) {
+			dst = append(dst, 0)
+			continue
+		}
+		s := &a.slots[g.calls[0]]
+		view := first + g.view
+		var have uint64
+		var key string
+		var word uint64
+		if s.intView {
+			word, _ = s.read(in)
+			have = uint64(v.CountInt(view, int64(word)))
+		} else {
+			key = a.keys[g.calls[0]].Key(in)
+			have = uint64(v.Count(view, key))
+		}
+		fresh := want &^ have
+		if fresh != 0 {
+			if s.intView {
+				v.AddInt(view, int64(word), int64(fresh))
+			} else {
+				v.Add(view, key, int64(fresh))
+			}
+		}
+		dst = append(dst, fresh)
+	}
+	return dst
 }
 
 // fold adds (sign 1) or retracts (sign -1) one input row of call c.
@@ -307,9 +446,14 @@ func (a *sqlAgg) fold(i int, c *aggCall, s *aggSlots, acc *Acc, in types.Row, v 
 	if in.IsNull(c.Arg) {
 		return
 	}
-	if c.Distinct {
-		key := a.keys[i].Key(in)
-		before, after := v.Add(first+s.view, key, sign)
+	if c.Distinct && s.bit == 0 {
+		var before, after int64
+		if s.intView {
+			x, _ := s.read(in)
+			before, after = v.AddInt(first+s.view, int64(x), sign)
+		} else {
+			before, after = v.Add(first+s.view, a.keys[i].Key(in), sign)
+		}
 		if sign > 0 && before > 0 || sign < 0 && after > 0 {
 			return // the value was, and stays, in the group
 		}
