@@ -378,6 +378,13 @@ func (q *queryPlanner) finishWindowAggregate(n *parser.Select, wa *WindowAggrega
 	if err != nil {
 		return nil, q.errorf(n.Pos, "%v", err)
 	}
+	for _, c := range g.calls {
+		if c.Distinct {
+			// The window operators keep accumulators, not the views
+			// that DISTINCT values live in.
+			return nil, q.errorf(n.Pos, "%s in a window aggregation is not supported: count the distinct values per window in two steps (a window aggregation grouped by the window and the value, then one grouped by the window), or use APPROX_COUNT_DISTINCT", c.text)
+		}
+	}
 	fs := make([]types.Field, 0, len(groups)+len(g.calls))
 	for i, ge := range groups {
 		fs = append(fs, types.F(groupNames[i], ge.Type()))
