@@ -92,9 +92,18 @@ func windowNode[K comparable, T, ACC, O any](w *WindowedStream[K, T], name strin
 // Aggregate computes f incrementally over each window: records are added to
 // a per-pane accumulator as they arrive, so a window holds accumulators, not
 // records, and overlapping sliding windows share them.
+//
+// A function implementing agg.Mutating folds records into the accumulators
+// of the panes in place: the operator owns them (they are read from its
+// state for update, and a window's result is merged into a new
+// accumulator).
 func Aggregate[K comparable, T, ACC, R any](w *WindowedStream[K, T], f agg.Function[T, ACC, R]) *Stream[Windowed[K, R]] {
+	add := f.Add
+	if m, ok := f.(agg.Mutating[T, ACC]); ok {
+		add = func(acc ACC, v T) ACC { return m.AddInPlace(acc, v, nil, 0) }
+	}
 	return windowNode(w, "Aggregate", ops.WindowLogic[K, T, ACC, Windowed[K, R]]{
-		Create: f.Create, Add: f.Add, Merge: f.Merge,
+		Create: f.Create, Add: add, Merge: f.Merge,
 		Fire: func(key K, win window.Window, accs []ACC, emit func(Windowed[K, R])) error {
 			acc := f.Create()
 			for _, a := range accs {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/eddystream/eddy/agg"
 	"strings"
 	"time"
 
@@ -530,5 +531,14 @@ type recAgg struct{ f *sqlAgg }
 
 func (a recAgg) Create() Acc             { return a.f.Create() }
 func (a recAgg) Add(acc Acc, in Rec) Acc { return a.f.Add(acc, in.Row) }
-func (a recAgg) Merge(x, y Acc) Acc      { return a.f.Merge(x, y) }
-func (a recAgg) Result(acc Acc) string   { return a.f.Result(acc) }
+
+// AddInPlace and RetractInPlace fold a row into an accumulator the window
+// operator owns (agg.Mutating).
+func (a recAgg) AddInPlace(acc Acc, in Rec, v agg.Views, first int) Acc {
+	return a.f.AddInPlace(acc, in.Row, v, first)
+}
+func (a recAgg) RetractInPlace(acc Acc, in Rec, v agg.Views, first int) Acc {
+	return a.f.RetractInPlace(acc, in.Row, v, first)
+}
+func (a recAgg) Merge(x, y Acc) Acc    { return a.f.Merge(x, y) }
+func (a recAgg) Result(acc Acc) string { return a.f.Result(acc) }
