@@ -9,16 +9,34 @@ import (
 // Compile compiles e into an Eval.
 func Compile(e Expr) (*Eval, error) { return compile(e, nil) }
 
-// compile compiles e; col, if set, compiles its column references.
-func compile(e Expr, col func(*Column) *Eval) (*Eval, error) {
+// hooks change how compile compiles an expression's parts.
+type hooks struct {
+	// col, if set, compiles the column references.
+	col func(*Column) *Eval
+	// shared, if set, gives the subexpressions it evaluates once per row.
+	shared *Shared
+}
+
+// compile compiles e with the hooks h (nil for none).
+func compile(e Expr, h *hooks) (*Eval, error) {
+	if h != nil && h.shared != nil {
+		if ev, ok, err := h.shared.compile(e, h); ok {
+			return ev, err
+		}
+	}
+	return compileNode(e, h)
+}
+
+// compileNode compiles e itself, its parts through compile.
+func compileNode(e Expr, h *hooks) (*Eval, error) {
 	switch e := e.(type) {
 	case *Column:
-		if col != nil {
-			return col(e), nil
+		if h != nil && h.col != nil {
+			return h.col(e), nil
 		}
 		return columnEval(e.Index, e.T), nil
 	case *Field:
-		x, err := compile(e.X, col)
+		x, err := compile(e.X, h)
 		if err != nil {
 			return nil, err
 		}
@@ -26,17 +44,17 @@ func compile(e Expr, col func(*Column) *Eval) (*Eval, error) {
 	case *Literal:
 		return constEval(e.T, e.V)
 	case *Cast:
-		x, err := compile(e.X, col)
+		x, err := compile(e.X, h)
 		if err != nil {
 			return nil, err
 		}
 		return compileCast(e, x)
 	case *Case:
-		return compileCase(e, col)
+		return compileCase(e, h)
 	case *Call:
 		args := make([]*Eval, len(e.Args))
 		for i, a := range e.Args {
-			ev, err := compile(a, col)
+			ev, err := compile(a, h)
 			if err != nil {
 				return nil, err
 			}
@@ -316,22 +334,22 @@ func intOf(v types.Value) (int64, bool) {
 }
 
 // compileCase compiles a searched CASE.
-func compileCase(c *Case, col func(*Column) *Eval) (*Eval, error) {
+func compileCase(c *Case, h *hooks) (*Eval, error) {
 	conds := make([]func(types.Row) (bool, bool), len(c.Whens))
 	results := make([]*Eval, len(c.Whens)+1)
 	for i, w := range c.Whens {
-		ce, err := compile(w.Cond, col)
+		ce, err := compile(w.Cond, h)
 		if err != nil {
 			return nil, err
 		}
 		conds[i] = ce.Bool
-		if results[i], err = compile(w.Result, col); err != nil {
+		if results[i], err = compile(w.Result, h); err != nil {
 			return nil, err
 		}
 	}
 	var err error
 	if c.Else != nil {
-		results[len(c.Whens)], err = compile(c.Else, col)
+		results[len(c.Whens)], err = compile(c.Else, h)
 	} else {
 		results[len(c.Whens)], err = constEval(c.T, nil)
 	}

@@ -17,12 +17,12 @@ type Pair struct {
 // Compile compiles e, an expression over the concatenation of p's rows,
 // into an Eval that reads its columns from p.A and p.B.
 func (p *Pair) Compile(e Expr) (*Eval, error) {
-	return compile(e, func(c *Column) *Eval {
+	return compile(e, &hooks{col: func(c *Column) *Eval {
 		if c.Index < p.Split {
 			return rebind(columnEval(c.Index, c.T), &p.A)
 		}
 		return rebind(columnEval(c.Index-p.Split, c.T), &p.B)
-	})
+	}})
 }
 
 // Setter compiles e as Compile does and returns the function that writes
