@@ -198,9 +198,11 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if c.Cond != nil {
 		cond := c.Cond
 		s = eddy.FilterRowsEach(s, func() func(types.Row) bool {
-			ev, _ := expr.Compile(cond)
+			shared := expr.NewShared(cond)
+			ev, _ := shared.Compile(cond)
 			f := ev.Bool
 			return func(r types.Row) bool {
+				shared.Next()
 				v, null := f(r)
 				return v && !null
 			}
@@ -247,9 +249,11 @@ func (c *CalcRel) compiles() error {
 // newTransform returns a subtask's function of the Calc over insert-only
 // records: the projected row of a record that passes the condition.
 func (c *CalcRel) newTransform() func(Rec) (Rec, bool) {
+	// The condition and the projections share what they both compute.
+	shared := expr.NewShared(append([]expr.Expr{c.Cond}, c.Projs...)...)
 	var cond func(types.Row) (bool, bool)
 	if c.Cond != nil {
-		ev, _ := expr.Compile(c.Cond)
+		ev, _ := shared.Compile(c.Cond)
 		cond = ev.Bool
 	}
 	if c.identity() {
@@ -261,14 +265,15 @@ func (c *CalcRel) newTransform() func(Rec) (Rec, bool) {
 			return r, v && !null
 		}
 	}
-	p, _ := newProjector(c.rt, c.Projs)
+	p, _ := newSharedProjector(c.rt, c.Projs, shared)
 	return func(r Rec) (Rec, bool) {
+		shared.Next()
 		if cond != nil {
 			if v, null := cond(r.Row); !v || null {
 				return r, false
 			}
 		}
-		r.Row = p.project(r.Row)
+		r.Row = p.write(r.Row)
 		return r, true
 	}
 }
@@ -277,15 +282,25 @@ func (c *CalcRel) newTransform() func(Rec) (Rec, bool) {
 type projector struct {
 	w    *types.RowWriter
 	sets []func(in types.Row, w *types.RowWriter)
+	// shared computes once per row what several expressions hold.
+	shared *expr.Shared
 }
 
-// newProjector compiles the projection of exprs into rows of type rt.
+// newProjector compiles the projection of exprs into rows of type rt;
+// a subexpression they hold more than once is computed once per row.
 // Every subtask compiles its own: compiled functions and writers are not
 // shared between goroutines.
 func newProjector(rt *types.RowType, exprs []expr.Expr) (*projector, error) {
-	p := &projector{w: types.NewRowWriter(rt, types.NewArena(0))}
+	return newSharedProjector(rt, exprs, expr.NewShared(exprs...))
+}
+
+// newSharedProjector is newProjector for expressions compiled by shared
+// with others (a condition) that its caller evaluates over the same rows:
+// the caller starts each row (shared.Next) and calls write.
+func newSharedProjector(rt *types.RowType, exprs []expr.Expr, shared *expr.Shared) (*projector, error) {
+	p := &projector{w: types.NewRowWriter(rt, types.NewArena(0)), shared: shared}
 	for i, e := range exprs {
-		set, err := expr.Setter(e, i)
+		set, err := shared.Setter(e, i)
 		if err != nil {
 			return nil, err
 		}
@@ -294,7 +309,14 @@ func newProjector(rt *types.RowType, exprs []expr.Expr) (*projector, error) {
 	return p, nil
 }
 
+// project writes the row of the projection of in.
 func (p *projector) project(in types.Row) types.Row {
+	p.shared.Next()
+	return p.write(in)
+}
+
+// write is project for a row its caller has started.
+func (p *projector) write(in types.Row) types.Row {
 	p.w.Reset()
 	for _, set := range p.sets {
 		set(in, p.w)
