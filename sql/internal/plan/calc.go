@@ -168,6 +168,9 @@ func (c *CalcRel) identity() bool {
 }
 
 func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	// alone: the relation under the Calcs fused here is read by this Calc
+	// alone, so that the Calc may run in it.
+	alone := b.readsAlone(c)
 	if in, ok := c.Input.(*CalcRel); ok && !volatile(in.Projs) {
 		// A projection of a projection runs as one: one row is written
 		// per record instead of one per Calc.
@@ -177,8 +180,8 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if err := c.compiles(); err != nil {
 		return nil, err
 	}
-	c = c.prunedJoin(b)
-	if s, ok, err := c.joinProjected(b); ok {
+	c = c.prunedJoin(alone)
+	if s, ok, err := c.joinProjected(b, alone); ok {
 		return s, err
 	}
 	if scan, ok := c.Input.(*ScanRel); ok && c.Cond == nil && c.passesRows() {
@@ -186,7 +189,7 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		// a filter pushed into it): no Calc runs.
 		return b.stream(scan)
 	}
-	if scan, ok := c.Input.(*ScanRel); ok && scan.mode == changelog.InsertOnly && b.reads[scan.Table.Name] == 1 {
+	if scan, ok := c.Input.(*ScanRel); ok && scan.mode == changelog.InsertOnly && alone {
 		// The only reader of an insert-only table runs in its source; a
 		// projection copies what it keeps of the source's rows.
 		return scan.open(b, !c.identity(), []eddy.SourceOption{eddy.TransformInSource(c.newTransform)})
@@ -216,6 +219,26 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		p, _ := newProjector(rt, projs)
 		return p.project
 	}), nil
+}
+
+// readsAlone tells whether c is the only reader of the relation under the
+// chain of Calcs that build fuses into c (c.Input and the non-volatile
+// Calcs below it, see fused), counted by key: a Calc of the chain read by
+// another relation too is built (or fused) for that one as well, which
+// then reads the relation under it.
+func (b *builder) readsAlone(c *CalcRel) bool {
+	in := c.Input
+	for {
+		ic, ok := in.(*CalcRel)
+		if !ok || volatile(ic.Projs) {
+			break
+		}
+		if b.readers(ic) > 1 {
+			return false
+		}
+		in = ic.Input
+	}
+	return b.readers(in) == 1
 }
 
 // passesRows tells whether the projection passes the input rows as they

@@ -158,34 +158,37 @@ func (s *Script) explain(src string, st *parser.Explain) (string, error) {
 	default:
 		return "", parser.ErrorAt(src, st.Statement.Position(), "EXPLAIN takes a query, an INSERT or a statement set")
 	}
-	pushFilters(roots, s.Cat)
+	s.prepare(roots)
 	par, err := s.parallelisms(roots)
 	if err != nil {
 		return "", parser.ErrorAt(src, st.Pos, "EXPLAIN: "+err.Error())
 	}
-	var b strings.Builder
-	b.WriteString("== Physical Plan ==\n")
-	for _, r := range roots {
-		b.WriteString(Explain(r, par))
-	}
-	return b.String(), nil
+	return "== Physical Plan ==\n" + explainPlans(roots, par, newReuse(s.Cat)), nil
+}
+
+// prepare rewrites the plans of one job before they are built or shown:
+// the filters their sources take are pushed into them (pushFilters), and
+// the scans of one table with the same filters become one (shareScans).
+func (s *Script) prepare(roots []Rel) {
+	pushFilters(roots, s.Cat)
+	shareScans(roots, s.Cat)
 }
 
 // Build adds the script's INSERTs to env as one job; bare queries print
-// their rows with the print connector's form.
+// their rows with the print connector's form. Equal sub-plans of the
+// INSERTs and queries are built once (see reuse).
 func (s *Script) Build(env *eddy.Environment) error {
 	if len(s.Inserts) == 0 && len(s.Queries) == 0 {
 		return fmt.Errorf("sql: the script has no INSERT INTO or query to run")
 	}
+	var roots []Rel
 	for _, r := range s.Inserts {
-		pushFilters([]Rel{r}, s.Cat)
+		roots = append(roots, r)
 	}
-	pushFilters(s.Queries, s.Cat)
+	roots = append(roots, s.Queries...)
+	s.prepare(roots)
 	b := newBuilder(env, s.Cat)
-	for _, r := range s.Inserts {
-		b.countReads([]Rel{r})
-	}
-	b.countReads(s.Queries)
+	b.countReads(roots)
 	for _, r := range s.Inserts {
 		if _, err := b.stream(r); err != nil {
 			return err

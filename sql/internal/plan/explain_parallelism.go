@@ -40,6 +40,7 @@ func (s *Script) parallelisms(roots []Rel) (map[Rel]int, error) {
 		return nil, err
 	}
 	b := newBuilder(eddy.NewEnvironment(eddy.WithParallelism(def)), s.Cat)
+	b.countReads(roots)
 	for _, r := range roots {
 		if _, err := b.stream(r); err != nil {
 			return nil, err
@@ -49,7 +50,7 @@ func (s *Script) parallelisms(roots []Rel) (map[Rel]int, error) {
 	var walk func(r Rel, above int)
 	walk = func(r Rel, above int) {
 		n := above
-		if st, ok := b.built[r]; ok {
+		if st, ok := b.lookup(r); ok {
 			n = st.Subtasks()
 		}
 		if sk, ok := r.(*SinkRel); ok && sk.materialized() {

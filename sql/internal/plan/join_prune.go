@@ -11,11 +11,11 @@ import (
 // that projects then reads alone, and the join keeps narrower rows in
 // state. The input columns of unique keys are kept, so that the join's
 // input specs and ChangelogNormalize stay as they were. It returns c as it
-// is when its input is not a regular join, or a join read by others too,
-// or every column is read.
-func (c *CalcRel) prunedJoin(b *builder) *CalcRel {
+// is when its input is not a regular join, or a join read by others too
+// (alone false, see builder.readsAlone), or every column is read.
+func (c *CalcRel) prunedJoin(alone bool) *CalcRel {
 	j, ok := c.Input.(*RegularJoinRel)
-	if !ok || volatile(c.Projs) || b.parents[j] > 1 {
+	if !ok || volatile(c.Projs) || !alone {
 		return c
 	}
 	l, r := j.spec.left, j.spec.right
@@ -129,11 +129,11 @@ func mapExprs(es []expr.Expr, f func(expr.Expr) expr.Expr) []expr.Expr {
 }
 
 // joinProjected builds c as part of the regular join below it, when c has
-// no condition and is the join's only reader: the join writes c's rows
-// from each pair of input rows.
-func (c *CalcRel) joinProjected(b *builder) (*eddy.Stream[Rec], bool, error) {
+// no condition and is the join's only reader (alone): the join writes c's
+// rows from each pair of input rows.
+func (c *CalcRel) joinProjected(b *builder, alone bool) (*eddy.Stream[Rec], bool, error) {
 	j, ok := c.Input.(*RegularJoinRel)
-	if !ok || c.Cond != nil || volatile(c.Projs) || b.parents[j] > 1 {
+	if !ok || c.Cond != nil || volatile(c.Projs) || !alone {
 		return nil, false, nil
 	}
 	s, err := j.buildProjected(b, c.rt, c.Projs)

@@ -102,42 +102,77 @@ func (c *CalcRel) narrowed(cat *Catalog) *CalcRel {
 		return c
 	}
 	exprs := append(append([]expr.Expr{}, c.Projs...), c.Cond, scan.rowtime, scan.watermark)
-	whole := map[int]bool{}
 	var all [][]int
 	for _, e := range exprs {
-		walkPaths(e, func(p []int) {
-			all = append(all, p)
-			if len(p) == 1 {
-				whole[p[0]] = true
-			}
-		})
+		walkPaths(e, func(p []int) { all = append(all, p) })
 	}
-	// A path into a column read whole reads that column.
-	index := map[string]int{}
+	paths := unionPaths(all)
+	if len(paths) == 0 || !projects(scan, cat, paths) {
+		return c
+	}
+	narrow, repl := narrowScan(scan, paths)
+	out := *c
+	out.Input = narrow
+	out.Projs = make([]expr.Expr, len(c.Projs))
+	for i, e := range c.Projs {
+		out.Projs[i] = replacePaths(e, repl)
+	}
+	out.Cond = replacePaths(c.Cond, repl)
+	return &out
+}
+
+// unionPaths returns the distinct paths of all, in order of first
+// occurrence: a path into a column that another path reads whole reads
+// that column.
+func unionPaths(all [][]int) [][]int {
+	whole := map[int]bool{}
+	for _, p := range all {
+		if len(p) == 1 {
+			whole[p[0]] = true
+		}
+	}
+	seen := map[string]bool{}
 	var paths [][]int
-	key := func(p []int) string { return fmt.Sprint(p) }
 	for _, p := range all {
 		if whole[p[0]] {
 			p = p[:1]
 		}
-		if _, ok := index[key(p)]; !ok {
-			index[key(p)] = len(paths)
+		if k := fmt.Sprint(p); !seen[k] {
+			seen[k] = true
 			paths = append(paths, p)
 		}
 	}
-	if len(paths) == 0 {
-		return c
-	}
+	return paths
+}
+
+// projects tells whether scan's source emits the fields at paths alone
+// (connector.ProjectableSource).
+func projects(scan *ScanRel, cat *Catalog, paths [][]int) bool {
 	src, err := scan.source(cat)
 	if err != nil {
-		return c
+		return false
 	}
 	ps, ok := src.(connector.ProjectableSource)
 	if !ok {
-		return c
+		return false
 	}
-	if _, ok := ps.ProjectFields(paths); !ok {
-		return c
+	_, ok = ps.ProjectFields(paths)
+	return ok
+}
+
+// narrowScan returns the scan of the fields at paths of scan's rows (no
+// path inside a column another path reads whole), and the function that
+// gives, for an expression e over scan's rows reading the field at path p
+// (p among paths or inside one), the expression over the narrow rows.
+func narrowScan(scan *ScanRel, paths [][]int) (*ScanRel, func(p []int, e expr.Expr) expr.Expr) {
+	whole := map[int]bool{}
+	index := map[string]int{}
+	key := func(p []int) string { return fmt.Sprint(p) }
+	for k, p := range paths {
+		if len(p) == 1 {
+			whole[p[0]] = true
+		}
+		index[key(p)] = k
 	}
 	// The narrow row's types, and the expressions over it. A field is
 	// named by its path (bid_price), as Flink names the fields of a
@@ -173,15 +208,9 @@ func (c *CalcRel) narrowed(cat *Catalog) *CalcRel {
 	}
 	narrow := *scan
 	narrow.paths = paths
+	narrow.wide = scan
 	narrow.rt = types.MustRowType(fs...)
 	narrow.rowtime = replacePaths(scan.rowtime, repl)
 	narrow.watermark = replacePaths(scan.watermark, repl)
-	out := *c
-	out.Input = &narrow
-	out.Projs = make([]expr.Expr, len(c.Projs))
-	for i, e := range c.Projs {
-		out.Projs[i] = replacePaths(e, repl)
-	}
-	out.Cond = replacePaths(c.Cond, repl)
-	return &out
+	return &narrow, repl
 }

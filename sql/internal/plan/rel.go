@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/eddystream/eddy"
@@ -34,76 +33,56 @@ type Rel interface {
 	build(b *builder) (*eddy.Stream[Rec], error)
 }
 
-// builder builds the operators of a plan on an environment. A relation
-// used twice (a table scanned by two queries of one statement set, a view
-// read twice) is built once.
+// builder builds the operators of a plan on an environment. Relations
+// with one key (see reuse) are built once: a table scanned by two queries
+// of one statement set, a view read twice, two equal branches of a query.
 type builder struct {
 	env   *eddy.Environment
 	cat   *Catalog
-	built map[Rel]*eddy.Stream[Rec]
-	scans map[string]*eddy.Stream[Rec]
-	// reads counts the scans of each table in the plans being built (see
-	// countReads); a table read once may run a Calc in its source.
-	reads map[string]int
+	reuse *reuse
+	// built holds the stream of every relation built, by key.
+	built map[int]*eddy.Stream[Rec]
 	// parents counts the relations that read each relation in the plans
-	// being built (see countReads).
-	parents map[Rel]int
+	// being built, by key (see countReads).
+	parents map[int]int
 }
 
 func newBuilder(env *eddy.Environment, cat *Catalog) *builder {
-	return &builder{env: env, cat: cat, built: map[Rel]*eddy.Stream[Rec]{}, scans: map[string]*eddy.Stream[Rec]{}, reads: map[string]int{}, parents: map[Rel]int{}}
+	return &builder{env: env, cat: cat, reuse: newReuse(cat), built: map[int]*eddy.Stream[Rec]{}, parents: map[int]int{}}
 }
 
-// countReads counts the scans of each table under the roots, and the
-// readers of each relation.
+// countReads counts the readers of each relation under the roots, by key
+// (reuse.readers): a relation read by more than one relation is not
+// folded into one of them (a Calc into its source, a projection into a
+// join). It takes every root of the job at once.
 func (b *builder) countReads(roots []Rel) {
-	var walk func(r Rel)
-	walk = func(r Rel) {
-		if s, ok := r.(*ScanRel); ok {
-			b.reads[s.Table.Name]++
-		}
-		for _, in := range r.Inputs() {
-			b.parents[in]++
-			walk(in)
-		}
-	}
-	for _, r := range roots {
-		walk(r)
+	for k, n := range b.reuse.readers(roots) {
+		b.parents[k] += n
 	}
 }
 
-// stream builds r, once.
+// readers returns the number of relations that read r in the plans being
+// built.
+func (b *builder) readers(r Rel) int { return b.parents[b.reuse.key(r)] }
+
+// lookup returns the stream built for r's key, if any.
+func (b *builder) lookup(r Rel) (*eddy.Stream[Rec], bool) {
+	s, ok := b.built[b.reuse.key(r)]
+	return s, ok
+}
+
+// stream builds r, once for every relation of its key.
 func (b *builder) stream(r Rel) (*eddy.Stream[Rec], error) {
-	if s, ok := b.built[r]; ok {
+	k := b.reuse.key(r)
+	if s, ok := b.built[k]; ok {
 		return s, nil
 	}
 	s, err := r.build(b)
 	if err != nil {
 		return nil, err
 	}
-	b.built[r] = s
+	b.built[k] = s
 	return s, nil
-}
-
-// Explain renders the plan rooted at r as an indented tree, one operator a
-// line with its changelog mode and, when par holds the operator, the
-// number of parallel subtasks it runs with (see Script.parallelisms).
-func Explain(r Rel, par map[Rel]int) string {
-	var sb strings.Builder
-	var walk func(r Rel, depth int)
-	walk = func(r Rel, depth int) {
-		p := r.Props()
-		fmt.Fprintf(&sb, "%s%s, changelogMode=%s", strings.Repeat("   ", depth)+"+- ", r.Describe(), modeString(p.Mode))
-		if n, ok := par[r]; ok {
-			fmt.Fprintf(&sb, ", parallelism=%d", n)
-		}
-		sb.WriteByte('\n')
-		for _, in := range r.Inputs() {
-			walk(in, depth+1)
-		}
-	}
-	walk(r, 0)
-	return sb.String()
 }
 
 // modeString prints a mode as Flink's EXPLAIN CHANGELOG_MODE does.

@@ -26,8 +26,10 @@ type ScanRel struct {
 	mode               changelog.Mode
 	upsertKey          []int
 	// paths, when set, are the fields the source emits (see
-	// pushProjection); rt is then their row type.
+	// pushProjection); rt is then their row type, and wide is the scan
+	// of whole rows they were taken from.
 	paths [][]int
+	wide  *ScanRel
 	// filters are the predicates the source accepted (see pushFilters):
 	// it emits only the rows for which they all hold. filterExprs are
 	// the conjuncts they came from, over the table's rows, for EXPLAIN.
@@ -133,23 +135,9 @@ func (s *scanScope) Column(parts []string) (expr.Expr, int, error) {
 	return nil, 0, fmt.Errorf("unknown column %s of table %s", parts[0], s.t.Name)
 }
 
+// build opens the table's source. Scans with one key (see reuse) share it.
 func (s *ScanRel) build(b *builder) (*eddy.Stream[Rec], error) {
-	key := s.Table.Name
-	if s.filters != nil {
-		key += fmt.Sprint(s.filters)
-	}
-	if s.paths != nil {
-		key += fmt.Sprint(s.paths)
-	}
-	if st, ok := b.scans[key]; ok {
-		return st, nil
-	}
-	st, err := s.open(b, false, nil)
-	if err != nil {
-		return nil, err
-	}
-	b.scans[key] = st
-	return st, nil
+	return s.open(b, false, nil)
 }
 
 // open adds the table's source, with opts, to the job; transient asks for
