@@ -98,8 +98,11 @@ func (c *CalcRel) pushProjection(b *builder) *CalcRel { return c.narrowed(b.cat)
 // narrowed is pushProjection with the connectors of cat.
 func (c *CalcRel) narrowed(cat *Catalog) *CalcRel {
 	scan, ok := c.Input.(*ScanRel)
-	if !ok || scan.paths != nil {
+	if !ok {
 		return c
+	}
+	if scan.paths != nil {
+		return c.renarrowed(cat, scan)
 	}
 	exprs := append(append([]expr.Expr{}, c.Projs...), c.Cond, scan.rowtime, scan.watermark)
 	var all [][]int
@@ -119,6 +122,49 @@ func (c *CalcRel) narrowed(cat *Catalog) *CalcRel {
 	}
 	out.Cond = replacePaths(c.Cond, repl)
 	return &out
+}
+
+// renarrowed is narrowed for a Calc over a scan already narrowed for a
+// wider reader (the Calc of a view, before a join pruned the columns it
+// reads): c is read over the scan's whole rows and narrowed again, so
+// that the source writes only what c reads. It returns c as it is unless
+// that is fewer fields.
+func (c *CalcRel) renarrowed(cat *Catalog, scan *ScanRel) *CalcRel {
+	if scan.wide == nil {
+		return c
+	}
+	wide := scan.wide
+	// Column k of the narrow rows is the field at path scan.paths[k].
+	widen := func(e expr.Expr) expr.Expr {
+		if e == nil {
+			return nil
+		}
+		return expr.Rewrite(e, func(x expr.Expr) expr.Expr {
+			col, ok := x.(*expr.Column)
+			if !ok {
+				return x
+			}
+			p := scan.paths[col.Index]
+			f := wide.rt.Field(p[0])
+			var out expr.Expr = &expr.Column{Index: p[0], Name: f.Name, T: f.Type}
+			t := f.Type
+			for _, j := range p[1:] {
+				sub := t.Row().Field(j)
+				t = sub.Type.WithNullability(t.IsNullable() || sub.Type.IsNullable())
+				out = &expr.Field{X: out, Index: j, Name: sub.Name, T: t}
+			}
+			return out
+		})
+	}
+	wc := *c
+	wc.Input = wide
+	wc.Projs = mapExprs(c.Projs, widen)
+	wc.Cond = widen(c.Cond)
+	out := wc.narrowed(cat)
+	if n, ok := out.Input.(*ScanRel); !ok || n.paths == nil || len(n.paths) >= len(scan.paths) {
+		return c
+	}
+	return out
 }
 
 // unionPaths returns the distinct paths of all, in order of first
