@@ -161,6 +161,12 @@ type goldenEnv struct {
 }
 
 func (g *goldenEnv) registry() *connector.Registry {
+	return gatedRegistry(&g.gate, goldenSinkFactory{g})
+}
+
+// gatedRegistry returns the default connectors and formats, nexmark and
+// datagen behind gate, and sink.
+func gatedRegistry(gate *gate, sink connector.Factory) *connector.Registry {
 	r := connector.NewRegistry()
 	for _, s := range connector.Default.Specs() {
 		if s.Kind == connector.FormatKind {
@@ -170,11 +176,11 @@ func (g *goldenEnv) registry() *connector.Registry {
 		}
 		f, _ := connector.Default.Connector(s.Name)
 		if s.Name == "nexmark" || s.Name == "datagen" {
-			f = gatedFactory{f.(connector.SourceFactory), &g.gate}
+			f = gatedFactory{f.(connector.SourceFactory), gate}
 		}
 		r.Register(f)
 	}
-	r.Register(goldenSinkFactory{g})
+	r.Register(sink)
 	return r
 }
 

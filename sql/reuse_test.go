@@ -222,21 +222,7 @@ type tablesEnv struct {
 }
 
 func (g *tablesEnv) registry() *connector.Registry {
-	r := connector.NewRegistry()
-	for _, s := range connector.Default.Specs() {
-		if s.Kind == connector.FormatKind {
-			f, _ := connector.Default.Format(s.Name)
-			r.Register(f)
-			continue
-		}
-		f, _ := connector.Default.Connector(s.Name)
-		if s.Name == "nexmark" || s.Name == "datagen" {
-			f = gatedFactory{f.(connector.SourceFactory), &g.gate}
-		}
-		r.Register(f)
-	}
-	r.Register(tablesSinkFactory{g})
-	return r
+	return gatedRegistry(&g.gate, tablesSinkFactory{g})
 }
 
 // finalTables reads the table of every sink, as TestGolden does.

@@ -25,26 +25,15 @@ func pushFilters(roots []Rel, cat *Catalog) {
 	if v, ok := cat.Settings["table.optimizer.source.predicate-pushdown-enabled"]; ok && strings.EqualFold(strings.TrimSpace(v), "false") {
 		return
 	}
-	seen := map[Rel]bool{}
-	var walk func(r Rel)
-	walk = func(r Rel) {
-		if seen[r] {
-			return
-		}
-		seen[r] = true
+	walkRels(roots, func(r Rel) bool {
 		if c, ok := r.(*CalcRel); ok {
 			if pushed := c.pushFilter(cat); pushed != nil {
 				*c = *pushed
-				return
+				return false
 			}
 		}
-		for _, in := range r.Inputs() {
-			walk(in)
-		}
-	}
-	for _, r := range roots {
-		walk(r)
-	}
+		return true
+	})
 }
 
 // pushFilter returns c, fused with the Calcs under it, over a scan whose

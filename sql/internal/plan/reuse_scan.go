@@ -34,13 +34,7 @@ func shareScans(roots []Rel, cat *Catalog) {
 	}
 	groups := map[int]*group{}
 	var order []*group
-	seen := map[Rel]bool{}
-	var walk func(r Rel)
-	walk = func(r Rel) {
-		if seen[r] {
-			return
-		}
-		seen[r] = true
+	walkRels(roots, func(r Rel) bool {
 		for _, in := range r.Inputs() {
 			if s, ok := in.(*ScanRel); ok {
 				base := s
@@ -65,12 +59,9 @@ func shareScans(roots []Rel, cat *Catalog) {
 					g.keys[u.key(c)] = true
 				}
 			}
-			walk(in)
 		}
-	}
-	for _, r := range roots {
-		walk(r)
-	}
+		return true
+	})
 	for _, g := range order {
 		if g.blocked || len(g.keys) < 2 {
 			continue

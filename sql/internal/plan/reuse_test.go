@@ -133,25 +133,6 @@ var relTypes = []Rel{
 // ownTypes are the relations that are never merged, whatever their fields.
 var ownTypes = map[string]bool{"SinkRel": true, "lateSourceRel": true}
 
-// walkRels calls fn on every relation under the roots, once each.
-func walkRels(roots []Rel, fn func(Rel)) {
-	seen := map[Rel]bool{}
-	var walk func(r Rel)
-	walk = func(r Rel) {
-		if seen[r] {
-			return
-		}
-		seen[r] = true
-		fn(r)
-		for _, in := range r.Inputs() {
-			walk(in)
-		}
-	}
-	for _, r := range roots {
-		walk(r)
-	}
-}
-
 func typeName(r Rel) string { return reflect.TypeOf(r).Elem().Name() }
 
 // TestReuseEveryRelation plans each query of reuseQueries twice, as two
@@ -174,21 +155,23 @@ func TestReuseEveryRelation(t *testing.T) {
 			t.Errorf("%s: planned twice, the plans have keys %d and %d, want one", q, a, b)
 		}
 		before := map[Rel]string{}
-		walkRels(s.Queries, func(r Rel) {
+		walkRels(s.Queries, func(r Rel) bool {
 			seen[typeName(r)] = true
 			text, own := newDigester().digest(r)
 			if own != "" {
 				t.Errorf("%s: %s is its own: %s", q, typeName(r), own)
 			}
 			before[r] = text
+			return true
 		})
 		if err := s.Build(eddy.NewEnvironment()); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
-		walkRels(s.Queries, func(r Rel) {
+		walkRels(s.Queries, func(r Rel) bool {
 			if text, _ := newDigester().digest(r); text != before[r] {
 				t.Errorf("%s: the digest of %s changed as the job was built:\n%s\nto\n%s", q, typeName(r), before[r], text)
 			}
+			return true
 		})
 	}
 	for _, r := range relTypes {
@@ -211,7 +194,7 @@ func TestDigestReadsEveryField(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 		s.prepare(s.Queries)
-		walkRels(s.Queries, func(r Rel) {
+		walkRels(s.Queries, func(r Rel) bool {
 			want, _ := newDigester().digest(r)
 			v := reflect.ValueOf(r).Elem()
 			for i := 0; i < v.NumField(); i++ {
@@ -248,6 +231,7 @@ func TestDigestReadsEveryField(t *testing.T) {
 				}
 				changed[v.Type().Name()+"."+f.Name] = true
 			}
+			return true
 		})
 	}
 	// Fields EXPLAIN does not print, among those changed.
@@ -388,10 +372,11 @@ INSERT INTO s2 SELECT x FROM t;
 	roots := []Rel{s.Inserts[0], s.Inserts[1]}
 	s.prepare(roots)
 	var scans []*ScanRel
-	walkRels(roots, func(r Rel) {
+	walkRels(roots, func(r Rel) bool {
 		if sc, ok := r.(*ScanRel); ok {
 			scans = append(scans, sc)
 		}
+		return true
 	})
 	if len(scans) != 2 {
 		t.Fatalf("the INSERTs read %d scans, want 2", len(scans))
@@ -420,10 +405,11 @@ func TestLateRowsNotMerged(t *testing.T) {
 	s.prepare(s.Queries)
 	u := newReuse(s.Cat)
 	var aggs []Rel
-	walkRels(s.Queries, func(r Rel) {
+	walkRels(s.Queries, func(r Rel) bool {
 		if w, ok := r.(*WindowAggregateRel); ok && w.late != nil {
 			aggs = append(aggs, r)
 		}
+		return true
 	})
 	if len(aggs) != 2 {
 		t.Fatalf("the queries plan %d window aggregations with late rows, want 2", len(aggs))

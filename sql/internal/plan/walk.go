@@ -40,3 +40,25 @@ func walkValue(v reflect.Value, fn func(parser.Node) bool) {
 		}
 	}
 }
+
+// walkRels calls fn on every relation under the roots, once each, parents
+// before their inputs; fn returns whether to go on into r's inputs.
+func walkRels(roots []Rel, fn func(r Rel) bool) {
+	seen := map[Rel]bool{}
+	var walk func(r Rel)
+	walk = func(r Rel) {
+		if seen[r] {
+			return
+		}
+		seen[r] = true
+		if !fn(r) {
+			return
+		}
+		for _, in := range r.Inputs() {
+			walk(in)
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
+}
