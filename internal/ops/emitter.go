@@ -7,27 +7,31 @@ import "github.com/eddystream/eddy/internal/runtime"
 type Emitter[T any] struct {
 	out runtime.Input[T]
 	buf *runtime.Batch[T]
+	// before reports whether a record is a -U, which must reach the
+	// output in one batch with its +U (nil for records without a kind).
+	before func(T) bool
 	// err is the error of a send Emit made when the buffer was full,
 	// returned by the next Flush.
 	err error
 }
 
 // emitterLimit is the number of records an emitter buffers before Emit
-// sends them: an operator emitting many records in one step (a watermark
+// sends them (one more when the last is the -U of an update): an operator emitting many records in one step (a watermark
 // firing every window) sends them in batches of this size instead of one
 // batch grown to hold them all.
 const emitterLimit = runtime.DefaultBatchSize
 
 // NewEmitter returns an emitter writing to out.
 func NewEmitter[T any](out runtime.Input[T]) *Emitter[T] {
-	return &Emitter[T]{out: out, buf: runtime.NewBatch[T](0)}
+	return &Emitter[T]{out: out, buf: runtime.NewBatch[T](0), before: runtime.UpdateBeforeOf[T]()}
 }
 
-// Emit buffers v with timestamp ts.
+// Emit buffers v with timestamp ts. A full buffer is sent, unless v is a
+// -U: an update's two halves travel in one batch.
 func (e *Emitter[T]) Emit(v T, ts int64) {
 	e.buf.Data = append(e.buf.Data, v)
 	e.buf.TS = append(e.buf.TS, ts)
-	if len(e.buf.Data) >= emitterLimit && e.err == nil {
+	if len(e.buf.Data) >= emitterLimit && e.err == nil && (e.before == nil || !e.before(v)) {
 		e.err = e.send()
 	}
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	"github.com/eddystream/eddy/changelog"
 	"testing"
 
 	"github.com/eddystream/eddy/internal/runtime"
@@ -70,5 +71,44 @@ func TestEmitterReturnsErrorOfFullBatch(t *testing.T) {
 	e.Emit(1, 0)
 	if err := e.Flush(); err != nil || len(r.got) != emitterLimit+1 {
 		t.Fatalf("after the error: Flush = %v, %d records sent", err, len(r.got))
+	}
+}
+
+// changeRecorder keeps the batches of changes it is sent.
+type changeRecorder struct{ batches [][]changelog.Change[int] }
+
+func (r *changeRecorder) ProcessBatch(b *runtime.Batch[changelog.Change[int]]) error {
+	r.batches = append(r.batches, append([]changelog.Change[int](nil), b.Data...))
+	return nil
+}
+func (r *changeRecorder) ProcessWatermark(int64) error { return nil }
+func (r *changeRecorder) EndInput() error              { return nil }
+
+func TestEmitterKeepsUpdatesWhole(t *testing.T) {
+	r := &changeRecorder{}
+	e := NewEmitter[changelog.Change[int]](r)
+	// Inserts, then updates whose -U falls on the limit.
+	for i := range emitterLimit - 1 {
+		e.Emit(changelog.Change[int]{Kind: changelog.Insert, Row: i}, 0)
+	}
+	for i := range 3 * emitterLimit {
+		e.Emit(changelog.Change[int]{Kind: changelog.UpdateBefore, Row: i}, 0)
+		e.Emit(changelog.Change[int]{Kind: changelog.UpdateAfter, Row: i + 1}, 0)
+	}
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range r.batches {
+		n += len(b)
+		if b[len(b)-1].Kind == changelog.UpdateBefore {
+			t.Fatalf("a batch of %d ends with a -U", len(b))
+		}
+		if b[0].Kind == changelog.UpdateAfter {
+			t.Fatalf("a batch of %d starts with a +U", len(b))
+		}
+	}
+	if len(r.batches) < 2 || n != emitterLimit-1+6*emitterLimit {
+		t.Fatalf("%d records in %d batches", n, len(r.batches))
 	}
 }
