@@ -2,7 +2,6 @@ package expr
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/eddystream/eddy/sql/types"
@@ -194,7 +193,9 @@ func writeKey(b *strings.Builder, e Expr) bool {
 		fmt.Fprintf(b, ").%d:%s", e.Index, e.T)
 		return ok
 	case *Literal:
-		fmt.Fprintf(b, "%s:%s", strconv.Quote(e.String()), e.T)
+		// The value itself, exactly: its printed form can be alike for
+		// other values (strings in an ARRAY are not quoted).
+		fmt.Fprintf(b, "%T%#v:%s", e.V, e.V, e.T)
 		return true
 	case *Cast:
 		if e.Try {

@@ -284,6 +284,7 @@ func (c *CalcRel) newTransform() func(Rec) (Rec, bool) {
 			if cond == nil {
 				return r, true
 			}
+			shared.Next()
 			v, null := cond(r.Row)
 			return r, v && !null
 		}
