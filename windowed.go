@@ -99,7 +99,7 @@ func windowNode[K comparable, T, ACC, O any](w *WindowedStream[K, T], name strin
 // accumulator).
 func Aggregate[K comparable, T, ACC, R any](w *WindowedStream[K, T], f agg.Function[T, ACC, R]) *Stream[Windowed[K, R]] {
 	add := f.Add
-	if m, ok := f.(agg.Mutating[T, ACC]); ok {
+	if m, ok := f.(agg.Mutating[T, ACC]); ok && agg.NumViews(f) == 0 {
 		add = func(acc ACC, v T) ACC { return m.AddInPlace(acc, v, nil, 0) }
 	}
 	return windowNode(w, "Aggregate", ops.WindowLogic[K, T, ACC, Windowed[K, R]]{

@@ -121,7 +121,10 @@ func floatKey(f float64) uint64 {
 // an accumulator no one else holds, one it has just read from its keyed
 // state for update (state backends hand out a copy of what a snapshot in
 // progress holds). v and first are as in ViewFunction.AddWith: nil and 0
-// for a function without views. The unbounded group aggregation uses them.
+// for a function without views. The unbounded group aggregation uses them,
+// and window aggregations for functions without views. Result must not
+// return memory of the accumulator: the group aggregation computes the
+// result before a row and changes the accumulator after.
 type Mutating[IN, ACC any] interface {
 	// AddInPlace adds in to acc, changing it, and returns it.
 	AddInPlace(acc ACC, in IN, v Views, first int) ACC

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -22,7 +23,7 @@ func TestSavepointFromCLIAndRescale(t *testing.T) {
 	}
 	bin := buildEddy(t)
 	root := t.TempDir()
-	base := []string{"demo", "--events", "3000000", "--top", "10"}
+	base := []string{"demo", "--events", "6000000", "--top", "10"}
 	ref := filepath.Join(root, "ref")
 	if out, err := exec.Command(bin, append(base, "--parallelism", "2", "--output", ref)...).CombinedOutput(); err != nil {
 		t.Fatalf("reference run: %v\n%s", err, out)
@@ -56,16 +57,21 @@ func TestSavepointFromCLIAndRescale(t *testing.T) {
 		t.Fatal("the job did not announce its REST address")
 	}
 	var path string
+	var last []byte
 	for i := 0; i < 200 && path == ""; i++ {
-		b, err := exec.Command(bin, "savepoint", "--address", addr, "--name", "rescale", "--stop").Output()
+		sp := exec.Command(bin, "savepoint", "--address", addr, "--name", "rescale", "--stop")
+		var errOut bytes.Buffer
+		sp.Stderr = &errOut
+		b, err := sp.Output()
 		if err == nil {
 			path = strings.TrimSpace(string(b))
 			break
 		}
+		last = errOut.Bytes()
 		time.Sleep(20 * time.Millisecond)
 	}
 	if path == "" {
-		t.Fatal("no savepoint could be taken")
+		t.Fatalf("no savepoint could be taken; the last attempt said:\n%s", last)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the stopped job exited with %v", err)

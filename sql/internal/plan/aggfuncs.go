@@ -109,6 +109,10 @@ type sqlAgg struct {
 	// value for the first time — Flink's distinct views with FILTER do
 	// the same.
 	groups []distinctGroup
+	// touch makes a row rewrite the shared view entry of a value it does
+	// not add to, so that the entry lives as long as the group's state
+	// time-to-live counts from its last write (table.exec.state.ttl).
+	touch bool
 }
 
 // distinctGroup is a view shared by DISTINCT calls of one argument.
@@ -422,7 +426,7 @@ func (a *sqlAgg) distinctFresh(dst []uint64, in types.Row, v agg.Views, first in
 			have = uint64(v.Count(view, key))
 		}
 		fresh := want &^ have
-		if fresh != 0 {
+		if fresh != 0 || a.touch {
 			if s.intView {
 				v.AddInt(view, int64(word), int64(fresh))
 			} else {

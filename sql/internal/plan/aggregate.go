@@ -305,6 +305,10 @@ func (r *AggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if err != nil {
 		return nil, err
 	}
+	if ttl, ok := b.cat.Settings["table.exec.state.ttl"]; ok {
+		d, _ := settingDuration("table.exec.state.ttl", ttl)
+		r.fn.touch = d > 0
+	}
 	grouped := eddy.GroupBy(s, keyEnc.Key)
 	out := eddy.GroupAggregate[string, types.Row, Acc, string](grouped, r.fn, opts...)
 	return groupedRows(out, keyEnc, r.fn, r.rt), nil
