@@ -313,7 +313,7 @@ func (w *warnings) check(b *testing.B) {
 	}
 }
 
-// procStatus returns a field of /proc/self/status in bytes (VmRSS, VmHWM),
+// procStatus returns a field of /proc/self/status in bytes (VmRSS, RssAnon, VmHWM),
 // or 0.
 func procStatus(field string) int64 {
 	f, err := os.Open("/proc/self/status")
@@ -362,12 +362,13 @@ type memSample struct {
 	blocks    int64 // Pebble block cache: cached blocks
 	objects   int64 // object caches of the typed tables
 	memtables int64 // Pebble memtables
-	rss       int64 // VmRSS: Go runtime + C allocations (Pebble's cache and memtables) + glibc
+	rss       int64 // VmRSS: Go runtime + C allocations (Pebble's cache and memtables) + glibc + mapped table pages
+	rssAnon   int64 // RssAnon: VmRSS without file pages (the table files Pebble maps on Linux)
 }
 
 func (s memSample) max(o memSample) memSample {
 	return memSample{at: s.at, heapInuse: max(s.heapInuse, o.heapInuse), heapLive: max(s.heapLive, o.heapLive),
-		blocks: max(s.blocks, o.blocks), objects: max(s.objects, o.objects), memtables: max(s.memtables, o.memtables), rss: max(s.rss, o.rss)}
+		blocks: max(s.blocks, o.blocks), objects: max(s.objects, o.objects), memtables: max(s.memtables, o.memtables), rss: max(s.rss, o.rss), rssAnon: max(s.rssAnon, o.rssAnon)}
 }
 
 func sampleMem() memSample {
@@ -380,7 +381,7 @@ func sampleMem() memSample {
 		heapLive = int64(live[0].Value.Uint64())
 	}
 	bs := pebble.Budget()
-	return memSample{at: time.Now(), heapInuse: int64(ms.HeapInuse), heapLive: heapLive, blocks: bs.CacheSize, objects: bs.ObjectCacheBytes, memtables: bs.MemTableBytes, rss: procStatus("VmRSS")}
+	return memSample{at: time.Now(), heapInuse: int64(ms.HeapInuse), heapLive: heapLive, blocks: bs.CacheSize, objects: bs.ObjectCacheBytes, memtables: bs.MemTableBytes, rss: procStatus("VmRSS"), rssAnon: procStatus("RssAnon")}
 }
 
 // sampler samples the memory every period until stopped.
@@ -485,7 +486,7 @@ func BenchmarkPebbleStateBeyondBudget(b *testing.B) {
 		// The table: go test shows 10 lines of a benchmark's log without -v.
 		b.Logf("budget %d MiB; %d keys × %d B = %d MB of values (fill), then %d uniformly random read-modify-writes in tenths; GOMAXPROCS %d; columns: fill | rmw 1/10 … 10/10",
 			budget/mib, keys, pebbleValueSize, keys*pebbleValueSize/1_000_000, updates, runtime.GOMAXPROCS(0))
-		var rate, cpuRate, heapInuse, heapLive, blocks, objects, memtables, rss []string
+		var rate, cpuRate, heapInuse, heapLive, blocks, objects, memtables, rss, rssAnon []string
 		prev, prevCPU := t0, cpu0
 		var minRate, maxRate, minCPURate, maxCPURate float64
 		all := peak(samples, t0, tEnd.Add(time.Hour))
@@ -513,7 +514,7 @@ func BenchmarkPebbleStateBeyondBudget(b *testing.B) {
 			for _, x := range []struct {
 				to *[]string
 				v  int64
-			}{{&heapInuse, p.heapInuse}, {&heapLive, p.heapLive}, {&blocks, p.blocks}, {&objects, p.objects}, {&memtables, p.memtables}, {&rss, p.rss}} {
+			}{{&heapInuse, p.heapInuse}, {&heapLive, p.heapLive}, {&blocks, p.blocks}, {&objects, p.objects}, {&memtables, p.memtables}, {&rss, p.rss}, {&rssAnon, p.rssAnon}} {
 				*x.to = append(*x.to, fmt.Sprintf("%6.0f", float64(x.v)/mib))
 			}
 			prev, prevCPU = at, atCPU
@@ -522,7 +523,7 @@ func BenchmarkPebbleStateBeyondBudget(b *testing.B) {
 			name string
 			vs   []string
 		}{{"rec/s", rate}, {"rec/CPU-s", cpuRate}, {"peak heapInuse MiB", heapInuse}, {"peak heap live MiB", heapLive},
-			{"peak block cache MiB", blocks}, {"peak object caches MiB", objects}, {"peak memtables MiB", memtables}, {"peak RSS MiB", rss}} {
+			{"peak block cache MiB", blocks}, {"peak object caches MiB", objects}, {"peak memtables MiB", memtables}, {"peak RSS MiB", rss}, {"peak RssAnon MiB", rssAnon}} {
 			b.Logf("%-23s %s | %s", row.name, row.vs[0], strings.Join(row.vs[1:], " "))
 		}
 		hwmNote := "since the benchmark started"

@@ -82,8 +82,10 @@
 // values being decoded, decoded values larger than their encoding, a
 // sorted batch up to S/2 before it spills to its SST), the write buffers of
 // open files (256 KiB each, see localFS), table readers of open files (a
-// few KiB each, at most 4096 files), the OS page cache (not counted in RSS:
-// Pebble reads with pread, no mmap), and the C allocator's overhead on
+// few KiB each, at most 4096 files), the OS page cache (on Linux table
+// files are read through read-only mappings, whose pages count in the RSS
+// as file pages, RssFile, which the kernel drops as it needs; elsewhere
+// with pread, not counted in RSS), and the C allocator's overhead on
 // cache blocks and memtables (glibc malloc keeps freed blocks: measured
 // +30% of B at B = 256 MiB, +58% at 64 MiB, +33% with MALLOC_ARENA_MAX=2
 // in the environment).

@@ -74,3 +74,63 @@ func TestLocalFSBuffersWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLocalFSMapsTables opens table files through fsys and checks that
+// ReadAt gives the file's bytes at every offset tried, io.EOF with the bytes
+// there are past the end, and that other files and empty tables are read as
+// they are.
+func TestLocalFSMapsTables(t *testing.T) {
+	dir := t.TempDir()
+	want := make([]byte, 3*4096+123)
+	for i := range want {
+		want[i] = byte(i*7 + i>>8)
+	}
+	for _, name := range []string{"000001.sst", "MANIFEST-000001"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := fsys.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mapped := isMapped(f); mapped != (mappedTables && filepath.Ext(name) == ".sst") {
+			t.Fatalf("%s: mapped %v", name, mapped)
+		}
+		for _, c := range []struct{ off, n int }{{0, 10}, {4090, 20}, {len(want) - 5, 5}, {8192, 4096}} {
+			got := make([]byte, c.n)
+			if n, err := f.ReadAt(got, int64(c.off)); err != nil || n != c.n || !bytes.Equal(got, want[c.off:c.off+c.n]) {
+				t.Fatalf("%s: ReadAt(%d bytes at %d) = %d, %v", name, c.n, c.off, n, err)
+			}
+		}
+		got := make([]byte, 10)
+		if n, err := f.ReadAt(got, int64(len(want)-4)); err != io.EOF || n != 4 || !bytes.Equal(got[:4], want[len(want)-4:]) {
+			t.Fatalf("%s: ReadAt across the end = %d, %v; want 4, EOF", name, n, err)
+		}
+		if n, err := f.ReadAt(got, int64(len(want))); err != io.EOF || n != 0 {
+			t.Fatalf("%s: ReadAt at the end = %d, %v; want 0, EOF", name, n, err)
+		}
+		head := make([]byte, 100)
+		if n, err := f.Read(head); err != nil || n != 100 || !bytes.Equal(head, want[:100]) {
+			t.Fatalf("%s: Read = %d, %v", name, n, err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := filepath.Join(dir, "000002.sst")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fsys.Open(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if isMapped(f) {
+		t.Fatal("an empty table is mapped")
+	}
+	if n, err := f.ReadAt(make([]byte, 1), 0); err != io.EOF || n != 0 {
+		t.Fatalf("ReadAt of an empty table = %d, %v", n, err)
+	}
+	f.Close()
+}
