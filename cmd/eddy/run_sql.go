@@ -29,10 +29,20 @@ func runSQL(cmd *cobra.Command, file string, parallelism int, opts []eddy.Option
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
+	printed := false
 	for _, r := range results {
 		if r.Text != "" {
 			fmt.Fprint(cmd.OutOrStdout(), r.Text)
+			printed = true
 		}
+	}
+	if inserts, queries := s.Pending(); inserts == 0 && queries == 0 {
+		if printed {
+			// A script of EXPLAIN, SHOW, DESCRIBE or SET statements has
+			// printed what it asked for; there is no job to run.
+			return nil
+		}
+		return fmt.Errorf("%s: the script has no INSERT INTO or query to run (and nothing to show: add an INSERT INTO ... SELECT, a SELECT, or EXPLAIN)", file)
 	}
 	set := s.Settings()
 	name := strings.TrimSuffix(filepath.Base(file), ".sql")
