@@ -3,6 +3,7 @@ package formats
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/eddystream/eddy/changelog"
@@ -119,13 +120,49 @@ func splitCSV(line []byte, o *CSVRowOptions, fields []string, quoted []bool) ([]
 	}
 }
 
+// csvSpecial marks the characters that make a field quoted or escaped:
+// the delimiter, line breaks, the quote and the escape character.
+type csvSpecial struct {
+	is    [256]bool
+	chars []byte
+}
+
+func newCSVSpecial(o *CSVRowOptions) *csvSpecial {
+	sp := &csvSpecial{}
+	for _, c := range []byte{o.delim(), '\n', '\r', o.quote(), o.Escape} {
+		if c != 0 && !sp.is[c] {
+			sp.is[c] = true
+			sp.chars = append(sp.chars, c)
+		}
+	}
+	return sp
+}
+
+// has reports whether s holds a special character.
+func (sp *csvSpecial) has(s []byte) bool {
+	if len(s) >= 64 {
+		// A long field: a vectorized search per character is faster.
+		for _, c := range sp.chars {
+			if bytes.IndexByte(s, c) >= 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range s {
+		if sp.is[c] {
+			return true
+		}
+	}
+	return false
+}
+
 // appendCSVField appends s as one field, quoted or escaped if it must be.
-func appendCSVField(dst []byte, s string, o *CSVRowOptions, forceQuote bool) ([]byte, error) {
-	d, q, e := o.delim(), o.quote(), o.Escape
-	special := func(c byte) bool { return c == d || c == '\n' || c == '\r' || (q != 0 && c == q) || (e != 0 && c == e) }
+func appendCSVField[S string | []byte](dst []byte, s S, o *CSVRowOptions, sp *csvSpecial, forceQuote bool) ([]byte, error) {
+	q, e := o.quote(), o.Escape
 	needs := forceQuote
 	for i := 0; i < len(s) && !needs; i++ {
-		needs = special(s[i])
+		needs = sp.is[s[i]]
 	}
 	if !needs {
 		return append(dst, s...), nil
@@ -135,7 +172,7 @@ func appendCSVField(dst []byte, s string, o *CSVRowOptions, forceQuote bool) ([]
 			return dst, fmt.Errorf("the value %q holds the delimiter or a line break, and quoting is disabled; set 'csv.escape-character' or enable quoting", s)
 		}
 		for i := 0; i < len(s); i++ {
-			if special(s[i]) {
+			if sp.is[s[i]] {
 				dst = append(dst, e)
 			}
 			dst = append(dst, s[i])
@@ -210,36 +247,68 @@ func NewCSVRowEncoder(rt *types.RowType, o CSVRowOptions) (connector.Encoder[con
 	if err := checkCSVColumns(rt); err != nil {
 		return nil, err
 	}
-	var text []byte
-	return connector.EncoderFunc[connector.TableRecord](func(dst []byte, c connector.TableRecord) ([]byte, error) {
-		if c.Kind != changelog.Insert && c.Kind != changelog.UpdateAfter {
-			return dst, fmt.Errorf("csv: cannot write a %v change: the csv format holds insertions only; use 'debezium-json' for a changelog", c.Kind)
+	e := &csvRowEncoder{rt: rt, o: o, sp: newCSVSpecial(&o), delim: o.delim(), quote: o.quote()}
+	e.kinds = make([]types.Kind, rt.Len())
+	for i := range e.kinds {
+		e.kinds[i] = rt.FieldType(i).Kind()
+	}
+	return connector.EncoderFunc[connector.TableRecord](e.encode), nil
+}
+
+// csvRowEncoder writes the rows of a table as CSV lines.
+type csvRowEncoder struct {
+	rt           *types.RowType
+	kinds        []types.Kind
+	o            CSVRowOptions
+	sp           *csvSpecial
+	delim, quote byte
+	text         []byte // a field that must be quoted or escaped
+}
+
+func (e *csvRowEncoder) encode(dst []byte, c connector.TableRecord) ([]byte, error) {
+	if c.Kind != changelog.Insert && c.Kind != changelog.UpdateAfter {
+		return dst, fmt.Errorf("csv: cannot write a %v change: the csv format holds insertions only; use 'debezium-json' for a changelog", c.Kind)
+	}
+	o, r := &e.o, c.Row
+	var err error
+	for i, k := range e.kinds {
+		if i > 0 {
+			dst = append(dst, e.delim)
 		}
-		var err error
-		for i := 0; i < rt.Len(); i++ {
-			if i > 0 {
-				dst = append(dst, o.delim())
-			}
-			if c.Row.IsNull(i) {
-				if o.HasNullLiteral {
-					if dst, err = appendCSVField(dst, o.NullLiteral, &o, false); err != nil {
-						return dst, err
-					}
+		if r.IsNull(i) {
+			if o.HasNullLiteral {
+				if dst, err = appendCSVField(dst, o.NullLiteral, o, e.sp, false); err != nil {
+					return dst, err
 				}
-				continue
 			}
-			t := rt.FieldType(i)
-			if t.Kind() == types.KindBoolean {
-				text = fmt.Appendf(text[:0], "%t", c.Row.Bool(i))
-			} else {
-				text = types.AppendText(text[:0], rt, c.Row, i, nil)
-			}
-			s := string(text)
-			force := s == "" || (o.HasNullLiteral && s == o.NullLiteral)
-			if dst, err = appendCSVField(dst, s, &o, force && o.quote() != 0); err != nil {
-				return dst, fmt.Errorf("csv: column %s: %w", types.QuoteIdentifier(rt.Field(i).Name), err)
-			}
+			continue
 		}
-		return dst, nil
-	}), nil
+		// The field's text goes into dst as it is, which it mostly may;
+		// if it must be quoted or escaped it is taken back out.
+		start := len(dst)
+		switch k {
+		case types.KindBoolean:
+			if r.Bool(i) {
+				dst = append(dst, "true"...)
+			} else {
+				dst = append(dst, "false"...)
+			}
+		case types.KindTinyInt, types.KindSmallInt, types.KindInt, types.KindBigInt:
+			dst = strconv.AppendInt(dst, r.Int64(i), 10)
+		case types.KindChar, types.KindVarChar:
+			dst = append(dst, r.String(i)...)
+		default:
+			dst = types.AppendText(dst, e.rt, r, i, nil)
+		}
+		text := dst[start:]
+		force := e.quote != 0 && (len(text) == 0 || (o.HasNullLiteral && string(text) == o.NullLiteral))
+		if !force && !e.sp.has(text) {
+			continue
+		}
+		e.text = append(e.text[:0], text...)
+		if dst, err = appendCSVField(dst[:start], e.text, o, e.sp, force); err != nil {
+			return dst, fmt.Errorf("csv: column %s: %w", types.QuoteIdentifier(e.rt.Field(i).Name), err)
+		}
+	}
+	return dst, nil
 }

@@ -200,9 +200,7 @@ func (l *tableLookup) withPartitions(w *types.RowWriter, r types.Row, parts []ty
 	layout := l.src.layout
 	w.Reset()
 	for j, i := range layout.dataCols {
-		if err := w.SetValue(i, types.FieldValue(layout.data, r, j)); err != nil {
-			return types.Row{}, err
-		}
+		w.CopyField(i, r, j)
 	}
 	for j, i := range layout.partCols {
 		if parts == nil || parts[j] == nil {

@@ -67,14 +67,21 @@ func newTableSink(dir, suffix string, layout *tableLayout, pc PartitionCommit, m
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("filesystem table sink: %w", err)
 		}
-		c := &tableCommitter{dir: dir, suffix: suffix, layout: layout, pc: pc, ctx: ctx, seq: &seq, enc: newEncoder(),
-			open: map[string]*openPart{}, waiting: map[string]int64{}, watermark: math.MinInt64}
-		if layout.partitioned() {
-			c.w = types.NewRowWriter(layout.data, types.NewArena(0))
-		}
-		return c, nil
+		return newTableCommitter(dir, suffix, layout, pc, ctx, &seq, newEncoder()), nil
 	})
 	return tableSink{ts, mode}
+}
+
+// newTableCommitter returns the committer of one subtask of a table's sink;
+// seq numbers the part files of every subtask.
+func newTableCommitter(dir, suffix string, layout *tableLayout, pc PartitionCommit, ctx connector.WriterContext, seq *atomic.Int64, enc connector.Encoder[connector.TableRecord]) *tableCommitter {
+	c := &tableCommitter{dir: dir, suffix: suffix, layout: layout, pc: pc, ctx: ctx, seq: seq, enc: enc,
+		open: map[string]*openPart{}, waiting: map[string]int64{}, watermark: math.MinInt64}
+	if layout.partitioned() {
+		c.w = types.NewRowWriter(layout.data, types.NewArena(0))
+		c.dirs = newPartitionDirs(layout)
+	}
+	return c
 }
 
 type openPart struct {
@@ -91,12 +98,17 @@ type tableCommitter struct {
 	seq         *atomic.Int64
 	enc         connector.Encoder[connector.TableRecord]
 	w           *types.RowWriter // of the data columns
+	dirs        *partitionDirs
 	open        map[string]*openPart
+	// last is the open part file of the partition lastPart, the last
+	// written to (nil when none is open).
+	last     *openPart
+	lastPart string
 	// waiting holds the partitions whose files are committed and which
 	// wait for their trigger, with their creation times.
 	waiting   map[string]int64
 	watermark int64
-	line, buf []byte
+	line      []byte
 }
 
 func (c *tableCommitter) Begin() (tableTx, error) { return tableTx{}, nil }
@@ -104,36 +116,17 @@ func (c *tableCommitter) Begin() (tableTx, error) { return tableTx{}, nil }
 func (c *tableCommitter) Write(tx *tableTx, v connector.TableRecord) error {
 	part := ""
 	row := v
-	if c.layout.partitioned() {
-		part = c.layout.partitionDir(v.Row, c.buf)
-		r, err := c.layout.project(c.w, v.Row)
-		if err != nil {
-			return fmt.Errorf("filesystem table sink: %w", err)
-		}
-		row.Row = r
+	if c.dirs != nil {
+		part = c.dirs.Dir(v.Row)
+		row.Row = c.layout.project(c.w, v.Row)
 	}
-	op, ok := c.open[part]
-	if !ok {
-		name := fmt.Sprintf("part-%d-%d-%d%s", c.ctx.Subtask(), time.Now().UnixNano(), c.seq.Add(1), c.suffix)
-		pf := PartFile{Temp: filepath.Join(part, "."+name+".inprogress"), Final: filepath.Join(part, name)}
-		if err := os.MkdirAll(filepath.Join(c.dir, part), 0o755); err != nil {
-			return fmt.Errorf("filesystem table sink: %w", err)
+	op := c.last
+	if op == nil || part != c.lastPart {
+		var err error
+		if op, err = c.partFile(tx, part); err != nil {
+			return err
 		}
-		f, err := os.OpenFile(filepath.Join(c.dir, pf.Temp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return fmt.Errorf("filesystem table sink: %w", err)
-		}
-		op = &openPart{f: f, w: bufio.NewWriterSize(f, 1<<16), temp: pf.Temp}
-		c.open[part] = op
-		tx.Files = append(tx.Files, pf)
-		if part != "" {
-			if tx.Parts == nil {
-				tx.Parts = map[string]int64{}
-			}
-			if _, ok := tx.Parts[part]; !ok {
-				tx.Parts[part] = c.ctx.ProcessingTime()
-			}
-		}
+		c.last, c.lastPart = op, part
 	}
 	var err error
 	c.line, err = c.enc.Encode(c.line[:0], row)
@@ -145,7 +138,37 @@ func (c *tableCommitter) Write(tx *tableTx, v connector.TableRecord) error {
 	return err
 }
 
+// partFile returns the open part file of partition part, opening one if
+// the transaction has none.
+func (c *tableCommitter) partFile(tx *tableTx, part string) (*openPart, error) {
+	if op, ok := c.open[part]; ok {
+		return op, nil
+	}
+	name := fmt.Sprintf("part-%d-%d-%d%s", c.ctx.Subtask(), time.Now().UnixNano(), c.seq.Add(1), c.suffix)
+	pf := PartFile{Temp: filepath.Join(part, "."+name+".inprogress"), Final: filepath.Join(part, name)}
+	if err := os.MkdirAll(filepath.Join(c.dir, part), 0o755); err != nil {
+		return nil, fmt.Errorf("filesystem table sink: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(c.dir, pf.Temp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("filesystem table sink: %w", err)
+	}
+	op := &openPart{f: f, w: bufio.NewWriterSize(f, 1<<16), temp: pf.Temp}
+	c.open[part] = op
+	tx.Files = append(tx.Files, pf)
+	if part != "" {
+		if tx.Parts == nil {
+			tx.Parts = map[string]int64{}
+		}
+		if _, ok := tx.Parts[part]; !ok {
+			tx.Parts[part] = c.ctx.ProcessingTime()
+		}
+	}
+	return op, nil
+}
+
 func (c *tableCommitter) PreCommit(*tableTx) error {
+	c.last = nil
 	var first error
 	for part, op := range c.open {
 		delete(c.open, part)
@@ -200,6 +223,7 @@ func syncDir(dir string) error {
 }
 
 func (c *tableCommitter) Abort(tx tableTx) error {
+	c.last = nil
 	for part, op := range c.open {
 		op.f.Close()
 		delete(c.open, part)

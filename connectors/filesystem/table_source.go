@@ -51,36 +51,124 @@ func newTableLayout(t *connector.Table, defaultName string) (*tableLayout, error
 
 func (l *tableLayout) partitioned() bool { return len(l.partCols) > 0 }
 
-// escapePartition escapes a partition value for a directory name as Hive
-// does: characters that are special in paths become %XX.
-func escapePartition(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+// appendEscapedPartition appends a partition value escaped for a
+// directory name as Hive escapes it: characters that are special in paths
+// become %XX.
+func appendEscapedPartition(dst, v []byte) []byte {
+	const hex = "0123456789ABCDEF"
+	for _, c := range v {
 		if c < 0x20 || strings.IndexByte("\"#%'*/:=?\\\x7f{[]^", c) >= 0 {
-			fmt.Fprintf(&b, "%%%02X", c)
+			dst = append(dst, '%', hex[c>>4], hex[c&15])
 			continue
 		}
-		b.WriteByte(c)
+		dst = append(dst, c)
 	}
-	return b.String()
+	return dst
+}
+
+// partitionDirs names the partition directories of the rows of a table
+// (of the full schema) that one writer writes: "dt=2020-01-01/hr=10". It
+// remembers the values of the partition columns of the last row and their
+// directory, as consecutive rows are mostly of one partition: a row of the
+// same values costs a comparison of the columns' encodings. Not safe for
+// concurrent use.
+type partitionDirs struct {
+	l *tableLayout
+	// fixed says, per partition column, whether its value is in its slot
+	// (a fixed-width type) rather than in bytes of its own.
+	fixed []bool
+	// The last row's partition values: null, the slot of a fixed-width
+	// value, the bytes of another (key[start[k]:start[k+1]]).
+	valid bool
+	null  []bool
+	slots []int64
+	start []int
+	key   []byte
+	dir   string
+	// Scratch space of the directory and of a value's text.
+	buf, text []byte
+}
+
+func newPartitionDirs(l *tableLayout) *partitionDirs {
+	n := len(l.partCols)
+	p := &partitionDirs{l: l, fixed: make([]bool, n), null: make([]bool, n), slots: make([]int64, n), start: make([]int, n+1)}
+	for k, i := range l.partCols {
+		p.fixed[k] = l.schema.FieldType(i).IsFixed()
+	}
+	return p
+}
+
+// Dir returns the relative directory of the partition of row r.
+func (p *partitionDirs) Dir(r types.Row) string {
+	if !p.valid || !p.same(r) {
+		p.remember(r)
+		p.dir = p.l.partitionDir(r, p.buf[:0], &p.text)
+		p.valid = true
+	}
+	return p.dir
+}
+
+// same reports whether the partition columns of r hold the values of the
+// last row's.
+func (p *partitionDirs) same(r types.Row) bool {
+	for k, i := range p.l.partCols {
+		null := r.IsNull(i)
+		switch {
+		case null != p.null[k]:
+			return false
+		case null:
+		case p.fixed[k]:
+			if r.Int64(i) != p.slots[k] { // the slot as it is
+				return false
+			}
+		default:
+			if r.BinaryString(i) != string(p.key[p.start[k]:p.start[k+1]]) { // the value's bytes
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// remember keeps the partition values of r.
+func (p *partitionDirs) remember(r types.Row) {
+	p.key = p.key[:0]
+	for k, i := range p.l.partCols {
+		p.start[k] = len(p.key)
+		p.null[k] = r.IsNull(i)
+		p.slots[k] = 0
+		if !p.null[k] {
+			if p.fixed[k] {
+				p.slots[k] = r.Int64(i)
+			} else {
+				p.key = append(p.key, r.BinaryString(i)...)
+			}
+		}
+	}
+	p.start[len(p.l.partCols)] = len(p.key)
 }
 
 // partitionDir returns the relative directory of the partition of row r
-// (of the full schema): "dt=2020-01-01/hr=10".
-func (l *tableLayout) partitionDir(r types.Row, buf []byte) string {
-	var parts []string
-	for _, i := range l.partCols {
-		v := l.defaultName
+// (of the full schema): "dt=2020-01-01/hr=10". buf and *text are scratch
+// space.
+func (l *tableLayout) partitionDir(r types.Row, buf []byte, text *[]byte) string {
+	for k, i := range l.partCols {
+		if k > 0 {
+			buf = append(buf, filepath.Separator)
+		}
+		buf = append(buf, l.schema.Field(i).Name...)
+		buf = append(buf, '=')
 		if !r.IsNull(i) {
-			buf = types.AppendText(buf[:0], l.schema, r, i, nil)
-			if len(buf) > 0 {
-				v = escapePartition(string(buf))
+			*text = types.AppendText((*text)[:0], l.schema, r, i, nil)
+			if len(*text) > 0 {
+				buf = appendEscapedPartition(buf, *text)
+				continue
 			}
 		}
-		parts = append(parts, l.schema.Field(i).Name+"="+v)
+		buf = append(buf, l.defaultName...)
 	}
-	return filepath.Join(parts...)
+	// As filepath.Join: a column name may hold a separator or dots.
+	return filepath.Clean(string(buf))
 }
 
 // partitionValues parses the partition values out of the path of a file
@@ -117,14 +205,12 @@ func (l *tableLayout) partitionValues(root, file string) ([]types.Value, error) 
 }
 
 // project returns the data columns of r (a row of the full schema).
-func (l *tableLayout) project(w *types.RowWriter, r types.Row) (types.Row, error) {
+func (l *tableLayout) project(w *types.RowWriter, r types.Row) types.Row {
 	w.Reset()
 	for j, i := range l.dataCols {
-		if err := w.SetValue(j, types.FieldValue(l.schema, r, i)); err != nil {
-			return types.Row{}, err
-		}
+		w.CopyField(j, r, i)
 	}
-	return w.Finish(), nil
+	return w.Finish()
 }
 
 // tableSource reads the rows of a table from the files below a directory,
@@ -203,10 +289,7 @@ func (s *partSplit) full(c connector.TableRecord) (connector.TableRecord, bool) 
 	l, w := s.r.src.layout, s.r.w
 	w.Reset()
 	for j, i := range l.dataCols {
-		if err := w.SetValue(i, types.FieldValue(l.data, c.Row, j)); err != nil {
-			s.fail(err)
-			return c, false
-		}
+		w.CopyField(i, c.Row, j)
 	}
 	for j, i := range l.partCols {
 		if s.values == nil || s.values[j] == nil {

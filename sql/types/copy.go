@@ -1,0 +1,17 @@
+package types
+
+// CopyField sets field i to the value of field j of r, NULL as NULL,
+// without boxing it: the typed copy of SetValue(i, FieldValue(rt, r, j)).
+// Field j of r must be of the type of field i (a projection of the same
+// columns); a nested ROW, ARRAY or MAP is copied as its bytes are.
+func (w *RowWriter) CopyField(i int, r Row, j int) {
+	if r.IsNull(j) {
+		w.setNull(i)
+		return
+	}
+	if w.rt.fields[i].Type.IsFixed() {
+		w.setFixed(i, r.slot(j))
+		return
+	}
+	w.setVar(i, varAt(r.b, r.slot(j)))
+}
