@@ -337,7 +337,7 @@ func (a *sqlAgg) Add(acc Acc, in types.Row) Acc { return a.AddWith(acc, in, nil,
 func (a *sqlAgg) Retract(acc Acc, in types.Row) Acc { return a.RetractWith(acc, in, nil, 0) }
 
 // Merge combines two accumulators; see merged.
-func (a *sqlAgg) Merge(x, y Acc) Acc { return a.merged(x, y) }
+func (a *sqlAgg) Merge(x, y Acc) Acc { return a.merged(x, y, nil) }
 
 func (a *sqlAgg) Result(acc Acc) string {
 	w := a.pool.Get().(*types.RowWriter)
@@ -363,14 +363,21 @@ func (a *sqlAgg) AddInPlace(acc Acc, in types.Row, v agg.Views, first int) Acc {
 	acc = a.fit(acc)
 	var buf [4]uint64
 	fresh := a.distinctFresh(buf[:0], in, v, first)
+	a.addFresh(&acc, in, fresh, v, first)
+	return acc
+}
+
+// addFresh folds in into acc for every call, the DISTINCT calls of shared
+// views (or sets, in window aggregations) only where fresh, the bits per
+// group of the calls that see their value for the first time, has theirs.
+func (a *sqlAgg) addFresh(acc *Acc, in types.Row, fresh []uint64, v agg.Views, first int) {
 	for i, c := range a.calls {
 		s := &a.slots[i]
 		if s.bit != 0 && fresh[s.group]&s.bit == 0 {
 			continue // a value the call has counted, or a row it filters out
 		}
-		a.fold(i, c, s, &acc, in, v, first, 1)
+		a.fold(i, c, s, acc, in, v, first, 1)
 	}
-	return acc
 }
 
 // RetractInPlace takes in out of acc by changing it (agg.Mutating).
@@ -722,7 +729,10 @@ func aggResultType(name string, arg types.Type, star bool) (types.Type, error) {
 // merged combines the accumulators of two parts of a group's rows (panes
 // of sliding windows, merged sessions). Aggregates with views are not
 // merged: they run only in unbounded GROUP BY, which does not merge.
-func (a *sqlAgg) merged(x, y Acc) Acc {
+// keep, if not nil, marks the calls whose words stay x's: the DISTINCT
+// calls of a window aggregation, into which windowDistinctAgg.Merge folds
+// the values of y that x has not counted (window_distinct.go).
+func (a *sqlAgg) merged(x, y Acc, keep []bool) Acc {
 	if len(x.W) == 0 {
 		return y
 	}
@@ -733,6 +743,9 @@ func (a *sqlAgg) merged(x, y Acc) Acc {
 	for i, c := range a.calls {
 		s := &a.slots[i]
 		nx, ny := int64(x.W[s.w]), int64(y.W[s.w])
+		if keep != nil && keep[i] {
+			continue
+		}
 		out.W[s.w] = uint64(nx + ny)
 		if ny == 0 {
 			continue

@@ -379,13 +379,6 @@ func (q *queryPlanner) finishWindowAggregate(n *parser.Select, wa *WindowAggrega
 	if err != nil {
 		return nil, q.errorf(n.Pos, "%v", err)
 	}
-	for _, c := range g.calls {
-		if c.Distinct {
-			// The window operators keep accumulators, not the views
-			// that DISTINCT values live in.
-			return nil, q.errorf(n.Pos, "%s in a window aggregation is not supported: count the distinct values per window in two steps (a window aggregation grouped by the window and the value, then one grouped by the window), or use APPROX_COUNT_DISTINCT", c.text)
-		}
-	}
 	fs := make([]types.Field, 0, len(groups)+len(g.calls))
 	for i, ge := range groups {
 		fs = append(fs, types.F(groupNames[i], ge.Type()))
@@ -475,7 +468,14 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if r.late != nil {
 		ws = ws.SideOutputLateData(r.late.tag())
 	}
-	out := eddy.Aggregate[string, Rec, Acc, string](ws, recAgg{r.fn})
+	var out *eddy.Stream[eddy.Windowed[string, string]]
+	if len(r.fn.groups) > 0 {
+		// DISTINCT calls keep their values in the accumulators
+		// (window_distinct.go).
+		out = eddy.Aggregate[string, Rec, windowAcc, string](ws, newWindowDistinctAgg(r.fn))
+	} else {
+		out = eddy.Aggregate[string, Rec, Acc, string](ws, recAgg{r.fn})
+	}
 	if r.late != nil {
 		if err := r.late.build(b, out); err != nil {
 			return nil, err
