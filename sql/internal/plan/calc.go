@@ -102,8 +102,10 @@ func (c *CalcRel) Describe() string {
 }
 
 // fused returns c over the input of in, with in's expressions substituted
-// for c's references to its columns and the conditions of both. The time
-// attributes are c's: they were derived with in.
+// for c's references to its columns and the conditions of both, then
+// fused in the same way with the Calcs below that it may be (mergeable).
+// The caller tells whether in may be. The time attributes are c's: they
+// were derived with in.
 func (c *CalcRel) fused(in *CalcRel) *CalcRel {
 	subst := func(e expr.Expr) expr.Expr {
 		return expr.Rewrite(e, func(x expr.Expr) expr.Expr {
@@ -130,10 +132,62 @@ func (c *CalcRel) fused(in *CalcRel) *CalcRel {
 			out.Cond = both
 		}
 	}
-	if next, ok := out.Input.(*CalcRel); ok && !volatile(next.Projs) {
+	if next, ok := out.Input.(*CalcRel); ok && mergeable(out, next) {
 		return out.fused(next)
 	}
 	return out
+}
+
+// fusedChain returns c fused with the Calcs under it that fused takes (in,
+// c's input, if mergeable, and so on down), and those Calcs, top first;
+// c and no Calc if its input is not a Calc it may be fused with.
+func (c *CalcRel) fusedChain() (*CalcRel, []*CalcRel) {
+	in, ok := c.Input.(*CalcRel)
+	if !ok || !mergeable(c, in) {
+		return c, nil
+	}
+	f := c.fused(in)
+	var chain []*CalcRel
+	for r := Rel(in); r != f.Input; {
+		ic, ok := r.(*CalcRel)
+		if !ok {
+			break
+		}
+		chain = append(chain, ic)
+		r = ic.Input
+	}
+	return f, chain
+}
+
+// mergeable tells whether c may be fused with in, the Calc it reads (see
+// fused), as Flink's FlinkRelUtil.isMergeable does: fusing puts in's
+// expression of a column in place of each of c's references to it, so a
+// column computed with a volatile call (PROCTIME, RAND, UUID) must be
+// read at most once by c's projections and condition together. Read
+// twice, it would be computed twice, giving two values where in gives
+// one. A volatile column c does not read is then not computed at all, as
+// in Flink: no row holds its value (a processing-time window or lookup
+// join reads the clock, not the column).
+func mergeable(c, in *CalcRel) bool {
+	refs := make([]int, len(in.Projs))
+	count := func(e expr.Expr) {
+		expr.Walk(e, func(x expr.Expr) bool {
+			if col, ok := x.(*expr.Column); ok && col.Index >= 0 && col.Index < len(refs) {
+				refs[col.Index]++
+			}
+			return true
+		})
+	}
+	for _, e := range c.Projs {
+		count(e)
+	}
+	count(c.Cond)
+	for i, n := range refs {
+		if n > 1 && volatile(in.Projs[i:i+1]) {
+			return false
+		}
+	}
+	return true
 }
 
 // volatile tells whether an expression calls a function whose value
@@ -170,12 +224,10 @@ func (c *CalcRel) identity() bool {
 func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	// alone: the relation under the Calcs fused here is read by this Calc
 	// alone, so that the Calc may run in it.
-	alone := b.readsAlone(c)
-	if in, ok := c.Input.(*CalcRel); ok && !volatile(in.Projs) {
-		// A projection of a projection runs as one: one row is written
-		// per record instead of one per Calc.
-		c = c.fused(in)
-	}
+	// A projection of a projection runs as one: one row is written per
+	// record instead of one per Calc.
+	c, chain := c.fusedChain()
+	alone := b.readsAlone(c, chain)
 	c = c.pushProjection(b)
 	if err := c.compiles(); err != nil {
 		return nil, err
@@ -221,24 +273,17 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}), nil
 }
 
-// readsAlone tells whether c is the only reader of the relation under the
-// chain of Calcs that build fuses into c (c.Input and the non-volatile
-// Calcs below it, see fused), counted by key: a Calc of the chain read by
-// another relation too is built (or fused) for that one as well, which
-// then reads the relation under it.
-func (b *builder) readsAlone(c *CalcRel) bool {
-	in := c.Input
-	for {
-		ic, ok := in.(*CalcRel)
-		if !ok || volatile(ic.Projs) {
-			break
-		}
+// readsAlone tells whether c, fused with the chain of Calcs under it
+// (fusedChain), is the only reader of the relation it now reads, counted
+// by key: a Calc of the chain read by another relation too is built (or
+// fused) for that one as well, which then reads the relation under it.
+func (b *builder) readsAlone(c *CalcRel, chain []*CalcRel) bool {
+	for _, ic := range chain {
 		if b.readers(ic) > 1 {
 			return false
 		}
-		in = ic.Input
 	}
-	return b.readers(in) == 1
+	return b.readers(c.Input) == 1
 }
 
 // passesRows tells whether the projection passes the input rows as they

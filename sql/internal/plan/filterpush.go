@@ -40,10 +40,7 @@ func pushFilters(roots []Rel, cat *Catalog) {
 // source filters by the conjuncts of c's condition it accepted, or nil if
 // c does not read a scan whose source accepts any.
 func (c *CalcRel) pushFilter(cat *Catalog) *CalcRel {
-	f := c
-	if in, ok := c.Input.(*CalcRel); ok && !volatile(in.Projs) {
-		f = c.fused(in)
-	}
+	f, _ := c.fusedChain()
 	scan, ok := f.Input.(*ScanRel)
 	if !ok || f.Cond == nil || scan.paths != nil || scan.filters != nil || scan.mode != changelog.InsertOnly {
 		return nil

@@ -3,6 +3,7 @@ package plan
 import (
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/sql/internal/expr"
+	"github.com/eddystream/eddy/sql/types"
 )
 
 // prunedJoin returns c over a regular join of only the input columns that
@@ -128,12 +129,23 @@ func mapExprs(es []expr.Expr, f func(expr.Expr) expr.Expr) []expr.Expr {
 	return out
 }
 
-// joinProjected builds c as part of the regular join below it, when c has
-// no condition and is the join's only reader (alone): the join writes c's
-// rows from each pair of input rows.
+// projectingJoin is a join that can write the rows of a projection of its
+// joined rows straight from each pair (a regular or a lookup join).
+type projectingJoin interface {
+	buildProjected(b *builder, rt *types.RowType, projs []expr.Expr) (*eddy.Stream[Rec], error)
+}
+
+// joinProjected builds c as part of the regular or lookup join below it,
+// when c has no condition and is the join's only reader (alone): the join
+// writes c's rows from each pair of input rows. A lookup join does so for
+// a Calc of at least one column (its row of none is the zero Row, which
+// stands for no row).
 func (c *CalcRel) joinProjected(b *builder, alone bool) (*eddy.Stream[Rec], bool, error) {
-	j, ok := c.Input.(*RegularJoinRel)
+	j, ok := c.Input.(projectingJoin)
 	if !ok || c.Cond != nil || volatile(c.Projs) || !alone {
+		return nil, false, nil
+	}
+	if _, lookup := j.(*LookupJoinRel); lookup && len(c.Projs) == 0 {
 		return nil, false, nil
 	}
 	s, err := j.buildProjected(b, c.rt, c.Projs)

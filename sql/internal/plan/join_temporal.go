@@ -230,6 +230,22 @@ func (j *LookupJoinRel) Describe() string {
 }
 
 func (j *LookupJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	return j.buildProjected(b, nil, nil)
+}
+
+// buildProjected builds the join. With projs, its result rows are those
+// expressions (of types rt, at least one column) over the joined row,
+// written straight from each pair without writing the joined row: the
+// projection of a Calc above the join.
+func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []expr.Expr) (*eddy.Stream[Rec], error) {
+	if projs == nil {
+		rt = j.rt
+	}
+	if rt.Len() == 0 {
+		// A row of no column is the zero Row, which stands for no row
+		// (matchOrPad).
+		return nil, fmt.Errorf("sql: the lookup join with %s writes rows of no column", j.spec.rightName)
+	}
 	ls, err := b.stream(j.spec.left)
 	if err != nil {
 		return nil, err
@@ -267,7 +283,7 @@ func (j *LookupJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		return nil, err
 	}
 	calcPool := sync.Pool{New: func() any { p, _ := newProjector(j.calc.rt, j.calc.Projs); return p }}
-	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	ev, err := newJoinEvals(rt, projs, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
 	if err != nil {
 		return nil, err
 	}
