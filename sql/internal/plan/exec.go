@@ -322,7 +322,7 @@ func (c *Catalog) describe(src string, q *queryPlanner, st *parser.Describe) (st
 	fmt.Fprintf(&b, "%-16s %-28s %-5s %-12s %-30s %s\n", "name", "type", "null", "key", "extras", "watermark")
 	if t != nil {
 		for i, col := range t.Columns {
-			typ := col.Type.NotNull().String()
+			typ := col.Type.Nullable().String() // nullability is the null column
 			if i == t.Rowtime {
 				typ += " *ROWTIME*"
 			}
@@ -365,7 +365,7 @@ func (c *Catalog) describe(src string, q *queryPlanner, st *parser.Describe) (st
 		if !f.Type.IsNullable() {
 			null = "FALSE"
 		}
-		fmt.Fprintf(&b, "%-16s %-28s %-5s %-12s %-30s %s\n", f.Name, f.Type.NotNull().String(), null, "", "", "")
+		fmt.Fprintf(&b, "%-16s %-28s %-5s %-12s %-30s %s\n", f.Name, f.Type.Nullable().String(), null, "", "", "")
 	}
 	return b.String(), nil
 }
