@@ -97,15 +97,7 @@ func (c *CalcRel) prunedLookupJoin(j *LookupJoinRel, cat *Catalog) *CalcRel {
 	if proctime == nil {
 		mark(j.spec.asOf, 0)
 	}
-	newIndex := make([]int, nl+nr)
-	n := 0
-	for i, u := range used {
-		newIndex[i] = -1
-		if u {
-			newIndex[i] = n
-			n++
-		}
-	}
+	newIndex, n := keptIndex(used)
 	if n == nl+nr {
 		return nil
 	}

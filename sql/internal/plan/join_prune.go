@@ -48,15 +48,7 @@ func (c *CalcRel) prunedJoin(alone bool) *CalcRel {
 	}
 	// newIndex maps a column of the joined row to its place in the pruned
 	// one, -1 if pruned.
-	newIndex := make([]int, nl+nr)
-	n := 0
-	for i, u := range used {
-		newIndex[i] = -1
-		if u {
-			newIndex[i] = n
-			n++
-		}
-	}
+	newIndex, n := keptIndex(used)
 	if n == nl+nr {
 		return c
 	}
@@ -150,4 +142,19 @@ func (c *CalcRel) joinProjected(b *builder, alone bool) (*eddy.Stream[Rec], bool
 	}
 	s, err := j.buildProjected(b, c.rt, c.Projs)
 	return s, true, err
+}
+
+// keptIndex maps each column to its place among the columns kept (those
+// used), -1 for the others, and returns the number kept.
+func keptIndex(used []bool) ([]int, int) {
+	idx := make([]int, len(used))
+	n := 0
+	for i, u := range used {
+		idx[i] = -1
+		if u {
+			idx[i] = n
+			n++
+		}
+	}
+	return idx, n
 }
