@@ -102,7 +102,7 @@ func newPartitionDirs(l *tableLayout) *partitionDirs {
 func (p *partitionDirs) Dir(r types.Row) string {
 	if !p.valid || !p.same(r) {
 		p.remember(r)
-		p.dir = p.l.partitionDir(r, p.buf[:0], &p.text)
+		p.dir = p.l.partitionDir(r, &p.buf, &p.text)
 		p.valid = true
 	}
 	return p.dir
@@ -149,9 +149,11 @@ func (p *partitionDirs) remember(r types.Row) {
 }
 
 // partitionDir returns the relative directory of the partition of row r
-// (of the full schema): "dt=2020-01-01/hr=10". buf and *text are scratch
-// space.
-func (l *tableLayout) partitionDir(r types.Row, buf []byte, text *[]byte) string {
+// (of the full schema): "dt=2020-01-01/hr=10". *scratch and *text are
+// scratch space, kept grown for the next call.
+func (l *tableLayout) partitionDir(r types.Row, scratch, text *[]byte) string {
+	buf := (*scratch)[:0]
+	defer func() { *scratch = buf }()
 	for k, i := range l.partCols {
 		if k > 0 {
 			buf = append(buf, filepath.Separator)

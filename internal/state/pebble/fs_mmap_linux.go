@@ -16,12 +16,23 @@ import (
 // a read that misses the block cache. The mapped pages are the page cache's,
 // as with pread: the kernel drops and rereads them as it needs, and they are
 // counted in the RSS as file pages (RssFile), not in the process's own memory
-// (RssAnon) that the memory budget bounds. A file that cannot be mapped is
-// read with system calls.
+// (RssAnon) that the memory budget bounds. A file that cannot be mapped, or
+// that is opened for sequential reads (compactions, copies), is read with
+// system calls. The mapping is advised for random reads, as Pebble advises
+// the file. One difference with pread: a device error while reading a page
+// ends the process (SIGBUS) instead of failing the read; table files are
+// never truncated or rewritten while open.
 func (f localFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	file, err := f.FS.Open(name, opts...)
 	if err != nil || !strings.HasSuffix(name, ".sst") {
 		return file, err
+	}
+	for _, o := range opts {
+		if o == vfs.SequentialReadsOption {
+			// A compaction or a copy reading the file from start to end:
+			// read calls, with the kernel's readahead.
+			return file, nil
+		}
 	}
 	st, err := file.Stat()
 	if err != nil || st.Size() <= 0 || st.Size() != int64(int(st.Size())) {
@@ -35,6 +46,10 @@ func (f localFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	if err != nil {
 		return file, nil
 	}
+	// Point reads: no readahead around a missed page (Pebble opens tables
+	// for point reads with fadvise(POSIX_FADV_RANDOM), which a mapping does
+	// not follow).
+	_ = syscall.Madvise(m, syscall.MADV_RANDOM)
 	return &mappedFile{File: file, m: m}, nil
 }
 

@@ -214,7 +214,10 @@ func (a *windowDistinctAgg) Merge(x, y windowAcc) windowAcc {
 		xs, ys := &x.Sets[gi], &y.Sets[gi]
 		switch {
 		case xs.len() == 0:
+			// y's maps, which this merge does not own: a later merge
+			// into out copies them first.
 			out.Sets[gi] = *ys
+			out.Sets[gi].Own = false
 			continue
 		case ys.len() == 0:
 			out.Sets[gi] = *xs

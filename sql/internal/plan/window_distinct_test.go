@@ -84,6 +84,16 @@ func TestWindowDistinctAccumulators(t *testing.T) {
 	if got, want := result(p2), "+I[2, 5, 2, 3]"; got != want {
 		t.Fatalf("pane 2 after Add: %s, want %s", got, want)
 	}
+	// Panes made by Add (whose sets are copies it owns) merged as the
+	// window operator merges them stay as they were too.
+	q1 := a.Add(a.Create(), row(1, "a", true))
+	q2 := a.Add(a.Create(), row(3, "c", true))
+	if got, want := result(merge(q1, q2)), "+I[2, 4, 2, 2]"; got != want {
+		t.Fatalf("panes made by Add: %s, want %s", got, want)
+	}
+	if got, want := result(merge(q1, q2)), "+I[2, 4, 2, 2]"; got != want {
+		t.Fatalf("panes made by Add, merged again (the first merge changed a pane): %s, want %s", got, want)
+	}
 
 	// A session (the merge of others, whose sets it owns), encoded and
 	// decoded (checkpointed and restored), goes on from where it was.
