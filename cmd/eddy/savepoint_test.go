@@ -23,7 +23,10 @@ func TestSavepointFromCLIAndRescale(t *testing.T) {
 	}
 	bin := buildEddy(t)
 	root := t.TempDir()
-	base := []string{"demo", "--events", "6000000", "--top", "10"}
+	// 20M events: the job runs for seconds even on an idle machine, so that
+	// it outlasts the savepoint request (a process start of the eddy binary)
+	// on a loaded one; with 6M it could end first.
+	base := []string{"demo", "--events", "20000000", "--top", "10"}
 	ref := filepath.Join(root, "ref")
 	if out, err := exec.Command(bin, append(base, "--parallelism", "2", "--output", ref)...).CombinedOutput(); err != nil {
 		t.Fatalf("reference run: %v\n%s", err, out)
@@ -58,6 +61,7 @@ func TestSavepointFromCLIAndRescale(t *testing.T) {
 	}
 	var path string
 	var last []byte
+	var seen []string // the distinct answers of the failed attempts
 	for i := 0; i < 200 && path == ""; i++ {
 		sp := exec.Command(bin, "savepoint", "--address", addr, "--name", "rescale", "--stop")
 		var errOut bytes.Buffer
@@ -68,10 +72,14 @@ func TestSavepointFromCLIAndRescale(t *testing.T) {
 			break
 		}
 		last = errOut.Bytes()
+		if a := strings.TrimSpace(string(last)); !slices.Contains(seen, a) {
+			seen = append(seen, a)
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	t.Logf("savepoint %s; failed attempts before it said: %q", path, seen)
 	if path == "" {
-		t.Fatalf("no savepoint could be taken; the last attempt said:\n%s", last)
+		t.Fatalf("no savepoint could be taken; the attempts said:\n%s", strings.Join(seen, "\n"))
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the stopped job exited with %v", err)
