@@ -402,20 +402,27 @@ func (a *sqlAgg) fit(acc Acc) Acc {
 	return acc
 }
 
+// wantBits returns the bits of the calls of shared view g whose FILTER
+// passes for in (all of them for calls without one).
+func (a *sqlAgg) wantBits(g *distinctGroup, in types.Row) uint64 {
+	var want uint64
+	for _, i := range g.calls {
+		c := a.calls[i]
+		if c.Filter >= 0 && (in.IsNull(c.Filter) || !in.Bool(c.Filter)) {
+			continue
+		}
+		want |= a.slots[i].bit
+	}
+	return want
+}
+
 // distinctFresh looks up the argument of each shared DISTINCT view in its
 // view and returns, per view, the bits of the calls that see their value
 // for the first time in in (and adds those bits to the value's entry).
 func (a *sqlAgg) distinctFresh(dst []uint64, in types.Row, v agg.Views, first int) []uint64 {
 	for gi := range a.groups {
 		g := &a.groups[gi]
-		var want uint64
-		for _, i := range g.calls {
-			c := a.calls[i]
-			if c.Filter >= 0 && (in.IsNull(c.Filter) || !in.Bool(c.Filter)) {
-				continue
-			}
-			want |= a.slots[i].bit
-		}
+		want := a.wantBits(g, in)
 		if want == 0 || in.IsNull(g.arg) {
 			dst = append(dst, 0)
 			continue

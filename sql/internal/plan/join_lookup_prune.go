@@ -52,14 +52,7 @@ func (c *CalcRel) prunedLookupJoin(j *LookupJoinRel, cat *Catalog) *CalcRel {
 	}
 	nl, nr := j.spec.left.Schema().Len(), r.Schema().Len()
 	used := make([]bool, nl+nr)
-	mark := func(e expr.Expr, shift int) {
-		expr.Walk(e, func(x expr.Expr) bool {
-			if col, ok := x.(*expr.Column); ok && col.Index+shift < len(used) {
-				used[col.Index+shift] = true
-			}
-			return true
-		})
-	}
+	mark := func(e expr.Expr, shift int) { markColumns(used, e, shift) }
 	for _, e := range c.Projs {
 		mark(e, 0)
 	}

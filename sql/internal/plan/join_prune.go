@@ -22,14 +22,7 @@ func (c *CalcRel) prunedJoin(alone bool) *CalcRel {
 	l, r := j.spec.left, j.spec.right
 	nl, nr := l.Schema().Len(), r.Schema().Len()
 	used := make([]bool, nl+nr)
-	mark := func(e expr.Expr, shift int) {
-		expr.Walk(e, func(x expr.Expr) bool {
-			if col, ok := x.(*expr.Column); ok {
-				used[col.Index+shift] = true
-			}
-			return true
-		})
-	}
+	mark := func(e expr.Expr, shift int) { markColumns(used, e, shift) }
 	for _, e := range c.Projs {
 		mark(e, 0)
 	}
@@ -157,4 +150,15 @@ func keptIndex(used []bool) ([]int, int) {
 		}
 	}
 	return idx, n
+}
+
+// markColumns sets used[i+shift] for each column i that e reads (within
+// used).
+func markColumns(used []bool, e expr.Expr, shift int) {
+	expr.Walk(e, func(x expr.Expr) bool {
+		if col, ok := x.(*expr.Column); ok && col.Index+shift >= 0 && col.Index+shift < len(used) {
+			used[col.Index+shift] = true
+		}
+		return true
+	})
 }

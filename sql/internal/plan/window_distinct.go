@@ -144,14 +144,7 @@ func (a *windowDistinctAgg) fresh(dst []uint64, acc *windowAcc, in types.Row) []
 	f := a.f
 	for gi := range f.groups {
 		g := &f.groups[gi]
-		var want uint64
-		for _, i := range g.calls {
-			c := f.calls[i]
-			if c.Filter >= 0 && (in.IsNull(c.Filter) || !in.Bool(c.Filter)) {
-				continue
-			}
-			want |= f.slots[i].bit
-		}
+		want := f.wantBits(g, in)
 		if want == 0 || in.IsNull(g.arg) {
 			dst = append(dst, 0)
 			continue
