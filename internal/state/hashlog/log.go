@@ -10,8 +10,11 @@
 // vlog-<seq>.seg in the log's directory (written once, never changed, read
 // through a read-only mapping on Linux and with pread elsewhere). A record is
 //
-//	crc32c (4 bytes, LE, over the rest) | key length (uvarint) | value length (uvarint) | key | value
+//	crc32c (4 bytes, LE, over the rest) | kind (1 byte) | key length (uvarint) | value length (uvarint) | key | value
 //
+// of kind set (the key's value) or kill (the key was deleted; the value is
+// the sequence number (8 bytes LE) and offset (4 bytes LE) of the record
+// the delete ended).
 // The index holds, per key group (the first two bytes of every key, big
 // endian), an open-addressing hash table of 8-byte slots: 20 bits of the
 // key's hash, the segment (12 bits) and the offset of the record (32 bits).
@@ -19,22 +22,26 @@
 // slot whose hash bits match to compare the key. The index takes about 11
 // bytes per key, counted by Memory with the active segment.
 //
-// A write appends a record and points the key's slot at it; a delete clears
-// the slot. The bytes of records no slot points at are garbage: when a
-// sealed segment is full of it (more than half of all sealed capacity),
-// the segment with the fewest live bytes is compacted: its live records
-// are appended again and the file is removed. A segment sealed early (at a
-// checkpoint) counts its unused capacity as garbage, so small segments are
-// merged by the same rule.
+// A write appends a set record and points the key's slot at it; a delete
+// appends a kill record and clears the slot. The bytes of set records no
+// slot points at, and kill records, are garbage. While more than half of
+// the sealed capacity is garbage, the oldest sealed segment is compacted:
+// its live records are appended again and its file is removed. Compacting
+// oldest first is what makes the log its own index: the segments in use are
+// always the newest ones, so replaying them in order (later records win,
+// a kill removes the record it names) gives the live entries, and a kill
+// record, once its segment is the oldest, names a record already gone. A
+// segment sealed early (at a checkpoint) counts its unused capacity as
+// garbage.
 //
 // # Checkpoints
 //
-// Checkpoint seals the active segment, hard-links every segment into a
-// checkpoint directory and writes the index there as vlog-<seq>.idx: per key
-// group, the location of each live record. Segments and index files are
-// immutable and named uniquely by the log instance, so incremental
-// checkpoints upload each once. Load rebuilds the index from an index file
-// and the segments it names, reading and checking every live record.
+// Checkpoint seals the active segment and hard-links every segment into a
+// checkpoint directory. Segments are immutable and named uniquely by the
+// log instance, so an incremental checkpoint uploads only the segments
+// written since the last one: new entries and compaction's copies. Load
+// rebuilds the index by replaying the segments of a checkpoint, reading and
+// checking every record.
 //
 // Concurrency: a Log is used on one goroutine.
 package hashlog
@@ -64,6 +71,11 @@ const (
 	maxSegments = 1<<12 - 1
 	// maxSegmentSize bounds Options.SegmentSize.
 	maxSegmentSize = 1 << 30
+	// kindSet and kindKill are the kinds of records.
+	kindSet  = 0
+	kindKill = 1
+	// killValueLen is the length of a kill record's value.
+	killValueLen = 12
 	// DefaultSegmentSize is the segment size when Options.SegmentSize is 0.
 	DefaultSegmentSize = 4 << 20
 	// minSegmentSize bounds Options.SegmentSize from below.
@@ -131,6 +143,21 @@ func Open(dir string, kgStart, kgEnd int, opts Options) (*Log, error) {
 		parts: make([]part, kgEnd-kgStart),
 	}
 	return l, nil
+}
+
+// SetOptions replaces the log's options: new segments get the segment size
+// of opts, and opts.OnMemory is called at once with the log's memory.
+func (l *Log) SetOptions(opts Options) {
+	size := opts.SegmentSize
+	if size == 0 {
+		size = DefaultSegmentSize
+	}
+	l.segSize = min(max(size, minSegmentSize), maxSegmentSize)
+	l.recountCapacity()
+	l.onMemory = opts.OnMemory
+	if l.onMemory != nil && l.memory != 0 {
+		l.onMemory(l.memory)
+	}
 }
 
 // SegmentSize returns the size of new segments: Options.SegmentSize,
@@ -297,7 +324,7 @@ func (l *Log) Set(key, value []byte) error {
 	if err != nil {
 		return err
 	}
-	loc, size, err := l.append(key, value)
+	loc, size, err := l.append(kindSet, key, value)
 	if err != nil {
 		return err
 	}
@@ -345,16 +372,27 @@ func (l *Log) Delete(key []byte) error {
 	if err != nil || at < 0 {
 		return err
 	}
-	l.clear(p, at, size)
-	return nil
+	if err := l.clear(p, at, key, size); err != nil {
+		return err
+	}
+	return l.maybeCompact()
 }
 
-// clear removes the entry in slot i of p, whose record has size bytes.
-func (l *Log) clear(p *part, i, size int) {
-	l.unlive(slotLoc(p.slots[i]), size)
+// clear removes the entry of key in slot i of p, whose record has size
+// bytes, appending a kill record that names the record.
+func (l *Log) clear(p *part, i int, key []byte, size int) error {
+	loc := slotLoc(p.slots[i])
+	var v [killValueLen]byte
+	binary.LittleEndian.PutUint64(v[:], l.segs[locSeg(loc)].seq)
+	binary.LittleEndian.PutUint32(v[8:], locOff(loc))
+	if _, _, err := l.append(kindKill, key, v[:]); err != nil {
+		return err
+	}
+	l.unlive(loc, size)
 	p.slots[i] = slotDeleted
 	p.n--
 	p.tombs++
+	return nil
 }
 
 // unlive counts the record at loc, of size bytes, as garbage.
@@ -382,17 +420,23 @@ func (l *Log) DeletePrefix(prefix []byte) error {
 			if err != nil {
 				return err
 			}
-			if len(prefix) > 2 && !bytes.HasPrefix(b[hdr:hdr+kl], prefix) {
+			k := b[hdr : hdr+kl]
+			if len(prefix) > 2 && !bytes.HasPrefix(k, prefix) {
 				continue
 			}
-			l.clear(p, i, len(b))
+			if !l.mapped(slotLoc(s)) {
+				k = bytes.Clone(k) // the read buffer is reused
+			}
+			if err := l.clear(p, i, k, len(b)); err != nil {
+				return err
+			}
 		}
 		if p.n == 0 {
 			l.addMemory(-p.bytes())
 			*p = part{}
 		}
 	}
-	return nil
+	return l.maybeCompact()
 }
 
 // partRange returns the key groups [lo, hi) that keys starting with prefix
@@ -500,11 +544,11 @@ func (l *Log) segsMapped() bool {
 	return true
 }
 
-// append appends a record of key and value to the active segment, sealing
-// it first if the record does not fit, and returns the record's location
-// and size.
-func (l *Log) append(key, value []byte) (loc uint64, size int, err error) {
-	size = 4 + uvarintLen(uint64(len(key))) + uvarintLen(uint64(len(value))) + len(key) + len(value)
+// append appends a record of kind, key and value to the active segment,
+// sealing it first if the record does not fit, and returns the record's
+// location and size.
+func (l *Log) append(kind byte, key, value []byte) (loc uint64, size int, err error) {
+	size = 5 + uvarintLen(uint64(len(key))) + uvarintLen(uint64(len(value))) + len(key) + len(value)
 	if l.active != nil && len(l.active.data)+size > max(l.segSize, segHeader+size) {
 		if err := l.seal(); err != nil {
 			return 0, 0, err
@@ -520,7 +564,7 @@ func (l *Log) append(key, value []byte) (loc uint64, size int, err error) {
 	if off+size > 1<<32-1 {
 		return 0, 0, fmt.Errorf("hashlog: segment %d exceeds 4 GiB", s.seq)
 	}
-	b := s.data[:off+4]
+	b := append(s.data[:off+4], kind)
 	b = binary.AppendUvarint(b, uint64(len(key)))
 	b = binary.AppendUvarint(b, uint64(len(value)))
 	b = append(b, key...)
@@ -553,6 +597,16 @@ func (l *Log) appendRaw(rec []byte) (uint64, error) {
 	return makeLoc(s.idx, uint32(off)), nil
 }
 
+// recountCapacity sets sealedCap for the segment size in use.
+func (l *Log) recountCapacity() {
+	l.sealedCap = 0
+	for _, s := range l.segs {
+		if s != nil && s.sealed {
+			l.sealedCap += s.capacity(l.segSize)
+		}
+	}
+}
+
 // growSegmentsAt is the number of segments in use from which new segments
 // are twice as large: a log far larger than its segment size then keeps a
 // bounded number of files and mappings, and compaction merges the smaller
@@ -563,12 +617,7 @@ const growSegmentsAt = 512
 func (l *Log) newActive(size int) error {
 	if len(l.segs)-1-len(l.freeIdx) >= growSegmentsAt && l.segSize < maxSegmentSize {
 		l.segSize *= 2
-		l.sealedCap = 0
-		for _, s := range l.segs {
-			if s != nil && s.sealed {
-				l.sealedCap += s.capacity(l.segSize)
-			}
-		}
+		l.recountCapacity()
 	}
 	idx, err := l.allocIdx()
 	if err != nil {
@@ -625,13 +674,13 @@ func (l *Log) seal() error {
 	return nil
 }
 
-// maybeCompact compacts sealed segments while more than half of the sealed
-// capacity is garbage.
+// maybeCompact compacts the oldest sealed segment while more than half of
+// the sealed capacity is garbage.
 func (l *Log) maybeCompact() error {
 	for l.noGC == 0 && l.sealedCap > 2*int64(l.segSize) && 2*l.sealedLive < l.sealedCap {
 		var victim *segment
 		for _, s := range l.segs {
-			if s != nil && s.sealed && (victim == nil || s.live*victim.capacity(l.segSize) < victim.live*s.capacity(l.segSize)) {
+			if s != nil && s.sealed && (victim == nil || s.seq < victim.seq) {
 				victim = s
 			}
 		}
@@ -645,8 +694,9 @@ func (l *Log) maybeCompact() error {
 	return nil
 }
 
-// compact appends the live records of the sealed segment s again and
-// removes s.
+// compact appends the live records of the sealed segment s, the oldest,
+// again and removes s. Its kill records name records of older segments,
+// which are gone: they are dropped.
 func (l *Log) compact(s *segment) error {
 	l.noGC++
 	defer func() { l.noGC-- }()
@@ -678,6 +728,9 @@ func (l *Log) compact(s *segment) error {
 			// The record is in the scratch buffer, which the next record
 			// read reuses.
 			rec = bytes.Clone(rec)
+		}
+		if rec[4] == kindKill {
+			continue
 		}
 		k := rec[hdr : hdr+kl]
 		if len(k) < 2 {
@@ -796,26 +849,23 @@ func (l *Log) Close() error {
 // segName names the file of segment seq.
 func segName(seq uint64) string { return fmt.Sprintf("vlog-%06d.seg", seq) }
 
-// indexName names the index file written with sequence number seq.
-func indexName(seq uint64) string { return fmt.Sprintf("vlog-%06d.idx", seq) }
-
 // IsLogFile reports whether name is a file of a log in its directory or a
-// checkpoint: a segment or an index file. Both are immutable once written
-// and named uniquely by the log that wrote them.
+// checkpoint: a segment, immutable once written and named uniquely by the
+// log that wrote it.
 func IsLogFile(name string) bool {
 	_, _, ok := parseName(name)
 	return ok
 }
 
-// parseName returns the sequence number and extension ("seg" or "idx") of a
-// file name the log writes.
+// parseName returns the sequence number and extension of a file name the
+// log writes (extension "seg").
 func parseName(name string) (seq uint64, ext string, ok bool) {
 	rest, found := strings.CutPrefix(name, "vlog-")
 	if !found {
 		return 0, "", false
 	}
 	digits, ext, found := strings.Cut(rest, ".")
-	if !found || (ext != "seg" && ext != "idx") || len(digits) == 0 || len(digits) > 19 {
+	if !found || ext != "seg" || len(digits) == 0 || len(digits) > 19 {
 		return 0, "", false
 	}
 	for _, c := range digits {

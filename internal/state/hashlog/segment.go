@@ -42,10 +42,18 @@ func (s *segment) record(off uint32, scratch *[]byte) (key, value []byte, size i
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	if crc32.Checksum(b[4:], castagnoli) != binary.LittleEndian.Uint32(b) {
-		return nil, nil, 0, s.corrupt(off, "checksum mismatch")
+	if err := s.check(off, b); err != nil {
+		return nil, nil, 0, err
 	}
 	return b[hdr : hdr+kl : hdr+kl], b[hdr+kl:], len(b), nil
+}
+
+// check verifies the checksum of the record b at off.
+func (s *segment) check(off uint32, b []byte) error {
+	if crc32.Checksum(b[4:], castagnoli) != binary.LittleEndian.Uint32(b) {
+		return s.corrupt(off, "checksum mismatch")
+	}
+	return nil
 }
 
 // parse returns the bytes of the record at off (len(b) is its size), the
@@ -70,18 +78,21 @@ func (s *segment) parse(off uint32, scratch *[]byte) (b []byte, hdr, kl int, err
 			return nil, 0, 0, fmt.Errorf("hashlog: read %s: %w", s.path, err)
 		}
 	}
-	if len(b) < 6 {
+	if len(b) < 7 {
 		return nil, 0, 0, s.corrupt(off, "truncated record")
 	}
-	k, n1 := binary.Uvarint(b[4:])
+	if b[4] > kindKill {
+		return nil, 0, 0, s.corrupt(off, "bad record kind")
+	}
+	k, n1 := binary.Uvarint(b[5:])
 	if n1 <= 0 {
 		return nil, 0, 0, s.corrupt(off, "bad key length")
 	}
-	v, n2 := binary.Uvarint(b[4+n1:])
+	v, n2 := binary.Uvarint(b[5+n1:])
 	if n2 <= 0 {
 		return nil, 0, 0, s.corrupt(off, "bad value length")
 	}
-	hdr = 4 + n1 + n2
+	hdr = 5 + n1 + n2
 	total := uint64(hdr) + k + v
 	if total > uint64(s.size()-int(off)) {
 		return nil, 0, 0, s.corrupt(off, "record runs past the end of the segment")
@@ -104,7 +115,7 @@ func (s *segment) corrupt(off uint32, what string) error {
 	if name == "" {
 		name = "active segment " + segName(s.seq)
 	}
-	return fmt.Errorf("%w: %s at offset %d: %s: the local state is damaged; restore from a checkpoint", ErrCorrupt, name, off, what)
+	return fmt.Errorf("%w: %s at offset %d: %s", ErrCorrupt, name, off, what)
 }
 
 // openSegment opens the sealed segment file at path, checks its header and

@@ -4,6 +4,22 @@
 // immutable and uploaded once) and rescaling moves key-group ranges of files
 // instead of records.
 //
+// # Value tables
+//
+// The entries of value tables (kinds "value[…]": value, list, reducing and
+// aggregating state) are not in Pebble but in a value log beside it
+// (internal/state/hashlog): records appended to segment files in the DB's
+// directory, found through an in-memory hash index per key group. A read of
+// state larger than the memory budget is then one index lookup and one
+// record read at a known offset, where a Pebble Get searches a memtable and
+// every level of the LSM (several iterator setups, bloom filter and index
+// lookups, and a data block copied and checksummed). Map tables, timers and
+// the metadata, which need ordered scans, stay in Pebble. Scan and
+// DeletePrefix over a prefix shorter than a table prefix cover both,
+// merged in key order. The log's segments are immutable files and travel
+// with checkpoints as SSTs do (IsShared); a restore replays them to rebuild
+// the index.
+//
 // # Keys
 //
 // Data keys are built by the typed tables of package kv (internal/state/kv):
@@ -72,6 +88,13 @@
 // blocks (about 1% of the state for 200-byte entries) and some data
 // blocks.
 //
+// Value logs: each backend's value log holds its hash index (about 11 bytes
+// per value-table entry) and its active segment (S bytes) in memory,
+// reserved in the block cache in steps of 1 MiB. A log may take B/(4n) of
+// the blocks' part; beyond that its object caches shrink by the excess,
+// down to a quarter of their share. An index larger than that (a great many
+// small entries per byte of budget) goes beyond B.
+//
 // So object caches, memtables and blocks stay within B by construction,
 // whatever the number of backends, as long as the reservations alone fit in
 // B: if more backends open than Options.Backends says, later ones get
@@ -102,9 +125,10 @@
 // has not, it writes back every dirty entry in one sorted batch and then
 // evicts. A cache of state larger than itself thus writes back about C
 // bytes at a time, which becomes one SST in L0 rather than memtable
-// inserts: fewer, larger L0 files, and less compaction. Set, Delete and
-// DeletePrefix drop the cached entries they overwrite; Get reads Pebble
-// only.
+// inserts: fewer, larger L0 files, and less compaction (entries of value
+// tables go to the value log, in groups whose index and record reads
+// overlap). Set, Delete and DeletePrefix drop the cached entries they
+// overwrite; Get reads the store only.
 //
 // # Concurrency
 //
@@ -140,12 +164,13 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/hashlog"
 	"github.com/eddystream/eddy/internal/state/kv"
 )
 
 // FormatVersion is the version of the backend's on-disk layout (key layout
 // and metadata keys) that this code writes and reads.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // Options configures a backend.
 type Options struct {
@@ -192,6 +217,12 @@ type Backend struct {
 	// the subtask's goroutine under cmu; Budget reads them under cmu.
 	caches []kv.TableCache
 	cmu    sync.Mutex
+
+	// vlog holds the entries of value tables (valuelog.go); logTables
+	// marks their ids; res reserves its memory in the block cache.
+	vlog      *hashlog.Log
+	logTables []bool
+	res       logReservation
 }
 
 type tableInfo struct {
@@ -248,6 +279,10 @@ func Open(dir string, kgs state.KeyGroupRange, maxParallelism int, opts Options)
 	}
 	b.kgs, b.maxP = kgs, maxParallelism
 	if err := b.writeHeader(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	if err := b.openLog(); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -418,6 +453,12 @@ func (b *Backend) Close() error {
 	b.closed = true
 	unregister(b) // before closing the DB, whose metrics Budget reads
 	err := b.db.Close()
+	if b.vlog != nil {
+		if lerr := b.vlog.Close(); err == nil {
+			err = lerr
+		}
+	}
+	b.res.releaseAll()
 	release()
 	if err != nil {
 		return fmt.Errorf("pebble: close %s: %w", b.dir, err)
@@ -449,6 +490,7 @@ func (b *Backend) putTable(name string, t tableInfo) error {
 		return fmt.Errorf("pebble: %s: store table %q: %w", b.dir, name, err)
 	}
 	b.tables[name] = t
+	b.markTable(t.id, t.kind)
 	return nil
 }
 
@@ -456,10 +498,16 @@ func fail(op string, err error) {
 	panic(&kv.BackendError{Op: "pebble " + op, Err: err})
 }
 
-// Get returns the value stored under key, or ok=false. The value is a copy
-// valid until the next call on the backend. Get reads Pebble only: it does
-// not see writes still in an object cache (call FlushCaches first).
+// Get returns the value stored under key, or ok=false. The value is valid
+// until the next call on the backend (it may point into a mapping of the
+// value log). Get reads the store only: it does not see writes still in an
+// object cache (call FlushCaches first).
 func (b *Backend) Get(key []byte) ([]byte, bool) {
+	if b.inLog(key) {
+		v, ok, err := b.vlog.Get(key)
+		logFail("get", err)
+		return v, ok
+	}
 	v, c, err := b.db.Get(key)
 	if err != nil {
 		if err == lsm.ErrNotFound {
@@ -478,6 +526,10 @@ func (b *Backend) Get(key []byte) ([]byte, bool) {
 // dropped first.
 func (b *Backend) Set(key, value []byte) {
 	b.invalidate(key)
+	if b.inLog(key) {
+		logFail("set", b.vlog.Set(key, value))
+		return
+	}
 	if err := b.db.Set(key, value, noSync); err != nil {
 		fail("set", err)
 	}
@@ -486,6 +538,10 @@ func (b *Backend) Set(key, value []byte) {
 // Delete removes key, in the object caches too.
 func (b *Backend) Delete(key []byte) {
 	b.invalidate(key)
+	if b.inLog(key) {
+		logFail("delete", b.vlog.Delete(key))
+		return
+	}
 	if err := b.db.Delete(key, noSync); err != nil {
 		fail("delete", err)
 	}
@@ -495,6 +551,13 @@ func (b *Backend) Delete(key []byte) {
 // tombstone, after dropping the cached entries under prefix.
 func (b *Backend) DeletePrefix(prefix []byte) {
 	b.invalidate(prefix)
+	log, db := b.where(prefix)
+	if log {
+		logFail("delete prefix", b.vlog.DeletePrefix(prefix))
+	}
+	if !db {
+		return
+	}
 	lo, hi := bounds(prefix)
 	if err := b.db.DeleteRange(lo, hi, noSync); err != nil {
 		fail("delete prefix", err)
@@ -508,6 +571,14 @@ func (b *Backend) DeletePrefix(prefix []byte) {
 func (b *Backend) Scan(prefix []byte, fn func(key, value []byte) bool) {
 	for _, c := range b.caches {
 		c.Flush(prefix)
+	}
+	switch log, db := b.where(prefix); {
+	case log && db:
+		b.scanMerged(prefix, fn)
+		return
+	case log:
+		logFail("scan", b.vlog.Scan(prefix, fn))
+		return
 	}
 	lo, hi := bounds(prefix)
 	it, err := b.db.NewIter(&lsm.IterOptions{LowerBound: lo, UpperBound: hi})
@@ -542,7 +613,10 @@ func (b *Backend) CacheBudget() int64 {
 	if b.cacheOverride != 0 {
 		return max(b.cacheOverride, 0)
 	}
-	return cacheShare(b.expect)
+	share, logShare := cacheShare(b.expect)
+	// A value log larger than its share of the blocks' part takes the
+	// excess from the object caches, down to a quarter of their share.
+	return max(share-max(b.res.bytes-logShare, 0), share/4)
 }
 
 // AttachCache registers an object cache of the typed tables (see
@@ -586,24 +660,38 @@ func (b *Backend) invalidate(prefix []byte) {
 }
 
 // NewWriteBatch returns an empty Pebble batch, committed without syncing.
-func (b *Backend) NewWriteBatch() kv.WriteBatch { return &batch{b: b.db.NewBatch()} }
+func (b *Backend) NewWriteBatch() kv.WriteBatch { return &batch{be: b, b: b.db.NewBatch()} }
 
-// batch is a kv.WriteBatch on a Pebble batch.
-type batch struct{ b *lsm.Batch }
+// batch is a kv.WriteBatch on a Pebble batch. Entries of value tables go
+// to the value log at once.
+type batch struct {
+	be  *Backend
+	b   *lsm.Batch
+	log logWrites
+}
 
 func (w *batch) Set(key, value []byte) {
+	if w.be.inLog(key) {
+		w.log.set(w.be, key, value)
+		return
+	}
 	if err := w.b.Set(key, value, nil); err != nil {
 		fail("cache write", err)
 	}
 }
 
 func (w *batch) Delete(key []byte) {
+	if w.be.inLog(key) {
+		w.log.delete(w.be, key)
+		return
+	}
 	if err := w.b.Delete(key, nil); err != nil {
 		fail("cache write", err)
 	}
 }
 
 func (w *batch) Commit() {
+	w.log.flush(w.be)
 	err := w.b.Commit(noSync)
 	if cerr := w.b.Close(); err == nil {
 		err = cerr
@@ -635,9 +723,14 @@ type sortedBatch struct {
 	spillAt int        // the batch size in bytes from which it spills
 	w       *sstable.Writer
 	path    string
+	log     logWrites
 }
 
 func (s *sortedBatch) Set(key, value []byte) {
+	if s.b.inLog(key) {
+		s.log.set(s.b, key, value)
+		return
+	}
 	if s.w != nil {
 		if err := s.w.Set(key, value); err != nil {
 			s.fail(err)
@@ -651,6 +744,10 @@ func (s *sortedBatch) Set(key, value []byte) {
 }
 
 func (s *sortedBatch) Delete(key []byte) {
+	if s.b.inLog(key) {
+		s.log.delete(s.b, key)
+		return
+	}
 	if s.w != nil {
 		if err := s.w.Delete(key); err != nil {
 			s.fail(err)
@@ -710,6 +807,7 @@ func (s *sortedBatch) maybeSpill() {
 }
 
 func (s *sortedBatch) Commit() {
+	s.log.flush(s.b)
 	if s.w == nil {
 		err := s.small.Commit(noSync)
 		if cerr := s.small.Close(); err == nil {

@@ -148,6 +148,15 @@ func release() {
 	}
 }
 
+// reserveBlocks reserves n bytes of the shared block cache for memory held
+// outside it (a value log's index and active segment) and returns the
+// function that releases them. Call it while the calling backend is open.
+func reserveBlocks(n int) func() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	return shared.cache.Reserve(n)
+}
+
 // register adds an opened backend to those whose object caches Budget
 // counts; Close unregisters it.
 func register(b *Backend) {
@@ -163,11 +172,14 @@ func unregister(b *Backend) {
 }
 
 // cacheShare returns the object cache budget of a backend that expects
-// expect backends (Options.Backends): 5B / (8 · max(expect, backends open)).
-func cacheShare(expect int) int64 {
+// expect backends (Options.Backends), 5B / (8n), and the memory its value
+// log may take from the blocks' part, B / (4n), where n = max(expect,
+// backends open).
+func cacheShare(expect int) (objects, log int64) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	return objectCacheShare(shared.budget, max(expect, shared.open, 1))
+	n := max(expect, shared.open, 1)
+	return objectCacheShare(shared.budget, n), shared.budget / int64(4*n)
 }
 
 // objectCacheShare returns the object cache budget of each of n backends
@@ -210,6 +222,9 @@ type BudgetStats struct {
 	// MemTableBytes is the bytes the memtables of all open backends take
 	// (mutable, being flushed, and kept for reuse).
 	MemTableBytes int64
+	// ValueLogBytes is the memory the value logs of all open backends hold
+	// (index and active segment), reserved in the block cache.
+	ValueLogBytes int64
 }
 
 // Budget returns the state of the process-wide memory budget. It is safe for
@@ -225,6 +240,7 @@ func Budget() BudgetStats {
 	for b := range shared.backends {
 		s.ObjectCacheBytes += b.cacheBytes()
 		s.MemTableBytes += int64(b.db.Metrics().MemTable.Size)
+		s.ValueLogBytes += b.res.seen.Load()
 	}
 	return s
 }

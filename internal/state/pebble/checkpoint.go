@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/eddystream/eddy/internal/state"
+	"github.com/eddystream/eddy/internal/state/hashlog"
 )
 
 // FileList is the file Checkpoint adds to a checkpoint directory: the name
@@ -24,7 +25,8 @@ const fileListHeader = "eddy-pebble-checkpoint 1"
 // and returns the names of its files, sorted. It flushes the table caches
 // and the memtables, then hard-links the SSTs (no copy) and writes a
 // MANIFEST that names only them, the OPTIONS file, Pebble's marker files,
-// and FileList. There is no WAL.
+// and FileList; it seals the value log's active segment and hard-links its
+// segments. There is no WAL.
 //
 // Call it on the subtask's goroutine at the barrier, when no write is in
 // flight. The files do not change afterwards (later compactions unlink the
@@ -49,6 +51,9 @@ func (b *Backend) Checkpoint(dir string) ([]string, error) {
 		if err := os.Remove(l); err != nil {
 			return nil, fmt.Errorf("pebble: checkpoint %s: %w", dir, err)
 		}
+	}
+	if _, err := b.vlog.Checkpoint(dir); err != nil {
+		return nil, fmt.Errorf("pebble: checkpoint %s to %s: %w", b.dir, dir, err)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -182,15 +187,27 @@ func Restore(dir string, kgs state.KeyGroupRange, maxParallelism int, opts Optio
 	if kgs.Len() > 0 && (kgs.Start < ci.KeyGroups.Start || kgs.End > ci.KeyGroups.End) {
 		return nil, fmt.Errorf("pebble: checkpoint directory %s holds key groups %v, which do not cover %v: use Rescale with the checkpoints of every old subtask whose key groups overlap %v", dir, ci.KeyGroups, kgs, kgs)
 	}
+	if err := unlistedSegments(dir, ci); err != nil {
+		return nil, err
+	}
+	// The value log is read (and checked) before Pebble opens the DB
+	// writable, which changes files: a checkpoint that fails stays as it
+	// was.
+	l, err := hashlog.Load(dir, kgs.Start, kgs.End, hashlog.Options{}, false)
+	if err != nil {
+		return nil, fmt.Errorf("pebble: checkpoint directory %s: %w: download the checkpoint again, or restore from an earlier one", dir, err)
+	}
 	b, h, err := openCheckpoint(dir, maxParallelism, opts, false)
 	if err != nil {
+		l.Close()
 		return nil, err
 	}
 	if h.kgs != ci.KeyGroups {
+		l.Close()
 		b.Close()
 		return nil, fmt.Errorf("pebble: checkpoint directory %s: %s says key groups %v, the DB %v: download the checkpoint again", dir, FileList, ci.KeyGroups, h.kgs)
 	}
-	if err := b.finishRestore(kgs, h); err != nil {
+	if err := b.finishRestore(kgs, h, l); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -201,6 +218,27 @@ func Restore(dir string, kgs state.KeyGroupRange, maxParallelism int, opts Optio
 		return nil, fmt.Errorf("pebble: restore %s: %w", dir, err)
 	}
 	return b, nil
+}
+
+// unlistedSegments returns an error naming the value log segments in dir
+// that the checkpoint's FileList does not list: the log replays every
+// segment of its directory, so a segment left there by another checkpoint
+// would change the state.
+func unlistedSegments(dir string, ci CheckpointInfo) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("pebble: checkpoint directory %s: %w", dir, err)
+	}
+	var extra []string
+	for _, e := range ents {
+		if _, listed := ci.Files[e.Name()]; hashlog.IsLogFile(e.Name()) && !listed {
+			extra = append(extra, e.Name())
+		}
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("pebble: checkpoint directory %s holds value log segments that its %s does not list (%s): they belong to another checkpoint; download the checkpoint into an empty directory", dir, FileList, strings.Join(extra, ", "))
+	}
+	return nil
 }
 
 // openCheckpoint opens the DB in dir and reads and checks its metadata. A
@@ -233,11 +271,24 @@ func openChecked(dir string, maxP int, opts Options, readOnly bool) (*Backend, h
 		return nil, header{}, err
 	}
 	b.tables, b.nextID, b.maxP, b.kgs = h.tables, h.nextID, h.maxP, h.kgs
+	for _, t := range h.tables {
+		b.markTable(t.id, t.kind)
+	}
 	return b, h, nil
 }
 
-// finishRestore drops the key groups outside kgs and records kgs.
-func (b *Backend) finishRestore(kgs state.KeyGroupRange, h header) error {
+// finishRestore drops the key groups outside kgs, records kgs and takes l,
+// the value log of the checkpoint files in b's directory for kgs, or loads
+// it if l is nil. It closes l if it fails.
+func (b *Backend) finishRestore(kgs state.KeyGroupRange, h header, l *hashlog.Log) error {
+	if l == nil {
+		var err error
+		if l, err = b.loadLog(b.dir, kgs.Start, kgs.End, false); err != nil {
+			return err
+		}
+	}
+	b.vlog = l
+	l.SetOptions(b.logOptions())
 	if kgs != h.kgs {
 		if err := b.excise(kgs); err != nil {
 			return err
@@ -249,10 +300,11 @@ func (b *Backend) finishRestore(kgs state.KeyGroupRange, h header) error {
 
 // IsShared reports whether a checkpoint file is immutable once written, so
 // that checkpoints of one backend instance that contain a file of this name
-// contain the same bytes: SSTs and blob files. The other files (MANIFEST,
-// OPTIONS, markers, FileList) change with every checkpoint.
+// contain the same bytes: SSTs, blob files and the value log's segments.
+// The other files (MANIFEST, OPTIONS, markers, FileList) change with every
+// checkpoint.
 func IsShared(name string) bool {
-	return strings.HasSuffix(name, ".sst") || strings.HasSuffix(name, ".blob")
+	return strings.HasSuffix(name, ".sst") || strings.HasSuffix(name, ".blob") || hashlog.IsLogFile(name)
 }
 
 // UploadPlan says which files of a new checkpoint must be uploaded.

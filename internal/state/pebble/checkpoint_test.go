@@ -206,7 +206,7 @@ func TestRestoreIncompatibleFormat(t *testing.T) {
 		}
 	}
 	// Another max parallelism.
-	b.db.Set(keyFormat, []byte("1"), noSync)
+	b.db.Set(keyFormat, strconv.AppendInt(nil, FormatVersion, 10), noSync)
 	ck2 := filepath.Join(t.TempDir(), "ck2")
 	if _, err := b.Checkpoint(ck2); err != nil {
 		t.Fatal(err)

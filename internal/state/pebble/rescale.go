@@ -45,6 +45,10 @@ const ingestFileSize = 64 << 20
 // subtasks' boundaries; sharing them as external or shared files would need
 // a remote.Storage and holds only for files in the bottom levels.
 //
+// The value log (valuelog.go) follows the same plan: the base's segments
+// are hard-linked and replayed for kgs, and the entries of the other
+// sources' key groups are copied into it.
+//
 // Table ids are the base's; a table another source numbered differently is
 // renumbered while its keys are copied, and a table only another source has
 // gets a new id. A table declared with different kinds in two sources is an
@@ -118,7 +122,7 @@ func Rescale(dir string, sources []string, kgs state.KeyGroupRange, maxParalleli
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	if err := b.finishRestore(kgs, h); err != nil {
+	if err := b.finishRestore(kgs, h, nil); err != nil {
 		return fail(err)
 	}
 	b.from = srcs[base].dir
@@ -210,26 +214,64 @@ func (b *Backend) copyRange(src, work string, r state.KeyGroupRange, opts Option
 	if err := it.Error(); err != nil {
 		return fmt.Errorf("pebble: rescale: read %s: %w", src, err)
 	}
+	// The value log's entries of r, renumbered the same way, into b's log.
+	l, err := b.loadLog(work, r.Start, r.End, true)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	ids := make(map[uint32]uint32, len(maps))
+	for _, m := range maps {
+		ids[m.from] = m.to
+	}
+	var key []byte
+	var werr error
+	err = l.Scan(nil, func(k, v []byte) bool {
+		var to uint32
+		ok := len(k) >= tablePrefixLen
+		if ok {
+			to, ok = ids[binary.BigEndian.Uint32(k[2:6])]
+		}
+		if !ok {
+			werr = fmt.Errorf("pebble: rescale: checkpoint %s: the value log holds key %x of no declared table: the checkpoint is corrupt; restore from an earlier one", src, k)
+			return false
+		}
+		key = binary.BigEndian.AppendUint32(append(key[:0], k[:2]...), to)
+		key = append(key, k[tablePrefixLen:]...)
+		werr = b.vlog.Set(key, v)
+		return werr == nil
+	})
+	if err == nil {
+		err = werr
+	}
+	if err != nil {
+		return fmt.Errorf("pebble: rescale: copy the value log of %s: %w", src, err)
+	}
 	return nil
 }
 
-// linkCheckpoint makes dst a copy of the checkpoint in src: shared files
-// (immutable) are hard-linked, or copied if linking fails, and the others
-// are copied, since Pebble may rewrite them in place.
+// linkCheckpoint makes dst a copy of the checkpoint in src, the files its
+// FileList names: shared files (immutable) are hard-linked, or copied if
+// linking fails, and the others are copied, since Pebble may rewrite them
+// in place.
 func linkCheckpoint(src, dst string) error {
-	ents, err := os.ReadDir(src)
+	// The files the checkpoint lists, and the list: a file of the directory
+	// that it does not list (a value log segment of another checkpoint,
+	// say) is not part of the state.
+	ci, err := ReadCheckpointInfo(src)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	for _, e := range ents {
-		if !e.Type().IsRegular() || e.Name() == "LOCK" {
-			continue
-		}
-		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
-		if IsShared(e.Name()) && os.Link(from, to) == nil {
+	names := []string{FileList}
+	for name := range ci.Files {
+		names = append(names, name)
+	}
+	for _, name := range names {
+		from, to := filepath.Join(src, name), filepath.Join(dst, name)
+		if IsShared(name) && os.Link(from, to) == nil {
 			continue
 		}
 		if err := copyFile(from, to); err != nil {

@@ -152,6 +152,8 @@ func BenchmarkRandomReadModifyWrite(b *testing.B) {
 					b.ReportMetric(float64(m.ReadAmp()), "read-amp")
 					b.ReportMetric(t.WriteAmp(), "write-amp")
 					b.ReportMetric(float64(m.BlockCache.Hits-m0.BlockCache.Hits)/float64(max(m.BlockCache.Hits+m.BlockCache.Misses-m0.BlockCache.Hits-m0.BlockCache.Misses, 1)), "block-hit-rate")
+					b.ReportMetric(float64(Budget().ValueLogBytes)/(1<<20), "log-MiB")
+					b.ReportMetric(float64(be.CacheBudget())/(1<<20), "objcache-MiB")
 				})
 			})
 		})
