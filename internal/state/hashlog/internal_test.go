@@ -41,11 +41,7 @@ func TestLoadSubsetThenCompact(t *testing.T) {
 	if _, err := l.Checkpoint(cp); err != nil {
 		t.Fatal(err)
 	}
-	idx, _, err := FindIndex(cp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := Load(cp, idx, 0, 2, Options{SegmentSize: minSegmentSize}, false)
+	wl, err := Load(cp, 0, 2, Options{SegmentSize: minSegmentSize}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,12 +266,279 @@ func TestDamagedKeyReadsAsMissing(t *testing.T) {
 }
 
 // TestIsLogFileStrict: IsLogFile must accept only the names the package
-// writes, vlog-<digits>.seg and vlog-<digits>.idx; fmt.Sscanf skips spaces
-// and ignores what follows the extension.
+// writes, vlog-<digits>.seg; fmt.Sscanf skips spaces and ignores what
+// follows the extension.
 func TestIsLogFileStrict(t *testing.T) {
-	for _, n := range []string{"vlog-000001.seg extra", "vlog- 1.seg", "vlog-1. idx", "vlog-1.seg\n", "vlog-1.seg\tcopy"} {
+	for _, n := range []string{"vlog-000001.seg extra", "vlog- 1.seg", "vlog-1. seg", "vlog-1.seg\n", "vlog-1.seg\tcopy", "vlog-1.idx", "vlog-1.seg/", " vlog-1.seg"} {
 		if IsLogFile(n) {
 			t.Errorf("IsLogFile(%q) = true", n)
 		}
 	}
+}
+
+// killScenario builds, in a log whose automatic compaction is held off,
+// the history of a key that TestKilledKeyStaysDead then checkpoints and
+// loads after compacting some of the oldest segments.
+type killScenario struct {
+	name string
+	// build writes the history of key k; fill writes filler entries until
+	// the active segment is sealed. It returns whether the kill record of
+	// k must still be in the active segment at checkpoint time.
+	build func(t *testing.T, l *Log, k []byte, fill func()) (killActive bool)
+}
+
+// killSets are the values k is set to in the scenarios, distinct byte
+// strings that the test finds in segment files.
+var killSets = [][]byte{bytes.Repeat([]byte("v0-first-version."), 12), bytes.Repeat([]byte("v1-second-version."), 12)}
+
+// TestKilledKeyStaysDead sets a key k to v0, fills the segment until it is
+// sealed, sets k to v1, fills and seals, and deletes k (the kill record
+// sealed or still in the active segment; or k is deleted after a compaction
+// moved its record); then compacts the oldest sealed segments, none, some,
+// then all of them, checkpoints, and loads the checkpoint read-only and
+// writable: k must be absent although older versions of it are still in
+// the checkpoint's older segments. The writable log then sets k again,
+// deletes it, compacts on, and its checkpoints load with k absent, then with
+// its last value.
+func TestKilledKeyStaysDead(t *testing.T) {
+	scenarios := []killScenario{
+		{"kill in the active segment", func(t *testing.T, l *Log, k []byte, fill func()) bool {
+			set(t, l, k, killSets[0])
+			fill()
+			set(t, l, k, killSets[1])
+			fill()
+			del(t, l, k)
+			return true
+		}},
+		{"kill sealed", func(t *testing.T, l *Log, k []byte, fill func()) bool {
+			set(t, l, k, killSets[0])
+			fill()
+			set(t, l, k, killSets[1])
+			fill()
+			del(t, l, k)
+			fill()
+			return false
+		}},
+		{"kill of a compaction's copy", func(t *testing.T, l *Log, k []byte, fill func()) bool {
+			set(t, l, k, killSets[0])
+			fill()
+			set(t, l, k, killSets[1])
+			fill()
+			// The oldest segment (v0, garbage) and the next (v1, live)
+			// compacted: v1 is copied into the active segment, where the
+			// kill names the copy.
+			for range 2 {
+				if err := l.compact(oldestSealed(l)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			del(t, l, k)
+			fill()
+			return false
+		}},
+	}
+	for _, sc := range scenarios {
+		// From none to all of the sealed segments, as many as the first
+		// run finds.
+		sealed := 0
+		for compactN := 0; compactN <= sealed; compactN++ {
+			ok := t.Run(fmt.Sprintf("%s/compact=%d", sc.name, compactN), func(t *testing.T) {
+				sealed = checkKilledKey(t, sc, compactN)
+			})
+			if !ok {
+				break
+			}
+		}
+	}
+}
+
+// set sets k to v in l, failing the test on an error.
+func set(t *testing.T, l *Log, k, v []byte) {
+	t.Helper()
+	if err := l.Set(k, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// del deletes k from l, failing the test on an error.
+func del(t *testing.T, l *Log, k []byte) {
+	t.Helper()
+	if err := l.Delete(k); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oldestSealed returns the sealed segment of l of the lowest sequence
+// number, or nil.
+func oldestSealed(l *Log) *segment {
+	var o *segment
+	for _, s := range l.segs {
+		if s != nil && s.sealed && (o == nil || s.seq < o.seq) {
+			o = s
+		}
+	}
+	return o
+}
+
+// checkKilledKey runs the scenario sc, compacts the compactN oldest sealed
+// segments and checks the checkpoints and loads. It returns the number of
+// sealed segments the scenario left.
+func checkKilledKey(t *testing.T, sc killScenario, compactN int) int {
+	dir := t.TempDir()
+	l, err := Open(dir, 0, 2, Options{SegmentSize: minSegmentSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	k := []byte("\x00\x00victim")
+	want := map[string][]byte{}
+	i := 0
+	// Filler of key group 1 over a few keys: mostly garbage, so that
+	// compactions copy little and do not seal the active segment.
+	fill := func() {
+		t.Helper()
+		seq := l.active.seq
+		for l.active == nil || l.active.seq == seq {
+			fk, fv := internalKey(1, i%8), bugValue(i, 1000)
+			if err := l.Set(fk, fv); err != nil {
+				t.Fatal(err)
+			}
+			want[string(fk)] = fv
+			i++
+		}
+	}
+	l.noGC++ // no automatic compaction: the test chooses which segments go
+	killActive := sc.build(t, l, k, fill)
+	activeSeq := l.active.seq
+	var sealed int
+	for _, s := range l.segs {
+		if s != nil && s.sealed {
+			sealed++
+		}
+	}
+	if compactN > sealed {
+		t.Fatalf("the scenario left %d sealed segments, not the %d of its first run", sealed, compactN)
+	}
+	for range compactN {
+		if err := l.compact(oldestSealed(l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.noGC--
+	if killActive && (l.active == nil || l.active.seq != activeSeq) {
+		t.Fatalf("the active segment %d that holds the kill record was sealed before the checkpoint; the test wants it active", activeSeq)
+	}
+	if v, ok, err := l.Get(k); ok || err != nil {
+		t.Fatalf("Get(k) after Delete and %d compactions = %q, %v, %v; want absent", compactN, v, ok, err)
+	}
+	cp := filepath.Join(t.TempDir(), "cp")
+	if err := os.MkdirAll(cp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names, err := l.Checkpoint(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Which versions of k the checkpoint still holds.
+	var held []int
+	for j, v := range killSets {
+		for _, n := range names {
+			data, err := os.ReadFile(filepath.Join(cp, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(data, v) {
+				held = append(held, j)
+			}
+		}
+	}
+	t.Logf("checkpoint %q holds versions %v of the deleted key", names, held)
+	if compactN == 0 && len(held) == 0 {
+		t.Fatalf("the checkpoint holds no earlier version of the deleted key: the test needs one")
+	}
+
+	check := func(what string, l *Log, want map[string][]byte, k []byte, kv []byte) {
+		t.Helper()
+		v, ok, err := l.Get(k)
+		if err != nil || ok != (kv != nil) || !bytes.Equal(v, kv) {
+			t.Fatalf("%s: Get(k) = %.20q, %v, %v; want %.20q, %v", what, v, ok, err, kv, kv != nil)
+		}
+		n := 0
+		if err := l.Scan(nil, func(key, v []byte) bool {
+			if w, ok := want[string(key)]; !ok || !bytes.Equal(v, w) {
+				t.Errorf("%s: Scan visits %q (%d bytes), want %d bytes (present %v)", what, key, len(v), len(w), ok)
+			}
+			n++
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n != len(want) || l.Len() != len(want) {
+			t.Fatalf("%s: Scan visited %d keys, Len() = %d; want %d", what, n, l.Len(), len(want))
+		}
+	}
+	check("the log", l, want, k, nil)
+	for _, readOnly := range []bool{true, false} {
+		for _, kgs := range [][2]int{{0, 2}, {0, 1}} {
+			d := cp
+			if !readOnly {
+				d = filepath.Join(t.TempDir(), "copy")
+				if err := os.CopyFS(d, os.DirFS(cp)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ll, err := Load(d, kgs[0], kgs[1], Options{SegmentSize: minSegmentSize}, readOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := map[string][]byte{}
+			for key, v := range want {
+				if kg := int(binary.BigEndian.Uint16([]byte(key))); kg >= kgs[0] && kg < kgs[1] {
+					w[key] = v
+				}
+			}
+			check(fmt.Sprintf("Load(key groups %v, readOnly %v)", kgs, readOnly), ll, w, k, nil)
+			if readOnly {
+				ll.Close()
+				continue
+			}
+			// The loaded log sets k again and deletes it, with enough
+			// writes between for compactions to run; each checkpoint
+			// loads with k as it was.
+			for step, kv := range [][]byte{killSets[0], nil, killSets[1], nil, []byte("last")} {
+				if kv != nil {
+					set(t, ll, k, kv)
+					w[string(k)] = kv
+				} else {
+					del(t, ll, k)
+					delete(w, string(k))
+				}
+				for j := range 300 {
+					if kgs[1] == 2 {
+						fk, fv := internalKey(1, j%8), bugValue(j+step, 1000)
+						set(t, ll, fk, fv)
+						w[string(fk)] = fv
+					} else {
+						set(t, ll, internalKey(0, j%8), bugValue(j+step, 1000))
+						w[string(internalKey(0, j%8))] = bugValue(j+step, 1000)
+					}
+				}
+				cp2 := filepath.Join(t.TempDir(), "cp2")
+				if err := os.MkdirAll(cp2, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := ll.Checkpoint(cp2); err != nil {
+					t.Fatal(err)
+				}
+				l2, err := Load(cp2, kgs[0], kgs[1], Options{SegmentSize: minSegmentSize}, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(fmt.Sprintf("step %d: Load of a checkpoint of the loaded log", step), l2, w, k, kv)
+				l2.Close()
+			}
+			ll.Close()
+		}
+	}
+	return sealed
 }

@@ -85,10 +85,10 @@ func (m model) liveBytes() int64 {
 	return n
 }
 
-// recordSize returns the size of a record of a key and value of these
-// lengths: checksum, two uvarint lengths, key and value.
+// recordSize returns the size of a set record of a key and value of these
+// lengths: checksum, kind, two uvarint lengths, key and value.
 func recordSize(klen, vlen int) int64 {
-	return int64(4 + len(binary.AppendUvarint(nil, uint64(klen))) + len(binary.AppendUvarint(nil, uint64(vlen))) + klen + vlen)
+	return int64(5 + len(binary.AppendUvarint(nil, uint64(klen))) + len(binary.AppendUvarint(nil, uint64(vlen))) + klen + vlen)
 }
 
 // kgKey returns a key of key group kg followed by rest.
@@ -105,10 +105,13 @@ type workload struct {
 	bigValues bool
 	// maxValue is the size of the largest value drawn.
 	maxValue int
+	// width is the alphabet of the fourth byte of keys and extra the most
+	// bytes after it: together they set the number of keys per key group.
+	width, extra int
 }
 
 func newWorkload(seed uint64, kgStart, kgEnd int) *workload {
-	return &workload{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), kgStart: kgStart, kgEnd: kgEnd, bigValues: true}
+	return &workload{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), kgStart: kgStart, kgEnd: kgEnd, bigValues: true, width: 16, extra: 2}
 }
 
 // key returns a key of one of the key groups: the key group, then up to 4
@@ -119,8 +122,8 @@ func (w *workload) key() []byte {
 	if w.r.IntN(300) == 0 {
 		return kgKey(kg) // the shortest key of the key group
 	}
-	k := kgKey(kg, byte(w.r.IntN(4)), byte(w.r.IntN(16)))
-	for range w.r.IntN(3) {
+	k := kgKey(kg, byte(w.r.IntN(4)), byte(w.r.IntN(w.width)))
+	for range w.r.IntN(w.extra + 1) {
 		k = append(k, byte(w.r.IntN(4)))
 	}
 	return k
@@ -708,6 +711,101 @@ func TestOpenOptions(t *testing.T) {
 	checkLog(t, l, model{})
 }
 
+// TestSetOptions checks that SetOptions clamps the segment size as Open
+// does, that segments started after it take its size (larger, after a
+// Checkpoint sealed the active segment; smaller, with an active segment of
+// the larger size), and that its OnMemory is called at once with the log's
+// memory and then with every change, down to 0 at Close.
+func TestSetOptions(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir, testKGStart, testKGEnd, nil)
+	w := newWorkload(8, testKGStart, testKGEnd)
+	w.bigValues = false
+	m := model{}
+	for range 3000 {
+		w.step(t, l, m)
+	}
+	for _, c := range []struct{ in, want int }{
+		{0, hashlog.DefaultSegmentSize},
+		{1, 64 << 10},
+		{2 << 30, 1 << 30},
+		{testSegSize, testSegSize},
+	} {
+		var mc memCounter
+		l.SetOptions(hashlog.Options{SegmentSize: c.in, OnMemory: mc.add})
+		if got := l.SegmentSize(); got != c.want {
+			t.Errorf("SetOptions(SegmentSize %d): SegmentSize() = %d, want %d", c.in, got, c.want)
+		}
+		if mc.n != l.Memory() || mc.n <= 0 {
+			t.Fatalf("SetOptions(SegmentSize %d) reported %d bytes to OnMemory, Memory() = %d", c.in, mc.n, l.Memory())
+		}
+	}
+	checkLog(t, l, m)
+
+	// newSegments writes until n segment files not in seen are in dir, and
+	// returns the sizes of all the new ones.
+	seen := listDir(t, dir)
+	newSegments := func(mc *memCounter, n int) []int64 {
+		t.Helper()
+		var sizes []int64
+		for i := 0; len(sizes) < n; i++ {
+			if i == 100000 {
+				t.Fatalf("%d new segments after 100000 operations, want %d", len(sizes), n)
+			}
+			w.step(t, l, m)
+			if mc.n != l.Memory() {
+				t.Fatalf("Memory() = %d, but the OnMemory deltas add up to %d", l.Memory(), mc.n)
+			}
+			if i%20 != 0 {
+				continue
+			}
+			sizes = sizes[:0]
+			for name, size := range listDir(t, dir) {
+				if _, ok := seen[name]; !ok {
+					sizes = append(sizes, size)
+				}
+			}
+		}
+		for name, size := range listDir(t, dir) {
+			seen[name] = size
+		}
+		return sizes
+	}
+
+	// Larger segments, from the next one on.
+	if _, err := l.Checkpoint(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	var mc memCounter
+	l.SetOptions(hashlog.Options{SegmentSize: 3 * testSegSize, OnMemory: mc.add})
+	if mc.n != l.Memory() {
+		t.Fatalf("SetOptions reported %d bytes, Memory() = %d", mc.n, l.Memory())
+	}
+	sizes := newSegments(&mc, 4)
+	if largest := slices.Max(sizes); largest <= testSegSize || largest > 3*testSegSize {
+		t.Fatalf("new segments of %v bytes with a segment size of %d: want some larger than %d", sizes, 3*testSegSize, testSegSize)
+	}
+	checkLog(t, l, m)
+
+	// Smaller segments: the active one is sealed at its size or earlier,
+	// the next ones take the new size.
+	var mc2 memCounter
+	l.SetOptions(hashlog.Options{SegmentSize: testSegSize, OnMemory: mc2.add})
+	newSegments(&mc2, 1)
+	for _, size := range newSegments(&mc2, 4) {
+		if size > testSegSize {
+			t.Fatalf("a segment of %d bytes after SetOptions(SegmentSize %d)", size, testSegSize)
+		}
+	}
+	checkLog(t, l, m)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if mc2.n != 0 {
+		t.Fatalf("after Close, the OnMemory deltas add up to %d, want 0", mc2.n)
+	}
+}
+
 // TestIsLogFile checks IsLogFile on the names the package writes and on
 // others.
 func TestIsLogFile(t *testing.T) {
@@ -734,20 +832,20 @@ func TestIsLogFile(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if len(names) < 3 {
-		t.Fatalf("names %q: want segments and an index", names)
+	if len(names) < 2 {
+		t.Fatalf("names %q: want segments", names)
 	}
 	for _, n := range names {
 		if !hashlog.IsLogFile(n) {
 			t.Errorf("IsLogFile(%q) = false for a file the log wrote", n)
 		}
 	}
-	for _, n := range []string{"vlog-000001.seg", "vlog-000042.idx", "vlog-1234567.seg"} {
+	for _, n := range []string{"vlog-000001.seg", "vlog-000042.seg", "vlog-1234567.seg", "vlog-0.seg", "vlog-9999999999999999999.seg"} {
 		if !hashlog.IsLogFile(n) {
 			t.Errorf("IsLogFile(%q) = false", n)
 		}
 	}
-	for _, n := range []string{"", "vlog-", "vlog-.seg", "vlog-abc.seg", "vlog-000001.sst", "vlog-000001.seg.tmp", "vlog-000001", "xvlog-000001.seg", "VLOG-000001.SEG", "000001.sst", "MANIFEST-000001", "OPTIONS-000003", "vlog-000001.idx.part", "vlog-0x1.seg"} {
+	for _, n := range []string{"", "vlog-", "vlog-.seg", "vlog-abc.seg", "vlog-000001.sst", "vlog-000001.seg.tmp", "vlog-000001", "xvlog-000001.seg", "VLOG-000001.SEG", "000001.sst", "MANIFEST-000001", "OPTIONS-000003", "vlog-000001.idx.part", "vlog-0x1.seg", "vlog-000042.idx", "vlog-000001.idx", "vlog-1.seg.idx", "vlog--1.seg", "vlog-+1.seg"} {
 		if hashlog.IsLogFile(n) {
 			t.Errorf("IsLogFile(%q) = true for a name the log does not write", n)
 		}
