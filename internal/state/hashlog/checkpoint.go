@@ -1,6 +1,7 @@
 package hashlog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -135,6 +136,10 @@ func (l *Log) replay(s *segment, bySeq map[uint64]uint16) error {
 		}
 		if err != nil {
 			return err
+		}
+		if s.data == nil {
+			// The record is in the read buffer, which find reuses.
+			rec = bytes.Clone(rec)
 		}
 		loc := makeLoc(s.idx, off)
 		off += uint32(len(rec))

@@ -549,7 +549,7 @@ func (l *Log) segsMapped() bool {
 // location and size.
 func (l *Log) append(kind byte, key, value []byte) (loc uint64, size int, err error) {
 	size = 5 + uvarintLen(uint64(len(key))) + uvarintLen(uint64(len(value))) + len(key) + len(value)
-	if l.active != nil && len(l.active.data)+size > max(l.segSize, segHeader+size) {
+	if l.active != nil && len(l.active.data)+size > l.room(size) {
 		if err := l.seal(); err != nil {
 			return 0, 0, err
 		}
@@ -574,11 +574,18 @@ func (l *Log) append(kind byte, key, value []byte) (loc uint64, size int, err er
 	return makeLoc(s.idx, uint32(off)), size, nil
 }
 
+// room returns the bytes the active segment may hold with a record of size
+// bytes: its buffer's capacity (allocated for the segment size of its
+// time), or the record alone in a segment.
+func (l *Log) room(size int) int {
+	return max(cap(l.active.data), segHeader+size)
+}
+
 // appendRaw appends a copy of the record rec (checksum included) and
 // returns its location.
 func (l *Log) appendRaw(rec []byte) (uint64, error) {
 	size := len(rec)
-	if l.active != nil && len(l.active.data)+size > max(l.segSize, segHeader+size) {
+	if l.active != nil && len(l.active.data)+size > l.room(size) {
 		if err := l.seal(); err != nil {
 			return 0, err
 		}
