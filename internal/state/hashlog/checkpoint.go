@@ -12,32 +12,39 @@ import (
 	"slices"
 )
 
-// Checkpoint seals the active segment and hard-links every segment into dir
-// (which must exist; a segment is copied where linking fails). It returns
-// the names of the files it put in dir, sorted. The files do not change
-// afterwards: later compactions remove the log's names, not dir's.
+// Checkpoint hard-links every sealed segment into dir (which must exist; a
+// file is copied where linking fails), and the active segment as parts:
+// it writes the bytes appended to the active segment since the last
+// checkpoint to a part file, vlog-<seq>.<offset>.part, and links all the
+// segment's parts. So a checkpoint writes and uploads only what changed,
+// however often checkpoints come; when the active segment is sealed, its
+// parts give way to the segment file. Checkpoint returns the names of the
+// files it put in dir, sorted. The files do not change afterwards.
 func (l *Log) Checkpoint(dir string) ([]string, error) {
 	if err := l.writable(); err != nil {
 		return nil, err
 	}
-	if a := l.active; a != nil {
-		if len(a.data) == segHeader {
-			l.segs[a.idx] = nil
-			l.freeIdx = append(l.freeIdx, a.idx)
-			l.active = nil
-			l.addMemory(-int64(cap(a.data)))
-		} else if err := l.seal(); err != nil {
-			return nil, err
+	if a := l.active; a != nil && len(a.data) > max(l.tailEnd, segHeader) {
+		name := partName(a.seq, l.tailEnd)
+		if err := os.WriteFile(filepath.Join(l.dir, name), a.data[l.tailEnd:], 0o644); err != nil {
+			return nil, fmt.Errorf("hashlog: checkpoint: %w", err)
 		}
+		l.tail = append(l.tail, name)
+		l.tailEnd = len(a.data)
 	}
 	var names []string
 	for _, s := range l.sortedSegs() {
-		name := segName(s.seq)
-		if err := linkOrCopy(s.path, filepath.Join(dir, name)); err != nil {
+		if s.sealed {
+			names = append(names, segName(s.seq))
+		}
+	}
+	names = append(names, l.tail...)
+	for _, name := range names {
+		if err := linkOrCopy(filepath.Join(l.dir, name), filepath.Join(dir, name)); err != nil {
 			return nil, fmt.Errorf("hashlog: checkpoint to %s: %w", dir, err)
 		}
-		names = append(names, name)
 	}
+	slices.Sort(names)
 	return names, nil
 }
 
@@ -92,13 +99,23 @@ func (l *Log) load() error {
 		return fmt.Errorf("hashlog: %w", err)
 	}
 	var seqs []uint64
+	parts := map[uint64][]int{} // the parts' offsets, by segment
 	for _, e := range ents {
 		if seq, ext, ok := parseName(e.Name()); ok && ext == "seg" {
 			seqs = append(seqs, seq)
+		} else if seq, from, ok := parsePart(e.Name()); ok {
+			parts[seq] = append(parts[seq], from)
 		}
 	}
 	slices.Sort(seqs)
-	bySeq := make(map[uint64]uint16, len(seqs))
+	var tailSeq uint64
+	for seq := range parts {
+		if len(seqs) > 0 && seq <= seqs[len(seqs)-1] || tailSeq != 0 {
+			return fmt.Errorf("%w: %s holds parts of segment %d besides later or other segments: only the segment being written has parts", ErrCorrupt, l.dir, seq)
+		}
+		tailSeq = seq
+	}
+	bySeq := make(map[uint64]uint16, len(seqs)+1)
 	for _, seq := range seqs {
 		idx, err := l.allocIdx()
 		if err != nil {
@@ -115,14 +132,59 @@ func (l *Log) load() error {
 			return err
 		}
 	}
+	if tailSeq != 0 {
+		if err := l.loadTail(tailSeq, parts[tailSeq], bySeq); err != nil {
+			return err
+		}
+	}
 	l.recountCapacity()
 	l.sealedLive = 0
 	for _, s := range l.segs {
-		if s != nil {
+		if s != nil && s.sealed {
 			l.sealedLive += s.live
 		}
 	}
 	return nil
+}
+
+// loadTail makes the parts of segment seq, which start at the offsets
+// froms, the active segment, and replays it.
+func (l *Log) loadTail(seq uint64, froms []int, bySeq map[uint64]uint16) error {
+	slices.Sort(froms)
+	var data []byte
+	for _, from := range froms {
+		name := partName(seq, from)
+		if from != len(data) {
+			return fmt.Errorf("%w: part %s of %s does not follow the parts before it (which end at %d)", ErrCorrupt, name, l.dir, len(data))
+		}
+		b, err := os.ReadFile(filepath.Join(l.dir, name))
+		if err != nil {
+			return fmt.Errorf("hashlog: %w", err)
+		}
+		if len(b) == 0 {
+			return fmt.Errorf("%w: part %s of %s is empty", ErrCorrupt, name, l.dir)
+		}
+		data = append(data, b...)
+		l.tail = append(l.tail, name)
+	}
+	if len(data) < segHeader || string(data[:8]) != segMagic || binary.LittleEndian.Uint64(data[8:]) != seq {
+		return fmt.Errorf("%w: the parts of segment %d in %s do not start with its header", ErrCorrupt, seq, l.dir)
+	}
+	idx, err := l.allocIdx()
+	if err != nil {
+		return err
+	}
+	c := max(len(data), l.segSize)
+	buf := make([]byte, len(data), c)
+	copy(buf, data)
+	s := &segment{seq: seq, idx: idx, data: buf}
+	l.segs[idx] = s
+	l.active = s
+	l.tailEnd = len(buf)
+	bySeq[seq] = idx
+	l.nextSeq = seq + 1
+	l.addMemory(int64(c))
+	return l.replay(s, bySeq)
 }
 
 // replay applies the records of the segment s, in order, to the index: a set
@@ -166,28 +228,12 @@ func (l *Log) replay(s *segment, bySeq map[uint64]uint16) error {
 			}
 			idx, ok := bySeq[binary.LittleEndian.Uint64(v)]
 			if ok && slotLoc(p.slots[at]) == makeLoc(idx, binary.LittleEndian.Uint32(v[8:])) {
-				l.unlive(slotLoc(p.slots[at]), old)
-				p.slots[at] = slotDeleted
-				p.n--
-				p.tombs++
+				l.drop(p, at, old)
 			}
 			continue
 		}
-		if at >= 0 {
-			l.unlive(slotLoc(p.slots[at]), old)
-			p.slots[at] = makeSlot(h, loc)
-		} else {
-			if free < 0 || p.needsGrow() {
-				if err := l.grow(p); err != nil {
-					return err
-				}
-				_, free, _, _ = l.find(p, h, k)
-			}
-			if p.slots[free] == slotDeleted {
-				p.tombs--
-			}
-			p.slots[free] = makeSlot(h, loc)
-			p.n++
+		if err := l.point(p, h, k, at, free, old, loc); err != nil {
+			return err
 		}
 		s.live += int64(len(rec))
 	}

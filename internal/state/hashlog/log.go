@@ -6,7 +6,8 @@
 // # Layout
 //
 // Records are appended to segments: an active segment, a buffer in memory
-// of Options.SegmentSize bytes, and sealed segments, files named
+// of Options.SegmentSize bytes (doubled, up to 8 times, when a log holds
+// thousands of segments), and sealed segments, files named
 // vlog-<seq>.seg in the log's directory (written once, never changed, read
 // through a read-only mapping on Linux and with pread elsewhere). A record is
 //
@@ -25,22 +26,23 @@
 // A write appends a set record and points the key's slot at it; a delete
 // appends a kill record and clears the slot. The bytes of set records no
 // slot points at, and kill records, are garbage. While more than half of
-// the sealed capacity is garbage, the oldest sealed segment is compacted:
-// its live records are appended again and its file is removed. Compacting
+// the sealed bytes are garbage, the oldest sealed segment is compacted: its
+// live records are appended again and its file is removed. Compacting
 // oldest first is what makes the log its own index: the segments in use are
 // always the newest ones, so replaying them in order (later records win,
 // a kill removes the record it names) gives the live entries, and a kill
-// record, once its segment is the oldest, names a record already gone. A
-// segment sealed early (at a checkpoint) counts its unused capacity as
-// garbage.
+// record, once its segment is the oldest, names a record already gone.
 //
 // # Checkpoints
 //
-// Checkpoint seals the active segment and hard-links every segment into a
-// checkpoint directory. Segments are immutable and named uniquely by the
-// log instance, so an incremental checkpoint uploads only the segments
-// written since the last one: new entries and compaction's copies. Load
-// rebuilds the index by replaying the segments of a checkpoint, reading and
+// Checkpoint hard-links every sealed segment into a checkpoint directory,
+// and the active segment as parts: files vlog-<seq>.<offset>.part, each
+// holding the bytes appended since the checkpoint before, which give way to
+// the segment's file once it is sealed. Segments and parts are immutable
+// and named uniquely by the log instance, so an incremental checkpoint
+// uploads only what was appended since the last one (new entries and
+// compaction's copies), however often checkpoints come. Load rebuilds the
+// index by replaying the segments and parts of a checkpoint, reading and
 // checking every record.
 //
 // Concurrency: a Log is used on one goroutine.
@@ -53,6 +55,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"hash/maphash"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,6 +109,7 @@ type Log struct {
 	kgStart  int
 	kgEnd    int
 	segSize  int
+	baseSize int // Options.SegmentSize, clamped
 	onMemory func(int64)
 	seed     maphash.Seed
 
@@ -122,8 +126,12 @@ type Log struct {
 	closed     bool
 	readOnly   bool
 	scratch    []byte // record reads on systems without mappings
-	hashes     []uint64
-	sink       uint64 // keeps prefetch's loads
+	// tail are the part files that hold the active segment's bytes up to
+	// tailEnd, written by checkpoints (see Checkpoint).
+	tail    []string
+	tailEnd int
+	hashes  []uint64
+	sink    uint64 // keeps prefetch's loads
 }
 
 // Open returns an empty log for the key groups [kgStart, kgEnd) whose
@@ -138,7 +146,7 @@ func Open(dir string, kgStart, kgEnd int, opts Options) (*Log, error) {
 	}
 	size = min(max(size, minSegmentSize), maxSegmentSize)
 	l := &Log{
-		dir: dir, kgStart: kgStart, kgEnd: kgEnd, segSize: size, onMemory: opts.OnMemory,
+		dir: dir, kgStart: kgStart, kgEnd: kgEnd, segSize: size, baseSize: size, onMemory: opts.OnMemory,
 		seed: maphash.MakeSeed(), segs: make([]*segment, 1), nextSeq: 1,
 		parts: make([]part, kgEnd-kgStart),
 	}
@@ -153,6 +161,7 @@ func (l *Log) SetOptions(opts Options) {
 		size = DefaultSegmentSize
 	}
 	l.segSize = min(max(size, minSegmentSize), maxSegmentSize)
+	l.baseSize = l.segSize
 	l.recountCapacity()
 	l.onMemory = opts.OnMemory
 	if l.onMemory != nil && l.memory != 0 {
@@ -328,24 +337,42 @@ func (l *Log) Set(key, value []byte) error {
 	if err != nil {
 		return err
 	}
-	if at >= 0 {
-		l.unlive(slotLoc(p.slots[at]), old)
-		p.slots[at] = makeSlot(h, loc)
-	} else {
-		if free < 0 || p.needsGrow() {
-			if err := l.grow(p); err != nil {
-				return err
-			}
-			_, free, _, _ = l.find(p, h, key) // no match: the key is new
-		}
-		if p.slots[free] == slotDeleted {
-			p.tombs--
-		}
-		p.slots[free] = makeSlot(h, loc)
-		p.n++
+	if err := l.point(p, h, key, at, free, old, loc); err != nil {
+		return err
 	}
 	l.segs[locSeg(loc)].live += int64(size)
 	return l.maybeCompact()
+}
+
+// point makes the record at loc the entry of key, of hash h, in p: in slot
+// at, whose record of old bytes it replaces, or, if at < 0, in a new slot
+// (free, or another after the table grows).
+func (l *Log) point(p *part, h uint64, key []byte, at, free, old int, loc uint64) error {
+	if at >= 0 {
+		l.unlive(slotLoc(p.slots[at]), old)
+		p.slots[at] = makeSlot(h, loc)
+		return nil
+	}
+	if free < 0 || p.needsGrow() {
+		if err := l.grow(p); err != nil {
+			return err
+		}
+		_, free, _, _ = l.find(p, h, key) // no match: the key is new
+	}
+	if p.slots[free] == slotDeleted {
+		p.tombs--
+	}
+	p.slots[free] = makeSlot(h, loc)
+	p.n++
+	return nil
+}
+
+// drop empties slot i of p, whose record of size bytes becomes garbage.
+func (l *Log) drop(p *part, i, size int) {
+	l.unlive(slotLoc(p.slots[i]), size)
+	p.slots[i] = slotDeleted
+	p.n--
+	p.tombs++
 }
 
 // writable returns an error if the log is read-only or closed.
@@ -388,10 +415,7 @@ func (l *Log) clear(p *part, i int, key []byte, size int) error {
 	if _, _, err := l.append(kindKill, key, v[:]); err != nil {
 		return err
 	}
-	l.unlive(loc, size)
-	p.slots[i] = slotDeleted
-	p.n--
-	p.tombs++
+	l.drop(p, i, size)
 	return nil
 }
 
@@ -615,14 +639,17 @@ func (l *Log) recountCapacity() {
 }
 
 // growSegmentsAt is the number of segments in use from which new segments
-// are twice as large: a log far larger than its segment size then keeps a
-// bounded number of files and mappings, and compaction merges the smaller
-// segments (they count their missing size as garbage).
-const growSegmentsAt = 512
+// are twice as large, up to maxGrowth times Options.SegmentSize: a log far
+// larger than its segment size keeps a bounded number of files and
+// mappings, at the cost of a larger active segment in memory.
+const (
+	growSegmentsAt = 2048
+	maxGrowth      = 8
+)
 
 // newActive starts an active segment with room for a record of size bytes.
 func (l *Log) newActive(size int) error {
-	if len(l.segs)-1-len(l.freeIdx) >= growSegmentsAt && l.segSize < maxSegmentSize {
+	if len(l.segs)-1-len(l.freeIdx) >= growSegmentsAt && l.segSize < min(maxSegmentSize, maxGrowth*l.baseSize) {
 		l.segSize *= 2
 		l.recountCapacity()
 	}
@@ -649,7 +676,7 @@ func (l *Log) allocIdx() (uint16, error) {
 		return i, nil
 	}
 	if len(l.segs) > maxSegments {
-		return 0, fmt.Errorf("hashlog: %s: more than %d segments in use", l.dir, maxSegments)
+		return 0, fmt.Errorf("hashlog: %s: more than %d segments of up to %d bytes in use: the state is too large for the segment size; give the job a larger memory budget (segments are sized from it) or more parallelism", l.dir, maxSegments, l.segSize)
 	}
 	l.segs = append(l.segs, nil)
 	return uint16(len(l.segs) - 1), nil
@@ -675,6 +702,14 @@ func (l *Log) seal() error {
 	sealed.live = s.live
 	l.segs[s.idx] = sealed
 	l.active = nil
+	if !l.readOnly {
+		for _, name := range l.tail {
+			if err := os.Remove(filepath.Join(l.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("hashlog: seal segment: %w", err)
+			}
+		}
+	}
+	l.tail, l.tailEnd = nil, 0
 	l.sealedCap += sealed.capacity(l.segSize)
 	l.sealedLive += sealed.live
 	l.addMemory(-int64(buf))
@@ -682,16 +717,22 @@ func (l *Log) seal() error {
 }
 
 // maybeCompact compacts the oldest sealed segment while more than half of
-// the sealed capacity is garbage.
+// the sealed capacity is garbage. One pass compacts only segments older than
+// itself, so it ends even when the copies seal as sparse as what they
+// replace.
 func (l *Log) maybeCompact() error {
-	for l.noGC == 0 && l.sealedCap > 2*int64(l.segSize) && 2*l.sealedLive < l.sealedCap {
+	if l.noGC > 0 {
+		return nil
+	}
+	limit := l.nextSeq
+	for l.sealedCap > 2*int64(l.segSize) && 2*l.sealedLive < l.sealedCap {
 		var victim *segment
 		for _, s := range l.segs {
 			if s != nil && s.sealed && (victim == nil || s.seq < victim.seq) {
 				victim = s
 			}
 		}
-		if victim == nil {
+		if victim == nil || victim.seq >= limit {
 			return nil
 		}
 		if err := l.compact(victim); err != nil {
@@ -856,12 +897,42 @@ func (l *Log) Close() error {
 // segName names the file of segment seq.
 func segName(seq uint64) string { return fmt.Sprintf("vlog-%06d.seg", seq) }
 
+// partName names the part of the active segment seq that starts at offset
+// from.
+func partName(seq uint64, from int) string { return fmt.Sprintf("vlog-%06d.%d.part", seq, from) }
+
 // IsLogFile reports whether name is a file of a log in its directory or a
-// checkpoint: a segment, immutable once written and named uniquely by the
-// log that wrote it.
+// checkpoint: a segment or a part of one, immutable once written and named
+// uniquely by the log that wrote it.
 func IsLogFile(name string) bool {
-	_, _, ok := parseName(name)
+	if _, _, ok := parseName(name); ok {
+		return true
+	}
+	_, _, ok := parsePart(name)
 	return ok
+}
+
+// parsePart returns the segment and offset of a part's file name.
+func parsePart(name string) (seq uint64, from int, ok bool) {
+	rest, found := strings.CutSuffix(name, ".part")
+	if !found {
+		return 0, 0, false
+	}
+	head, off, found := strings.Cut(rest, ".")
+	if !found || len(off) == 0 || len(off) > 10 {
+		return 0, 0, false
+	}
+	seq, ext, ok := parseName(head + ".seg")
+	if !ok || ext != "seg" {
+		return 0, 0, false
+	}
+	for _, c := range off {
+		if c < '0' || c > '9' {
+			return 0, 0, false
+		}
+		from = from*10 + int(c-'0')
+	}
+	return seq, from, true
 }
 
 // parseName returns the sequence number and extension of a file name the
@@ -919,12 +990,17 @@ func (l *Log) sortedSegs() []*segment {
 // one after the other; the Sets then find them in the CPU cache.
 func (l *Log) SetBatch(keys, values [][]byte) error {
 	l.prefetch(keys)
+	// Compaction waits for the end of the batch: it could unmap a segment
+	// that a later value points into.
+	l.noGC++
 	for i := range keys {
 		if err := l.Set(keys[i], values[i]); err != nil {
+			l.noGC--
 			return err
 		}
 	}
-	return nil
+	l.noGC--
+	return l.maybeCompact()
 }
 
 // prefetch reads the home slots of keys, then the first bytes of the records

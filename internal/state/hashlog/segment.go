@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // segment is a segment of the log: the active one, whose data is a buffer,
@@ -32,8 +34,10 @@ func (s *segment) size() int {
 }
 
 // capacity returns the room the segment takes, for the garbage ratio: its
-// size, at least a full segment.
-func (s *segment) capacity(segSize int) int64 { return int64(max(s.size(), segSize)) }
+// size. (Segments are sealed full, or as full as their records allow;
+// checkpoints write the active segment's new bytes as parts instead of
+// sealing it.)
+func (s *segment) capacity(int) int64 { return int64(s.size()) }
 
 // record returns the key, value and size of the record at off, checking its
 // checksum. Without a mapping the record is read into *scratch.
@@ -149,9 +153,18 @@ func openSegment(path string, seq uint64, idx uint16) (*segment, error) {
 		f.Close()
 		return s, nil
 	}
+	if mapSegments {
+		mapFailed.Do(func() {
+			slog.Warn("hashlog: a value log segment could not be memory-mapped and is read with pread, which is slower; if the process has many mappings, raise vm.max_map_count", "segment", path)
+		})
+	}
 	s.f = f
 	return s, nil
 }
+
+// mapFailed warns once per process that a segment is read without a
+// mapping where mappings are the rule.
+var mapFailed sync.Once
 
 // close releases the segment's mapping or file.
 func (s *segment) close() error {

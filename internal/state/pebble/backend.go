@@ -201,6 +201,7 @@ type Backend struct {
 	id     string
 	from   string // checkpoint directory restored from, if any
 	get    []byte // Get's result, reused
+	setBuf []byte // Set's copy of a value table's value, reused
 	closed bool
 	inc    incremental // incremental snapshots (incremental.go)
 	// ingests numbers the SSTs of sorted batches (NewSortedBatch).
@@ -525,11 +526,15 @@ func (b *Backend) Get(key []byte) ([]byte, bool) {
 // Set stores value under key, without syncing. A cached entry of key is
 // dropped first.
 func (b *Backend) Set(key, value []byte) {
-	b.invalidate(key)
 	if b.inLog(key) {
-		logFail("set", b.vlog.Set(key, value))
+		// value may point into the log (a Get's result), and invalidating
+		// may write cached entries back, which may compact the log.
+		b.setBuf = append(b.setBuf[:0], value...)
+		b.invalidate(key)
+		logFail("set", b.vlog.Set(key, b.setBuf))
 		return
 	}
+	b.invalidate(key)
 	if err := b.db.Set(key, value, noSync); err != nil {
 		fail("set", err)
 	}
@@ -663,7 +668,7 @@ func (b *Backend) invalidate(prefix []byte) {
 func (b *Backend) NewWriteBatch() kv.WriteBatch { return &batch{be: b, b: b.db.NewBatch()} }
 
 // batch is a kv.WriteBatch on a Pebble batch. Entries of value tables go
-// to the value log at once.
+// to the value log in groups (logWrites), all of them by Commit.
 type batch struct {
 	be  *Backend
 	b   *lsm.Batch

@@ -125,6 +125,18 @@ func Rescale(dir string, sources []string, kgs state.KeyGroupRange, maxParalleli
 	if err := b.finishRestore(kgs, h, nil); err != nil {
 		return fail(err)
 	}
+	// The base's value log may hold records of key groups it gave away
+	// (to the other sources) in an earlier rescale, which Pebble's excise
+	// has no counterpart for: delete those key groups in the log, so that
+	// neither this replay nor any later one sees their old entries. The
+	// other sources' entries are copied in after.
+	for kg := kgs.Start; kg < kgs.End; kg++ {
+		if !h.kgs.Contains(kg) {
+			if err := b.vlog.DeletePrefix(kgKey(kg)); err != nil {
+				return fail(fmt.Errorf("pebble: rescale: %w", err))
+			}
+		}
+	}
 	b.from = srcs[base].dir
 	work, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".rescale-")
 	if err != nil {

@@ -72,14 +72,11 @@ func (b *Backend) openLog() error {
 }
 
 // loadLog opens the value log of the checkpoint files in dir for the key
-// groups [start, end): writable when dir is the backend's, read-only for a
-// rescale source.
+// groups [start, end): writable when dir is the backend's (the caller then
+// gives it the backend's options, SetOptions, which reserves its memory),
+// read-only for a rescale source.
 func (b *Backend) loadLog(dir string, start, end int, readOnly bool) (*hashlog.Log, error) {
-	opts := b.logOptions()
-	if readOnly {
-		opts.OnMemory = nil
-	}
-	l, err := hashlog.Load(dir, start, end, opts, readOnly)
+	l, err := hashlog.Load(dir, start, end, hashlog.Options{SegmentSize: int(b.popts.MemTableSize)}, readOnly)
 	if err != nil {
 		return nil, fmt.Errorf("pebble: checkpoint directory %s: %w: download the checkpoint again, or restore from an earlier one", dir, err)
 	}
