@@ -2,6 +2,7 @@ package hashlog_test
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -70,6 +71,22 @@ func sameState(t *testing.T, what, dir string, before map[string]string) {
 	}
 }
 
+// sameFile checks that the files at a and b hold the same bytes.
+func sameFile(t *testing.T, a, b string) {
+	t.Helper()
+	da, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(da, db) {
+		t.Fatalf("%s (%d bytes) and %s (%d bytes) differ", a, len(da), b, len(db))
+	}
+}
+
 // copyDir copies the files of dir (not links: the copies share nothing with
 // the originals) into a new directory and returns it.
 func copyDir(t *testing.T, dir string) string {
@@ -108,8 +125,9 @@ func loadLog(t *testing.T, dir string, kgStart, kgEnd int, readOnly bool, mc *me
 }
 
 // checkpoint checkpoints l into a new directory, checks the names it returns
-// against the directory (sorted, segments only), and returns the directory
-// and the names.
+// against the directory (sorted, log files only, the parts those of one
+// segment, newer than every sealed one, contiguous from offset 0), and
+// returns the directory and the names.
 func checkpoint(t *testing.T, l *hashlog.Log) (string, []string) {
 	t.Helper()
 	dir := newDir(t)
@@ -120,7 +138,8 @@ func checkpoint(t *testing.T, l *hashlog.Log) (string, []string) {
 	if !slices.IsSorted(names) {
 		t.Fatalf("Checkpoint returned names %q, not sorted", names)
 	}
-	if got := slices.Sorted(maps.Keys(listDir(t, dir))); !slices.Equal(got, names) {
+	files := listDir(t, dir)
+	if got := slices.Sorted(maps.Keys(files)); !slices.Equal(got, names) {
 		t.Fatalf("Checkpoint returned names %q, the directory holds %q", names, got)
 	}
 	for _, n := range names {
@@ -129,25 +148,93 @@ func checkpoint(t *testing.T, l *hashlog.Log) (string, []string) {
 		}
 		segSeq(t, n)
 	}
+	checkParts(t, dir, names, files)
 	return dir, names
 }
 
-// segSeq returns the sequence number of a segment file name.
-func segSeq(t *testing.T, name string) uint64 {
+// checkParts checks the parts among the names of the checkpoint in dir
+// (files holds the sizes of its files): all of one segment, newer than every
+// sealed segment of the checkpoint, contiguous from offset 0, none empty.
+func checkParts(t *testing.T, dir string, names []string, files map[string]int64) {
 	t.Helper()
-	digits, ok := strings.CutPrefix(name, "vlog-")
-	if ok {
-		digits, ok = strings.CutSuffix(digits, ".seg")
+	_, hiSeg := seqRange(t, sealedNames(names))
+	parts := partNames(t, names)
+	end := 0
+	for i, n := range parts {
+		seq, from, _ := logFile(t, n)
+		if first, _, _ := logFile(t, parts[0]); seq != first || seq <= hiSeg {
+			t.Fatalf("checkpoint %s holds parts %q and segments up to %d: want the parts of one segment, newer than the sealed ones", dir, parts, hiSeg)
+		}
+		if from != end || files[n] == 0 {
+			t.Fatalf("checkpoint %s: part %d of %q, %s (%d bytes), does not follow the parts before it, which end at %d", dir, i, parts, n, files[n], end)
+		}
+		end += int(files[n])
+	}
+}
+
+// logFile returns the sequence number of the name of a file of a log or a
+// checkpoint, and for a part (vlog-<seq>.<from>.part, not a segment,
+// vlog-<seq>.seg) the offset it starts at.
+func logFile(t *testing.T, name string) (seq uint64, from int, part bool) {
+	t.Helper()
+	rest, ok := strings.CutPrefix(name, "vlog-")
+	digits, off := "", ""
+	switch {
+	case !ok:
+	case strings.HasSuffix(rest, ".seg"):
+		digits = strings.TrimSuffix(rest, ".seg")
+	case strings.HasSuffix(rest, ".part"):
+		digits, off, ok = strings.Cut(strings.TrimSuffix(rest, ".part"), ".")
+		part = true
+	default:
+		ok = false
 	}
 	seq, err := strconv.ParseUint(digits, 10, 64)
-	if !ok || err != nil {
-		t.Fatalf("%s is not a segment file name", name)
+	if !ok || err != nil || strings.ContainsAny(digits, "+-") {
+		t.Fatalf("%s is not the name of a segment or a part", name)
 	}
+	if part {
+		f, err := strconv.Atoi(off)
+		if err != nil || f < 0 || strings.ContainsAny(off, "+-") {
+			t.Fatalf("%s is not the name of a part", name)
+		}
+		from = f
+	}
+	return seq, from, part
+}
+
+// isPart reports whether name is the name of a part.
+func isPart(name string) bool { return strings.HasSuffix(name, ".part") }
+
+// segSeq returns the sequence number of a segment or part file name.
+func segSeq(t *testing.T, name string) uint64 {
+	t.Helper()
+	seq, _, _ := logFile(t, name)
 	return seq
 }
 
+// sealedNames returns the names of sealed segments among names.
+func sealedNames(names []string) []string {
+	return slices.DeleteFunc(slices.Clone(names), isPart)
+}
+
+// partNames returns the names of parts among names, by offset.
+func partNames(t *testing.T, names []string) []string {
+	t.Helper()
+	parts := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !isPart(n) })
+	slices.SortFunc(parts, func(a, b string) int {
+		sa, fa, _ := logFile(t, a)
+		sb, fb, _ := logFile(t, b)
+		if sa != sb {
+			return cmp.Compare(sa, sb)
+		}
+		return cmp.Compare(fa, fb)
+	})
+	return parts
+}
+
 // seqRange returns the lowest and highest sequence numbers of the segment
-// names, 0, 0 if there are none.
+// and part names, 0, 0 if there are none.
 func seqRange(t *testing.T, names []string) (lo, hi uint64) {
 	t.Helper()
 	for i, n := range names {
@@ -158,6 +245,36 @@ func seqRange(t *testing.T, names []string) (lo, hi uint64) {
 		hi = max(hi, s)
 	}
 	return lo, hi
+}
+
+// loadedActive returns the size of the buffer that Load allocates for the
+// active segment of a log loaded from the checkpoint files names with the
+// default options, as a restore loads it before SetOptions: the default
+// segment size if the checkpoint holds parts, which SetOptions leaves as it
+// is until the segment is sealed.
+func loadedActive(names []string) int {
+	if slices.ContainsFunc(names, isPart) {
+		return hashlog.DefaultSegmentSize
+	}
+	return 0
+}
+
+// newerThanLoaded reports whether name, a file of a log loaded from the
+// checkpoint files loaded, is one of them or one the log may have written
+// since: a segment or part above every loaded one, the segment whose parts
+// were loaded (sealed since), or a later part of it.
+func newerThanLoaded(t *testing.T, loaded []string, name string) bool {
+	t.Helper()
+	if slices.Contains(loaded, name) {
+		return true
+	}
+	_, hi := seqRange(t, loaded)
+	seq, from, part := logFile(t, name)
+	if parts := partNames(t, loaded); len(parts) > 0 && seq == hi {
+		_, last, _ := logFile(t, parts[len(parts)-1])
+		return !part || from > last
+	}
+	return seq > hi
 }
 
 // subset returns the entries of m of the key groups [kgStart, kgEnd).
@@ -211,7 +328,8 @@ func sameDir(t *testing.T, what, dir string, before map[string]int64) {
 
 // segRecord is a record of a segment file, as the tests read it.
 type segRecord struct {
-	off, size int // offset in the file and size
+	off, size int // offset in the segment and size
+	pos       int // offset in the file (a part starts at its offset)
 	hdr       int // checksum, kind and the two lengths
 	kind      byte
 	key       []byte
@@ -229,19 +347,26 @@ const (
 // castagnoli is the table of the records' checksums (CRC-32C).
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// readRecords returns the records of the segment file at path, checking
-// its header, that the records fill it and that their checksums match.
+// readRecords returns the records of the segment or part file at path,
+// checking the segment header (of a segment, and of the part that starts at
+// offset 0), that the records fill the file and that their checksums match.
+// Offsets are those in the segment.
 func readRecords(t *testing.T, path string) []segRecord {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(data) < segHeaderSize || string(data[:8]) != segMagic || binary.LittleEndian.Uint64(data[8:]) != segSeq(t, filepath.Base(path)) {
-		t.Fatalf("%s: bad segment header %x", path, data[:min(len(data), segHeaderSize)])
+	seq, from, _ := logFile(t, filepath.Base(path))
+	start := 0
+	if from == 0 {
+		if len(data) < segHeaderSize || string(data[:8]) != segMagic || binary.LittleEndian.Uint64(data[8:]) != seq {
+			t.Fatalf("%s: bad segment header %x", path, data[:min(len(data), segHeaderSize)])
+		}
+		start = segHeaderSize
 	}
 	var out []segRecord
-	for off := segHeaderSize; off < len(data); {
+	for off := start; off < len(data); {
 		b := data[off:]
 		kl, n1 := binary.Uvarint(b[5:])
 		vl, n2 := binary.Uvarint(b[5+n1:])
@@ -253,7 +378,7 @@ func readRecords(t *testing.T, path string) []segRecord {
 		if crc32.Checksum(b[4:size], castagnoli) != binary.LittleEndian.Uint32(b) {
 			t.Fatalf("%s: checksum mismatch at offset %d", path, off)
 		}
-		out = append(out, segRecord{off: off, size: size, hdr: hdr, kind: b[4], key: b[hdr : hdr+int(kl)], value: b[hdr+int(kl) : size]})
+		out = append(out, segRecord{off: from + off, pos: off, size: size, hdr: hdr, kind: b[4], key: b[hdr : hdr+int(kl)], value: b[hdr+int(kl) : size]})
 		off += size
 	}
 	return out
@@ -262,7 +387,8 @@ func readRecords(t *testing.T, path string) []segRecord {
 // TestRecordFormat checks the records a Set and a Delete write: a set
 // record of the key and value, and a kill record of the key whose value is
 // the sequence number (8 bytes LE) and offset (4 bytes LE) of the set
-// record.
+// record, in another segment, and in another part of the active segment
+// (offsets in the segment; a part starts at the offset its name gives).
 func TestRecordFormat(t *testing.T) {
 	l := openLog(t, t.TempDir(), testKGStart, testKGEnd, nil)
 	k := kgKey(testKGStart, 'k')
@@ -308,6 +434,50 @@ func TestRecordFormat(t *testing.T) {
 	}
 	if setOff < 0 || kills != 1 {
 		t.Fatalf("found the set record at %d and %d kill records of %x; want one of each", setOff, kills, k)
+	}
+
+	// A set record in a part and the kill record that ends it in a later
+	// part of the same segment: the kill names the set record's offset in
+	// the segment, not in its part.
+	k2 := kgKey(testKGStart, 'k', '2')
+	if err := l.Set(k2, []byte("in a part")); err != nil {
+		t.Fatal(err)
+	}
+	_, names1 := checkpoint(t, l)
+	if err := l.Delete(k2); err != nil {
+		t.Fatal(err)
+	}
+	dir, names = checkpoint(t, l)
+	parts := partNames(t, names)
+	if len(parts) < 2 || !slices.Contains(names1, parts[len(parts)-2]) {
+		t.Fatalf("checkpoints %q, then %q: want the active segment in two parts, the first in both", names1, names)
+	}
+	var set, kill *segRecord
+	for _, n := range parts {
+		recs := readRecords(t, filepath.Join(dir, n))
+		for i, r := range recs {
+			if bytes.Equal(r.key, k2) && r.kind == kindSet {
+				set = &recs[i]
+			}
+			if bytes.Equal(r.key, k2) && r.kind == kindKill {
+				kill = &recs[i]
+				if n != parts[len(parts)-1] || r.pos != 0 {
+					t.Fatalf("the kill record of %x is at %d in %s, want it first in the last part", k2, r.pos, n)
+				}
+			}
+		}
+	}
+	seq := segSeq(t, parts[0])
+	switch {
+	case set == nil || kill == nil:
+		t.Fatalf("parts %q: set record of %x %v, kill record %v; want both", parts, k2, set, kill)
+	case string(set.value) != "in a part":
+		t.Fatalf("the set record of %x holds %q", k2, set.value)
+	case len(kill.value) != 12 || binary.LittleEndian.Uint64(kill.value) != seq || int(binary.LittleEndian.Uint32(kill.value[8:])) != set.off:
+		t.Fatalf("the kill record of %x at %d has value %x; want segment %d and offset %d", k2, kill.off, kill.value, seq, set.off)
+	}
+	if _, from, _ := logFile(t, parts[len(parts)-1]); from != kill.off {
+		t.Fatalf("the last part %s starts at %d, its first record at segment offset %d", parts[len(parts)-1], from, kill.off)
 	}
 }
 
@@ -358,7 +528,7 @@ func TestCheckpointAndLoad(t *testing.T) {
 	// The segments of the checkpoint that hold records of key group 254
 	// only.
 	var kg254 []string
-	for _, name := range names1 {
+	for _, name := range sealedNames(names1) {
 		only := true
 		for _, r := range readRecords(t, filepath.Join(cp1, name)) {
 			only = only && int(binary.BigEndian.Uint16(r.key)) == testKGStart
@@ -463,8 +633,7 @@ func TestCheckpointAndLoad(t *testing.T) {
 	var mc memCounter
 	wl.SetOptions(testOptions(&mc))
 	checkLog(t, wl, m1)
-	checkMemory(t, wl, &mc, len(m1), w.maxValue)
-	_, hi1 := seqRange(t, names1)
+	checkMemory(t, wl, &mc, len(m1), max(w.maxValue, loadedActive(names1)))
 	m2 := cloneModel(m1)
 	w2 := newWorkload(12, testKGStart, testKGEnd)
 	peak := len(m2)
@@ -479,14 +648,15 @@ func TestCheckpointAndLoad(t *testing.T) {
 			}
 			m2[string(k)] = []byte("v")
 			checkDisk(t, cp1, m2)
-			checkMemory(t, wl, &mc, peak, max(w.maxValue, w2.maxValue))
+			checkMemory(t, wl, &mc, peak, max(w.maxValue, w2.maxValue, loadedActive(names1)))
 		}
 	}
-	// New segments are named above the checkpoint's, and the loaded
-	// segments it compacted are gone.
+	// New segments are named above the checkpoint's (or continue the
+	// segment whose parts it loaded), and the loaded segments it
+	// compacted are gone.
 	for name := range listDir(t, cp1) {
-		if !slices.Contains(names1, name) && segSeq(t, name) <= hi1 {
-			t.Fatalf("the loaded log wrote %s, not above the segments of the checkpoint it was loaded from (up to %d)", name, hi1)
+		if !newerThanLoaded(t, names1, name) {
+			t.Fatalf("the loaded log wrote %s, not above the segments of the checkpoint it was loaded from, %q", name, names1)
 		}
 	}
 	if removed(cp1, names1) == 0 {
@@ -508,8 +678,9 @@ func TestCheckpointAndLoad(t *testing.T) {
 // TestSuccessiveCheckpoints takes several checkpoints of a log into fresh
 // directories, between random operations, and checks that each loads as the
 // log was when it was taken, even after later compactions; that a
-// checkpoint right after another holds the same segments; and that a
-// segment in two checkpoints has the same bytes in both.
+// checkpoint right after another holds the same files; that a part is left
+// out only with its whole segment; and that a segment or part in two
+// checkpoints has the same bytes in both.
 func TestSuccessiveCheckpoints(t *testing.T) {
 	l := openLog(t, t.TempDir(), testKGStart, testKGEnd, nil)
 	w := newWorkload(20, testKGStart, testKGEnd)
@@ -529,13 +700,19 @@ func TestSuccessiveCheckpoints(t *testing.T) {
 		dirs = append(dirs, d)
 		snaps = append(snaps, cloneModel(m))
 		if i > 0 {
-			_, hiPrev := seqRange(t, prev)
-			_, hi := seqRange(t, names)
+			added := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(prev, n) })
 			switch {
 			case n == 0 && !slices.Equal(names, prev):
 				t.Fatalf("checkpoint %d right after the previous one holds %q, the previous one %q", i, names, prev)
-			case n > 0 && hi <= hiPrev:
-				t.Fatalf("checkpoint %d after 1500 operations holds segments up to %d, the previous one up to %d", i, hi, hiPrev)
+			case n > 0 && len(added) == 0:
+				t.Fatalf("checkpoint %d after 1500 operations holds %q, no file the previous one %q does not", i, names, prev)
+			}
+			// A part of the previous checkpoint left out is one of a
+			// segment sealed since: this one holds no part of it.
+			for _, p := range partNames(t, prev) {
+				if !slices.Contains(names, p) && slices.ContainsFunc(partNames(t, names), func(n string) bool { return segSeq(t, n) == segSeq(t, p) }) {
+					t.Fatalf("checkpoint %d holds parts %q of the segment of the previous checkpoint's part %s, but not that part", i, partNames(t, names), p)
+				}
 			}
 		}
 		prev = names
@@ -589,8 +766,458 @@ func TestSuccessiveCheckpoints(t *testing.T) {
 	checkLog(t, l, m)
 }
 
-// TestCheckpointEmpty checkpoints a log that never held an entry and one
-// whose entries were all deleted, and loads both.
+// TestManyCheckpointsSmallChanges takes 200 checkpoints of a log of many
+// sealed segments, each after a few Sets and Deletes, into fresh
+// directories, as incremental checkpoints do, and checks that the files of
+// each checkpoint that the one before did not hold (what an incremental
+// checkpoint uploads) are the bytes appended since: a new part, and a
+// segment file when one is sealed, in all at most 3 times the bytes of the
+// records written and a few segments; and that every checkpoint loads as
+// the log was.
+func TestManyCheckpointsSmallChanges(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir, testKGStart, testKGEnd, nil)
+	w := newWorkload(80, testKGStart, testKGEnd)
+	w.bigValues = false
+	m := model{}
+	// Sealed segments of distinct keys.
+	var keys []string
+	for i := 0; ; i++ {
+		if files, _ := segFiles(t, dir); files >= 12 {
+			break
+		}
+		k, v := kgKey(testKGStart+i%(testKGEnd-testKGStart), 0xF0, byte(i>>8), byte(i)), bytes.Repeat([]byte{byte(i)}, 1000+w.r.IntN(2000))
+		if err := l.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+		m[string(k)] = v
+		keys = append(keys, string(k))
+	}
+	first, prev := checkpoint(t, l)
+	prevSizes := listDir(t, first)
+	var written, added int64
+	sealed, compacted := 0, 0
+	type taken struct {
+		dir string
+		m   model
+	}
+	var cps []taken
+	for round := range 200 {
+		for range 1 + w.r.IntN(5) {
+			switch x := w.r.IntN(4); {
+			case x == 0: // a Delete of a key present
+				k := keys[w.r.IntN(len(keys))]
+				if _, ok := m[k]; !ok {
+					continue
+				}
+				if err := l.Delete([]byte(k)); err != nil {
+					t.Fatal(err)
+				}
+				delete(m, k)
+				written += recordSize(len(k), 12)
+			default: // a Set of a key of the sealed segments or a new one
+				k := []byte(keys[w.r.IntN(len(keys))])
+				if x == 1 {
+					k = w.key()
+				}
+				v := make([]byte, w.r.IntN(600))
+				if err := l.Set(k, v); err != nil {
+					t.Fatal(err)
+				}
+				m[string(k)] = v
+				written += recordSize(len(k), len(v))
+			}
+		}
+		d, names := checkpoint(t, l)
+		sizes := listDir(t, d)
+		var newParts, newSegs []string
+		for _, n := range names {
+			if slices.Contains(prev, n) {
+				if sizes[n] != prevSizes[n] {
+					t.Fatalf("round %d: %s has %d bytes, %d in the checkpoint before", round, n, sizes[n], prevSizes[n])
+				}
+				continue
+			}
+			added += sizes[n]
+			if isPart(n) {
+				newParts = append(newParts, n)
+			} else {
+				newSegs = append(newSegs, n)
+			}
+		}
+		// One new part, of what was appended since, unless nothing was
+		// (a Delete of a key deleted before).
+		if len(newParts) > 1 {
+			t.Fatalf("round %d: checkpoint %q holds the new parts %q, want one", round, names, newParts)
+		}
+		sealed += len(newSegs)
+		for _, n := range sealedNames(prev) {
+			if !slices.Contains(names, n) {
+				compacted++
+			}
+		}
+		cps = append(cps, taken{d, cloneModel(m)})
+		ro := loadLog(t, d, testKGStart, testKGEnd, true, nil)
+		checkLog(t, ro, m)
+		if err := ro.Close(); err != nil {
+			t.Fatal(err)
+		}
+		prev, prevSizes = names, sizes
+	}
+	t.Logf("200 checkpoints: %d bytes of records written, %d bytes of files added, %d segments sealed, %d compacted", written, added, sealed, compacted)
+	if limit := 3*written + 4*testSegSize; added > limit {
+		t.Fatalf("200 checkpoints after %d bytes of records written added %d bytes of files (%d segments sealed, %d compacted): more than %d", written, added, sealed, compacted, limit)
+	}
+	if sealed == 0 {
+		t.Fatalf("no segment sealed over the checkpoints: the test needs some")
+	}
+	// Every checkpoint still loads as it was taken.
+	for i, c := range cps {
+		if i%10 != 9 {
+			continue
+		}
+		ro := loadLog(t, c.dir, testKGStart, testKGEnd, true, nil)
+		checkLog(t, ro, c.m)
+		if err := ro.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLoadFromParts checkpoints a log whose active segment is in 1, 2 and
+// many parts (set records, overwrites and kill records of keys of the
+// sealed segments and of the parts), and loads the checkpoint read-only and
+// writable. The writable log goes on writing the segment it loaded: its
+// next checkpoint holds the loaded parts, byte for byte, and one new part
+// that follows them; once it seals the segment, the segment file starts
+// with the bytes of the parts, the parts are gone from its directory but
+// not from the checkpoints, and every checkpoint loads as it was taken.
+func TestLoadFromParts(t *testing.T) {
+	for _, nParts := range []int{1, 2, 9} {
+		t.Run(fmt.Sprint("parts=", nParts), func(t *testing.T) {
+			dir := t.TempDir()
+			l := openLog(t, dir, testKGStart, testKGEnd, nil)
+			w := newWorkload(uint64(70+nParts), testKGStart, testKGEnd)
+			w.bigValues = false
+			m := model{}
+			set := func(l *hashlog.Log, k, v []byte) {
+				t.Helper()
+				if err := l.Set(k, v); err != nil {
+					t.Fatalf("Set(%x): %v", k, err)
+				}
+				m[string(k)] = v
+			}
+			del := func(l *hashlog.Log, k []byte) {
+				t.Helper()
+				if err := l.Delete(k); err != nil {
+					t.Fatalf("Delete(%x): %v", k, err)
+				}
+				delete(m, string(k))
+			}
+			// anyKey returns a key of m.
+			anyKey := func() []byte {
+				for k := range m {
+					return []byte(k)
+				}
+				t.Fatal("no key")
+				return nil
+			}
+			// Three sealed segments and a new active one.
+			for files := 0; files < 3; {
+				set(l, w.key(), w.value())
+				files, _ = segFiles(t, dir)
+			}
+			for start, _ := segFiles(t, dir); ; {
+				if n, _ := segFiles(t, dir); n > start {
+					break
+				}
+				set(l, w.key(), w.value())
+			}
+			// The parts: a few small writes before each checkpoint.
+			var cp string
+			var names []string
+			for p := range nParts {
+				k := kgKey(testKGStart+p%(testKGEnd-testKGStart), 0xAA, byte(p))
+				set(l, k, bytes.Repeat([]byte{byte(p)}, 100))
+				set(l, kgKey(testKGStart+1, 0xAB), []byte(fmt.Sprint("overwritten in part ", p)))
+				del(l, anyKey())
+				if p > 0 {
+					del(l, kgKey(testKGStart+(p-1)%(testKGEnd-testKGStart), 0xAA, byte(p-1)))
+				}
+				cp, names = checkpoint(t, l)
+				if got := len(partNames(t, names)); got != p+1 {
+					t.Fatalf("checkpoint %d of the active segment holds %q: want %d parts", p, names, p+1)
+				}
+			}
+			parts := partNames(t, names)
+			seq := segSeq(t, parts[0])
+			if len(sealedNames(names)) < 3 {
+				t.Fatalf("checkpoint %q: want 3 sealed segments", names)
+			}
+			state := dirState(t, cp)
+			mcp := cloneModel(m)
+
+			ro := loadLog(t, cp, testKGStart, testKGEnd, true, nil)
+			checkLog(t, ro, mcp)
+			if err := ro.Close(); err != nil {
+				t.Fatal(err)
+			}
+			sameState(t, "a read-only Load", cp, state)
+
+			// Writable, in a copy.
+			wdir := copyDir(t, cp)
+			var mc memCounter
+			wl := loadLog(t, wdir, testKGStart, testKGEnd, false, &mc)
+			sameState(t, "a writable Load", wdir, state)
+			checkLog(t, wl, m)
+			checkMemory(t, wl, &mc, len(m), w.maxValue)
+			set(wl, kgKey(testKGStart, 0xAC), []byte("after the load"))
+			del(wl, anyKey())
+			cp2, names2 := checkpoint(t, wl)
+			parts2 := partNames(t, names2)
+			if !slices.Equal(sealedNames(names2), sealedNames(names)) || len(parts2) != len(parts)+1 || !slices.Equal(parts2[:len(parts)], parts) {
+				t.Fatalf("checkpoint of the loaded log holds %q; want the loaded checkpoint's files %q and one new part", names2, names)
+			}
+			for _, p := range parts {
+				sameFile(t, filepath.Join(cp, p), filepath.Join(cp2, p))
+			}
+			last := parts[len(parts)-1]
+			if s, from, _ := logFile(t, parts2[len(parts)]); s != seq || int64(from) != int64(logOffset(t, last))+listDir(t, cp)[last] {
+				t.Fatalf("the new part %s does not follow the loaded parts %q", parts2[len(parts)], parts)
+			}
+			m2 := cloneModel(m)
+			state2 := dirState(t, cp2)
+			ro2 := loadLog(t, cp2, testKGStart, testKGEnd, true, nil)
+			checkLog(t, ro2, m2)
+			ro2.Close()
+
+			// Written on until the loaded segment is sealed.
+			segFile := filepath.Join(wdir, fmt.Sprintf("vlog-%06d.seg", seq))
+			for i := 0; ; i++ {
+				if _, err := os.Stat(segFile); err == nil {
+					break
+				}
+				if i == 10000 {
+					t.Fatalf("%s not written after 10000 writes", segFile)
+				}
+				set(wl, w.key(), w.value())
+			}
+			for name := range listDir(t, wdir) {
+				if isPart(name) && segSeq(t, name) == seq {
+					t.Fatalf("sealing segment %d left its part %s in the log's directory %s", seq, name, wdir)
+				}
+			}
+			sealed, err := os.ReadFile(segFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var joined []byte
+			for _, p := range parts2 {
+				b, err := os.ReadFile(filepath.Join(cp2, p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				joined = append(joined, b...)
+			}
+			if !bytes.HasPrefix(sealed, joined) {
+				t.Fatalf("segment %s (%d bytes) does not start with the %d bytes of its parts", segFile, len(sealed), len(joined))
+			}
+			checkLog(t, wl, m)
+			sameState(t, "the loaded log", cp, state)
+			sameState(t, "the loaded log", cp2, state2)
+
+			cp3, names3 := checkpoint(t, wl)
+			if !slices.Contains(names3, filepath.Base(segFile)) || slices.ContainsFunc(partNames(t, names3), func(n string) bool { return segSeq(t, n) == seq }) {
+				t.Fatalf("checkpoint after the seal holds %q: want segment %d and none of its parts", names3, seq)
+			}
+			for _, c := range []struct {
+				dir string
+				m   model
+			}{{cp, mcp}, {cp2, m2}, {cp3, m}} {
+				for _, readOnly := range []bool{true, false} {
+					d := c.dir
+					if !readOnly {
+						d = copyDir(t, c.dir)
+					}
+					ll := loadLog(t, d, testKGStart, testKGEnd, readOnly, nil)
+					checkLog(t, ll, c.m)
+					if err := ll.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// logOffset returns the offset a part's name gives, 0 for a segment.
+func logOffset(t *testing.T, name string) int {
+	t.Helper()
+	_, from, _ := logFile(t, name)
+	return from
+}
+
+// TestLoadBadParts damages the parts of a checkpoint's active segment and
+// checks that Load, read-only and writable, fails with an error wrapping
+// ErrCorrupt that names the directory or the part, and leaves the directory
+// as it was: a part missing between others or first, a part longer or
+// shorter than the next one's offset says, a damaged segment header, an
+// empty part, parts of a segment older than a sealed one or of the sealed
+// one itself, and parts of two segments.
+func TestLoadBadParts(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir, testKGStart, testKGEnd, nil)
+	w := newWorkload(90, testKGStart, testKGEnd)
+	w.bigValues, w.width, w.extra = false, 8, 1 // few keys: compaction comes soon
+	// Three sealed segments or more, the first compacted away.
+	for i := 0; ; i++ {
+		if files, _ := segFiles(t, dir); files >= 3 {
+			if _, err := os.Stat(filepath.Join(dir, "vlog-000001.seg")); err != nil {
+				break
+			}
+		}
+		if i == 100000 {
+			t.Fatal("segment 1 not compacted after 100000 writes")
+		}
+		if err := l.Set(w.key(), w.value()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cp string
+	var names []string
+	for i := range 3 {
+		if err := l.Set(kgKey(testKGStart, 0xBB, byte(i)), bytes.Repeat([]byte{'p'}, 50)); err != nil {
+			t.Fatal(err)
+		}
+		cp, names = checkpoint(t, l)
+	}
+	parts, segs := partNames(t, names), sealedNames(names)
+	if len(parts) != 3 {
+		t.Fatalf("checkpoint %q: the test wants 3 parts", names)
+	}
+	seq := segSeq(t, parts[0])
+	loSeg, hiSeg := seqRange(t, segs)
+	files := listDir(t, cp)
+	end := logOffset(t, parts[2]) + int(files[parts[2]])
+	read := func(dir, name string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	write := func(dir, name string, b []byte) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remove := func(dir, name string) {
+		t.Helper()
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// moveParts renames the parts to those of segment to, with the header
+	// rewritten for it.
+	moveParts := func(dir string, to uint64) string {
+		t.Helper()
+		for _, p := range parts {
+			b := read(dir, p)
+			if logOffset(t, p) == 0 {
+				binary.LittleEndian.PutUint64(b[8:], to)
+			}
+			remove(dir, p)
+			write(dir, fmt.Sprintf("vlog-%06d.%d.part", to, logOffset(t, p)), b)
+		}
+		return fmt.Sprintf("vlog-%06d.0.part", to)
+	}
+	for _, c := range []struct {
+		name   string
+		damage func(dir string) string // returns the file the error may name
+	}{
+		{"a part missing between others", func(d string) string { remove(d, parts[1]); return parts[2] }},
+		{"the first part missing", func(d string) string { remove(d, parts[0]); return parts[1] }},
+		{"the first part only", func(d string) string {
+			remove(d, parts[1])
+			remove(d, parts[2])
+			write(d, parts[0], read(d, parts[0])[:segHeaderSize-1])
+			return parts[0]
+		}},
+		{"a part a byte longer", func(d string) string { write(d, parts[0], append(read(d, parts[0]), 0)); return parts[1] }},
+		{"a part a byte shorter", func(d string) string { b := read(d, parts[1]); write(d, parts[1], b[:len(b)-1]); return parts[2] }},
+		{"a part emptied", func(d string) string { write(d, parts[1], nil); return parts[1] }},
+		{"an empty part after the others", func(d string) string {
+			p := fmt.Sprintf("vlog-%06d.%d.part", seq, end)
+			write(d, p, nil)
+			return p
+		}},
+		{"a part starting within another", func(d string) string {
+			p := fmt.Sprintf("vlog-%06d.%d.part", seq, logOffset(t, parts[1])+1)
+			write(d, p, read(d, parts[1])[1:])
+			return p
+		}},
+		{"magic damaged", func(d string) string { b := read(d, parts[0]); b[2] ^= 1; write(d, parts[0], b); return parts[0] }},
+		{"sequence damaged", func(d string) string { b := read(d, parts[0]); b[8] ^= 1; write(d, parts[0], b); return parts[0] }},
+		{"the parts of the last sealed segment", func(d string) string { return moveParts(d, hiSeg) }},
+		{"the parts of a segment between sealed ones", func(d string) string {
+			if hiSeg-loSeg < 2 {
+				t.Fatalf("sealed segments %q: the test wants a gap in their sequence numbers or more of them", segs)
+			}
+			return moveParts(d, hiSeg-1)
+		}},
+		{"the parts of a compacted segment", func(d string) string {
+			if loSeg < 2 {
+				t.Fatalf("sealed segments %q: the test wants the first compacted", segs)
+			}
+			return moveParts(d, loSeg-1)
+		}},
+		{"the parts of a sealed segment beside it", func(d string) string {
+			var b []byte
+			for _, p := range parts {
+				b = append(b, read(d, p)...)
+			}
+			name := fmt.Sprintf("vlog-%06d.seg", seq)
+			write(d, name, b)
+			return name
+		}},
+		{"the parts of two segments", func(d string) string {
+			b := read(d, parts[0])
+			binary.LittleEndian.PutUint64(b[8:], seq+1)
+			name := fmt.Sprintf("vlog-%06d.0.part", seq+1)
+			write(d, name, b)
+			return name
+		}},
+	} {
+		for _, readOnly := range []bool{true, false} {
+			d := copyDir(t, cp)
+			file := c.damage(d)
+			before := dirState(t, d)
+			ll, err := hashlog.Load(d, testKGStart, testKGEnd, testOptions(nil), readOnly)
+			if err == nil {
+				ll.Close()
+				t.Fatalf("%s: Load (readOnly %v) of %q succeeded", c.name, readOnly, slices.Sorted(maps.Keys(listDir(t, d))))
+			}
+			if !errorsIsCorrupt(err) || !strings.Contains(err.Error(), d) && !strings.Contains(err.Error(), file) {
+				t.Fatalf("%s: Load (readOnly %v): %v; want an error wrapping ErrCorrupt naming %s or %s", c.name, readOnly, err, d, file)
+			}
+			sameState(t, c.name+": a failed Load", d, before)
+			if readOnly {
+				t.Logf("%s: %v", c.name, err)
+			}
+		}
+	}
+	// The checkpoint itself loads.
+	ll := loadLog(t, cp, testKGStart, testKGEnd, true, nil)
+	if ll.Len() == 0 {
+		t.Fatal("the checkpoint loads empty")
+	}
+}
+
+// TestCheckpointEmpty checkpoints a log that never held an entry (no file)
+// and one whose entries were all deleted (segments and parts of set and
+// kill records), and loads both.
 func TestCheckpointEmpty(t *testing.T) {
 	l := openLog(t, t.TempDir(), testKGStart, testKGEnd, nil)
 	d, names := checkpoint(t, l)
@@ -644,7 +1271,8 @@ func TestCheckpointEmpty(t *testing.T) {
 	wl = loadLog(t, d, testKGStart, testKGEnd, false, nil)
 	checkLog(t, wl, model{})
 	sameState(t, "a writable Load", d, before)
-	// Its writes compact the loaded segments away.
+	// Its writes compact the loaded segments away, and seal the one
+	// loaded from parts, which removes them.
 	m := model{}
 	for i := 0; ; i++ {
 		left := 0
@@ -671,15 +1299,21 @@ func TestCheckpointEmpty(t *testing.T) {
 // TestLoadCorrupt damages copies of a checkpoint and checks that Load,
 // read-only and writable, fails with an error wrapping ErrCorrupt that
 // names the damaged file, and leaves the directory as it was: a byte of
-// every part of every record (set records live and dead, kill records), of
-// the segment header, segments truncated within a record, and segments of
+// every part of every record (set records live and dead, kill records) of
+// the segments and of the parts of the active segment, of the segment
+// header, segments and parts truncated within a record, and segments of
 // another sequence number. It also checks that an undamaged checkpoint,
 // with files that are not the log's beside it, loads and is left as it was.
 func TestLoadCorrupt(t *testing.T) {
 	src := t.TempDir()
 	l := openLog(t, src, testKGStart, testKGEnd, nil)
 	var live []string
-	for i := range 240 {
+	for i := range 300 {
+		if i == 285 {
+			// The active segment's first part; the second is written by
+			// the checkpoint below.
+			checkpoint(t, l)
+		}
 		k := kgKey(testKGStart+i%(testKGEnd-testKGStart), byte(i>>8), byte(i))
 		if err := l.Set(k, bytes.Repeat([]byte{byte(i)}, 300+i*37%800)); err != nil {
 			t.Fatal(err)
@@ -701,16 +1335,17 @@ func TestLoadCorrupt(t *testing.T) {
 	if err := l.DeletePrefix(kgKey(testKGEnd - 1)); err != nil {
 		t.Fatal(err)
 	}
-	cp, segs := checkpoint(t, l)
+	cp, names := checkpoint(t, l)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if len(segs) < 3 {
-		t.Fatalf("checkpoint %q: the test needs 3 segments", segs)
+	segs, parts := sealedNames(names), partNames(t, names)
+	if len(segs) < 3 || len(parts) < 2 {
+		t.Fatalf("checkpoint %q: the test needs 3 segments and 2 parts", names)
 	}
 	records := map[string][]segRecord{}
 	kills := 0
-	for _, s := range segs {
+	for _, s := range names {
 		records[s] = readRecords(t, filepath.Join(cp, s))
 		for _, r := range records[s] {
 			if r.kind == kindKill {
@@ -722,20 +1357,34 @@ func TestLoadCorrupt(t *testing.T) {
 		t.Fatalf("the checkpoint holds %d kill records: the test needs more", kills)
 	}
 
-	// load loads dir and checks that it fails naming want, wrapping
-	// ErrCorrupt, and changes no file.
-	load := func(t *testing.T, what, dir, want string, readOnly bool) {
+	// load loads dir and checks that it fails with an error wrapping
+	// ErrCorrupt that names one of want, and changes no file.
+	load := func(t *testing.T, what, dir string, readOnly bool, want ...string) {
 		t.Helper()
 		before := listDir(t, dir)
 		l, err := hashlog.Load(dir, testKGStart, testKGEnd, testOptions(nil), readOnly)
 		if err == nil {
 			l.Close()
-			t.Fatalf("%s: Load (readOnly %v) succeeded, want an error naming %s", what, readOnly, want)
+			t.Fatalf("%s: Load (readOnly %v) succeeded, want an error naming %q", what, readOnly, want)
 		}
-		if !strings.Contains(err.Error(), want) || !errorsIsCorrupt(err) {
-			t.Fatalf("%s: Load (readOnly %v): %v; want an error wrapping ErrCorrupt naming %s", what, readOnly, err, want)
+		named := slices.ContainsFunc(want, func(w string) bool { return strings.Contains(err.Error(), w) })
+		if !named || !errorsIsCorrupt(err) {
+			t.Fatalf("%s: Load (readOnly %v): %v; want an error wrapping ErrCorrupt naming one of %q", what, readOnly, err, want)
 		}
 		sameDir(t, what+": a failed Load", dir, before)
+	}
+	// named returns what an error about the file name of the checkpoint
+	// copy dir may name: the file, the directory, and for a record of a
+	// part, the segment the parts make up (whose records are checked once
+	// the parts are joined; bug_test.go wants the part or the directory).
+	named := func(dir, name string, record bool) []string {
+		if !isPart(name) {
+			return []string{name}
+		}
+		if record {
+			return []string{name, dir, fmt.Sprintf("vlog-%06d", segSeq(t, name))}
+		}
+		return []string{name, dir}
 	}
 
 	// A byte of each part of every record, flipped in place and back.
@@ -743,7 +1392,7 @@ func TestLoadCorrupt(t *testing.T) {
 		dir := copyDir(t, cp)
 		state := dirState(t, dir)
 		n := 0
-		for _, s := range segs {
+		for _, s := range names {
 			path := filepath.Join(dir, s)
 			for _, r := range records[s] {
 				kl := len(r.key)
@@ -754,9 +1403,9 @@ func TestLoadCorrupt(t *testing.T) {
 				slices.Sort(offs)
 				for _, o := range slices.Compact(offs) {
 					what := fmt.Sprintf("%s: byte %d of the %s record of key %x at offset %d", s, o, map[byte]string{kindSet: "set", kindKill: "kill"}[r.kind], r.key, r.off)
-					flipByte(t, path, int64(r.off+o))
-					load(t, what, dir, s, n%2 == 0)
-					flipByte(t, path, int64(r.off+o))
+					flipByte(t, path, int64(r.pos+o))
+					load(t, what, dir, n%2 == 0, named(dir, s, true)...)
+					flipByte(t, path, int64(r.pos+o))
 					n++
 				}
 			}
@@ -766,24 +1415,38 @@ func TestLoadCorrupt(t *testing.T) {
 
 	for _, readOnly := range []bool{true, false} {
 		t.Run(fmt.Sprintf("files/readOnly=%v", readOnly), func(t *testing.T) {
-			for i, s := range []string{segs[0], segs[1], segs[len(segs)-1]} {
+			for i, s := range []string{segs[0], segs[1], segs[len(segs)-1], parts[0], parts[len(parts)-1]} {
 				recs := records[s]
-				// The header: magic and sequence number.
-				for _, o := range []int64{0, 7, 8, 15} {
-					dir := copyDir(t, cp)
-					flipByte(t, filepath.Join(dir, s), o)
-					load(t, fmt.Sprintf("%s: header byte %d", s, o), dir, s, readOnly)
+				// The header: magic and sequence number (of a segment, and
+				// of the first part).
+				if !isPart(s) || s == parts[0] {
+					for _, o := range []int64{0, 7, 8, 15} {
+						dir := copyDir(t, cp)
+						flipByte(t, filepath.Join(dir, s), o)
+						load(t, fmt.Sprintf("%s: header byte %d", s, o), dir, readOnly, named(dir, s, false)...)
+					}
 				}
 				// Truncated within a record: in the header, in the first
 				// record, within later ones, by one byte.
-				size := int64(recs[len(recs)-1].off + recs[len(recs)-1].size)
+				size := int64(recs[len(recs)-1].pos + recs[len(recs)-1].size)
 				mid := recs[len(recs)/2]
-				for _, n := range []int64{0, 8, segHeaderSize - 1, segHeaderSize + 3, int64(recs[0].off + recs[0].size - 1), int64(mid.off + 1), int64(mid.off + mid.hdr + 1), size - 1} {
+				cuts := []int64{int64(recs[0].pos + recs[0].size - 1), int64(mid.pos + 1), int64(mid.pos + mid.hdr + 1), size - 1}
+				if recs[0].pos > 0 {
+					cuts = append(cuts, 0, 8, segHeaderSize-1, segHeaderSize+3)
+				}
+				for _, n := range cuts {
 					dir := copyDir(t, cp)
 					if err := os.Truncate(filepath.Join(dir, s), n); err != nil {
 						t.Fatal(err)
 					}
-					load(t, fmt.Sprintf("%s truncated to %d bytes", s, n), dir, s, readOnly)
+					// A part cut short but not empty is reported as a
+					// record running past the end of the segment, or, for
+					// the parts before the last, as a part that does not
+					// follow.
+					load(t, fmt.Sprintf("%s truncated to %d bytes", s, n), dir, readOnly, named(dir, s, true)...)
+				}
+				if isPart(s) {
+					continue
 				}
 				// Another segment's bytes under its name.
 				other := segs[(i+1)%len(segs)]
@@ -795,17 +1458,24 @@ func TestLoadCorrupt(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(dir, s), data, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				load(t, fmt.Sprintf("%s holding segment %s", s, other), dir, s, readOnly)
+				load(t, fmt.Sprintf("%s holding segment %s", s, other), dir, readOnly, s)
 			}
 			// A segment of a name no segment of the checkpoint has, holding
-			// another's bytes; one of a header only.
-			_, hi := seqRange(t, segs)
+			// another's bytes; one of a header only; above the parts (whose
+			// segment must be the newest) and between the sealed
+			// segments and the parts.
+			_, hiSeg := seqRange(t, segs)
+			_, hi := seqRange(t, names)
+			if hi != hiSeg+1 {
+				t.Fatalf("checkpoint %q: the test wants the parts' segment right after the last sealed one", names)
+			}
 			for _, c := range []struct {
 				name string
 				data func([]byte) []byte
 			}{
 				{fmt.Sprintf("vlog-%06d.seg", hi+1), func(b []byte) []byte { return b }},
 				{fmt.Sprintf("vlog-%06d.seg", hi+2), func(b []byte) []byte { return b[:8] }},
+				{fmt.Sprintf("vlog-%06d.seg", hi), func(b []byte) []byte { return b }},
 			} {
 				dir := copyDir(t, cp)
 				data, err := os.ReadFile(filepath.Join(dir, segs[0]))
@@ -815,15 +1485,15 @@ func TestLoadCorrupt(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(dir, c.name), c.data(data), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				load(t, "a stray "+c.name, dir, c.name, readOnly)
+				load(t, "a stray "+c.name, dir, readOnly, c.name, dir)
 			}
 		})
 	}
 
-	// The undamaged checkpoint loads, with files beside it that are not
-	// the log's, and Load changes none.
+	// The undamaged checkpoint loads, with files that are not the log's
+	// beside it, and Load changes none.
 	dir := copyDir(t, cp)
-	for _, n := range []string{"vlog-000001.idx", "vlog-x.seg", "README", "vlog-000001.seg.tmp"} {
+	for _, n := range []string{"vlog-000001.idx", "vlog-x.seg", "README", "vlog-000001.seg.tmp", "vlog-000001.part", "vlog-000009.x.part", "vlog-000009.0.part.tmp"} {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte("not a segment"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -875,6 +1545,9 @@ type chain struct {
 	// hazards counts the deleted keys whose set records a checkpoint held
 	// (which a wrong replay would bring back).
 	hazards int
+	// parted and multiParted count the checkpoints that held parts, and
+	// those that held several.
+	parted, multiParted int
 }
 
 // chainCheckpoint is a checkpoint of a chain and what it should hold.
@@ -957,11 +1630,10 @@ func (c *chain) checkpoint() (chainCheckpoint, []string) {
 	dir, names := checkpoint(t, c.l)
 	cp := chainCheckpoint{dir: dir, m: cloneModel(c.m), kgStart: c.kgStart, kgEnd: c.kgEnd, full: c.full}
 	// New segments are named above the ones the generation was loaded
-	// from.
-	_, hi := seqRange(t, c.loaded)
+	// from (or continue the segment whose parts it loaded).
 	for _, n := range names {
-		if !slices.Contains(c.loaded, n) && segSeq(t, n) <= hi {
-			t.Fatalf("checkpoint segment %s is not one the log was loaded from, and not above them (up to %d)", n, hi)
+		if !newerThanLoaded(t, c.loaded, n) {
+			t.Fatalf("checkpoint file %s is not one the log was loaded from, %q, and not above them", n, c.loaded)
 		}
 	}
 	// Deleted keys whose set records the checkpoint holds.
@@ -975,6 +1647,12 @@ func (c *chain) checkpoint() (chainCheckpoint, []string) {
 		}
 	}
 	c.hazards += len(dead)
+	if n := len(partNames(t, names)); n > 1 {
+		c.multiParted++
+		c.parted++
+	} else if n == 1 {
+		c.parted++
+	}
 	c.check(cp)
 	c.cps = append(c.cps, cp)
 	return cp, names
@@ -983,7 +1661,8 @@ func (c *chain) checkpoint() (chainCheckpoint, []string) {
 // check loads the checkpoint cp read-only (all its key groups and a random
 // subset) and writable (a random subset, in a copy, then written to,
 // checkpointed and loaded again), compares each log with cp's map, and
-// checks that the loads change no file.
+// checks that the loads change no file and that the loaded parts the
+// writable log checkpoints again have the same bytes.
 func (c *chain) check(cp chainCheckpoint) {
 	t := c.t
 	t.Helper()
@@ -1019,7 +1698,13 @@ func (c *chain) check(cp chainCheckpoint) {
 		w.step(t, wl, m)
 	}
 	checkLog(t, wl, m)
-	d, _ := checkpoint(t, wl)
+	d, names := checkpoint(t, wl)
+	// The parts it was loaded from, checkpointed again, are the same.
+	for _, n := range partNames(t, names) {
+		if _, ok := state[n]; ok {
+			sameFile(t, filepath.Join(cp.dir, n), filepath.Join(d, n))
+		}
+	}
 	if err := wl.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -1034,13 +1719,15 @@ func (c *chain) check(cp chainCheckpoint) {
 // TestCheckpointChainsMatchMap runs random Set, SetBatch, Delete and
 // DeletePrefix calls over several key groups of a log of 64 KiB segments
 // (compaction runs often) with a small key space, and keys set several times
-// and deleted; takes checkpoints at random points and at the end of each
+// and deleted; takes checkpoints at random points (some soon after another,
+// so that the active segment is in several parts) and at the end of each
 // generation, each loaded (read-only and writable, every key group and
 // subsets) and compared with a copy of the map taken at checkpoint time,
 // deleted keys absent; and starts each next generation from a writable Load
 // of a copy of the last checkpoint (in one chain, of a subset of the key
-// groups), five generations. At the end every checkpoint loads again as it
-// was taken.
+// groups), five generations, each going on writing the active segment it
+// loaded from parts. At the end every checkpoint loads again as it was
+// taken.
 func TestCheckpointChainsMatchMap(t *testing.T) {
 	for _, seed := range []uint64{51, 52, 53} {
 		narrow := seed == 52
@@ -1065,6 +1752,14 @@ func TestCheckpointChainsMatchMap(t *testing.T) {
 					c.op()
 					if c.r.IntN(1000) == 0 {
 						c.checkpoint()
+						if c.r.IntN(2) == 0 {
+							// Another soon after: the active segment in
+							// several parts.
+							for range 1 + c.r.IntN(50) {
+								c.op()
+							}
+							c.checkpoint()
+						}
 					}
 					if i%500 == 499 {
 						k := c.w.key()
@@ -1109,8 +1804,10 @@ func TestCheckpointChainsMatchMap(t *testing.T) {
 				}
 				c.dir = copyDir(t, cp.dir)
 				state := dirState(t, c.dir)
-				// As a restore does: the default options, then SetOptions.
-				l, err := hashlog.Load(c.dir, c.kgStart, c.kgEnd, hashlog.Options{}, false)
+				// Loaded with the segment size of the test (the default
+				// options, as a restore loads, are TestCheckpointAndLoad's),
+				// then SetOptions as a restore does.
+				l, err := hashlog.Load(c.dir, c.kgStart, c.kgEnd, testOptions(nil), false)
 				if err != nil {
 					t.Fatalf("generation %d: Load(%s, %d, %d): %v", gen+1, c.dir, c.kgStart, c.kgEnd, err)
 				}
@@ -1137,6 +1834,9 @@ func TestCheckpointChainsMatchMap(t *testing.T) {
 			if c.hazards == 0 {
 				t.Fatal("no checkpoint held a set record of a deleted key: the test needs some")
 			}
+			if c.multiParted == 0 {
+				t.Fatalf("%d checkpoints, %d with parts, none with several: the test needs some", len(c.cps), c.parted)
+			}
 			for i, cp := range c.cps {
 				ro := loadLog(t, cp.dir, cp.kgStart, cp.kgEnd, true, nil)
 				checkLog(t, ro, cp.m)
@@ -1145,7 +1845,7 @@ func TestCheckpointChainsMatchMap(t *testing.T) {
 					t.Fatalf("checkpoint %d: %v", i, err)
 				}
 			}
-			t.Logf("%d checkpoints, %d deleted keys with set records in them", len(c.cps), c.hazards)
+			t.Logf("%d checkpoints (%d with parts, %d with several), %d deleted keys with set records in them", len(c.cps), c.parted, c.multiParted, c.hazards)
 		})
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -75,9 +78,9 @@ func TestLoadSubsetThenCompact(t *testing.T) {
 }
 
 // TestCheckpointAgainIntoSameDir checkpoints a log twice into one
-// directory (a retried checkpoint): the second finds the segment names
-// taken, and its fallback copy must not truncate the log's own segment
-// files, which the names in dir are hard links of.
+// directory (a retried checkpoint): the second finds the segment and part
+// names taken, and its fallback copy must not truncate the log's own
+// segment and part files, which the names in dir are hard links of.
 func TestCheckpointAgainIntoSameDir(t *testing.T) {
 	dir := t.TempDir()
 	l, err := Open(dir, 0, 4, Options{SegmentSize: minSegmentSize})
@@ -91,7 +94,7 @@ func TestCheckpointAgainIntoSameDir(t *testing.T) {
 		}
 	}
 	sizes := func() map[string]int64 {
-		m, err := filepath.Glob(filepath.Join(dir, "vlog-*.seg"))
+		m, err := filepath.Glob(filepath.Join(dir, "vlog-*"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,6 +116,9 @@ func TestCheckpointAgainIntoSameDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := sizes()
+	if !slices.ContainsFunc(slices.Collect(maps.Keys(before)), func(n string) bool { return strings.HasSuffix(n, ".part") }) {
+		t.Fatalf("the log's files %v: want a part", before)
+	}
 	_, err = l.Checkpoint(cp) // an error is fine; destroying the log is not
 	after := sizes()
 	for name, n := range before {
@@ -266,10 +272,11 @@ func TestDamagedKeyReadsAsMissing(t *testing.T) {
 }
 
 // TestIsLogFileStrict: IsLogFile must accept only the names the package
-// writes, vlog-<digits>.seg; fmt.Sscanf skips spaces and ignores what
-// follows the extension.
+// writes, vlog-<digits>.seg and vlog-<digits>.<digits>.part; fmt.Sscanf
+// skips spaces and ignores what follows the extension.
 func TestIsLogFileStrict(t *testing.T) {
-	for _, n := range []string{"vlog-000001.seg extra", "vlog- 1.seg", "vlog-1. seg", "vlog-1.seg\n", "vlog-1.seg\tcopy", "vlog-1.idx", "vlog-1.seg/", " vlog-1.seg"} {
+	for _, n := range []string{"vlog-000001.seg extra", "vlog- 1.seg", "vlog-1. seg", "vlog-1.seg\n", "vlog-1.seg\tcopy", "vlog-1.idx", "vlog-1.seg/", " vlog-1.seg",
+		"vlog-1.0.part extra", "vlog-1. 0.part", "vlog-1.0 .part", "vlog-1.0.part\n", " vlog-1.0.part", "vlog-1.0.part/", "vlog- 1.0.part"} {
 		if IsLogFile(n) {
 			t.Errorf("IsLogFile(%q) = true", n)
 		}
@@ -438,6 +445,15 @@ func checkKilledKey(t *testing.T, sc killScenario, compactN int) int {
 	names, err := l.Checkpoint(cp)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The active segment is a part of the checkpoint, which holds the kill
+	// record if it is still active.
+	if p := partName(l.active.seq, 0); !slices.Contains(names, p) {
+		t.Fatalf("checkpoint %q: want the active segment as the part %s", names, p)
+	} else if data, err := os.ReadFile(filepath.Join(cp, p)); err != nil {
+		t.Fatal(err)
+	} else if killActive && !bytes.Contains(data, append([]byte{kindKill, byte(len(k)), killValueLen}, k...)) {
+		t.Fatalf("the part %s of the active segment holds no kill record of k", p)
 	}
 	// Which versions of k the checkpoint still holds.
 	var held []int

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/eddystream/eddy/internal/state/hashlog"
 )
@@ -712,10 +715,11 @@ func TestOpenOptions(t *testing.T) {
 }
 
 // TestSetOptions checks that SetOptions clamps the segment size as Open
-// does, that segments started after it take its size (larger, after a
-// Checkpoint sealed the active segment; smaller, with an active segment of
-// the larger size), and that its OnMemory is called at once with the log's
-// memory and then with every change, down to 0 at Close.
+// does, that segments started after it take its size (larger, with an
+// active segment that a Checkpoint wrote as a part, sealed at its own size;
+// smaller, with an active segment of the larger size), and that its
+// OnMemory is called at once with the log's memory and then with every
+// change, down to 0 at Close.
 func TestSetOptions(t *testing.T) {
 	dir := t.TempDir()
 	l := openLog(t, dir, testKGStart, testKGEnd, nil)
@@ -743,7 +747,7 @@ func TestSetOptions(t *testing.T) {
 	checkLog(t, l, m)
 
 	// newSegments writes until n segment files not in seen are in dir, and
-	// returns the sizes of all the new ones.
+	// returns the sizes of all the new ones (parts left out).
 	seen := listDir(t, dir)
 	newSegments := func(mc *memCounter, n int) []int64 {
 		t.Helper()
@@ -761,7 +765,7 @@ func TestSetOptions(t *testing.T) {
 			}
 			sizes = sizes[:0]
 			for name, size := range listDir(t, dir) {
-				if _, ok := seen[name]; !ok {
+				if _, ok := seen[name]; !ok && !isPart(name) {
 					sizes = append(sizes, size)
 				}
 			}
@@ -772,9 +776,14 @@ func TestSetOptions(t *testing.T) {
 		return sizes
 	}
 
-	// Larger segments, from the next one on.
-	if _, err := l.Checkpoint(t.TempDir()); err != nil {
+	// Larger segments, from the next one on; the active one, written as a
+	// part by a Checkpoint, is sealed at the size it was started with.
+	names, err := l.Checkpoint(t.TempDir())
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(names, isPart) {
+		t.Fatalf("checkpoint %q: want the active segment as a part", names)
 	}
 	var mc memCounter
 	l.SetOptions(hashlog.Options{SegmentSize: 3 * testSegSize, OnMemory: mc.add})
@@ -840,12 +849,16 @@ func TestIsLogFile(t *testing.T) {
 			t.Errorf("IsLogFile(%q) = false for a file the log wrote", n)
 		}
 	}
-	for _, n := range []string{"vlog-000001.seg", "vlog-000042.seg", "vlog-1234567.seg", "vlog-0.seg", "vlog-9999999999999999999.seg"} {
+	if !slices.ContainsFunc(names, isPart) {
+		t.Fatalf("names %q: want a part of the active segment", names)
+	}
+	for _, n := range []string{"vlog-000001.seg", "vlog-000042.seg", "vlog-1234567.seg", "vlog-0.seg", "vlog-9999999999999999999.seg", "vlog-000001.0.part", "vlog-000042.65536.part", "vlog-1.4294967295.part"} {
 		if !hashlog.IsLogFile(n) {
 			t.Errorf("IsLogFile(%q) = false", n)
 		}
 	}
-	for _, n := range []string{"", "vlog-", "vlog-.seg", "vlog-abc.seg", "vlog-000001.sst", "vlog-000001.seg.tmp", "vlog-000001", "xvlog-000001.seg", "VLOG-000001.SEG", "000001.sst", "MANIFEST-000001", "OPTIONS-000003", "vlog-000001.idx.part", "vlog-0x1.seg", "vlog-000042.idx", "vlog-000001.idx", "vlog-1.seg.idx", "vlog--1.seg", "vlog-+1.seg"} {
+	for _, n := range []string{"", "vlog-", "vlog-.seg", "vlog-abc.seg", "vlog-000001.sst", "vlog-000001.seg.tmp", "vlog-000001", "xvlog-000001.seg", "VLOG-000001.SEG", "000001.sst", "MANIFEST-000001", "OPTIONS-000003", "vlog-000001.idx.part", "vlog-0x1.seg", "vlog-000042.idx", "vlog-000001.idx", "vlog-1.seg.idx", "vlog--1.seg", "vlog-+1.seg",
+		"vlog-000001.part", "vlog-000001..part", "vlog-000001.x.part", "vlog-000001.0.part.tmp", "vlog-000001.-1.part", "vlog-000001.+1.part", "vlog-1.seg.0.part", "vlog-000001.0.seg", "vlog-000001.0.0.part", "vlog-000001.12345678901.part", "vlog-.0.part", "vlog-x.0.part", "vlog-000001.0.PART"} {
 		if hashlog.IsLogFile(n) {
 			t.Errorf("IsLogFile(%q) = true for a name the log does not write", n)
 		}
@@ -942,3 +955,90 @@ func cloneModel(m model) model { return maps.Clone(m) }
 
 // errorsIsCorrupt reports whether err wraps ErrCorrupt.
 func errorsIsCorrupt(err error) bool { return errors.Is(err, hashlog.ErrCorrupt) }
+
+// TestCompactionTerminatesHalfFullSegments writes values of about half a
+// segment, so that every segment is sealed about half full (one record, or
+// two a little smaller), over a few keys set again and again, deleted, and
+// set in batches, with checkpoints now and then: compaction's copies seal as
+// sparse as the segments they replace, and every Set, Delete, SetBatch and
+// Checkpoint must still return (the writes run on another goroutine, and the
+// test fails after a generous 60 s rather than hang). The log then matches
+// the map, and its files stay within a few times the live bytes.
+func TestCompactionTerminatesHalfFullSegments(t *testing.T) {
+	dir := t.TempDir()
+	l, err := hashlog.Open(dir, testKGStart, testKGEnd, testOptions(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := model{}
+	r := rand.New(rand.NewPCG(100, 101))
+	value := func() []byte {
+		v := make([]byte, testSegSize/2-60+r.IntN(120))
+		v[0] = byte(r.Uint32())
+		return v
+	}
+	key := func() []byte { return kgKey(testKGStart+r.IntN(testKGEnd-testKGStart), byte(r.IntN(4))) }
+	cps := t.TempDir()
+	done := make(chan error, 1)
+	go func() {
+		for i := range 2000 {
+			if i%50 == 49 {
+				// A checkpoint, which writes the active segment as a part
+				// and leaves it active.
+				d, err := os.MkdirTemp(cps, "cp")
+				if err == nil {
+					_, err = l.Checkpoint(d)
+				}
+				if err != nil {
+					done <- fmt.Errorf("write %d: Checkpoint: %w", i, err)
+					return
+				}
+			}
+			switch x := r.IntN(10); {
+			case x == 0:
+				k := key()
+				if err := l.Delete(k); err != nil {
+					done <- fmt.Errorf("write %d: Delete(%x): %w", i, k, err)
+					return
+				}
+				delete(m, string(k))
+			case x == 1:
+				n := 2 + r.IntN(3)
+				keys, values := make([][]byte, n), make([][]byte, n)
+				for j := range n {
+					keys[j], values[j] = key(), value()
+				}
+				if err := l.SetBatch(keys, values); err != nil {
+					done <- fmt.Errorf("write %d: SetBatch: %w", i, err)
+					return
+				}
+				for j := range n {
+					m[string(keys[j])] = values[j]
+				}
+			default:
+				k, v := key(), value()
+				if err := l.Set(k, v); err != nil {
+					done <- fmt.Errorf("write %d: Set(%x): %w", i, k, err)
+					return
+				}
+				m[string(k)] = v
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		// The log is left open: the writes may still be running.
+		buf := make([]byte, 1<<20)
+		t.Fatalf("2000 writes of half a segment each did not return within 60 s: compaction does not terminate\n%s", buf[:runtime.Stack(buf, true)])
+	}
+	defer l.Close()
+	checkLog(t, l, m)
+	checkDisk(t, dir, m)
+	files, size := segFiles(t, dir)
+	t.Logf("%d keys, %d segment files of %d bytes", len(m), files, size)
+}

@@ -9,9 +9,10 @@ import (
 	"testing"
 )
 
-// loadPread does what Load does (read-only), but reads every segment with
-// pread, as Load does where segments are not mapped (every system but
-// Linux, or where a mapping fails).
+// loadPread does what Load does (read-only) for a checkpoint of sealed
+// segments only, but reads every segment with pread, as Load does where
+// segments are not mapped (every system but Linux, or where a mapping
+// fails).
 func loadPread(t *testing.T, dir string, kgStart, kgEnd int) (*Log, error) {
 	t.Helper()
 	l, err := Open(dir, kgStart, kgEnd, Options{SegmentSize: minSegmentSize})
@@ -28,6 +29,8 @@ func loadPread(t *testing.T, dir string, kgStart, kgEnd int) (*Log, error) {
 	for _, e := range ents {
 		if seq, _, ok := parseName(e.Name()); ok {
 			seqs = append(seqs, seq)
+		} else if _, _, ok := parsePart(e.Name()); ok {
+			t.Fatalf("loadPread reads sealed segments only, and %s holds the part %s", dir, e.Name())
 		}
 	}
 	slices.Sort(seqs)
@@ -91,6 +94,11 @@ func TestReplayPread(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := l.Set(twice, bytes.Repeat([]byte{'b'}, 300)); err != nil { // 2-byte value length
+		t.Fatal(err)
+	}
+	// Sealed, so that the checkpoint holds a segment file, which
+	// loadPread reads with pread (parts are read into the active segment).
+	if err := l.seal(); err != nil {
 		t.Fatal(err)
 	}
 	cp := filepath.Join(t.TempDir(), "cp")

@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -664,7 +666,7 @@ func TestValueLogRescaleChain(t *testing.T) {
 	}
 }
 
-// logSegments returns the value log segments among the files of a
+// logSegments returns the value log's sealed segments among the files of a
 // checkpoint.
 func logSegments(files []string) []string {
 	var segs []string
@@ -674,6 +676,23 @@ func logSegments(files []string) []string {
 		}
 	}
 	return segs
+}
+
+// logParts returns the parts of the value log's active segment among the
+// files of a checkpoint, by offset.
+func logParts(files []string) []string {
+	var parts []string
+	for _, f := range files {
+		if strings.HasPrefix(f, "vlog-") && strings.HasSuffix(f, ".part") {
+			parts = append(parts, f)
+		}
+	}
+	offset := func(name string) int {
+		n, _ := strconv.Atoi(strings.Split(name, ".")[1])
+		return n
+	}
+	slices.SortFunc(parts, func(a, b string) int { return offset(a) - offset(b) })
+	return parts
 }
 
 // copyDir copies the files of a checkpoint, so that it can be damaged
@@ -694,98 +713,166 @@ func copyDir(t *testing.T, from, to string) {
 	}
 }
 
-// The value log's files in a checkpoint: segments, shared; a missing or
-// damaged segment fails Restore with an error, not a panic.
+// The value log's files in a checkpoint: segments and the parts of the
+// active segment, shared; a missing or damaged segment or part fails
+// Restore with an error, not a panic; the checkpoint restores, and the
+// restored backend's next checkpoint holds the parts it was restored from,
+// byte for byte, and a new one.
 func TestValueLogCheckpointFiles(t *testing.T) {
 	kgs := state.KeyGroupRange{Start: 0, End: 4}
 	b := openSmall(t, kgs, 4)
-	fill(t, b, 0, 8000, strings.Repeat("s", 200)) // about 2 MiB of records
-	delSome(t, b, 0, 8000, func(k int64) bool { return k%5 == 0 })
+	fill(t, b, 0, 14000, strings.Repeat("s", 200)) // about 3.5 MiB of records
+	delSome(t, b, 0, 14000, func(k int64) bool { return k%5 == 0 })
 	root := t.TempDir()
+	if _, err := b.Checkpoint(filepath.Join(root, "ck0")); err != nil { // the first part
+		t.Fatal(err)
+	}
+	fill(t, b, 14000, 14100, strings.Repeat("t", 200))
 	ck := filepath.Join(root, "ck")
 	files, err := b.Checkpoint(ck)
 	if err != nil {
 		t.Fatal(err)
 	}
-	segs := logSegments(files)
-	if len(segs) < 2 {
-		t.Fatalf("checkpoint files %v: want several segments", files)
+	segs, parts := logSegments(files), logParts(files)
+	if len(segs) < 2 || len(parts) < 2 {
+		t.Fatalf("checkpoint files %v: want several segments and parts", files)
 	}
 	for _, f := range files {
 		if strings.HasPrefix(f, "vlog-") && !IsShared(f) {
 			t.Errorf("IsShared(%s) = false", f)
 		}
 	}
-	if got := PlanUpload(files, map[string]string{segs[0]: "x/" + segs[0]}); got.Reuse[segs[0]] != "x/"+segs[0] {
-		t.Errorf("PlanUpload does not reuse an uploaded segment: %+v", got)
+	if got := PlanUpload(files, map[string]string{segs[0]: "x/" + segs[0], parts[0]: "x/" + parts[0]}); got.Reuse[segs[0]] != "x/"+segs[0] || got.Reuse[parts[0]] != "x/"+parts[0] || len(got.Reuse) != 2 {
+		t.Errorf("PlanUpload does not reuse an uploaded segment and part: %+v", got)
 	}
 	want := contents(t, b)
 
-	// A segment missing: the file list names it.
-	c1 := filepath.Join(root, "c1")
-	copyDir(t, ck, c1)
-	seg, _ := os.ReadFile(filepath.Join(c1, segs[1]))
-	os.Remove(filepath.Join(c1, segs[1]))
-	_, err = Restore(c1, kgs, 4, smallSegOpts)
-	if err == nil || !strings.Contains(err.Error(), c1) || !strings.Contains(err.Error(), segs[1]) || !strings.Contains(err.Error(), "download every file") {
-		t.Errorf("restore without %s: %v", segs[1], err)
-	}
-	// Put back, the checkpoint restores.
-	os.WriteFile(filepath.Join(c1, segs[1]), seg, 0o644)
-	if r, err := Restore(c1, kgs, 4, smallSegOpts); err != nil {
-		t.Errorf("restore with the segment put back: %v", err)
-	} else {
-		if !equalContents(contents(t, r), want) {
-			t.Error("contents differ")
+	// A segment or a part missing: the file list names it.
+	for _, name := range []string{segs[1], parts[0], parts[len(parts)-1]} {
+		c1 := filepath.Join(root, "c1-"+name)
+		copyDir(t, ck, c1)
+		data, _ := os.ReadFile(filepath.Join(c1, name))
+		os.Remove(filepath.Join(c1, name))
+		_, err = Restore(c1, kgs, 4, smallSegOpts)
+		if err == nil || !strings.Contains(err.Error(), c1) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "download every file") {
+			t.Errorf("restore without %s: %v", name, err)
 		}
-		r.Close()
+		// Put back, the checkpoint restores.
+		os.WriteFile(filepath.Join(c1, name), data, 0o644)
+		if r, err := Restore(c1, kgs, 4, smallSegOpts); err != nil {
+			t.Errorf("restore with %s put back: %v", name, err)
+		} else {
+			if !equalContents(contents(t, r), want) {
+				t.Errorf("restore with %s put back: contents differ", name)
+			}
+			r.Close()
+		}
 	}
 
-	// A damaged byte in a record, in a header; a segment cut short and
-	// listed so.
-	for _, c := range []struct {
-		name   string
-		damage func(data []byte) []byte
-	}{
-		{"record", func(d []byte) []byte { d[len(d)/2] ^= 0x10; return d }},
-		{"last record", func(d []byte) []byte { d[len(d)-1] ^= 0x01; return d }},
-		{"header", func(d []byte) []byte { d[3] ^= 0x01; return d }},
-		{"sequence", func(d []byte) []byte { d[9] ^= 0x01; return d }},
-		{"truncated", func(d []byte) []byte { return d[:len(d)-7] }},
-	} {
-		dir := filepath.Join(root, "damaged-"+strings.ReplaceAll(c.name, " ", "-"))
-		copyDir(t, ck, dir)
-		path := filepath.Join(dir, segs[len(segs)/2])
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, c.damage(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if c.name == "truncated" {
-			relist(t, dir, segs[len(segs)/2], int64(len(data)-7))
-		}
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					t.Errorf("%s damaged: Restore panicked: %v", c.name, p)
+	// A damaged byte in a record, in a header; a segment or part cut short
+	// and listed so.
+	for _, file := range []string{segs[len(segs)/2], parts[0], parts[len(parts)-1]} {
+		for _, c := range []struct {
+			name   string
+			damage func(data []byte) []byte
+		}{
+			{"record", func(d []byte) []byte { d[len(d)/2] ^= 0x10; return d }},
+			{"last record", func(d []byte) []byte { d[len(d)-1] ^= 0x01; return d }},
+			{"header", func(d []byte) []byte { d[3] ^= 0x01; return d }},
+			{"sequence", func(d []byte) []byte { d[9] ^= 0x01; return d }},
+			{"truncated", func(d []byte) []byte { return d[:len(d)-7] }},
+		} {
+			if (c.name == "header" || c.name == "sequence") && file != segs[len(segs)/2] && file != parts[0] {
+				continue // a part after the first has no header
+			}
+			what := file + ": " + c.name
+			dir := filepath.Join(root, "damaged-"+file+"-"+strings.ReplaceAll(c.name, " ", "-"))
+			copyDir(t, ck, dir)
+			path := filepath.Join(dir, file)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, c.damage(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if c.name == "truncated" {
+				relist(t, dir, file, int64(len(data)-7))
+			}
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("%s damaged: Restore panicked: %v", what, p)
+					}
+				}()
+				r, err := Restore(dir, kgs, 4, smallSegOpts)
+				if err == nil {
+					r.Close()
+					t.Errorf("%s damaged: Restore succeeded", what)
+					return
+				}
+				t.Logf("%s damaged: %v", what, err)
+				if !errors.Is(err, hashlog.ErrCorrupt) || !strings.Contains(err.Error(), dir) {
+					t.Errorf("%s damaged: %v (want hashlog.ErrCorrupt, naming %s)", what, err, dir)
 				}
 			}()
-			r, err := Restore(dir, kgs, 4, smallSegOpts)
-			if err == nil {
-				r.Close()
-				t.Errorf("%s damaged: Restore succeeded", c.name)
-				return
-			}
-			t.Logf("%s damaged: %v", c.name, err)
-			if !errors.Is(err, hashlog.ErrCorrupt) || !strings.Contains(err.Error(), dir) {
-				t.Errorf("%s damaged: %v (want hashlog.ErrCorrupt, naming %s)", c.name, err, dir)
-			}
-		}()
+		}
 	}
 	if n := Budget().Backends; n != 1 {
 		t.Errorf("%d backends open after failed restores, want 1", n)
+	}
+
+	// Restored, written a little and checkpointed again: the parts it was
+	// restored from are in the new checkpoint as they were, with a new one
+	// after them, and only the new part is to upload.
+	rdir := filepath.Join(root, "restored")
+	copyDir(t, ck, rdir)
+	r, err := Restore(rdir, kgs, 4, smallSegOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !equalContents(contents(t, r), want) {
+		t.Error("restored contents differ")
+	}
+	delSome(t, r, 0, 200, func(k int64) bool { return k%5 == 1 })
+	fill(t, r, 14100, 14120, strings.Repeat("u", 200))
+	want2 := contents(t, r)
+	ck2 := filepath.Join(root, "ck2")
+	files2, err := r.Checkpoint(ck2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts2 := logParts(files2)
+	if !slices.Equal(logSegments(files2), segs) || len(parts2) != len(parts)+1 || !slices.Equal(parts2[:len(parts)], parts) {
+		t.Fatalf("checkpoint of the restored backend: segments %q, parts %q; want the segments %q and parts %q it was restored from and one new part", logSegments(files2), parts2, segs, parts)
+	}
+	for _, p := range parts {
+		a, _ := os.ReadFile(filepath.Join(ck, p))
+		b, _ := os.ReadFile(filepath.Join(ck2, p))
+		if !bytes.Equal(a, b) {
+			t.Errorf("part %s differs between the checkpoint and the restored backend's next one", p)
+		}
+	}
+	uploaded := map[string]string{}
+	for _, f := range files {
+		if IsShared(f) {
+			uploaded[f] = "x/" + f
+		}
+	}
+	plan := PlanUpload(files2, uploaded)
+	for _, f := range plan.Upload {
+		if IsShared(f) && strings.HasPrefix(f, "vlog-") && f != parts2[len(parts2)-1] {
+			t.Errorf("the restored backend's checkpoint uploads %s again", f)
+		}
+	}
+	r2, err := Restore(ck2, kgs, 4, smallSegOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if !equalContents(contents(t, r2), want2) {
+		t.Error("contents of the restored backend's checkpoint differ")
 	}
 }
 
@@ -963,48 +1050,102 @@ func TestValueLogBudget(t *testing.T) {
 	}
 }
 
-// A checkpoint directory that also holds segments of a later checkpoint
-// of the same backend (files the checkpoint's file list does not name, as
-// left by an earlier download into the directory): Restore returns the
-// state of the checkpoint, or fails; it does not mix in the later writes.
-func TestValueLogRestoreIgnoresUnlistedSegments(t *testing.T) {
+// A checkpoint directory that also holds value log files of a later
+// checkpoint of the same backend (files the checkpoint's file list does not
+// name, as left by an earlier download into the directory): a sealed
+// segment, a part that continues the checkpoint's parts (which the log
+// would take for the rest of its active segment), a part of a later
+// segment. Restore refuses each, naming it, and leaves the directory as it
+// was; without them the checkpoint restores to its state.
+func TestValueLogRestoreRefusesUnlistedFiles(t *testing.T) {
 	kgs := state.KeyGroupRange{Start: 0, End: 4}
 	b := openSmall(t, kgs, 4)
 	fill(t, b, 0, 4000, strings.Repeat("1", 200))
 	root := t.TempDir()
-	ck1, ck2 := filepath.Join(root, "ck1"), filepath.Join(root, "ck2")
+	ck1, ckNext, ck2 := filepath.Join(root, "ck1"), filepath.Join(root, "ckNext"), filepath.Join(root, "ck2")
 	files1, err := b.Checkpoint(ck1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := contents(t, b)
-	fill(t, b, 0, 2000, strings.Repeat("2", 200))
+	fill(t, b, 0, 10, strings.Repeat("2", 200))
+	filesNext, err := b.Checkpoint(ckNext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, b, 0, 4000, strings.Repeat("3", 200))
 	delSome(t, b, 2000, 4000, func(k int64) bool { return k%2 == 0 })
 	files2, err := b.Checkpoint(ck2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "dir")
-	copyDir(t, ck1, dir)
-	extra := 0
-	for _, f := range logSegments(files2) {
+	parts1 := logParts(files1)
+	if len(parts1) == 0 {
+		t.Fatalf("checkpoint %v: want parts", files1)
+	}
+	var extras []struct{ name, from string }
+	for _, f := range logParts(filesNext) {
 		if !slices.Contains(files1, f) {
-			if err := copyFile(filepath.Join(ck2, f), filepath.Join(dir, f)); err != nil {
-				t.Fatal(err)
-			}
-			extra++
+			extras = append(extras, struct{ name, from string }{f, ckNext})
 		}
 	}
-	if extra == 0 {
-		t.Fatal("the later checkpoint has no segment of its own")
+	if len(extras) != 1 || strings.Split(extras[0].name, ".")[0] != strings.Split(parts1[0], ".")[0] {
+		t.Fatalf("checkpoints %v then %v: want one new part of the same segment", files1, filesNext)
 	}
-	r, err := Restore(dir, kgs, 4, smallSegOpts)
+	for _, f := range append(logSegments(files2), logParts(files2)...) {
+		if !slices.Contains(files1, f) && !slices.Contains(filesNext, f) {
+			extras = append(extras, struct{ name, from string }{f, ck2})
+		}
+	}
+	if len(logSegments(files2)) <= len(logSegments(files1)) || len(extras) < 3 {
+		t.Fatalf("the later checkpoint %v has no segment and part of its own beside %v", files2, files1)
+	}
+	for i, e := range extras {
+		dir := filepath.Join(root, fmt.Sprint("dir", i))
+		copyDir(t, ck1, dir)
+		if err := copyFile(filepath.Join(e.from, e.name), filepath.Join(dir, e.name)); err != nil {
+			t.Fatal(err)
+		}
+		before := dirSizes(t, dir)
+		r, err := Restore(dir, kgs, 4, smallSegOpts)
+		if err == nil {
+			r.Close()
+			t.Fatalf("restore with the unlisted %s succeeded", e.name)
+		}
+		t.Logf("unlisted %s: %v", e.name, err)
+		if !strings.Contains(err.Error(), e.name) || !strings.Contains(err.Error(), dir) {
+			t.Errorf("restore with the unlisted %s: %v; want an error naming it and %s", e.name, err, dir)
+		}
+		if after := dirSizes(t, dir); !maps.Equal(before, after) {
+			t.Errorf("a failed restore with the unlisted %s changed %s: %v, then %v", e.name, dir, before, after)
+		}
+		// Without it, the checkpoint restores.
+		os.Remove(filepath.Join(dir, e.name))
+		r, err = Restore(dir, kgs, 4, smallSegOpts)
+		if err != nil {
+			t.Fatalf("restore without the unlisted %s: %v", e.name, err)
+		}
+		if !equalContents(contents(t, r), want) {
+			t.Errorf("restore without the unlisted %s: contents differ from the checkpoint's", e.name)
+		}
+		r.Close()
+	}
+}
+
+// dirSizes returns the size of every file in dir by name.
+func dirSizes(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
 	if err != nil {
-		t.Logf("restore with %d unlisted segments: %v", extra, err)
-		return
+		t.Fatal(err)
 	}
-	defer r.Close()
-	if !equalContents(contents(t, r), want) {
-		t.Errorf("restore of a checkpoint with %d unlisted segments of a later one in its directory returned other contents than the checkpoint's", extra)
+	out := map[string]int64{}
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = info.Size()
 	}
+	return out
 }
