@@ -965,6 +965,19 @@ func errorsIsCorrupt(err error) bool { return errors.Is(err, hashlog.ErrCorrupt)
 // test fails after a generous 60 s rather than hang). The log then matches
 // the map, and its files stay within a few times the live bytes.
 func TestCompactionTerminatesHalfFullSegments(t *testing.T) {
+	// Values of one size, whose records are a few bytes more than half a
+	// segment: one a segment, each sealed a little over half full.
+	t.Run("one size", func(t *testing.T) { halfSegmentWrites(t, func(*rand.Rand) int { return testSegSize/2 - 10 }) })
+	// Values of sizes around half a segment: some pairs fit, and segments
+	// of one record smaller than half are sealed.
+	t.Run("around half", func(t *testing.T) {
+		halfSegmentWrites(t, func(r *rand.Rand) int { return testSegSize/2 - 60 + r.IntN(120) })
+	})
+}
+
+// halfSegmentWrites runs TestCompactionTerminatesHalfFullSegments with
+// values of size(r) bytes.
+func halfSegmentWrites(t *testing.T, size func(*rand.Rand) int) {
 	dir := t.TempDir()
 	l, err := hashlog.Open(dir, testKGStart, testKGEnd, testOptions(nil))
 	if err != nil {
@@ -973,7 +986,7 @@ func TestCompactionTerminatesHalfFullSegments(t *testing.T) {
 	m := model{}
 	r := rand.New(rand.NewPCG(100, 101))
 	value := func() []byte {
-		v := make([]byte, testSegSize/2-60+r.IntN(120))
+		v := make([]byte, size(r))
 		v[0] = byte(r.Uint32())
 		return v
 	}
@@ -1039,6 +1052,6 @@ func TestCompactionTerminatesHalfFullSegments(t *testing.T) {
 	defer l.Close()
 	checkLog(t, l, m)
 	checkDisk(t, dir, m)
-	files, size := segFiles(t, dir)
-	t.Logf("%d keys, %d segment files of %d bytes", len(m), files, size)
+	files, total := segFiles(t, dir)
+	t.Logf("%d keys, %d segment files of %d bytes", len(m), files, total)
 }
