@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // Checkpoint hard-links every sealed segment into dir (which must exist; a
@@ -108,7 +109,7 @@ func (l *Log) load() error {
 		}
 	}
 	slices.Sort(seqs)
-	var tailSeq uint64
+	var tailSeq uint64 // 0: no parts (segments are numbered from 1)
 	for seq := range parts {
 		if len(seqs) > 0 && seq <= seqs[len(seqs)-1] || tailSeq != 0 {
 			return fmt.Errorf("%w: %s holds parts of segment %d besides later or other segments: only the segment being written has parts", ErrCorrupt, l.dir, seq)
@@ -184,7 +185,10 @@ func (l *Log) loadTail(seq uint64, froms []int, bySeq map[uint64]uint16) error {
 	bySeq[seq] = idx
 	l.nextSeq = seq + 1
 	l.addMemory(int64(c))
-	return l.replay(s, bySeq)
+	if err := l.replay(s, bySeq); err != nil {
+		return fmt.Errorf("the parts %s of %s (offsets are the segment's): %w", strings.Join(l.tail, ", "), l.dir, err)
+	}
+	return nil
 }
 
 // replay applies the records of the segment s, in order, to the index: a set

@@ -163,6 +163,16 @@ func (l *Log) SetOptions(opts Options) {
 	l.segSize = min(max(size, minSegmentSize), maxSegmentSize)
 	l.baseSize = l.segSize
 	l.recountCapacity()
+	if a := l.active; a != nil && cap(a.data) != max(len(a.data), l.segSize) {
+		// A buffer of the new size (values handed out before this call
+		// may point into the old one, which is left to the garbage
+		// collector).
+		c := max(len(a.data), l.segSize)
+		buf := make([]byte, len(a.data), c)
+		copy(buf, a.data)
+		l.memory += int64(c - cap(a.data))
+		a.data = buf
+	}
 	l.onMemory = opts.OnMemory
 	if l.onMemory != nil && l.memory != 0 {
 		l.onMemory(l.memory)
@@ -932,6 +942,9 @@ func parsePart(name string) (seq uint64, from int, ok bool) {
 		}
 		from = from*10 + int(c-'0')
 	}
+	if name != partName(seq, from) {
+		return 0, 0, false
+	}
 	return seq, from, true
 }
 
@@ -951,6 +964,10 @@ func parseName(name string) (seq uint64, ext string, ok bool) {
 			return 0, "", false
 		}
 		seq = seq*10 + uint64(c-'0')
+	}
+	// Only the names the log writes: no other padding, no segment 0.
+	if seq == 0 || name != segName(seq) {
+		return 0, "", false
 	}
 	return seq, ext, true
 }

@@ -852,13 +852,15 @@ func TestIsLogFile(t *testing.T) {
 	if !slices.ContainsFunc(names, isPart) {
 		t.Fatalf("names %q: want a part of the active segment", names)
 	}
-	for _, n := range []string{"vlog-000001.seg", "vlog-000042.seg", "vlog-1234567.seg", "vlog-0.seg", "vlog-9999999999999999999.seg", "vlog-000001.0.part", "vlog-000042.65536.part", "vlog-1.4294967295.part"} {
+	for _, n := range []string{"vlog-000001.seg", "vlog-000042.seg", "vlog-1234567.seg", "vlog-9999999999999999999.seg", "vlog-000001.0.part", "vlog-000042.65536.part", "vlog-000001.4294967295.part"} {
 		if !hashlog.IsLogFile(n) {
 			t.Errorf("IsLogFile(%q) = false", n)
 		}
 	}
 	for _, n := range []string{"", "vlog-", "vlog-.seg", "vlog-abc.seg", "vlog-000001.sst", "vlog-000001.seg.tmp", "vlog-000001", "xvlog-000001.seg", "VLOG-000001.SEG", "000001.sst", "MANIFEST-000001", "OPTIONS-000003", "vlog-000001.idx.part", "vlog-0x1.seg", "vlog-000042.idx", "vlog-000001.idx", "vlog-1.seg.idx", "vlog--1.seg", "vlog-+1.seg",
-		"vlog-000001.part", "vlog-000001..part", "vlog-000001.x.part", "vlog-000001.0.part.tmp", "vlog-000001.-1.part", "vlog-000001.+1.part", "vlog-1.seg.0.part", "vlog-000001.0.seg", "vlog-000001.0.0.part", "vlog-000001.12345678901.part", "vlog-.0.part", "vlog-x.0.part", "vlog-000001.0.PART"} {
+		"vlog-000001.part", "vlog-000001..part", "vlog-000001.x.part", "vlog-000001.0.part.tmp", "vlog-000001.-1.part", "vlog-000001.+1.part", "vlog-1.seg.0.part", "vlog-000001.0.seg", "vlog-000001.0.0.part", "vlog-000001.12345678901.part", "vlog-.0.part", "vlog-x.0.part", "vlog-000001.0.PART",
+		// Only the names the log writes: six digits at least, no segment 0.
+		"vlog-0.seg", "vlog-000000.seg", "vlog-1.seg", "vlog-0000001.seg", "vlog-1.0.part", "vlog-000001.007.part", "vlog-000000.0.part"} {
 		if hashlog.IsLogFile(n) {
 			t.Errorf("IsLogFile(%q) = true for a name the log does not write", n)
 		}
