@@ -135,18 +135,26 @@ func TestCheckpointAgainIntoSameDir(t *testing.T) {
 func preadSegments(t *testing.T, l *Log) {
 	t.Helper()
 	for _, s := range l.segs {
-		if s == nil || !s.sealed || s.data == nil {
-			continue
+		if s != nil && s.sealed {
+			preadSegment(t, s)
 		}
-		f, err := os.Open(s.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := unmap(s.data); err != nil {
-			t.Fatal(err)
-		}
-		s.data, s.f = nil, f
 	}
+}
+
+// preadSegment makes the sealed segment s read with pread.
+func preadSegment(t *testing.T, s *segment) {
+	t.Helper()
+	if s.data == nil {
+		return
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unmap(s.data); err != nil {
+		t.Fatal(err)
+	}
+	s.data, s.f = nil, f
 }
 
 // preadLog returns a log of 400 keys internalKey(0, i) of 300-byte values, all

@@ -331,6 +331,11 @@ func (l *Log) find(p *part, h uint64, key []byte) (at, free, size int, err error
 
 // Set stores value under key.
 func (l *Log) Set(key, value []byte) error {
+	return l.set(key, value, l.hash(key))
+}
+
+// set is Set with the key's hash h.
+func (l *Log) set(key, value []byte, h uint64) error {
 	if err := l.writable(); err != nil {
 		return err
 	}
@@ -338,7 +343,6 @@ func (l *Log) Set(key, value []byte) error {
 	if err != nil {
 		return err
 	}
-	h := l.hash(key)
 	at, free, old, err := l.find(p, h, key)
 	if err != nil {
 		return err
@@ -1011,7 +1015,7 @@ func (l *Log) SetBatch(keys, values [][]byte) error {
 	// that a later value points into.
 	l.noGC++
 	for i := range keys {
-		if err := l.Set(keys[i], values[i]); err != nil {
+		if err := l.set(keys[i], values[i], l.hashes[i]); err != nil {
 			l.noGC--
 			return err
 		}

@@ -44,16 +44,7 @@ func loadPread(t *testing.T, dir string, kgStart, kgEnd int) (*Log, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.data != nil {
-			f, err := os.Open(s.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := unmap(s.data); err != nil {
-				t.Fatal(err)
-			}
-			s.data, s.f = nil, f
-		}
+		preadSegment(t, s)
 		l.segs[idx] = s
 		bySeq[seq] = idx
 		l.nextSeq = seq + 1
