@@ -34,6 +34,8 @@ type nexmarkOptions struct {
 	dir          string
 	sideInput    string
 	sqlDir       string
+	// profileDir, when set, receives a CPU profile of every run.
+	profileDir string
 }
 
 func newNexmarkCmd() *cobra.Command {
@@ -81,6 +83,7 @@ SQL run's events/s per core as a share of the Go API's.`,
 	f.StringVar(&o.dir, "dir", "", "directory q10 writes its files under (default: a temporary directory, removed afterwards)")
 	f.StringVar(&o.sqlDir, "sql-dir", "", "also run each query as the Nexmark reference's SQL file in this directory (a copy of nexmark-flink/src/main/resources/queries), and compare")
 	f.StringVar(&o.sideInput, "side-input", "", "q13's side input file of key,value rows (default: a temporary file of 10 000 rows)")
+	f.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of each run to this directory (QUERY.pprof, and QUERY-sql.pprof for the SQL run), for go tool pprof")
 	cmd.AddCommand(newNexmarkGenerateCmd())
 	return cmd
 }
@@ -196,7 +199,7 @@ func runNexmark(ctx context.Context, stdout, stderr io.Writer, o nexmarkOptions)
 		if o.state == "pebble" {
 			backend = eddy.PebbleState(filepath.Join(tmp, "state-"+name), o.memoryBudget)
 		}
-		r, err := runNexmarkQuery(ctx, stderr, name, cfg, o.parallelism, qo, backend)
+		r, err := runNexmarkQuery(ctx, stderr, name, cfg, o.parallelism, qo, backend, o.profileDir)
 		if err != nil {
 			return err
 		}
@@ -233,7 +236,7 @@ func runNexmark(ctx context.Context, stdout, stderr io.Writer, o nexmarkOptions)
 }
 
 // runNexmarkQuery runs one query and measures it.
-func runNexmarkQuery(ctx context.Context, stderr io.Writer, name string, cfg nexmark.Config, parallelism int, o queries.Options, backend eddy.StateBackend) (nexmarkResult, error) {
+func runNexmarkQuery(ctx context.Context, stderr io.Writer, name string, cfg nexmark.Config, parallelism int, o queries.Options, backend eddy.StateBackend, profileDir string) (nexmarkResult, error) {
 	env := eddy.NewEnvironment(eddy.WithParallelism(parallelism), eddy.WithStateBackend(backend))
 	if name == "gen" {
 		eddy.Discard(queries.Generate(env, cfg))
@@ -246,12 +249,19 @@ func runNexmarkQuery(ctx context.Context, stderr io.Writer, name string, cfg nex
 	// Start every query from a clean heap, so that none pays for the
 	// garbage of the one before.
 	goruntime.GC()
+	stopProfile, err := startCPUProfile(profileDir, name+".pprof")
+	if err != nil {
+		return nexmarkResult{}, err
+	}
 	stop := startProgress(stderr, name, cfg.MaxEvents)
 	base := queries.GeneratedEvents()
 	cpu0, wall0 := processCPU(), time.Now()
-	err := env.Execute(ctx, "nexmark "+name)
+	err = env.Execute(ctx, "nexmark "+name)
 	wall, cpu := time.Since(wall0), processCPU()-cpu0
 	stop()
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	if err != nil {
 		return nexmarkResult{}, err
 	}

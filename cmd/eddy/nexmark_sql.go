@@ -62,9 +62,16 @@ func runNexmarkSQL(ctx context.Context, name, dir, tmp string, o nexmarkOptions,
 		return nexmarkResult{}, fmt.Errorf("%w: %s (%s): %w", errSQLPlan, label, where, err)
 	}
 	goruntime.GC()
+	stopProfile, err := startCPUProfile(o.profileDir, name+"-sql.pprof")
+	if err != nil {
+		return nexmarkResult{}, err
+	}
 	cpu0, wall0 := processCPU(), time.Now()
 	err = env.Execute(ctx, "nexmark "+label)
 	wall, cpu := time.Since(wall0), processCPU()-cpu0
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	if err != nil {
 		return nexmarkResult{}, fmt.Errorf("%s: %w", label, err)
 	}

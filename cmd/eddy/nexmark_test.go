@@ -100,3 +100,23 @@ func TestNexmarkGenerate(t *testing.T) {
 		t.Errorf("events per type %v, want 10 persons, 30 auctions and 460 bids", types)
 	}
 }
+
+// TestNexmarkCPUProfiles checks that --cpuprofile-dir writes a profile of
+// each run that go tool pprof can read (a gzipped protocol buffer).
+func TestNexmarkCPUProfiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "profiles")
+	var out, errOut bytes.Buffer
+	o := nexmarkOptions{query: "q0,q1", events: 20_000, tps: 10_000, parallelism: 1, state: "heap", output: "blackhole", profileDir: dir}
+	if err := runNexmark(context.Background(), &out, &errOut, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"q0.pprof", "q1.pprof"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s: not a gzipped profile (%d bytes)", name, len(b))
+		}
+	}
+}
