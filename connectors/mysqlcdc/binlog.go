@@ -1,0 +1,256 @@
+package mysqlcdc
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+)
+
+// binlogReader reads the binlog split: every change of the captured tables
+// in commit order. Its position is the start of the transaction being read
+// and the number of rows of the captured tables read in it, so that a
+// restore re-reads the transaction and skips them: transactions are never
+// split across a checkpoint's position.
+type binlogReader struct {
+	r     *reader
+	split *binlogSplit
+	s     *stream
+
+	txStart position // where the transaction being read starts
+	rows    int      // rows of captured tables read in it
+	skip    int      // rows of it to skip, read before a restore
+	inTx    bool
+	// chunks are the snapshot's chunks by table, sorted by start, while
+	// the binlog is before maxHigh.
+	chunks  map[string][]*chunk
+	maxHigh position
+	timeout time.Duration
+}
+
+func (b *binlogReader) open() error {
+	if _, err := b.r.connection(); err != nil {
+		return err
+	}
+	id, err := b.r.serverID()
+	if err != nil {
+		return err
+	}
+	sp := b.split
+	b.txStart, b.skip = sp.pos, sp.skip
+	b.chunks = map[string][]*chunk{}
+	for _, c := range sp.chunks {
+		b.chunks[c.table] = append(b.chunks[c.table], c)
+		if c.high.compare(b.maxHigh) > 0 {
+			b.maxHigh = c.high
+		}
+	}
+	for _, cs := range b.chunks {
+		sortChunks(cs)
+	}
+	b.s, err = b.r.cfg.openStream(id, b.r.flavor, sp.pos, b.r.ctx.Log())
+	b.timeout = 5 * time.Millisecond
+	return err
+}
+
+// state returns the split as a checkpoint holds it.
+func (b *binlogReader) state() *binlogSplit {
+	if b.s == nil {
+		return b.split
+	}
+	s := &binlogSplit{pos: b.txStart, skip: max(b.rows, b.skip), fromMillis: b.split.fromMillis}
+	for _, cs := range b.chunks {
+		s.chunks = append(s.chunks, cs...)
+	}
+	return s
+}
+
+func (b *binlogReader) close() {
+	if b.s != nil {
+		b.s.close()
+	}
+}
+
+// read emits the changes available now.
+func (b *binlogReader) read(out connector.Output[connector.TableRecord]) error {
+	if b.s == nil {
+		if err := b.open(); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	defer cancel()
+	split := out.Split(binlogSplitID)
+	for out.Room() > 0 {
+		ev, start, next, err := b.s.next(ctx)
+		if err != nil {
+			return err
+		}
+		if ev == nil {
+			return nil
+		}
+		switch e := ev.Event.(type) {
+		case *replication.RotateEvent:
+			if !b.inTx {
+				b.txStart = next
+			}
+		case *replication.MariadbGTIDEvent:
+			b.begin(start)
+		case *replication.GTIDEvent:
+			b.begin(start)
+		case *replication.QueryEvent:
+			q := strings.TrimSpace(string(e.Query))
+			switch {
+			case strings.EqualFold(q, "BEGIN"):
+				if !b.inTx {
+					b.begin(start)
+				}
+			case strings.EqualFold(q, "COMMIT"):
+				b.commit(next)
+			default:
+				if err := b.ddl(string(e.Schema), q, start); err != nil {
+					return err
+				}
+				b.commit(next)
+			}
+		case *replication.XIDEvent:
+			b.commit(next)
+		case *replication.RowsEvent:
+			if err := b.rowsEvent(out, split, e, start, int64(ev.Header.Timestamp)*1000); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (b *binlogReader) begin(start position) {
+	b.txStart, b.rows, b.inTx = start, 0, true
+}
+
+func (b *binlogReader) commit(next position) {
+	b.txStart, b.rows, b.skip, b.inTx = next, 0, 0, false
+}
+
+// ddlTable finds the tables a DDL statement names.
+var ddlTable = regexp.MustCompile("(?i)^\\s*(?:ALTER\\s+(?:ONLINE\\s+|IGNORE\\s+)*TABLE|DROP\\s+(?:TEMPORARY\\s+)?TABLE(?:\\s+IF\\s+EXISTS)?|RENAME\\s+TABLE|TRUNCATE(?:\\s+TABLE)?)\\s+(.*)$")
+
+// ddl stops the source when a statement changes a captured table: the SQL
+// table's columns are fixed when the job starts.
+func (b *binlogReader) ddl(schema, q string, at position) error {
+	m := ddlTable.FindStringSubmatch(strings.ReplaceAll(q, "\n", " "))
+	if m == nil {
+		return nil
+	}
+	for _, part := range strings.Split(m[1], ",") {
+		fields := strings.Fields(part)
+		if len(fields) == 0 {
+			continue
+		}
+		name := strings.ReplaceAll(fields[0], "`", "")
+		db, table, ok := strings.Cut(name, ".")
+		if !ok {
+			db, table = schema, name
+		}
+		if _, captured := b.r.tables[db+"."+table]; captured {
+			return fmt.Errorf("mysql-cdc: table %s.%s changed at binlog %s by %q: a SQL table's columns are fixed when the job starts; declare the new columns and start the job again from a savepoint (a pipeline follows schema changes)",
+				db, table, at, q)
+		}
+	}
+	return nil
+}
+
+// rowsEvent emits the changes of a rows event of a captured table.
+func (b *binlogReader) rowsEvent(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord],
+	e *replication.RowsEvent, start position, opTS int64) error {
+	t := b.r.tables[string(e.Table.Schema)+"."+string(e.Table.Table)]
+	if t == nil {
+		return nil
+	}
+	if int(e.ColumnCount) != len(t.cols) {
+		return fmt.Errorf("mysql-cdc: table %s has %d columns at binlog %s and had %d when the job started: its schema changed; start the job again with the new columns",
+			t.id(), e.ColumnCount, start, len(t.cols))
+	}
+	old := b.split.fromMillis > 0 && opTS < b.split.fromMillis
+	where := "binlog " + start.String()
+	emit := func(row rowImage, kind changelog.Kind) error {
+		return b.r.emit(out, split, t, row, kind, opTS, where)
+	}
+	step := 1
+	if e.Type() == replication.EnumRowsEventTypeUpdate {
+		step = 2
+	}
+	for i := 0; i+step <= len(e.Rows); i += step {
+		b.rows++
+		if b.rows <= b.skip || old {
+			continue
+		}
+		var err error
+		switch e.Type() {
+		case replication.EnumRowsEventTypeInsert:
+			if row := rowImage(e.Rows[i]); !b.covered(t, row, start) {
+				err = emit(row, changelog.Insert)
+			}
+		case replication.EnumRowsEventTypeDelete:
+			if row := rowImage(e.Rows[i]); !b.covered(t, row, start) {
+				err = emit(row, changelog.Delete)
+			}
+		case replication.EnumRowsEventTypeUpdate:
+			before, after := rowImage(e.Rows[i]), rowImage(e.Rows[i+1])
+			bc, ac := b.covered(t, before, start), b.covered(t, after, start)
+			switch {
+			case bc && ac:
+			case bc:
+				err = emit(after, changelog.Insert)
+			case ac:
+				err = emit(before, changelog.Delete)
+			case len(t.pk) > 0 && keyOf(t, before) != keyOf(t, after):
+				// A new key is a new row: upsert sinks key by it.
+				if err = emit(before, changelog.Delete); err == nil {
+					err = emit(after, changelog.Insert)
+				}
+			default:
+				if err = emit(before, changelog.UpdateBefore); err == nil {
+					err = emit(after, changelog.UpdateAfter)
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if b.chunks != nil && start.compare(b.maxHigh) >= 0 {
+		b.chunks = nil // past every chunk's high position
+	}
+	return nil
+}
+
+// covered tells whether the snapshot already holds a change at start of a
+// row: the change is before the high position of the row's chunk.
+func (b *binlogReader) covered(t *tableInfo, row rowImage, start position) bool {
+	cs := b.chunks[t.id()]
+	if len(cs) == 0 {
+		return false
+	}
+	k := chunkKeyOf(t, row)
+	for _, c := range cs {
+		if t.chunkKey < 0 || c.contains(k) {
+			return start.compare(c.high) < 0
+		}
+	}
+	return false
+}
+
+func sortChunks(cs []*chunk) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].index < cs[j-1].index; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}

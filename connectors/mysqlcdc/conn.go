@@ -1,0 +1,165 @@
+package mysqlcdc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// connect opens a connection to the server, retrying as
+// 'connect.max-retries' says. Errors never show the password.
+func (c *config) connect(ctx context.Context) (*client.Conn, error) {
+	var last error
+	for attempt := 0; attempt <= c.retries; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+			}
+		}
+		conn, err := client.ConnectWithContext(ctx, c.addr(), c.user, c.password, "", c.connectTimeout)
+		if err == nil {
+			// TIMESTAMP values come out in UTC, as the binary log has them.
+			if _, err = conn.Execute("SET time_zone = '+00:00'"); err == nil {
+				return conn, nil
+			}
+			conn.Close()
+		}
+		last = err
+		var me *mysql.MyError
+		if errors.As(err, &me) && (me.Code == mysql.ER_ACCESS_DENIED_ERROR || me.Code == mysql.ER_DBACCESS_DENIED_ERROR) {
+			break // a wrong password does not get better
+		}
+	}
+	return nil, c.connError(last)
+}
+
+// connError says what a connection failure means and what to do.
+func (c *config) connError(err error) error {
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == mysql.ER_ACCESS_DENIED_ERROR {
+		return fmt.Errorf("mysql-cdc: the server at %s refused user '%s': check 'username' and 'password': %w", c.addr(), c.user, err)
+	}
+	return fmt.Errorf("mysql-cdc: cannot connect to %s (options 'hostname' and 'port'): %w", c.addr(), err)
+}
+
+// variable returns a server variable, "" if the server has none.
+func variable(conn *client.Conn, name string) (string, error) {
+	r, err := conn.Execute("SHOW GLOBAL VARIABLES LIKE '" + name + "'")
+	if err != nil {
+		return "", fmt.Errorf("mysql-cdc: reading the server variable %s: %w", name, err)
+	}
+	defer r.Close()
+	if r.RowNumber() == 0 {
+		return "", nil
+	}
+	v := text(r, 0, 1)
+	return v, nil
+}
+
+// checkServer checks that the server writes a binary log a CDC source can
+// read: on, in ROW format, with full row images.
+func checkServer(conn *client.Conn) error {
+	checks := []struct{ name, want, fix string }{
+		{"log_bin", "ON", "start the server with --log-bin (log_bin = ON in my.cnf)"},
+		{"binlog_format", "ROW", "set binlog_format = ROW (SET GLOBAL binlog_format = 'ROW', and in my.cnf)"},
+		{"binlog_row_image", "FULL", "set binlog_row_image = FULL (SET GLOBAL binlog_row_image = 'FULL', and in my.cnf)"},
+	}
+	for _, ch := range checks {
+		v, err := variable(conn, ch.name)
+		if err != nil {
+			return err
+		}
+		if v == "" && ch.name == "binlog_row_image" {
+			continue // servers before the variable write full images
+		}
+		if !strings.EqualFold(v, ch.want) {
+			return fmt.Errorf("mysql-cdc: the server's %s is %q, and a CDC source needs %s: %s", ch.name, v, ch.want, ch.fix)
+		}
+	}
+	return nil
+}
+
+// isMariaDB tells whether the server is MariaDB.
+func isMariaDB(conn *client.Conn) bool {
+	return strings.Contains(strings.ToLower(conn.GetServerVersion()), "mariadb")
+}
+
+// flavor returns the binlog flavor of the server.
+func flavor(conn *client.Conn) string {
+	if isMariaDB(conn) {
+		return mysql.MariaDBFlavor
+	}
+	return mysql.MySQLFlavor
+}
+
+// currentPosition returns the end of the server's binary log.
+func currentPosition(conn *client.Conn) (position, error) {
+	r, err := conn.Execute("SHOW MASTER STATUS")
+	if err != nil {
+		// MySQL 8.4 renamed it.
+		var err2 error
+		if r, err2 = conn.Execute("SHOW BINARY LOG STATUS"); err2 != nil {
+			return position{}, fmt.Errorf("mysql-cdc: reading the binlog position (SHOW MASTER STATUS; the user needs REPLICATION CLIENT): %w", err)
+		}
+	}
+	defer r.Close()
+	if r.RowNumber() == 0 {
+		return position{}, fmt.Errorf("mysql-cdc: the server writes no binary log (SHOW MASTER STATUS is empty): start it with --log-bin")
+	}
+	file := text(r, 0, 0)
+	pos, _ := r.GetUint(0, 1)
+	return position{File: file, Pos: uint32(pos)}, nil
+}
+
+// earliestPosition returns the start of the oldest binary log the server
+// has.
+func earliestPosition(conn *client.Conn) (position, error) {
+	r, err := conn.Execute("SHOW BINARY LOGS")
+	if err != nil {
+		return position{}, fmt.Errorf("mysql-cdc: listing the binary logs (SHOW BINARY LOGS; the user needs REPLICATION CLIENT): %w", err)
+	}
+	defer r.Close()
+	if r.RowNumber() == 0 {
+		return position{}, fmt.Errorf("mysql-cdc: the server has no binary logs: start it with --log-bin")
+	}
+	file := text(r, 0, 0)
+	return position{File: file, Pos: 4}, nil
+}
+
+// binlogFiles lists the server's binary logs, oldest first.
+func binlogFiles(conn *client.Conn) ([]string, error) {
+	r, err := conn.Execute("SHOW BINARY LOGS")
+	if err != nil {
+		return nil, fmt.Errorf("mysql-cdc: listing the binary logs (SHOW BINARY LOGS; the user needs REPLICATION CLIENT): %w", err)
+	}
+	defer r.Close()
+	files := make([]string, 0, r.RowNumber())
+	for i := 0; i < r.RowNumber(); i++ {
+		f := text(r, i, 0)
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// quote quotes an identifier.
+func quote(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+
+// quoteString quotes a string literal.
+func quoteString(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
+}
+
+// text returns a value of a result as a string of its own: the result's
+// strings share its buffers, which go back to a pool when it is closed.
+func text(r *mysql.Result, row, col int) string {
+	s, _ := r.GetString(row, col)
+	return strings.Clone(s)
+}

@@ -1,0 +1,183 @@
+package mysqlcdc
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/eddystream/eddy/connector"
+)
+
+var spec = connector.Spec{
+	Name: "mysql-cdc",
+	Kind: connector.SourceKind,
+	Description: "Reads MySQL and MariaDB tables as changelogs: a lock-free, parallel snapshot of their rows " +
+		"(+I), then every change from the binary log (+I, -U, +U, -D), exactly once through checkpoints. " +
+		"The server needs log_bin on, binlog_format=ROW and binlog_row_image=FULL.",
+	Options: []connector.Option{
+		{Key: "hostname", Type: connector.String, Required: true, Description: "The host name or IP address of the MySQL or MariaDB server."},
+		{Key: "port", Type: connector.Int, Default: "3306", Description: "The server's port.", Check: portNumber},
+		{Key: "username", Type: connector.String, Required: true,
+			Description: "The user to connect as; it needs SELECT, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."},
+		{Key: "password", Type: connector.String, Secret: true, Description: "The user's password."},
+		{Key: "database-name", Type: connector.String, Required: true,
+			Description: "The database to capture: a name or a regular expression that must match the whole name."},
+		{Key: "table-name", Type: connector.String, Required: true,
+			Description: "The tables to capture: a name or a regular expression that must match the whole table name (or the whole 'database.table'); tables that match are read as one table."},
+		{Key: "server-id", Type: connector.String,
+			Description: "The replica server id of the source's binlog readers, unique among the server's replicas: a number ('5400') or a range ('5400-5408') with at least as many ids as the source's parallelism; random within 5400-6400 by default.",
+			Check: checkServerID},
+		{Key: "scan.startup.mode", Type: connector.Enum, Default: "initial",
+			Values: []string{"initial", "snapshot", "latest-offset", "earliest-offset", "specific-offset", "timestamp"},
+			Description: "Where reading starts: 'initial' (a snapshot of the tables, then the binlog), 'snapshot' (the snapshot alone, then the job's input ends), 'latest-offset' (changes after the start), 'earliest-offset' (the oldest binlog the server has), 'specific-offset' (a binlog file and position), 'timestamp' (the first binlog event at or after 'scan.startup.timestamp-millis')."},
+		{Key: "scan.startup.specific-offset.file", Type: connector.String,
+			Description: "With 'specific-offset': the binlog file to start in (as SHOW MASTER STATUS names it)."},
+		{Key: "scan.startup.specific-offset.pos", Type: connector.Int,
+			Description: "With 'specific-offset': the position in that file to start at.", Check: nonNegative},
+		{Key: "scan.startup.timestamp-millis", Type: connector.Int,
+			Description: "With 'timestamp': the time to start at, in milliseconds since the Unix epoch.", Check: nonNegative},
+		{Key: "scan.incremental.snapshot.chunk.size", Type: connector.Int, Default: "8096",
+			Description: "The rows of a snapshot chunk: tables are split into chunks of their chunk key, read in parallel.", Check: positive},
+		{Key: "scan.incremental.snapshot.chunk.key-column", Type: connector.String,
+			Description: "The column tables are split on; by default the first column of the primary key. Tables without a primary key need it."},
+		{Key: "scan.snapshot.fetch.size", Type: connector.Int, Default: "1024",
+			Description: "Accepted for compatibility: a chunk is read in one query.", Check: positive},
+		{Key: "server-time-zone", Type: connector.String,
+			Description: "The time zone of the server's DATETIME values shown as TIMESTAMP_LTZ, and of TIMESTAMP values read into TIMESTAMP columns (an IANA name such as 'Asia/Shanghai'); UTC by default.",
+			Check: checkZone},
+		{Key: "connect.timeout", Type: connector.Duration, Default: "30 s", Description: "How long to wait for a connection to the server."},
+		{Key: "connect.max-retries", Type: connector.Int, Default: "3", Description: "How many times a failed connection is retried.", Check: nonNegative},
+		{Key: "heartbeat.interval", Type: connector.Duration, Default: "30 s",
+			Description: "How often the server sends a heartbeat on an idle binlog, so that a stalled connection is noticed; '0 s' disables it."},
+		{Key: "scan.incremental.snapshot.enabled", Type: connector.Bool, Default: "true",
+			Description: "Accepted for compatibility; the snapshot is always incremental (chunked, lock-free and checkpointed)."},
+	},
+}
+
+func portNumber(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 || n > 65535 {
+		return fmt.Errorf("want a port number from 1 to 65535")
+	}
+	return nil
+}
+
+func positive(v string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("want a positive number")
+	}
+	return nil
+}
+
+func nonNegative(v string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a number, 0 or more")
+	}
+	return nil
+}
+
+func checkZone(v string) error {
+	if _, err := time.LoadLocation(strings.TrimSpace(v)); err != nil {
+		return fmt.Errorf("want a time zone such as 'UTC' or 'Asia/Shanghai': %w", err)
+	}
+	return nil
+}
+
+// serverIDs parses 'server-id': a number or a range lo-hi.
+func serverIDs(v string) (lo, hi uint32, err error) {
+	v = strings.TrimSpace(v)
+	a, b, isRange := strings.Cut(v, "-")
+	x, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 32)
+	y := x
+	var err2 error
+	if isRange {
+		y, err2 = strconv.ParseUint(strings.TrimSpace(b), 10, 32)
+	}
+	if err1 != nil || err2 != nil || x == 0 || y < x {
+		return 0, 0, fmt.Errorf("want a server id ('5400') or a range of them ('5400-5408'), ids from 1 to 4294967295")
+	}
+	return uint32(x), uint32(y), nil
+}
+
+func checkServerID(v string) error { _, _, err := serverIDs(v); return err }
+
+// config is the source's configuration, from its options.
+type config struct {
+	host, user, password string
+	port                 int
+	database, table      *regexp.Regexp
+	databaseExpr         string
+	tableExpr            string
+	serverIDLo           uint32
+	serverIDHi           uint32
+	startup              string
+	specificFile         string
+	specificPos          uint32
+	startupTS            int64
+	chunkSize            int
+	chunkKey             string
+	zone                 *time.Location
+	connectTimeout       time.Duration
+	retries              int
+	heartbeat            time.Duration
+}
+
+// addr returns host:port.
+func (c *config) addr() string { return fmt.Sprintf("%s:%d", c.host, c.port) }
+
+// serverID returns the replica server id of the reader of subtask.
+func (c *config) serverID(subtask int) uint32 { return c.serverIDLo + uint32(subtask) }
+
+func wholeMatch(option, expr string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile("^(?:" + expr + ")$")
+	if err != nil {
+		return nil, fmt.Errorf("option '%s' = '%s' is not a regular expression: %w", option, expr, err)
+	}
+	return re, nil
+}
+
+func newConfig(o connector.Options) (*config, error) {
+	c := &config{
+		host: o.String("hostname"), user: o.String("username"), password: o.String("password"),
+		port: int(o.Int("port")), startup: strings.ToLower(o.String("scan.startup.mode")),
+		chunkSize: int(o.Int("scan.incremental.snapshot.chunk.size")), chunkKey: o.String("scan.incremental.snapshot.chunk.key-column"),
+		connectTimeout: o.Duration("connect.timeout"), retries: int(o.Int("connect.max-retries")),
+		heartbeat: o.Duration("heartbeat.interval"), zone: time.UTC,
+	}
+	var err error
+	c.databaseExpr, c.tableExpr = o.String("database-name"), o.String("table-name")
+	if c.database, err = wholeMatch("database-name", c.databaseExpr); err != nil {
+		return nil, err
+	}
+	if c.table, err = wholeMatch("table-name", c.tableExpr); err != nil {
+		return nil, err
+	}
+	if o.IsSet("server-id") {
+		c.serverIDLo, c.serverIDHi, _ = serverIDs(o.String("server-id"))
+	} else {
+		c.serverIDLo = 5400 + uint32(rand.IntN(1000))
+		c.serverIDHi = c.serverIDLo + 63
+	}
+	if o.IsSet("server-time-zone") {
+		c.zone, _ = time.LoadLocation(strings.TrimSpace(o.String("server-time-zone")))
+	}
+	switch c.startup {
+	case "specific-offset":
+		if !o.IsSet("scan.startup.specific-offset.file") || !o.IsSet("scan.startup.specific-offset.pos") {
+			return nil, fmt.Errorf("'scan.startup.mode' = 'specific-offset' needs 'scan.startup.specific-offset.file' and 'scan.startup.specific-offset.pos' (SHOW MASTER STATUS on the server shows them)")
+		}
+		c.specificFile = o.String("scan.startup.specific-offset.file")
+		c.specificPos = uint32(o.Int("scan.startup.specific-offset.pos"))
+	case "timestamp":
+		if !o.IsSet("scan.startup.timestamp-millis") {
+			return nil, fmt.Errorf("'scan.startup.mode' = 'timestamp' needs 'scan.startup.timestamp-millis'")
+		}
+		c.startupTS = o.Int("scan.startup.timestamp-millis")
+	}
+	return c, nil
+}

@@ -1,0 +1,430 @@
+package mysqlcdc
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// reader reads the chunks and the binlog split a subtask is given.
+type reader struct {
+	ctx   connector.ReaderContext
+	cfg   *config
+	table *connector.Table
+	rt    *types.RowType
+	w     *types.RowWriter
+	meta  metaColumns
+
+	conn   *client.Conn
+	flavor string
+	tables map[string]*tableInfo // by db.table, once discovered
+
+	chunks    []*chunk          // chunks to read, in order
+	pending   map[string]*chunk // read, waiting for the enumerator's ack
+	acked     []string          // acknowledged, to be finished
+	binlog    *binlogReader
+	requested bool // a split request is outstanding
+	noMore    bool
+}
+
+// metaColumns are the indexes in the rows of the metadata columns the table
+// asks for, -1 for those it does not.
+type metaColumns struct{ database, table, opTS, rowKind int }
+
+func (r *reader) AddSplits(splits []connector.Split) error {
+	for _, s := range splits {
+		c, b, err := decodeSplit(s)
+		if err != nil {
+			return err
+		}
+		switch {
+		case c != nil && c.done:
+			// Read before a failure; the enumerator may not have heard.
+			r.pending[c.id()] = c
+			r.report(c)
+		case c != nil:
+			r.chunks = append(r.chunks, c)
+		default:
+			r.binlog = &binlogReader{r: r, split: b}
+		}
+		r.requested = false
+	}
+	return nil
+}
+
+func (r *reader) NoMoreSplits() { r.noMore = true }
+
+func (r *reader) HandleEvent(event []byte) error {
+	if len(event) == 0 || event[0] != eventChunkAck {
+		return fmt.Errorf("mysql-cdc: unknown enumerator event %q", event)
+	}
+	id := string(event[1:])
+	if _, ok := r.pending[id]; ok {
+		// Finished in the next Read; until then checkpoints still hold it
+		// (a restore reports it again, which does no harm).
+		r.acked = append(r.acked, id)
+	}
+	return nil
+}
+
+func (r *reader) report(c *chunk) {
+	r.ctx.SendEvent(append([]byte{eventChunkDone}, encodeChunkSplit(c).State...))
+}
+
+func (r *reader) Read(out connector.Output[connector.TableRecord]) error {
+	for _, id := range r.acked {
+		if _, ok := r.pending[id]; ok {
+			delete(r.pending, id)
+			out.Split(id).Finish()
+		}
+	}
+	r.acked = r.acked[:0]
+	if out.Room() <= 0 {
+		return nil
+	}
+	switch {
+	case len(r.chunks) > 0:
+		c := r.chunks[0]
+		if err := r.readChunk(out, c); err != nil {
+			return err
+		}
+		r.chunks = r.chunks[1:]
+		c.done = true
+		r.pending[c.id()] = c
+		r.report(c)
+		return nil
+	case r.binlog != nil:
+		return r.binlog.read(out)
+	}
+	if !r.requested && !r.noMore {
+		r.requested = true
+		r.ctx.RequestSplit()
+	}
+	time.Sleep(2 * time.Millisecond)
+	return nil
+}
+
+func (r *reader) SnapshotState(int64) ([]connector.Split, error) {
+	var out []connector.Split
+	for _, c := range r.chunks {
+		out = append(out, encodeChunkSplit(c))
+	}
+	for _, c := range r.pending {
+		out = append(out, encodeChunkSplit(c))
+	}
+	if r.binlog != nil {
+		out = append(out, encodeBinlogSplit(r.binlog.state()))
+	}
+	return out, nil
+}
+
+func (r *reader) Close() error {
+	if r.binlog != nil {
+		r.binlog.close()
+	}
+	if r.conn != nil {
+		r.conn.Close()
+	}
+	return nil
+}
+
+// connection returns the reader's connection to the server, and the
+// captured tables, opening and discovering them the first time.
+func (r *reader) connection() (*client.Conn, error) {
+	if r.conn != nil {
+		return r.conn, nil
+	}
+	conn, err := r.cfg.connect(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	tables, err := r.cfg.discover(conn, r.table.Schema)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	r.tables = map[string]*tableInfo{}
+	for _, t := range tables {
+		r.tables[t.id()] = t
+	}
+	r.conn, r.flavor = conn, flavor(conn)
+	return conn, nil
+}
+
+// serverID returns the replica server id of the subtask's binlog reads.
+func (r *reader) serverID() (uint32, error) {
+	id := r.cfg.serverID(r.ctx.Subtask())
+	if id > r.cfg.serverIDHi || id < r.cfg.serverIDLo {
+		return 0, fmt.Errorf("mysql-cdc: 'server-id' = '%d-%d' has %d ids and the source runs %d readers: give it a range of at least %d ids",
+			r.cfg.serverIDLo, r.cfg.serverIDHi, r.cfg.serverIDHi-r.cfg.serverIDLo+1, r.ctx.Parallelism(), r.ctx.Parallelism())
+	}
+	return id, nil
+}
+
+// rowImage is a row as the server gave it, one value per column.
+type rowImage []any
+
+// keyOf renders the primary key of a row (all its columns for a table
+// without one) as a string, the same for a snapshot's and the binlog's
+// values.
+func keyOf(t *tableInfo, row rowImage) string {
+	var b strings.Builder
+	cols := t.pk
+	if len(cols) == 0 {
+		cols = make([]int, len(t.cols))
+		for i := range cols {
+			cols[i] = i
+		}
+	}
+	for _, j := range cols {
+		b.WriteString(valueText(&t.cols[j], row[j]))
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// valueText renders a value for keys and chunk bounds.
+func valueText(c *column, v any) string {
+	if v == nil {
+		return "\x01NULL"
+	}
+	if n, ok := integer(v); ok {
+		if c.unsigned {
+			if u, ok := unsignedOf(v, n).(uint64); ok {
+				return strconv.FormatUint(u, 10)
+			}
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	switch x := v.(type) {
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case float32:
+		return strconv.FormatFloat(float64(x), 'g', -1, 32)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case []byte:
+		return string(x)
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}
+
+// chunkKeyOf returns the chunk key of a row, "" for a table read as one
+// chunk.
+func chunkKeyOf(t *tableInfo, row rowImage) string {
+	if t.chunkKey < 0 || t.chunkKey >= len(row) {
+		return ""
+	}
+	return valueText(&t.cols[t.chunkKey], row[t.chunkKey])
+}
+
+// buildRow writes a row of the SQL table from a row image.
+func (r *reader) buildRow(t *tableInfo, row rowImage, kind changelog.Kind, opTS int64) (types.Row, error) {
+	w := r.w
+	w.Reset()
+	for j := range t.cols {
+		i := t.toRow[j]
+		if i < 0 {
+			continue
+		}
+		var v any
+		if j < len(row) {
+			v = row[j]
+		}
+		if err := setValue(w, i, r.rt.Field(i).Type, &t.cols[j], v, r.cfg.zone); err != nil {
+			return types.Row{}, fmt.Errorf("column %s (%s): %w", t.cols[j].name, t.cols[j].columnType, err)
+		}
+	}
+	if r.meta.database >= 0 {
+		w.SetString(r.meta.database, t.db)
+	}
+	if r.meta.table >= 0 {
+		w.SetString(r.meta.table, t.name)
+	}
+	if r.meta.opTS >= 0 {
+		w.SetTimestampMillis(r.meta.opTS, opTS)
+	}
+	if r.meta.rowKind >= 0 {
+		w.SetString(r.meta.rowKind, kind.String())
+	}
+	return w.Finish(), nil
+}
+
+// emit emits a change of a row, or reports it as a bad record.
+func (r *reader) emit(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord],
+	t *tableInfo, row rowImage, kind changelog.Kind, opTS int64, where string) error {
+	v, err := r.buildRow(t, row, kind, opTS)
+	if err != nil {
+		return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: t.id() + " at " + where,
+			Raw: fmt.Sprint([]any(row)), Error: err.Error()})
+	}
+	split.Emit(connector.TableRecord{Kind: kind, Row: v})
+	return nil
+}
+
+// readChunk reads a chunk of a table's snapshot without locks: the rows
+// the query returns, brought up to date with the changes the binary log
+// holds between the positions before and after the query (the chunk's low
+// and high), are the chunk's rows at its high position. They are emitted
+// in one Read, so that a checkpoint holds all of them or none.
+func (r *reader) readChunk(out connector.Output[connector.TableRecord], c *chunk) error {
+	conn, err := r.connection()
+	if err != nil {
+		return err
+	}
+	t := r.tables[c.table]
+	if t == nil {
+		return fmt.Errorf("mysql-cdc: table %s of snapshot chunk %s is gone from the server", c.table, c.id())
+	}
+	low, err := currentPosition(conn)
+	if err != nil {
+		return err
+	}
+	q := chunkQuery(t, c)
+	res, err := conn.Execute(q)
+	if err != nil {
+		return fmt.Errorf("mysql-cdc: reading chunk %d of %s: %w", c.index, t.id(), err)
+	}
+	defer res.Close()
+	high, err := currentPosition(conn)
+	if err != nil {
+		return err
+	}
+	buf := newChunkBuffer(res.RowNumber())
+	for i := range res.Values {
+		row := make(rowImage, len(res.Values[i]))
+		for j := range row {
+			row[j] = res.Values[i][j].Value()
+		}
+		buf.put(keyOf(t, row), row)
+	}
+	if low.compare(high) < 0 {
+		if err := r.backfill(t, c, low, high, buf); err != nil {
+			return err
+		}
+	}
+	split := out.Split(c.id())
+	for _, k := range buf.order {
+		if row, ok := buf.rows[k]; ok {
+			if err := r.emit(out, split, t, row, changelog.Insert, 0, "snapshot chunk "+strconv.Itoa(c.index)); err != nil {
+				return err
+			}
+		}
+	}
+	c.high = high
+	return nil
+}
+
+func chunkQuery(t *tableInfo, c *chunk) string {
+	cols := make([]string, len(t.cols))
+	for i, col := range t.cols {
+		cols[i] = quote(col.name)
+	}
+	q := "SELECT " + strings.Join(cols, ", ") + " FROM " + quote(t.db) + "." + quote(t.name)
+	var where []string
+	if t.chunkKey >= 0 {
+		k := quote(t.cols[t.chunkKey].name)
+		if c.start != "" {
+			where = append(where, k+" >= "+c.start)
+		}
+		if c.end != "" {
+			where = append(where, k+" < "+c.end)
+		}
+	}
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	return q
+}
+
+// chunkBuffer holds a chunk's rows by key, in the order they came.
+type chunkBuffer struct {
+	order []string
+	seen  map[string]bool
+	rows  map[string]rowImage
+}
+
+func newChunkBuffer(n int) *chunkBuffer {
+	return &chunkBuffer{order: make([]string, 0, n), seen: make(map[string]bool, n), rows: make(map[string]rowImage, n)}
+}
+
+func (b *chunkBuffer) put(k string, row rowImage) {
+	if !b.seen[k] {
+		b.seen[k] = true
+		b.order = append(b.order, k)
+	}
+	b.rows[k] = row
+}
+
+func (b *chunkBuffer) remove(k string) { delete(b.rows, k) }
+
+// backfill applies to a chunk's rows the changes of the binary log from
+// low to high.
+func (r *reader) backfill(t *tableInfo, c *chunk, low, high position, buf *chunkBuffer) error {
+	id, err := r.serverID()
+	if err != nil {
+		return err
+	}
+	s, err := r.cfg.openStream(id, r.flavor, low, r.ctx.Log())
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ctx, cancel := context.WithTimeout(context.Background(), max(r.cfg.connectTimeout, 30*time.Second))
+	defer cancel()
+	for {
+		ev, _, next, err := s.next(ctx)
+		if err != nil {
+			return err
+		}
+		if ev == nil {
+			return fmt.Errorf("mysql-cdc: the binary log did not reach %s, where chunk %d of %s ends, within %v", high, c.index, t.id(), max(r.cfg.connectTimeout, 30*time.Second))
+		}
+		if e, ok := ev.Event.(*replication.RowsEvent); ok && string(e.Table.Schema) == t.db && string(e.Table.Table) == t.name {
+			applyToChunk(t, c, e, buf)
+		}
+		if next.compare(high) >= 0 {
+			return nil
+		}
+	}
+}
+
+// applyToChunk applies a rows event to the rows of a chunk.
+func applyToChunk(t *tableInfo, c *chunk, e *replication.RowsEvent, buf *chunkBuffer) {
+	in := func(row rowImage) bool { return c.contains(chunkKeyOf(t, row)) || t.chunkKey < 0 }
+	switch e.Type() {
+	case replication.EnumRowsEventTypeInsert:
+		for _, row := range e.Rows {
+			if in(row) {
+				buf.put(keyOf(t, row), row)
+			}
+		}
+	case replication.EnumRowsEventTypeUpdate:
+		for i := 0; i+1 < len(e.Rows); i += 2 {
+			before, after := rowImage(e.Rows[i]), rowImage(e.Rows[i+1])
+			if in(before) {
+				buf.remove(keyOf(t, before))
+			}
+			if in(after) {
+				buf.put(keyOf(t, after), after)
+			}
+		}
+	case replication.EnumRowsEventTypeDelete:
+		for _, row := range e.Rows {
+			if in(row) {
+				buf.remove(keyOf(t, row))
+			}
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package mysqlcdc
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/client"
+
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// column is a column of a captured table, as the server declares it.
+type column struct {
+	name       string
+	dataType   string // information_schema DATA_TYPE, lower case: int, varchar, ...
+	columnType string // COLUMN_TYPE: int(10) unsigned, enum('a','b'), ...
+	unsigned   bool
+	// values are the members of an ENUM or SET column.
+	values []string
+}
+
+// tableInfo is a captured table: its columns in the server's order, its
+// primary key and chunk key, and where each column goes in the SQL table's
+// rows.
+type tableInfo struct {
+	db, name string
+	cols     []column
+	pk       []int // indexes in cols
+	// chunkKey is the index in cols of the column the snapshot splits the
+	// table on, -1 if it is read as one chunk.
+	chunkKey int
+	// toRow gives, for each column, the index of the SQL table's column it
+	// fills, -1 if the table declares no such column.
+	toRow []int
+}
+
+// id is the table's name as the source's splits name it.
+func (t *tableInfo) id() string { return t.db + "." + t.name }
+
+// isInteger tells whether a column holds integers.
+func (c *column) isInteger() bool {
+	switch c.dataType {
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
+		return true
+	}
+	return false
+}
+
+// discover lists the tables the source captures, with their columns, and
+// maps them onto the SQL table's schema.
+func (c *config) discover(conn *client.Conn, schema *types.RowType) ([]*tableInfo, error) {
+	r, err := conn.Execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
+	if err != nil {
+		return nil, fmt.Errorf("mysql-cdc: listing tables: %w", err)
+	}
+	var tables []*tableInfo
+	for i := 0; i < r.RowNumber(); i++ {
+		db := text(r, i, 0)
+		name := text(r, i, 1)
+		if !c.database.MatchString(db) {
+			continue
+		}
+		if !c.table.MatchString(name) && !c.table.MatchString(db+"."+name) {
+			continue
+		}
+		tables = append(tables, &tableInfo{db: db, name: name, chunkKey: -1})
+	}
+	r.Close()
+	if len(tables) == 0 {
+		return nil, fmt.Errorf("mysql-cdc: no table matches 'database-name' = '%s' and 'table-name' = '%s' on %s (or the user may not see it: it needs SELECT on the tables)",
+			c.databaseExpr, c.tableExpr, c.addr())
+	}
+	sort.Slice(tables, func(i, j int) bool { return tables[i].id() < tables[j].id() })
+	for _, t := range tables {
+		if err := c.describe(conn, t, schema); err != nil {
+			return nil, err
+		}
+	}
+	return tables, nil
+}
+
+// describe reads a table's columns and keys.
+func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType) error {
+	r, err := conn.Execute("SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+		quoteString(t.db) + " AND TABLE_NAME = " + quoteString(t.name) + " ORDER BY ORDINAL_POSITION")
+	if err != nil {
+		return fmt.Errorf("mysql-cdc: reading the columns of %s: %w", t.id(), err)
+	}
+	defer r.Close()
+	for i := 0; i < r.RowNumber(); i++ {
+		name := text(r, i, 0)
+		dt := text(r, i, 1)
+		ct := text(r, i, 2)
+		col := column{name: name, dataType: strings.ToLower(dt), columnType: strings.ToLower(ct)}
+		col.unsigned = strings.Contains(col.columnType, "unsigned")
+		if col.dataType == "enum" || col.dataType == "set" {
+			col.values = enumValues(ct)
+		}
+		t.cols = append(t.cols, col)
+	}
+	k, err := conn.Execute("SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE CONSTRAINT_NAME = 'PRIMARY' AND TABLE_SCHEMA = " +
+		quoteString(t.db) + " AND TABLE_NAME = " + quoteString(t.name) + " ORDER BY ORDINAL_POSITION")
+	if err != nil {
+		return fmt.Errorf("mysql-cdc: reading the primary key of %s: %w", t.id(), err)
+	}
+	defer k.Close()
+	for i := 0; i < k.RowNumber(); i++ {
+		name := text(k, i, 0)
+		if j := t.column(name); j >= 0 {
+			t.pk = append(t.pk, j)
+		}
+	}
+	switch {
+	case c.chunkKey != "":
+		if t.chunkKey = t.column(c.chunkKey); t.chunkKey < 0 {
+			return fmt.Errorf("mysql-cdc: table %s has no column %q ('scan.incremental.snapshot.chunk.key-column'); it has %s",
+				t.id(), c.chunkKey, t.columnNames())
+		}
+	case len(t.pk) > 0:
+		t.chunkKey = t.pk[0]
+	default:
+		return fmt.Errorf("mysql-cdc: table %s has no primary key: give it one, or name a column to split its snapshot on with 'scan.incremental.snapshot.chunk.key-column' (an updated or deleted row is then matched by all its columns)", t.id())
+	}
+	if !t.cols[t.chunkKey].isInteger() {
+		// Other keys are compared by the server's collation, which the
+		// source cannot reproduce: the table is read as one chunk.
+		t.chunkKey = -1
+	}
+	t.toRow = make([]int, len(t.cols))
+	for i := range t.toRow {
+		t.toRow[i] = -1
+	}
+	for i, f := range schema.Fields() {
+		j := t.column(f.Name)
+		if j < 0 {
+			return fmt.Errorf("mysql-cdc: table %s has no column %q of the SQL table; it has %s", t.id(), f.Name, t.columnNames())
+		}
+		if err := compatible(&t.cols[j], f.Type); err != nil {
+			return fmt.Errorf("mysql-cdc: column %q of table %s (%s) cannot be read as %s: %w", f.Name, t.id(), t.cols[j].columnType, f.Type, err)
+		}
+		t.toRow[j] = i
+	}
+	return nil
+}
+
+// column returns the index of the column called name (without regard to
+// case), or -1.
+func (t *tableInfo) column(name string) int {
+	for i := range t.cols {
+		if strings.EqualFold(t.cols[i].name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (t *tableInfo) columnNames() string {
+	names := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// enumValues parses the members of enum('a','b') or set('a','b').
+func enumValues(columnType string) []string {
+	open, close := strings.IndexByte(columnType, '('), strings.LastIndexByte(columnType, ')')
+	if open < 0 || close < open {
+		return nil
+	}
+	s := columnType[open+1 : close]
+	var out []string
+	for len(s) > 0 {
+		if s[0] != '\'' {
+			s = s[1:]
+			continue
+		}
+		var b strings.Builder
+		i := 1
+		for i < len(s) {
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					b.WriteByte('\'')
+					i += 2
+					continue
+				}
+				break
+			}
+			if s[i] == '\\' && i+1 < len(s) {
+				i++
+			}
+			b.WriteByte(s[i])
+			i++
+		}
+		out = append(out, b.String())
+		s = s[min(i+1, len(s)):]
+	}
+	return out
+}
+
+// compatible checks that a column of the server can be read into a SQL
+// column of type t.
+func compatible(c *column, t types.Type) error {
+	k := t.Kind()
+	switch c.dataType {
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year", "bit":
+		if t.IsNumeric() || k == types.KindBoolean || t.IsString() {
+			return nil
+		}
+	case "decimal", "numeric", "float", "double", "real":
+		if t.IsNumeric() || t.IsString() {
+			return nil
+		}
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json":
+		if t.IsString() {
+			return nil
+		}
+	case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
+		if t.IsBinary() || t.IsString() {
+			return nil
+		}
+	case "date":
+		if k == types.KindDate || t.IsString() {
+			return nil
+		}
+	case "time":
+		if k == types.KindTime || t.IsString() {
+			return nil
+		}
+	case "datetime", "timestamp":
+		if k == types.KindTimestamp || k == types.KindTimestampLTZ || t.IsString() {
+			return nil
+		}
+	default:
+		return fmt.Errorf("the source does not read columns of type %s; leave the column out of the SQL table", c.dataType)
+	}
+	return fmt.Errorf("declare it as a type that holds %s values", c.dataType)
+}

@@ -1,0 +1,162 @@
+// Package testservers starts private database servers for eddy's tests:
+// each on a free port of 127.0.0.1, with a data directory of its own under a
+// temporary directory, stopped by its pid when the tests are done. Tests
+// never depend on how a server installed on the machine is configured.
+//
+// A test that needs a server whose binaries are missing is skipped, unless
+// the environment variable CI is "true", where it fails: CI installs them.
+package testservers
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// MariaDB is a running private MariaDB server with a row-based binary log.
+type MariaDB struct {
+	// Host and Port are where it listens.
+	Host string
+	Port int
+	// User is "root", with no password.
+	User string
+	dir  string
+	cmd  *exec.Cmd
+}
+
+// Addr returns host:port.
+func (m *MariaDB) Addr() string { return net.JoinHostPort(m.Host, strconv.Itoa(m.Port)) }
+
+// Dir returns the server's directory (its data directory is Dir()/data).
+func (m *MariaDB) Dir() string { return m.dir }
+
+var (
+	mariaTemplateOnce sync.Once
+	mariaTemplate     string
+	mariaTemplateErr  error
+)
+
+// missing skips or fails t for a server binary that is not installed.
+func missing(t testing.TB, what, pkg string) {
+	t.Helper()
+	msg := fmt.Sprintf("%s is not installed (apt-get install -y %s)", what, pkg)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// StartMariaDB starts a private MariaDB server for t with the given extra
+// server options ("--binlog-row-image=MINIMAL", say) and stops it when t
+// ends. The binary log is on, in ROW format, with server id 1.
+func StartMariaDB(t testing.TB, extra ...string) *MariaDB {
+	t.Helper()
+	bin, err := exec.LookPath("mariadbd")
+	if err != nil {
+		if _, err2 := os.Stat("/usr/sbin/mariadbd"); err2 != nil {
+			missing(t, "mariadbd", "mariadb-server")
+		}
+		bin = "/usr/sbin/mariadbd"
+	}
+	mariaTemplateOnce.Do(func() { mariaTemplate, mariaTemplateErr = initMariaDBTemplate() })
+	if mariaTemplateErr != nil {
+		t.Fatal(mariaTemplateErr)
+	}
+	dir, err := os.MkdirTemp("", "eddy-mariadb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := exec.Command("cp", "-a", mariaTemplate, data).CombinedOutput(); err != nil {
+		t.Fatalf("copying the MariaDB template: %v: %s", err, out)
+	}
+	port := freePort(t)
+	args := []string{"--no-defaults", "--user=root", "--datadir=" + data, "--port=" + strconv.Itoa(port),
+		"--bind-address=127.0.0.1", "--socket=" + filepath.Join(dir, "mysqld.sock"),
+		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + filepath.Join(dir, "err.log"),
+		"--log-bin=" + filepath.Join(data, "binlog"), "--binlog-format=ROW", "--server-id=1",
+		"--innodb-log-file-size=8M", "--innodb-buffer-pool-size=32M", "--skip-name-resolve"}
+	args = append(args, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting mariadbd: %v", err)
+	}
+	m := &MariaDB{Host: "127.0.0.1", Port: port, User: "root", dir: dir, cmd: cmd}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		os.RemoveAll(dir)
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", m.Addr(), time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "err.log"))
+			t.Fatalf("mariadbd did not listen on %s within 60 s: %v\n%s", m.Addr(), err, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return m
+}
+
+// initMariaDBTemplate initialises a data directory once per test process,
+// which each server copies.
+func initMariaDBTemplate() (string, error) {
+	install, err := exec.LookPath("mariadb-install-db")
+	if err != nil {
+		return "", fmt.Errorf("mariadb-install-db is not installed (apt-get install -y mariadb-server)")
+	}
+	dir, err := os.MkdirTemp("", "eddy-mariadb-template-")
+	if err != nil {
+		return "", err
+	}
+	data := filepath.Join(dir, "data")
+	out, err := exec.Command(install, "--no-defaults", "--user=root", "--datadir="+data,
+		"--auth-root-authentication-method=normal", "--skip-test-db",
+		"--innodb-log-file-size=8M", "--innodb-buffer-pool-size=32M").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("mariadb-install-db: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return data, nil
+}
+
+// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Main runs the tests of a package that starts servers and then removes the
+// data directory templates it made: call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if mariaTemplate != "" {
+		os.RemoveAll(filepath.Dir(mariaTemplate))
+	}
+	os.Exit(code)
+}
