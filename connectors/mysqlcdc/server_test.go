@@ -123,10 +123,13 @@ func query(t testing.TB, c *client.Conn, q string) []string {
 		var f []string
 		for j := range r.Values[i] {
 			v := r.Values[i][j]
-			if v.Value() == nil {
+			switch x := v.Value().(type) {
+			case nil:
 				f = append(f, "NULL")
-			} else {
-				f = append(f, v.String())
+			case []byte:
+				f = append(f, string(x))
+			default:
+				f = append(f, fmt.Sprint(x))
 			}
 		}
 		out = append(out, strings.Join(f, "|"))
