@@ -23,7 +23,7 @@ type stream struct {
 func (c *config) openStream(serverID uint32, flavor string, from position, log *slog.Logger) (*stream, error) {
 	cfg := replication.BinlogSyncerConfig{
 		ServerID: serverID, Flavor: flavor, Host: c.host, Port: uint16(c.port), User: c.user, Password: c.password,
-		TimestampStringLocation: time.UTC, HeartbeatPeriod: c.heartbeat, Logger: log,
+		TimestampStringLocation: time.UTC, HeartbeatPeriod: c.heartbeat, Logger: slog.New(quietHandler{log.Handler()}),
 		MaxReconnectAttempts: max(c.retries, 1),
 	}
 	if flavor == mysql.MariaDBFlavor {
@@ -67,3 +67,18 @@ func (s *stream) next(ctx context.Context) (*replication.BinlogEvent, position, 
 }
 
 func (s *stream) close() { s.syncer.Close() }
+
+// quietHandler passes on the records of the binlog client at warning level
+// and above: its informational records (each connection and rotation) would
+// drown the job's log.
+type quietHandler struct{ slog.Handler }
+
+func (h quietHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h quietHandler) WithGroup(name string) slog.Handler { return quietHandler{h.Handler.WithGroup(name)} }
