@@ -41,7 +41,9 @@ type enumerator struct {
 	waiting  []int // readers that asked for a split and got none yet
 }
 
-func (e *enumerator) snapshot() bool { return e.cfg.startup == "initial" || e.cfg.startup == "snapshot" }
+func (e *enumerator) snapshot() bool {
+	return e.cfg.startup == "initial" || e.cfg.startup == "snapshot"
+}
 
 func (e *enumerator) restore(b []byte) error {
 	if len(b) < 1 || b[0] != splitVersion {
