@@ -23,6 +23,7 @@ type SessionWindow[K comparable, T, ACC, O any] struct {
 	gap      int64
 	sessions state.ValueTable[K, state.VoidNamespace, []session[ACC]]
 	one      []ACC
+	absorbed []int // add's scratch: the indexes of the sessions a record merges
 }
 
 // NewSessionWindow returns a session window operator.
@@ -52,46 +53,77 @@ func (w *SessionWindow[K, T, ACC, O]) add(b *runtime.Batch[T], i int, ts int64) 
 	kg := w.setKeyAt(b, i)
 	key := w.kc.Key
 	list, _ := w.sessions.Get(kg, key, state.VoidNamespace{})
-	merged := session[ACC]{Start: ts, End: ts + w.gap, Acc: w.logic.Add(w.logic.Create(), v)}
-	keep := list[:0]
-	var absorbed []session[ACC]
-	for _, s := range list {
-		if s.Start <= merged.End && s.End >= merged.Start {
-			absorbed = append(absorbed, s)
+	// The record's session [ts, ts+gap) absorbs every session it overlaps
+	// or touches; the list keeps the others in place, then the merged one.
+	start, end := ts, ts+w.gap
+	absorbed := w.absorbed[:0]
+	keep := 0
+	for j, s := range list {
+		if s.Start <= end && s.End >= start {
+			absorbed = append(absorbed, j)
 			continue
 		}
-		keep = append(keep, s)
+		keep++
 	}
+	for _, j := range absorbed {
+		start, end = min(start, list[j].Start), max(end, list[j].End)
+	}
+	w.absorbed = absorbed
 	now := w.current()
-	for _, s := range absorbed {
-		merged.Start, merged.End = min(merged.Start, s.Start), max(merged.End, s.End)
-	}
-	if merged.End-1+w.late <= now {
+	if end-1+w.late <= now {
 		// Late: the session it would belong to is gone (or would be).
 		w.lateRecord(v, ts)
 		return nil
 	}
-	acc := w.logic.Create()
-	for _, s := range absorbed {
-		acc = w.logic.Merge(acc, s.Acc)
-		if s.End != merged.End {
-			// The absorbed session will not fire on its own.
-			w.deleteTimer(kg, key, windowTimer{End: s.End}, s.End-1)
+	// The accumulator: the absorbed sessions' merged in list order (into
+	// the first, which the list read from state lets the operator change),
+	// then the record.
+	var acc ACC
+	pending := false // an absorbed session has not fired: its timer is pending
+	for n, j := range absorbed {
+		s := list[j]
+		if n == 0 {
+			acc = s.Acc
+		} else {
+			acc = w.logic.Merge(acc, s.Acc)
 		}
+		pending = pending || s.End-1 > now
 	}
-	merged.Acc = w.logic.Merge(acc, merged.Acc)
-	list = append(keep, merged)
+	if len(absorbed) == 0 {
+		acc = w.logic.Create()
+	}
+	acc = w.logic.Add(acc, v)
+	merged := session[ACC]{Start: start, End: end, Acc: acc}
+	if len(absorbed) > 0 {
+		out := list[:0]
+		a := 0
+		for j, s := range list {
+			if a < len(absorbed) && absorbed[a] == j {
+				a++
+				continue
+			}
+			out = append(out, s)
+		}
+		clear(list[keep:])
+		list = out
+	}
+	list = append(list, merged)
 	w.sessions.Put(kg, key, state.VoidNamespace{}, list)
-	if merged.End-1 <= now {
+	switch {
+	case end-1 <= now:
 		// The merged session has passed its end already: fire it now with
 		// the late record, and keep it until its lateness ends.
 		if err := w.fire(key, merged); err != nil {
 			return err
 		}
-		w.timer(kg, key, windowTimer{End: merged.End, Cleanup: true}, merged.End-1+w.late)
-	} else {
-		w.timer(kg, key, windowTimer{End: merged.End}, merged.End-1)
+		w.timer(kg, key, windowTimer{End: end, Cleanup: true}, end-1+w.late)
+	case !pending:
+		w.timer(kg, key, windowTimer{End: end}, end-1)
 	}
+	// Otherwise the timer of an absorbed session that has not fired is
+	// due at or before the merged session's end: when it fires, onTimer
+	// moves it to the merged session's end. Sessions grow with most
+	// records, and so a timer is not deleted and registered for each.
 	return nil
 }
 
@@ -123,6 +155,12 @@ func (w *SessionWindow[K, T, ACC, O]) onTimer(kg int, key K, t windowTimer, ts i
 		}
 		if s.End == t.End && !t.Cleanup && w.late > 0 {
 			w.timer(kg, key, windowTimer{End: s.End, Cleanup: true}, s.End-1+w.late)
+		}
+		if s.End > t.End && !t.Cleanup {
+			// A session that grew past the end its timer was registered
+			// for (see add), or one with a timer of its own (registering
+			// it again does nothing): it fires at its end.
+			w.timer(kg, key, windowTimer{End: s.End}, s.End-1)
 		}
 		keep = append(keep, s)
 	}
