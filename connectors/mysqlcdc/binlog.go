@@ -177,7 +177,9 @@ func (b *binlogReader) rowsEvent(out connector.Output[connector.TableRecord], sp
 		return fmt.Errorf("mysql-cdc: table %s has %d columns at binlog %s and had %d when the job started: its schema changed; start the job again with the new columns",
 			t.id(), e.ColumnCount, start, len(t.cols))
 	}
-	old := b.split.fromMillis > 0 && opTS < b.split.fromMillis
+	// Binlog timestamps are in seconds: an event of the second the
+	// startup timestamp falls in is not older than it.
+	old := b.split.fromMillis > 0 && opTS < b.split.fromMillis/1000*1000
 	where := "binlog " + start.String()
 	emit := func(row rowImage, kind changelog.Kind) error {
 		return b.r.emit(out, split, t, row, kind, opTS, where)
