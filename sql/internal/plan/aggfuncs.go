@@ -25,7 +25,11 @@ type aggCall struct {
 	// Params are the constant arguments after the first, of the calls
 	// that take them (aggfuncs_approx.go).
 	Params []float64
-	text   string // the call as SQL, for plans
+	// Sep is LISTAGG's separator; IgnoreNulls is ARRAY_AGG's IGNORE NULLS
+	// (aggfuncs_value.go).
+	Sep         string
+	IgnoreNulls bool
+	text        string // the call as SQL, for plans
 }
 
 func (c *aggCall) String() string { return c.text }
@@ -49,6 +53,12 @@ const (
 	kVar
 	kHLL // APPROX_COUNT_DISTINCT (aggfuncs_approx.go)
 	kKLL // APPROX_PERCENTILE (aggfuncs_approx.go)
+	// The aggregates of values (aggfuncs_value.go).
+	kFirst   // FIRST_VALUE
+	kLast    // LAST_VALUE
+	kListAgg // LISTAGG
+	kArray   // ARRAY_AGG
+	kCollect // COLLECT
 )
 
 // aggSlots is the place of one call in the accumulator.
@@ -216,6 +226,8 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 			if err := a.approxSlots(c, &s, retract); err != nil {
 				return nil, err
 			}
+		case "FIRST_VALUE", "LAST_VALUE", "LISTAGG", "ARRAY_AGG", "COLLECT":
+			a.valueSlots(c, &s, retract)
 		default:
 			return nil, fmt.Errorf("aggregate %s is not supported", c.Name)
 		}
@@ -461,7 +473,7 @@ func (a *sqlAgg) fold(i int, c *aggCall, s *aggSlots, acc *Acc, in types.Row, v 
 		acc.W[s.w] += uint64(sign)
 		return
 	}
-	if in.IsNull(c.Arg) {
+	if in.IsNull(c.Arg) && (s.kind != kArray || c.IgnoreNulls) {
 		return
 	}
 	if c.Distinct && s.bit == 0 {
@@ -505,6 +517,9 @@ func (a *sqlAgg) fold(i int, c *aggCall, s *aggSlots, acc *Acc, in types.Row, v 
 		a.extremumWord(c, s, acc, x, v, first, sign)
 	case kHLL, kKLL:
 		a.foldApprox(i, c, s, acc, in, sign)
+	case kFirst, kLast, kListAgg, kArray, kCollect:
+		acc.W[s.w] -= uint64(sign) // the fold counts the values it keeps
+		a.foldValue(i, c, s, acc, in, v, first, sign)
 	case kMinMaxStr:
 		x := in.String(c.Arg)
 		if s.view >= 0 {
@@ -597,8 +612,12 @@ func (a *sqlAgg) float(c *aggCall, in types.Row) float64 {
 
 // result writes the result of call c into field i.
 func (a *sqlAgg) result(c *aggCall, s *aggSlots, acc Acc, w *types.RowWriter, i int) {
-	if s.kind == kHLL || s.kind == kKLL {
+	switch s.kind {
+	case kHLL, kKLL:
 		a.resultApprox(c, s, acc, w, i)
+		return
+	case kFirst, kLast, kListAgg, kArray, kCollect:
+		a.resultValue(i, c, s, acc, w)
 		return
 	}
 	n := int64(acc.W[s.w])
@@ -729,6 +748,8 @@ func aggResultType(name string, arg types.Type, star bool) (types.Type, error) {
 		return types.Double().Nullable(), nil
 	case "APPROX_COUNT_DISTINCT", "APPROX_PERCENTILE":
 		return approxResultType(name, arg)
+	case "FIRST_VALUE", "LAST_VALUE", "LISTAGG", "ARRAY_AGG", "COLLECT":
+		return valueResultType(name, arg)
 	}
 	return types.Type{}, fmt.Errorf("aggregate %s is not supported", name)
 }
@@ -791,6 +812,8 @@ func (a *sqlAgg) merged(x, y Acc, keep []bool) Acc {
 			}
 		case kHLL, kKLL:
 			a.mergeApprox(s, &out, y)
+		case kFirst, kLast, kListAgg, kArray, kCollect:
+			mergeValue(s, &out, x, y)
 		}
 	}
 	return out

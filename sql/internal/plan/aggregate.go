@@ -61,7 +61,7 @@ func (g *aggregation) call(c *parser.FuncCall) (expr.Expr, bool, error) {
 		if name != "COUNT" {
 			return nil, true, g.q.errorf(c.Pos, "%s(*) is not an aggregate: only COUNT takes *", name)
 		}
-	case len(c.Args) != 1 && !isApproxAggregate(name):
+	case len(c.Args) != 1 && !isApproxAggregate(name) && !valueArgs(name, len(c.Args)):
 		return nil, true, g.q.errorf(c.Pos, "%s takes one argument, not %d", name, len(c.Args))
 	default:
 		params, err := g.approxParams(name, c)
@@ -69,6 +69,9 @@ func (g *aggregation) call(c *parser.FuncCall) (expr.Expr, bool, error) {
 			return nil, true, err
 		}
 		ac.Params = params
+		if err := g.valueParams(name, c, ac); err != nil {
+			return nil, true, err
+		}
 		e, err := g.base.Expr(c.Args[0])
 		if err != nil {
 			return nil, true, err
@@ -91,7 +94,7 @@ func (g *aggregation) call(c *parser.FuncCall) (expr.Expr, bool, error) {
 	if ac.Name == "COUNT" && !c.Star {
 		ac.T = types.BigInt().NotNull()
 	}
-	key := fmt.Sprintf("%s|%v|%v|%v|%v|%v", name, c.Star, c.Distinct, arg, filter, ac.Params)
+	key := fmt.Sprintf("%s|%v|%v|%v|%v|%v|%q|%v", name, c.Star, c.Distinct, arg, filter, ac.Params, ac.Sep, ac.IgnoreNulls)
 	if i, ok := g.byText[key]; ok {
 		return &aggRef{idx: i, c: g.calls[i]}, true, nil
 	}

@@ -14,7 +14,7 @@ var aggregateNames = map[string]bool{
 	"STDDEV_POP": true, "STDDEV_SAMP": true, "VAR_POP": true, "VAR_SAMP": true, "STDDEV": true, "VARIANCE": true,
 	"COLLECT": true, "LISTAGG": true, "FIRST_VALUE": true, "LAST_VALUE": true,
 	"APPROX_COUNT_DISTINCT": true, "APPROX_PERCENTILE": true, "JSON_OBJECTAGG": true, "JSON_ARRAYAGG": true,
-	"ARRAY_AGG": true, "BOOL_AND": true, "BOOL_OR": true,
+	"ARRAY_AGG": true,
 }
 
 func isAggregateName(name string) bool { return aggregateNames[name] }
