@@ -381,6 +381,14 @@ func TestRegularJoins(t *testing.T) {
 			replaceSuffix(bruteJoin(ls, rs, eddy.LeftJoin, idLess), "null, null]", "-1, null]")},
 		{"left_unmatched", "SELECT L.id, L.k, R.id, R.k FROM L LEFT JOIN R ON L.k = R.k AND L.id < R.id WHERE R.id IS NULL",
 			keepSuffix(bruteJoin(ls, rs, eddy.LeftJoin, idLess), "null, null]")},
+		// Keys of one BIGINT column on both sides (R2's k is R's cast):
+		// the join is keyed by their values, NULL keys dropped where the
+		// side's unmatched rows are not kept (inner, and the inner side
+		// of a LEFT JOIN); a FULL JOIN keys its nullable keys encoded.
+		{"inner_int", "SELECT L.id, L.k, R2.id, R2.k FROM L JOIN R2 ON L.k = R2.k", bruteJoin(ls, rs, eddy.InnerJoin, all)},
+		{"left_int", "SELECT L.id, L.k, R2.id, R2.k FROM L LEFT JOIN R2 ON L.k = R2.k AND L.id < R2.id", bruteJoin(ls, rs, eddy.LeftJoin, idLess)},
+		{"right_int", "SELECT L.id, L.k, R2.id, R2.k FROM L RIGHT JOIN R2 ON L.k = R2.k", bruteJoin(ls, rs, eddy.RightJoin, all)},
+		{"full_int", "SELECT L.id, L.k, R2.id, R2.k FROM L FULL JOIN R2 ON L.k = R2.k AND L.id < R2.id", bruteJoin(ls, rs, eddy.FullJoin, idLess)},
 		// A view of a join read by two queries: the join runs once, with
 		// the columns both read.
 		{"view1", "SELECT lid, lk, rid, rk FROM J", bruteJoin(ls, rs, eddy.InnerJoin, all)},
@@ -391,7 +399,7 @@ func TestRegularJoins(t *testing.T) {
 			f := newRowsFactory()
 			f.tables["L"] = rowsTable{lines: rowLines(ls), mode: changelog.InsertOnly}
 			f.tables["R"] = rowsTable{lines: rowLines(rs), mode: changelog.InsertOnly}
-			script := joinTablesDDL + "CREATE VIEW J AS SELECT L.id AS lid, L.k AS lk, R.id AS rid, R.k AS rk, L.s AS ls, R.s AS rs FROM L JOIN R ON L.k = R.k;\n"
+			script := joinTablesDDL + "CREATE VIEW R2 AS SELECT id, CAST(k AS BIGINT) AS k FROM R;\n" + "CREATE VIEW J AS SELECT L.id AS lid, L.k AS lk, R.id AS rid, R.k AS rk, L.s AS ls, R.s AS rs FROM L JOIN R ON L.k = R.k;\n"
 			for _, c := range cases {
 				script += joinSink(c.name) + fmt.Sprintf("INSERT INTO out_%s %s;\n", c.name, c.query)
 			}

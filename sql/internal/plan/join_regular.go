@@ -199,8 +199,6 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 	}
 	// Joins keep rows in state: copy them out of the arenas they share.
 	ls, rs = eddy.MapRows(ls, types.Row.Clone), eddy.MapRows(rs, types.Row.Clone)
-	lg := eddy.GroupBy(ls, lk.keyFunc())
-	rg := eddy.GroupBy(rs, rk.keyFunc())
 	var opts []eddy.TableOption
 	ttl, err := stateTTL(b.cat)
 	if err != nil {
@@ -231,22 +229,79 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 		ev.put(e)
 		return r
 	}
-	if len(j.residual) == 0 && !nullKeys {
-		return eddy.Join(lg, rg, kind, fn, opts...), nil
-	}
-	on := func(a, b types.Row) bool {
-		if nullKeys && (lk.hasNull(a) || rk.hasNull(b)) {
-			return false
+	var on func(a, b types.Row) bool
+	if len(j.residual) > 0 || nullKeys {
+		on = func(a, b types.Row) bool {
+			if nullKeys && (lk.hasNull(a) || rk.hasNull(b)) {
+				return false
+			}
+			if len(j.residual) == 0 {
+				return true
+			}
+			e := ev.get()
+			ok := e.test(a, b)
+			ev.put(e)
+			return ok
 		}
-		if len(j.residual) == 0 {
-			return true
-		}
-		e := ev.get()
-		ok := e.test(a, b)
-		ev.put(e)
-		return ok
 	}
-	return eddy.JoinOn(lg, rg, kind, on, fn, opts...), nil
+	if lf, rf, ok := intJoinKeys(j.keys, kind, j.spec.left.Schema(), j.spec.right.Schema()); ok {
+		return keyedJoin(eddy.GroupBy(ls, lf), eddy.GroupBy(rs, rf), kind, on, fn, opts), nil
+	}
+	return keyedJoin(eddy.GroupBy(ls, lk.keyFunc()), eddy.GroupBy(rs, rk.keyFunc()), kind, on, fn, opts), nil
+}
+
+// keyedJoin joins the keyed inputs, with on as the rest of the condition
+// (nil for none).
+func keyedJoin[K comparable](lg, rg *eddy.KeyedStream[K, Rec], kind eddy.JoinKind, on func(a, b types.Row) bool, fn func(a, b *types.Row) types.Row, opts []eddy.TableOption) *eddy.Stream[Rec] {
+	if on == nil {
+		return eddy.Join(lg, rg, kind, fn, opts...)
+	}
+	return eddy.JoinOn(lg, rg, kind, on, fn, opts...)
+}
+
+// intJoinKeys returns the key functions of a join on one column of each
+// side whose values are integers, dates or timestamps of millisecond
+// precision (the types whose value is the row's slot), of the same type on
+// both sides, and never NULL in the join: such a key is its int64 value,
+// which the join's state and exchanges hash and compare faster than the
+// encoded key and which takes no memory of its own. The column is never
+// NULL in the join if its type is NOT NULL or the join drops the side's
+// rows with a NULL key (see dropNullKeys), which it does for a key compared
+// with = on a side whose unmatched rows are not kept.
+func intJoinKeys(keys []equiKey, kind eddy.JoinKind, l, r *types.RowType) (lf, rf func(types.Row) int64, ok bool) {
+	if len(keys) != 1 {
+		return nil, nil, false
+	}
+	k := keys[0]
+	lc, lok := k.left.(*expr.Column)
+	rc, rok := k.right.(*expr.Column)
+	if !lok || !rok {
+		return nil, nil, false
+	}
+	lt, rt := l.Field(lc.Index).Type, r.Field(rc.Index).Type
+	if !lt.EqualIgnoringNullability(rt) || !slotKey(lt) {
+		return nil, nil, false
+	}
+	// dropped tells whether the join drops a side's rows with a NULL key.
+	leftDropped := !k.nullSafe && (kind == eddy.InnerJoin || kind == eddy.RightJoin)
+	rightDropped := !k.nullSafe && (kind == eddy.InnerJoin || kind == eddy.LeftJoin)
+	if (lt.IsNullable() && !leftDropped) || (rt.IsNullable() && !rightDropped) {
+		return nil, nil, false
+	}
+	li, ri := lc.Index, rc.Index
+	return func(r types.Row) int64 { return r.Int64(li) }, func(r types.Row) int64 { return r.Int64(ri) }, true
+}
+
+// slotKey tells whether the values of t are their row slot, read whole by
+// Row.Int64: equal slots are equal values.
+func slotKey(t types.Type) bool {
+	switch t.Kind() {
+	case types.KindTinyInt, types.KindSmallInt, types.KindInt, types.KindBigInt, types.KindDate:
+		return true
+	case types.KindTimestamp, types.KindTimestampLTZ:
+		return t.Precision() <= types.MaxCompactTimestampPrecision
+	}
+	return false
 }
 
 // columnsOf returns the references to every column of rt.
