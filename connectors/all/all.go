@@ -3,7 +3,8 @@
 //
 //	import _ "github.com/eddystream/eddy/connectors/all"
 //
-// It holds the filesystem, datagen, nexmark, mysql-cdc, print and blackhole connectors
+// It holds the filesystem, datagen, nexmark, mysql-cdc, jdbc, print and
+// blackhole connectors
 // and the json, csv and debezium-json formats.
 package all
 
@@ -11,6 +12,7 @@ import (
 	_ "github.com/eddystream/eddy/connectors/blackhole"  // "blackhole"
 	_ "github.com/eddystream/eddy/connectors/datagen"    // "datagen"
 	_ "github.com/eddystream/eddy/connectors/filesystem" // "filesystem"
+	_ "github.com/eddystream/eddy/connectors/jdbc"       // "jdbc"
 	_ "github.com/eddystream/eddy/connectors/mysqlcdc"   // "mysql-cdc"
 	_ "github.com/eddystream/eddy/connectors/print"      // "print"
 	_ "github.com/eddystream/eddy/formats"               // "json", "csv", "debezium-json"

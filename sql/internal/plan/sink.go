@@ -37,6 +37,9 @@ func (s *SinkRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if err != nil {
 		return nil, err
 	}
+	// The plan knows the kinds of change its output carries better than
+	// the streams do (a source of VALUES, a Map of changes, say nothing).
+	in = eddy.AsChangelog(in, s.Input.Props().Mode)
 	if s.upsert {
 		key := types.NewKeyEncoder(s.ct.Schema, s.ct.PrimaryKey...)
 		var opts []eddy.TableOption

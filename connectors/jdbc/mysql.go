@@ -1,0 +1,107 @@
+package jdbc
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/client"
+)
+
+// mysql writes through a go-mysql connection with prepared statements.
+type mysql struct {
+	c     *config
+	conn  *client.Conn
+	st    statements
+	stmts map[string]*client.Stmt
+}
+
+func quoteMySQL(name string) string {
+	parts := strings.Split(name, ".")
+	for i, p := range parts {
+		parts[i] = "`" + strings.ReplaceAll(p, "`", "``") + "`"
+	}
+	return strings.Join(parts, ".")
+}
+
+func newMySQL(c *config, cols []string, key []int) *mysql {
+	m := &mysql{c: c}
+	table := quoteMySQL(c.table)
+	q := make([]string, len(cols))
+	ph := make([]string, len(cols))
+	for i, col := range cols {
+		q[i], ph[i] = quoteMySQL(col), "?"
+	}
+	m.st.insert = "INSERT INTO " + table + " (" + strings.Join(q, ", ") + ") VALUES (" + strings.Join(ph, ", ") + ")"
+	if len(key) > 0 {
+		var sets, where []string
+		for _, k := range key {
+			where = append(where, q[k]+" = ?")
+		}
+		for i := range cols {
+			sets = append(sets, q[i]+" = VALUES("+q[i]+")")
+		}
+		m.st.upsert = m.st.insert + " ON DUPLICATE KEY UPDATE " + strings.Join(sets, ", ")
+		m.st.delete = "DELETE FROM " + table + " WHERE " + strings.Join(where, " AND ")
+	}
+	return m
+}
+
+func (m *mysql) connect(ctx context.Context) error {
+	addr := fmt.Sprintf("%s:%d", m.c.url.host, m.c.url.port)
+	conn, err := client.ConnectWithContext(ctx, addr, m.c.user, m.c.password, m.c.url.database, m.c.connectTimeout)
+	if err != nil {
+		return fmt.Errorf("jdbc: connecting to %s as user %q (options 'url', 'username' and 'password'): %w", m.c.where(), m.c.user, err)
+	}
+	m.conn, m.stmts = conn, map[string]*client.Stmt{}
+	return nil
+}
+
+func (m *mysql) stmt(q string) (*client.Stmt, error) {
+	if s := m.stmts[q]; s != nil {
+		return s, nil
+	}
+	s, err := m.conn.Prepare(q)
+	if err != nil {
+		return nil, err
+	}
+	m.stmts[q] = s
+	return s, nil
+}
+
+func (m *mysql) apply(ctx context.Context, ops []op) error {
+	if m.conn == nil {
+		if err := m.connect(ctx); err != nil {
+			return err
+		}
+	}
+	err := func() error {
+		if err := m.conn.Begin(); err != nil {
+			return err
+		}
+		for _, o := range ops {
+			s, err := m.stmt(m.st.of(o))
+			if err != nil {
+				return err
+			}
+			r, err := s.Execute(o.args...)
+			if err != nil {
+				return err
+			}
+			r.Close()
+		}
+		return m.conn.Commit()
+	}()
+	if err != nil {
+		m.close()
+		return fmt.Errorf("jdbc: writing %d changes to %s: %w", len(ops), m.c.where(), err)
+	}
+	return nil
+}
+
+func (m *mysql) close() {
+	if m.conn != nil {
+		m.conn.Close()
+		m.conn = nil
+	}
+}

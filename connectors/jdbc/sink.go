@@ -1,0 +1,195 @@
+package jdbc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// statements are a table's parameterised statements.
+type statements struct {
+	insert, upsert, delete string
+}
+
+// op is one statement to run: an upsert or insert of a row's columns, or a
+// delete by its key.
+type op struct {
+	delete bool
+	upsert bool
+	args   []any
+}
+
+func (s *statements) of(o op) string {
+	switch {
+	case o.delete:
+		return s.delete
+	case o.upsert:
+		return s.upsert
+	}
+	return s.insert
+}
+
+// database is a dialect's connection.
+type database interface {
+	// apply runs ops in one transaction.
+	apply(ctx context.Context, ops []op) error
+	close()
+}
+
+// Sink is a jdbc sink of a SQL table.
+type Sink struct {
+	cfg   *config
+	table *connector.Table
+}
+
+// NewTableSink returns a sink of the table t with the validated options of
+// the "jdbc" connector.
+func NewTableSink(t *connector.Table, o connector.Options) (*Sink, error) {
+	cfg, err := newConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	return &Sink{cfg: cfg, table: t}, nil
+}
+
+// ChangelogMode says what the sink applies: upserts and deletes by its
+// primary key, or inserts only for a table without one.
+func (s *Sink) ChangelogMode() changelog.Mode {
+	if len(s.table.PrimaryKey) > 0 {
+		return changelog.Upsert
+	}
+	return changelog.InsertOnly
+}
+
+// NewWriter returns the writer of one subtask.
+func (s *Sink) NewWriter(ctx connector.WriterContext) (connector.Writer[connector.TableRecord], error) {
+	rt := s.table.Schema
+	cols := rt.Names()
+	w := &writer{cfg: s.cfg, rt: rt, key: s.table.PrimaryKey, byKey: map[string]int{},
+		keyEnc: types.NewKeyEncoder(rt, s.table.PrimaryKey...)}
+	switch s.cfg.url.dialect {
+	case "postgres":
+		w.db = newPostgres(s.cfg, cols, s.table.PrimaryKey)
+	default:
+		w.db = newMySQL(s.cfg, cols, s.table.PrimaryKey)
+	}
+	return w, nil
+}
+
+// writer buffers changes, the last of each key, and writes them in one
+// transaction when the buffer is full, when the flush interval has passed
+// since the oldest, and at every checkpoint.
+type writer struct {
+	cfg    *config
+	rt     *types.RowType
+	key    []int
+	keyEnc *types.KeyEncoder
+	db     database
+	buf    []op
+	byKey  map[string]int // key -> index in buf, upsert mode
+	oldest time.Time
+}
+
+func (w *writer) Write(records []connector.TableRecord, _ []int64) error {
+	for _, r := range records {
+		if r.Kind == changelog.UpdateBefore {
+			continue // the +U that follows replaces the row
+		}
+		if len(w.buf) == 0 {
+			w.oldest = time.Now()
+		}
+		if len(w.key) == 0 {
+			if r.Kind != changelog.Insert && r.Kind != changelog.UpdateAfter {
+				return fmt.Errorf("jdbc: %s has no primary key and takes inserts only, not %s; declare PRIMARY KEY (...) NOT ENFORCED", w.cfg.where(), r.Kind)
+			}
+			w.buf = append(w.buf, op{args: w.args(r.Row, nil)})
+		} else {
+			o := op{upsert: true}
+			if r.Kind == changelog.Delete {
+				o = op{delete: true, args: w.args(r.Row, w.key)}
+			} else {
+				o.args = w.args(r.Row, nil)
+			}
+			k := w.keyEnc.Key(r.Row)
+			if i, ok := w.byKey[k]; ok {
+				w.buf[i] = o
+			} else {
+				w.byKey[k] = len(w.buf)
+				w.buf = append(w.buf, o)
+			}
+		}
+		if w.cfg.maxRows > 0 && len(w.buf) >= w.cfg.maxRows {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if len(w.buf) > 0 && w.cfg.interval > 0 && time.Since(w.oldest) >= w.cfg.interval {
+		return w.Flush()
+	}
+	return nil
+}
+
+// args returns the statement parameters of a row: every column, or the
+// columns cols.
+func (w *writer) args(row types.Row, cols []int) []any {
+	mysql := w.cfg.url.dialect == "mysql"
+	if cols == nil {
+		out := make([]any, w.rt.Len())
+		for i := range out {
+			out[i] = goValue(w.rt, row, i, mysql)
+		}
+		return out
+	}
+	out := make([]any, len(cols))
+	for j, i := range cols {
+		out[j] = goValue(w.rt, row, i, mysql)
+	}
+	return out
+}
+
+// Flush writes the buffer in one transaction, retrying on a new connection
+// as 'sink.max-retries' says.
+func (w *writer) Flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	var err error
+	for attempt := 0; attempt <= w.cfg.retries; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.connectTimeout+time.Minute)
+		err = w.db.apply(ctx, w.buf)
+		cancel()
+		if err == nil {
+			clear(w.buf)
+			w.buf = w.buf[:0]
+			clear(w.byKey)
+			return nil
+		}
+	}
+	return err
+}
+
+func (w *writer) Close() error {
+	w.db.close()
+	return nil
+}
+
+type factory struct{}
+
+func (factory) Spec() connector.Spec { return spec }
+
+func (factory) NewSink(ctx connector.Context) (any, error) {
+	if ctx.Table == nil {
+		return nil, fmt.Errorf("jdbc writes SQL tables (changelog.Change[types.Row] records), not %v records", ctx.RecordType)
+	}
+	return NewTableSink(ctx.Table, ctx.Options)
+}
+
+func init() { connector.Register(factory{}) }
