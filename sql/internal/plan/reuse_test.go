@@ -114,6 +114,7 @@ var reuseQueries = []string{
 	"SELECT * FROM TABLE(TRIEST(TABLE edges, DESCRIPTOR(src), DESCRIPTOR(dst), 1000))",
 	"SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS t(x, y)",
 	"SELECT auction, window_start FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))",
+	"SELECT auction, price, dateTime FROM bid ORDER BY dateTime, price DESC",
 	"SELECT auction, COUNT(*) AS n, window_start FROM TABLE(HOP(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '2' SECOND, INTERVAL '10' SECOND)) GROUP BY auction, window_start, window_end",
 	`SELECT L.auction, R.seller FROM
   (SELECT * FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))) L
@@ -127,7 +128,7 @@ var relTypes = []Rel{
 	&CalcRel{}, &ScanRel{}, &AggregateRel{}, &DistinctRel{}, &IntervalJoinRel{}, &RegularJoinRel{},
 	&TemporalJoinRel{}, &LookupJoinRel{}, &lateSourceRel{}, &OverAggregateRel{}, &RankRel{}, &DedupRel{},
 	&WindowRankRel{}, &WindowDedupRel{}, &UnionRel{}, &ReplicateRowsRel{}, &SinkRel{}, &SubqueryJoinRel{},
-	&TriestRel{}, &ValuesRel{}, &WindowTVFRel{}, &WindowAggregateRel{}, &WindowJoinRel{},
+	&TriestRel{}, &ValuesRel{}, &WindowTVFRel{}, &WindowAggregateRel{}, &WindowJoinRel{}, &TemporalSortRel{},
 }
 
 // ownTypes are the relations that are never merged, whatever their fields.

@@ -9,8 +9,9 @@ import (
 // orderLimit plans ORDER BY ... LIMIT n [OFFSET m] of a query as Flink
 // plans a streaming sort with a limit: a global Top-N (RankRel described as
 // SortLimit; LIMIT without ORDER BY keeps the first rows to arrive). ORDER
-// BY without LIMIT sorts an unbounded stream, which only Flink's temporal
-// sort on the rowtime attribute can do; it is refused.
+// BY without LIMIT sorts an unbounded stream, which only a temporal sort
+// can do: ascending on the rowtime attribute first (TemporalSortRel, in
+// sort_temporal.go); other orders are refused, as Flink refuses them.
 func (q *queryPlanner) orderLimit(n *parser.Query, r Rel) (Rel, error) {
 	rt := r.Schema()
 	sc := &scope{}
@@ -57,8 +58,15 @@ func (q *queryPlanner) orderLimit(n *parser.Query, r Rel) (Rel, error) {
 		switch {
 		case n.Offset != nil:
 			return nil, q.errorf(n.Offset.Position(), "OFFSET without LIMIT is not supported on an unbounded stream: add LIMIT")
-		case keys[0].Field == p.Rowtime && !keys[0].Descending:
-			return nil, q.errorf(n.OrderBy[0].Pos, "ORDER BY the rowtime attribute %s without LIMIT (a temporal sort) is not supported yet: add LIMIT for a Top-N", rt.Field(p.Rowtime).Name)
+		case keys[0].Field == p.Rowtime && p.Rowtime >= 0 && !keys[0].Descending:
+			if !p.Mode.IsInsertOnly() {
+				return nil, q.errorf(n.OrderBy[0].Pos, "TemporalSort doesn't support consuming update changes which is produced by node %s: ORDER BY the rowtime attribute %s sorts an insert-only stream, and its input is a %s stream", producer(r, p.Mode), rt.Field(p.Rowtime).Name, p.Mode.Describe())
+			}
+			return &TemporalSortRel{Input: r, Keys: keys}, nil
+		case keys[0].Field == p.Rowtime && p.Rowtime >= 0:
+			return nil, q.errorf(n.OrderBy[0].Pos, "Sort on a non-time-attribute field is not supported: ORDER BY the rowtime attribute %s DESC cannot be sorted on an unbounded stream, whose rows come in ascending time; order by it ascending, or add LIMIT for a Top-N", rt.Field(p.Rowtime).Name)
+		case keys[0].Field == p.Proctime && p.Proctime >= 0:
+			return nil, q.errorf(n.OrderBy[0].Pos, "ORDER BY the processing-time attribute %s without LIMIT is not supported yet: order by a rowtime attribute, or add LIMIT for a Top-N", rt.Field(p.Proctime).Name)
 		}
 		return nil, q.errorf(n.OrderBy[0].Pos, "Sort on a non-time-attribute field is not supported: an unbounded stream can only be sorted ascending on its rowtime attribute first; add LIMIT for a Top-N")
 	}
