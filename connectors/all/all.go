@@ -5,7 +5,7 @@
 //
 // It holds the filesystem, datagen, nexmark, mysql-cdc, jdbc, print and
 // blackhole connectors
-// and the json, csv and debezium-json formats.
+// and the json, csv, debezium-json, canal-json and maxwell-json formats.
 package all
 
 import (
@@ -15,6 +15,6 @@ import (
 	_ "github.com/eddystream/eddy/connectors/jdbc"       // "jdbc"
 	_ "github.com/eddystream/eddy/connectors/mysqlcdc"   // "mysql-cdc"
 	_ "github.com/eddystream/eddy/connectors/print"      // "print"
-	_ "github.com/eddystream/eddy/formats"               // "json", "csv", "debezium-json"
+	_ "github.com/eddystream/eddy/formats"               // "json", "csv", "debezium-json", "canal-json", "maxwell-json"
 	_ "github.com/eddystream/eddy/nexmark"               // "nexmark"
 )
