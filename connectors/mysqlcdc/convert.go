@@ -24,7 +24,7 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, zone *t
 	}
 	switch c.dataType {
 	case "enum", "set":
-		if n, ok := integer(v); ok {
+		if n, ok := types.Int64Of(v); ok {
 			v = enumText(c, uint64(n))
 		}
 	case "bit":
@@ -33,7 +33,7 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, zone *t
 			copy(buf[8-min(len(b), 8):], b[max(len(b)-8, 0):])
 			v = int64(binary.BigEndian.Uint64(buf[:]))
 		}
-		if n, ok := integer(v); ok {
+		if n, ok := types.Int64Of(v); ok {
 			if t.IsBinary() {
 				var buf [8]byte
 				binary.BigEndian.PutUint64(buf[:], uint64(n))
@@ -52,7 +52,7 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, zone *t
 		}
 	}
 	if c.isInteger() {
-		if n, ok := integer(v); ok && c.unsigned {
+		if n, ok := types.Int64Of(v); ok && c.unsigned {
 			v = unsignedOf(v, n)
 		}
 	}
@@ -64,7 +64,7 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, zone *t
 	case float64:
 		return setFloat(w, i, t, x)
 	}
-	if n, ok := integer(v); ok {
+	if n, ok := types.Int64Of(v); ok {
 		return setInt(w, i, t, n)
 	}
 	switch x := v.(type) {
@@ -94,28 +94,6 @@ func bitBytes(c *column) int {
 	return min(max(n, 1), 8)
 }
 
-// integer returns a value of a Go integer type as an int64.
-func integer(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	}
-	return 0, false
-}
 
 // unsignedOf reads a signed value the binary log decoded from an unsigned
 // column as the unsigned number it is.
@@ -171,10 +149,9 @@ func setInt(w *types.RowWriter, i int, t types.Type, n int64) error {
 	case types.KindBoolean:
 		w.SetBool(i, n != 0)
 	case types.KindTinyInt, types.KindSmallInt, types.KindInt, types.KindBigInt:
-		if lo, hi := intRange(t.Kind()); n < lo || n > hi {
-			return fmt.Errorf("%d is out of the range of %s", n, t)
+		if err := w.SetValue(i, n); err != nil {
+			return fmt.Errorf("%d does not fit %s: %w", n, t, err)
 		}
-		w.SetInt64(i, n)
 	case types.KindFloat:
 		w.SetFloat32(i, float32(n))
 	case types.KindDouble:
@@ -212,17 +189,6 @@ func setUnsigned(w *types.RowWriter, i int, t types.Type, n uint64) error {
 	return fmt.Errorf("%d is out of the range of %s: declare BIGINT UNSIGNED columns DECIMAL(20, 0)", n, t)
 }
 
-func intRange(k types.Kind) (int64, int64) {
-	switch k {
-	case types.KindTinyInt:
-		return math.MinInt8, math.MaxInt8
-	case types.KindSmallInt:
-		return math.MinInt16, math.MaxInt16
-	case types.KindInt:
-		return math.MinInt32, math.MaxInt32
-	}
-	return math.MinInt64, math.MaxInt64
-}
 
 func setFloat(w *types.RowWriter, i int, t types.Type, f float64) error {
 	switch t.Kind() {

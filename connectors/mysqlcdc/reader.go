@@ -197,7 +197,7 @@ func valueText(c *column, v any) string {
 	if v == nil {
 		return "\x01NULL"
 	}
-	if n, ok := integer(v); ok {
+	if n, ok := types.Int64Of(v); ok {
 		if c.unsigned {
 			if u, ok := unsignedOf(v, n).(uint64); ok {
 				return strconv.FormatUint(u, 10)

@@ -100,7 +100,7 @@ func readNumeric(v Value, t Type) (numeric, bool) {
 		d, ok := v.(Decimal)
 		return numeric{isDec: true, d: d}, ok
 	}
-	n, ok := toInt64(v)
+	n, ok := Int64Of(v)
 	return numeric{isInt: true, i: n}, ok
 }
 

@@ -163,7 +163,10 @@ func (a *ArrayWriter) AppendValue(v Value) error {
 	return nil
 }
 
-func toInt64(v Value) (int64, bool) {
+// Int64Of returns a value of a Go integer type (int, int8 … int64, uint8 …
+// uint64, uint) as an int64, and false for other types and for unsigned
+// values above math.MaxInt64.
+func Int64Of(v Value) (int64, bool) {
 	switch x := v.(type) {
 	case int:
 		return int64(x), true
@@ -226,7 +229,7 @@ func setCell(c *cells, i int, t Type, v Value) error {
 		}
 		c.setFixed(i, s)
 	case KindTinyInt, KindSmallInt, KindInt, KindBigInt, KindIntervalYearMonth, KindIntervalDayTime:
-		n, ok := toInt64(v)
+		n, ok := Int64Of(v)
 		if !ok {
 			return bad()
 		}
@@ -256,7 +259,7 @@ func setCell(c *cells, i int, t Type, v Value) error {
 	case KindDecimal:
 		d, ok := v.(Decimal)
 		if !ok {
-			n, isInt := toInt64(v)
+			n, isInt := Int64Of(v)
 			if !isInt {
 				return bad()
 			}
