@@ -66,7 +66,8 @@ type windowTimer struct {
 // stream through panes: each record updates the accumulator of the one pane
 // it falls in, and a window's result is assembled from its panes when the
 // watermark passes its end. Per key, one timer chain walks the windows that
-// have data.
+// have data; a watermark that passes several window ends fires them per key,
+// each key's in order of their ends.
 type PaneWindow[K comparable, T, ACC, O any] struct {
 	*windowCore[K, T, O]
 	logic  WindowLogic[K, T, ACC, O]
@@ -167,28 +168,43 @@ func (w *PaneWindow[K, T, ACC, O]) emitWindow(kg int, key K, set paneSet[ACC], e
 	return err
 }
 
-// onTimer fires a window or cleans up panes.
+// onTimer fires a window or cleans up panes. A window timer fires its
+// window and every later window of the key with data that is due too (the
+// watermark may pass several window ends at once: a catch-up, the end of
+// input), so that the key's panes are read and written, and a timer
+// registered, once for all of them; the timers that later windows may have
+// of their own are deleted.
 func (w *PaneWindow[K, T, ACC, O]) onTimer(kg int, key K, t windowTimer, ts int64) error {
 	w.setKey(kg, key)
 	set, ok := w.panes.Get(kg, key, state.VoidNamespace{})
 	if !ok {
 		return nil
 	}
+	now := max(ts, w.current())
+	fired := t.End // every window ending at or before fired has fired
 	if !t.Cleanup {
-		if err := w.emitWindow(kg, key, set, t.End); err != nil {
-			return err
+		for e := t.End; ; {
+			if err := w.emitWindow(kg, key, set, e); err != nil {
+				return err
+			}
+			fired = e
+			n, ok := w.nextEnd(set, e)
+			if !ok || n-1 > now {
+				break
+			}
+			w.deleteTimer(kg, key, windowTimer{End: n}, n-1)
+			e = n
 		}
 	}
 	// Drop the panes whose windows have all fired and whose lateness has
 	// passed; find the next window with data.
-	now := max(ts, w.current())
 	next := int64(0)
 	hasNext := false
 	keep := 0
 	for i, s := range set.Starts {
 		p := window.Window{Start: s, End: s + w.a.PaneSize()}
 		last := w.a.LastEnd(p)
-		if last <= t.End {
+		if last <= fired {
 			// Every window of the pane has fired.
 			if last-1+w.late <= now {
 				continue
@@ -200,7 +216,7 @@ func (w *PaneWindow[K, T, ACC, O]) onTimer(kg int, key K, t windowTimer, ts int6
 		if t.Cleanup {
 			continue
 		}
-		c := max(w.a.FirstEnd(p), w.a.Next(t.End))
+		c := max(w.a.FirstEnd(p), w.a.Next(fired))
 		if c <= last && (!hasNext || c < next) {
 			next, hasNext = c, true
 		}
@@ -216,4 +232,19 @@ func (w *PaneWindow[K, T, ACC, O]) onTimer(kg int, key K, t windowTimer, ts int6
 		w.timer(kg, key, windowTimer{End: next}, next-1)
 	}
 	return nil
+}
+
+// nextEnd returns the end of the first window after the one ending at end
+// that holds data of set.
+func (w *PaneWindow[K, T, ACC, O]) nextEnd(set paneSet[ACC], end int64) (int64, bool) {
+	next, ok := int64(0), false
+	after := w.a.Next(end)
+	for _, s := range set.Starts {
+		p := window.Window{Start: s, End: s + w.a.PaneSize()}
+		c := max(w.a.FirstEnd(p), after)
+		if c <= w.a.LastEnd(p) && (!ok || c < next) {
+			next, ok = c, true
+		}
+	}
+	return next, ok
 }
