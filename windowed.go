@@ -69,12 +69,19 @@ func (w *WindowedStream[K, T]) options() ops.WindowOptions {
 
 // windowNode adds the window operator for logic.
 func windowNode[K comparable, T, ACC, O any](w *WindowedStream[K, T], name string, logic ops.WindowLogic[K, T, ACC, O]) *Stream[O] {
+	return windowNodeOf(w, name, func() ops.WindowLogic[K, T, ACC, O] { return logic })
+}
+
+// windowNodeOf adds the window operator whose subtasks run the logic
+// newLogic makes, one for each.
+func windowNodeOf[K comparable, T, ACC, O any](w *WindowedStream[K, T], name string, newLogic func() ops.WindowLogic[K, T, ACC, O]) *Stream[O] {
 	env := w.k.s.env
 	if w.name != "" {
 		name = w.name
 	}
 	opts := w.options()
 	out := keyedNode[K, T, O](w.k, name+" "+w.a.String(), func(ctx *runtime.Context, outs map[string]any) (runtime.Input[T], error) {
+		logic := newLogic()
 		if opts.Assigner.Kind() == window.SessionKind {
 			return ops.NewSessionWindow(ctx, w.k.spec, env.backendFactory(), opts, logic, outs)
 		}
@@ -112,6 +119,27 @@ func Aggregate[K comparable, T, ACC, R any](w *WindowedStream[K, T], f agg.Funct
 			emit(Windowed[K, R]{Key: key, Window: win, Value: f.Result(acc)})
 			return nil
 		},
+	})
+}
+
+// PanesFunc makes the output of a firing window of key from the
+// accumulators of its panes, oldest first (a session window has one): it
+// emits what it makes with emit. It must not modify the accumulators.
+type PanesFunc[K comparable, ACC, O any] func(key K, w window.Window, accs []ACC, emit func(O)) error
+
+// AggregatePanes computes f incrementally over each window, as Aggregate
+// does, and emits what the function newFire makes (one for each subtask)
+// makes of each firing window's accumulators: the window's result need not
+// be merged into one accumulator and computed first, when the function can
+// read the panes' accumulators as they are. Session windows merge their
+// accumulators with f's Merge.
+func AggregatePanes[K comparable, T, ACC, R, O any](w *WindowedStream[K, T], f agg.Function[T, ACC, R], newFire func() PanesFunc[K, ACC, O]) *Stream[O] {
+	add := f.Add
+	if m, ok := f.(agg.Mutating[T, ACC]); ok && agg.NumViews(f) == 0 {
+		add = func(acc ACC, v T) ACC { return m.AddInPlace(acc, v, nil, 0) }
+	}
+	return windowNodeOf(w, "Aggregate", func() ops.WindowLogic[K, T, ACC, O] {
+		return ops.WindowLogic[K, T, ACC, O]{Create: f.Create, Add: add, Merge: f.Merge, Fire: newFire()}
 	})
 }
 

@@ -146,9 +146,9 @@ func (q *queryPlanner) lateRows(n *parser.Select, pre *CalcRel) (*lateRows, *Cal
 	return l, wide, nil
 }
 
-// build sends the late rows of the window operator that produces out,
-// from its side output (tag), into the table.
-func (l *lateRows) build(b *builder, out *eddy.Stream[eddy.Windowed[string, string]]) error {
+// buildLateRows sends the late rows of the window operator that produces
+// out, from its side output (l.tag), into l's table.
+func buildLateRows[O any](l *lateRows, b *builder, out *eddy.Stream[O]) error {
 	l.source.s = eddy.AsChangelog(eddy.SideOutput(out, l.tag()), changelog.InsertOnly)
 	_, err := b.stream(l.sink)
 	return err

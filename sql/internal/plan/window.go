@@ -468,23 +468,11 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if r.late != nil {
 		ws = ws.SideOutputLateData(r.late.tag())
 	}
-	var out *eddy.Stream[eddy.Windowed[string, string]]
-	if len(r.fn.groups) > 0 {
-		// DISTINCT calls keep their values in the accumulators
-		// (window_distinct.go).
-		out = eddy.Aggregate[string, Rec, windowAcc, string](ws, newWindowDistinctAgg(r.fn))
-	} else {
-		out = eddy.Aggregate[string, Rec, Acc, string](ws, recAgg{r.fn})
-	}
-	if r.late != nil {
-		if err := r.late.build(b, out); err != nil {
-			return nil, err
-		}
-	}
 	kt, rt, fn := keyEnc.KeyType(), r.rt, r.fn
-	resEnc := types.NewKeyEncoder(fn.rt, seq(fn.rt.Len())...)
 	bounds, keyIdx, nGroups := r.Bounds, r.KeyIdx, len(r.Bounds)
-	rows := eddy.Process(out, func() eddy.ProcessFunction[eddy.Windowed[string, string], Rec] {
+	// newRow returns a subtask's function writing the output row of a key,
+	// a window and the row of the calls' results.
+	newRow := func() func(key, res types.Row, win window.Window) types.Row {
 		w := types.NewRowWriter(rt, types.NewArena(0))
 		var keySets []func(types.Row, *types.RowWriter)
 		for i := range bounds {
@@ -500,29 +488,81 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 			set, _ := expr.Setter(&expr.Column{Index: i, T: fn.rt.FieldType(i)}, nGroups+i)
 			resSets = append(resSets, set)
 		}
-		return eddy.ProcessFunc[eddy.Windowed[string, string], Rec](func(ctx *eddy.ProcessContext[Rec], v eddy.Windowed[string, string]) error {
+		return func(key, res types.Row, win window.Window) types.Row {
 			w.Reset()
-			key, res := keyEnc.KeyRow(v.Key), resEnc.KeyRow(v.Value)
 			for i, set := range keySets {
 				switch bounds[i] {
 				case -1:
 					set(key, w)
 				case 0:
-					w.SetTimestampMillis(i, v.Window.Start)
+					w.SetTimestampMillis(i, win.Start)
 				case 1:
-					w.SetTimestampMillis(i, v.Window.End)
+					w.SetTimestampMillis(i, win.End)
 				default:
-					w.SetTimestampMillis(i, v.Window.End-1)
+					w.SetTimestampMillis(i, win.End-1)
 				}
 			}
 			for _, set := range resSets {
 				set(res, w)
 			}
-			ctx.Emit(Rec{Kind: changelog.Insert, Row: w.Finish()})
-			return nil
+			return w.Finish()
+		}
+	}
+	var rows *eddy.Stream[Rec]
+	if len(fn.groups) > 0 {
+		// DISTINCT calls keep their values in the accumulators
+		// (window_distinct.go).
+		out := eddy.Aggregate[string, Rec, windowAcc, string](ws, newWindowDistinctAgg(fn))
+		if r.late != nil {
+			if err := buildLateRows(r.late, b, out); err != nil {
+				return nil, err
+			}
+		}
+		resEnc := types.NewKeyEncoder(fn.rt, seq(fn.rt.Len())...)
+		rows = eddy.Process(out, func() eddy.ProcessFunction[eddy.Windowed[string, string], Rec] {
+			row := newRow()
+			return eddy.ProcessFunc[eddy.Windowed[string, string], Rec](func(ctx *eddy.ProcessContext[Rec], v eddy.Windowed[string, string]) error {
+				ctx.Emit(Rec{Kind: changelog.Insert, Row: row(keyEnc.KeyRow(v.Key), resEnc.KeyRow(v.Value), v.Window)})
+				return nil
+			})
 		})
-	})
+	} else {
+		// The operator writes the output rows from the panes'
+		// accumulators as windows fire.
+		rows = eddy.AggregatePanes(ws, recAgg{fn}, func() eddy.PanesFunc[string, Acc, Rec] {
+			row := newRow()
+			res := types.NewRowWriter(fn.rt, types.NewScratchArena())
+			return func(key string, win window.Window, accs []Acc, emit func(Rec)) error {
+				acc := accs[0]
+				if len(accs) > 1 || fn.syns > 0 {
+					// Merge leaves its second accumulator as it is, and
+					// the result reads the merged one only.
+					acc = fn.Create()
+					for _, a := range accs {
+						acc = fn.Merge(acc, a)
+					}
+				}
+				res.Reset()
+				fn.writeResult(acc, res)
+				emit(Rec{Kind: changelog.Insert, Row: row(keyEnc.KeyRow(key), res.Finish(), win)})
+				return nil
+			}
+		})
+		if r.late != nil {
+			if err := buildLateRows(r.late, b, rows); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return eddy.AsChangelog(rows, changelog.InsertOnly), nil
+}
+
+// writeResult writes the row of the calls' results from acc with w, a
+// writer of rows of a.rt; it reads acc only.
+func (a *sqlAgg) writeResult(acc Acc, w *types.RowWriter) {
+	for i, c := range a.calls {
+		a.result(c, &a.slots[i], acc, w, i)
+	}
 }
 
 // recAgg is the SQL aggregation over the rows of changes (window
