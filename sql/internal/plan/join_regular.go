@@ -197,13 +197,15 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 	if kind == eddy.InnerJoin || kind == eddy.LeftJoin {
 		rs = rk.dropNullKeys(rs)
 	}
-	// Joins keep rows in state: copy them out of the arenas they share.
-	ls, rs = eddy.MapRows(ls, types.Row.Clone), eddy.MapRows(rs, types.Row.Clone)
 	var opts []eddy.TableOption
 	ttl, err := stateTTL(b.cat)
 	if err != nil {
 		return nil, err
 	}
+	// Joins keep rows in state: copy them out of the arenas they share.
+	lins, rins := ls.ChangelogMode().IsInsertOnly(), rs.ChangelogMode().IsInsertOnly()
+	ls = keptRows(ls, lins && ttl == 0 && !(j.contains[1] && rins && !j.contains[0]))
+	rs = keptRows(rs, rins && ttl == 0 && !(j.contains[0] && lins && !j.contains[1]))
 	if ttl > 0 {
 		opts = append(opts, eddy.StateTTL(ttl))
 	}
@@ -248,6 +250,22 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 		return keyedJoin(eddy.GroupBy(ls, lf), eddy.GroupBy(rs, rf), kind, on, fn, opts), nil
 	}
 	return keyedJoin(eddy.GroupBy(ls, lk.keyFunc()), eddy.GroupBy(rs, rk.keyFunc()), kind, on, fn, opts), nil
+}
+
+// keptRows copies the rows of a join input out of the memory they share
+// with others, for the join to keep. If forever, the join keeps every row
+// as long as it runs (an insert-only input without a state TTL whose rows
+// are not dropped once matched): the rows are copied into an arena of each
+// subtask, which allocates nothing per row and whose chunks are all live;
+// otherwise each row is copied into memory of its own, freed when the join
+// forgets the row.
+func keptRows(s *eddy.Stream[Rec], forever bool) *eddy.Stream[Rec] {
+	if !forever {
+		return eddy.MapRows(s, types.Row.Clone)
+	}
+	return eddy.MapRowsEach(s, func() func(types.Row) types.Row {
+		return types.NewArena(0).Copy
+	})
 }
 
 // keyedJoin joins the keyed inputs, with on as the rest of the condition
