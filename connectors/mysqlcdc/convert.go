@@ -42,6 +42,10 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, zone *t
 			}
 			v = uint64(n)
 		}
+	case "date":
+		if s, ok := textOf(v); ok && strings.HasPrefix(s, "0000-00-00") {
+			return setZeroDate(w, i, t, s)
+		}
 	case "datetime":
 		if s, ok := textOf(v); ok {
 			return setDateTime(w, i, t, s, zone, false)
@@ -53,7 +57,7 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, zone *t
 	}
 	if c.isInteger() {
 		if n, ok := types.Int64Of(v); ok && c.unsigned {
-			v = unsignedOf(v, n)
+			v = unsignedOf(c, v, n)
 		}
 	}
 	switch x := v.(type) {
@@ -94,20 +98,20 @@ func bitBytes(c *column) int {
 	return min(max(n, 1), 8)
 }
 
-
 // unsignedOf reads a signed value the binary log decoded from an unsigned
-// column as the unsigned number it is.
-func unsignedOf(v any, n int64) any {
+// column c as the unsigned number it is.
+func unsignedOf(c *column, v any, n int64) any {
 	switch v.(type) {
 	case int8:
 		return uint64(uint8(n))
 	case int16:
 		return uint64(uint16(n))
 	case int32:
-		if n < 0 { // MEDIUMINT UNSIGNED arrives as int32 too
-			return uint64(uint32(n))
+		if c.dataType == "mediumint" {
+			// 24 bits, sign-extended to an int32.
+			return uint64(n) & 0xFFFFFF
 		}
-		return uint64(n)
+		return uint64(uint32(n))
 	case int64:
 		return uint64(n)
 	}
@@ -189,7 +193,6 @@ func setUnsigned(w *types.RowWriter, i int, t types.Type, n uint64) error {
 	return fmt.Errorf("%d is out of the range of %s: declare BIGINT UNSIGNED columns DECIMAL(20, 0)", n, t)
 }
 
-
 func setFloat(w *types.RowWriter, i int, t types.Type, f float64) error {
 	switch t.Kind() {
 	case types.KindFloat:
@@ -226,13 +229,19 @@ func setText(w *types.RowWriter, i int, t types.Type, s string, zone *time.Locat
 // reads in UTC: as a TIMESTAMP_LTZ it is that instant, as a TIMESTAMP the
 // wall clock of the server's time zone. Zero dates ('0000-00-00 ...') are
 // NULL.
+// setZeroDate sets a zero date ('0000-00-00'), which no SQL type holds, as
+// NULL.
+func setZeroDate(w *types.RowWriter, i int, t types.Type, s string) error {
+	if !t.IsNullable() {
+		return fmt.Errorf("the zero date %q cannot be read into a NOT NULL column", s)
+	}
+	w.SetNull(i)
+	return nil
+}
+
 func setDateTime(w *types.RowWriter, i int, t types.Type, s string, zone *time.Location, instant bool) error {
 	if strings.HasPrefix(s, "0000-00-00") {
-		if !t.IsNullable() {
-			return fmt.Errorf("the zero date %q cannot be read into a NOT NULL column", s)
-		}
-		w.SetNull(i)
-		return nil
+		return setZeroDate(w, i, t, s)
 	}
 	if t.IsString() {
 		w.SetString(i, s)

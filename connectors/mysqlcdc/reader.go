@@ -199,7 +199,7 @@ func valueText(c *column, v any) string {
 	}
 	if n, ok := types.Int64Of(v); ok {
 		if c.unsigned {
-			if u, ok := unsignedOf(v, n).(uint64); ok {
+			if u, ok := unsignedOf(c, v, n).(uint64); ok {
 				return strconv.FormatUint(u, 10)
 			}
 		}
