@@ -192,10 +192,13 @@ func keyOf(t *tableInfo, row rowImage) string {
 	return b.String()
 }
 
+// nullText is the text of NULL in keys and chunk keys.
+const nullText = "\x01NULL"
+
 // valueText renders a value for keys and chunk bounds.
 func valueText(c *column, v any) string {
 	if v == nil {
-		return "\x01NULL"
+		return nullText
 	}
 	if n, ok := types.Int64Of(v); ok {
 		if c.unsigned {
@@ -339,7 +342,12 @@ func chunkQuery(t *tableInfo, c *chunk) string {
 			where = append(where, k+" >= "+c.start)
 		}
 		if c.end != "" {
-			where = append(where, k+" < "+c.end)
+			if c.start == "" {
+				// NULL keys are in no range: the first chunk holds them.
+				where = append(where, "("+k+" < "+c.end+" OR "+k+" IS NULL)")
+			} else {
+				where = append(where, k+" < "+c.end)
+			}
 		}
 	}
 	if len(where) > 0 {

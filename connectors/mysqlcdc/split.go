@@ -30,9 +30,12 @@ type chunk struct {
 
 func (c *chunk) id() string { return "chunk:" + c.table + ":" + strconv.Itoa(c.index) }
 
-// contains tells whether a chunk key value (an integer in decimal) is in
-// the chunk.
+// contains tells whether a chunk key value (an integer in decimal, or
+// nullText) is in the chunk. NULL keys belong to the first chunk.
 func (c *chunk) contains(k string) bool {
+	if k == nullText {
+		return c.start == ""
+	}
 	return (c.start == "" || compareInts(k, c.start) >= 0) && (c.end == "" || compareInts(k, c.end) < 0)
 }
 
