@@ -16,13 +16,17 @@ type mysql struct {
 	stmts map[string]*client.Stmt
 }
 
+// quoteMySQL quotes a table name, 'database.name' as two identifiers.
 func quoteMySQL(name string) string {
 	parts := strings.Split(name, ".")
 	for i, p := range parts {
-		parts[i] = "`" + strings.ReplaceAll(p, "`", "``") + "`"
+		parts[i] = quoteMySQLIdent(p)
 	}
 	return strings.Join(parts, ".")
 }
+
+// quoteMySQLIdent quotes one identifier: a column's name, dots and all.
+func quoteMySQLIdent(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
 
 func newMySQL(c *config, cols []string, key []int) *mysql {
 	m := &mysql{c: c}
@@ -30,7 +34,7 @@ func newMySQL(c *config, cols []string, key []int) *mysql {
 	q := make([]string, len(cols))
 	ph := make([]string, len(cols))
 	for i, col := range cols {
-		q[i], ph[i] = quoteMySQL(col), "?"
+		q[i], ph[i] = quoteMySQLIdent(col), "?"
 	}
 	m.st.insert = "INSERT INTO " + table + " (" + strings.Join(q, ", ") + ") VALUES (" + strings.Join(ph, ", ") + ")"
 	if len(key) > 0 {

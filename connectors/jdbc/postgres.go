@@ -15,13 +15,17 @@ type postgres struct {
 	st   statements
 }
 
+// quotePG quotes a table name, 'schema.name' as two identifiers.
 func quotePG(name string) string {
 	parts := strings.Split(name, ".")
 	for i, p := range parts {
-		parts[i] = `"` + strings.ReplaceAll(p, `"`, `""`) + `"`
+		parts[i] = quotePGIdent(p)
 	}
 	return strings.Join(parts, ".")
 }
+
+// quotePGIdent quotes one identifier: a column's name, dots and all.
+func quotePGIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
 func newPostgres(c *config, cols []string, key []int) *postgres {
 	p := &postgres{c: c}
@@ -29,7 +33,7 @@ func newPostgres(c *config, cols []string, key []int) *postgres {
 	q := make([]string, len(cols))
 	ph := make([]string, len(cols))
 	for i, col := range cols {
-		q[i], ph[i] = quotePG(col), fmt.Sprintf("$%d", i+1)
+		q[i], ph[i] = quotePGIdent(col), fmt.Sprintf("$%d", i+1)
 	}
 	p.st.insert = "INSERT INTO " + table + " (" + strings.Join(q, ", ") + ") VALUES (" + strings.Join(ph, ", ") + ")"
 	if len(key) > 0 {

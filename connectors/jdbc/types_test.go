@@ -1,0 +1,101 @@
+package jdbc
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/testservers"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// TestPostgresTypes writes a row of every kind of value goValue converts,
+// into a PostgreSQL table whose column names need quoting (a dot, a quote),
+// and reads it back.
+func TestPostgresTypes(t *testing.T) {
+	p := testservers.StartPostgres(t)
+	conn, err := pgx.Connect(context.Background(), p.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `CREATE TABLE typed (id INT PRIMARY KEY, "a.b" SMALLINT, "q""t" BIGINT,
+		f REAL, d DOUBLE PRECISION, dt DATE, tm TIME(3), ts TIMESTAMP(3), tz TIMESTAMPTZ(3), bs BYTEA, s TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	rt := types.MustRowType(
+		types.F("id", types.Int().NotNull()), types.F("a.b", types.SmallInt()), types.F(`q"t`, types.BigInt()),
+		types.F("f", types.Float()), types.F("d", types.Double()), types.F("dt", types.DateType()),
+		types.F("tm", types.TimeType(3)), types.F("ts", types.TimestampType(3)), types.F("tz", types.TimestampLTZType(3)),
+		types.F("bs", types.Bytes()), types.F("s", types.String()),
+	)
+	sink, err := connector.OpenTableSink(connector.Default, "jdbc", map[string]string{
+		"url": fmt.Sprintf("jdbc:postgresql://%s:%d/postgres?sslmode=disable", p.Host, p.Port), "table-name": "typed",
+		"username": "postgres", "password": "",
+	}, &connector.Table{Schema: rt, PrimaryKey: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sink.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rw := types.NewRowWriter(rt, types.NewArena(256))
+	for i, f := range []string{"1", "-7", "9000000000", "1.5", "-2.25", "2024-02-29", "12:34:56.789", "2024-03-01 10:00:00.500",
+		"2024-03-01 10:00:00.250", "abc", "héllo"} {
+		if err := rw.ParseText(i, f, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := connector.TableRecord{Kind: changelog.Insert, Row: rw.Finish().Clone()}
+	if err := w.Write([]connector.TableRecord{rec}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	r, err := conn.Query(context.Background(), `SELECT id::text, "a.b"::text, "q""t"::text, f::text, d::text, dt::text, tm::text,
+		ts::text, (tz AT TIME ZONE 'UTC')::text, encode(bs, 'escape'), s FROM typed`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		vals := make([]string, 11)
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := r.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, strings.Join(vals, "|"))
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := "1|-7|9000000000|1.5|-2.25|2024-02-29|12:34:56.789|2024-03-01 10:00:00.5|2024-03-01 10:00:00.25|abc|héllo"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestStatementQuoting quotes a column name with a dot as one identifier,
+// and a table name 'schema.table' as two.
+func TestStatementQuoting(t *testing.T) {
+	cols := []string{"a.b", "x"}
+	pg := newPostgres(&config{table: "s.t"}, cols, []int{1})
+	if want := `INSERT INTO "s"."t" ("a.b", "x") VALUES ($1, $2)`; pg.st.insert != want {
+		t.Errorf("PostgreSQL insert: got %s, want %s", pg.st.insert, want)
+	}
+	my := newMySQL(&config{table: "s.t"}, cols, []int{1})
+	if want := "INSERT INTO `s`.`t` (`a.b`, `x`) VALUES (?, ?)"; my.st.insert != want {
+		t.Errorf("MySQL insert: got %s, want %s", my.st.insert, want)
+	}
+}
