@@ -8,6 +8,7 @@
 package testservers
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -126,7 +127,8 @@ func initMariaDBTemplate() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("mariadb-install-db is not installed (apt-get install -y mariadb-server)")
 	}
-	dir, err := os.MkdirTemp("", "eddy-mariadb-template-")
+	removeStaleTemplates(os.TempDir())
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", templatePrefix, os.Getpid()))
 	if err != nil {
 		return "", err
 	}
@@ -138,6 +140,26 @@ func initMariaDBTemplate() (string, error) {
 		return "", fmt.Errorf("mariadb-install-db: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return data, nil
+}
+
+// templatePrefix starts the name of a template's directory, followed by the
+// pid of the test process that made it.
+const templatePrefix = "eddy-mariadb-template-"
+
+// removeStaleTemplates removes the templates under dir of test processes
+// that are gone: Main removes a process's own, but test binaries whose
+// TestMain does not call it, or that were killed, leave theirs behind.
+func removeStaleTemplates(dir string) {
+	paths, _ := filepath.Glob(filepath.Join(dir, templatePrefix+"*-*"))
+	for _, p := range paths {
+		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(p), templatePrefix), "-", 2)[0])
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(p)
+		}
+	}
 }
 
 // freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
