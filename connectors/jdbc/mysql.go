@@ -57,6 +57,12 @@ func (m *mysql) connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("jdbc: connecting to %s as user %q (options 'url', 'username' and 'password'): %w", m.c.where(), m.c.user, err)
 	}
+	// TIMESTAMP_LTZ values go as their UTC wall clock: a TIMESTAMP column
+	// reads them in the session's time zone.
+	if _, err := conn.Execute("SET time_zone = '+00:00'"); err != nil {
+		conn.Close()
+		return fmt.Errorf("jdbc: setting the session time zone of %s: %w", m.c.where(), err)
+	}
 	m.conn, m.stmts = conn, map[string]*client.Stmt{}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eddystream/eddy/changelog"
@@ -97,5 +98,57 @@ func TestStatementQuoting(t *testing.T) {
 	my := newMySQL(&config{table: "s.t"}, cols, []int{1})
 	if want := "INSERT INTO `s`.`t` (`a.b`, `x`) VALUES (?, ?)"; my.st.insert != want {
 		t.Errorf("MySQL insert: got %s, want %s", my.st.insert, want)
+	}
+}
+
+// TestMySQLTimestampLTZ writes a TIMESTAMP_LTZ, an instant, into a MySQL
+// TIMESTAMP column of a server whose time zone is not UTC: the column must
+// hold the same instant.
+func TestMySQLTimestampLTZ(t *testing.T) {
+	m := testservers.StartMariaDB(t, "--default-time-zone=+02:00")
+	conn, err := client.Connect(m.Addr(), "root", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"CREATE DATABASE tz", "CREATE TABLE tz.t (id INT PRIMARY KEY, at TIMESTAMP(3) NULL, dt DATETIME(3))"} {
+		if _, err := conn.Execute(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt := types.MustRowType(types.F("id", types.Int().NotNull()), types.F("at", types.TimestampLTZType(3)),
+		types.F("dt", types.TimestampType(3)))
+	sink, err := connector.OpenTableSink(connector.Default, "jdbc", map[string]string{
+		"url": fmt.Sprintf("jdbc:mysql://%s:%d/tz", m.Host, m.Port), "table-name": "t", "username": "root", "password": "",
+	}, &connector.Table{Schema: rt, PrimaryKey: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sink.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rw := types.NewRowWriter(rt, types.NewArena(256))
+	rw.SetValue(0, int64(1))
+	rw.SetTimestampMillis(1, 1709287200500) // 2024-03-01 10:00:00.500 UTC
+	if err := rw.ParseText(2, "2024-03-01 10:00:00.500", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write([]connector.TableRecord{{Kind: changelog.Insert, Row: rw.Finish().Clone()}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := conn.Execute("SELECT CAST(UNIX_TIMESTAMP(at) AS CHAR), CAST(dt AS CHAR) FROM tz.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	at, _ := r.GetString(0, 0)
+	dt, _ := r.GetString(0, 1)
+	if at != "1709287200.500" || dt != "2024-03-01 10:00:00.500" {
+		t.Errorf("got the instant %s and the wall clock %s, want 1709287200.500 and 2024-03-01 10:00:00.500", at, dt)
 	}
 }
