@@ -139,12 +139,26 @@ func (b *binlogReader) commit(next position) {
 }
 
 // ddlTable finds the tables a DDL statement names.
-var ddlTable = regexp.MustCompile("(?i)^\\s*(?:ALTER\\s+(?:ONLINE\\s+|IGNORE\\s+)*TABLE|DROP\\s+(?:TEMPORARY\\s+)?TABLE(?:\\s+IF\\s+EXISTS)?|RENAME\\s+TABLE|TRUNCATE(?:\\s+TABLE)?)\\s+(.*)$")
+var ddlTable = regexp.MustCompile("(?i)^\\s*(?:ALTER\\s+(?:ONLINE\\s+|IGNORE\\s+)*TABLE(?:\\s+IF\\s+EXISTS)?|DROP\\s+(?:TEMPORARY\\s+)?TABLE(?:\\s+IF\\s+EXISTS)?|RENAME\\s+TABLE(?:\\s+IF\\s+EXISTS)?|TRUNCATE(?:\\s+TABLE)?|CREATE\\s+OR\\s+REPLACE\\s+TABLE)\\s+(.*)$")
 
 // ddl stops the source when a statement changes a captured table: the SQL
 // table's columns are fixed when the job starts.
 func (b *binlogReader) ddl(schema, q string, at position) error {
-	m := ddlTable.FindStringSubmatch(strings.ReplaceAll(q, "\n", " "))
+	q = strings.ReplaceAll(q, "\n", " ")
+	// Statements may start with comments (a tool's, or the client's).
+	for {
+		q = strings.TrimSpace(q)
+		rest, ok := strings.CutPrefix(q, "/*")
+		if !ok {
+			break
+		}
+		_, after, ok := strings.Cut(rest, "*/")
+		if !ok {
+			break
+		}
+		q = after
+	}
+	m := ddlTable.FindStringSubmatch(q)
 	if m == nil {
 		return nil
 	}
@@ -153,7 +167,7 @@ func (b *binlogReader) ddl(schema, q string, at position) error {
 		if len(fields) == 0 {
 			continue
 		}
-		name := strings.ReplaceAll(fields[0], "`", "")
+		name, _, _ := strings.Cut(strings.ReplaceAll(fields[0], "`", ""), "(")
 		db, table, ok := strings.Cut(name, ".")
 		if !ok {
 			db, table = schema, name
