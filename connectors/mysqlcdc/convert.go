@@ -23,6 +23,10 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, zone *t
 		return nil
 	}
 	switch c.dataType {
+	case "float":
+		if x, ok := v.(float64); ok {
+			v = float32(x) // the snapshot's text of a FLOAT is a double's
+		}
 	case "enum", "set":
 		if n, ok := types.Int64Of(v); ok {
 			v = enumText(c, uint64(n))
@@ -64,7 +68,10 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, zone *t
 	case uint64:
 		return setUnsigned(w, i, t, x)
 	case float32:
-		return setFloat(w, i, t, float64(x))
+		// The shortest decimal that reads back as x, as the server writes
+		// a FLOAT's text in a snapshot: 1.1, not 1.100000023841858.
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+		return setFloat(w, i, t, f)
 	case float64:
 		return setFloat(w, i, t, x)
 	}

@@ -80,3 +80,23 @@ func TestZeroDates(t *testing.T) {
 		}
 	}
 }
+
+// TestFloatFromBinlog reads a FLOAT column's value, which the binary log
+// decodes as a float32, as the snapshot's text gives it (1.1, not
+// 1.100000023841858) when the SQL column is wider than FLOAT.
+func TestFloatFromBinlog(t *testing.T) {
+	c := &column{name: "v", dataType: "float", columnType: "float"}
+	for _, typ := range []types.Type{types.Float(), types.Double(), types.String(), types.DecimalType(10, 4)} {
+		snap, err := convert(t, typ, c, float64(1.1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin, err := convert(t, typ, c, float32(1.1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap != bin {
+			t.Errorf("as %s: the snapshot gives %s, the binary log %s", typ, snap, bin)
+		}
+	}
+}

@@ -214,6 +214,9 @@ func valueText(c *column, v any) string {
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32)
 	case float64:
+		if c.dataType == "float" {
+			return strconv.FormatFloat(x, 'g', -1, 32)
+		}
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case []byte:
 		return string(x)
@@ -333,6 +336,11 @@ func chunkQuery(t *tableInfo, c *chunk) string {
 	cols := make([]string, len(t.cols))
 	for i, col := range t.cols {
 		cols[i] = quote(col.name)
+		if col.dataType == "float" {
+			// The text of a FLOAT has six digits; that of a double the
+			// FLOAT's value in full.
+			cols[i] += " + 0e0"
+		}
 	}
 	q := "SELECT " + strings.Join(cols, ", ") + " FROM " + quote(t.db) + "." + quote(t.name)
 	var where []string
