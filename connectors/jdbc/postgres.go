@@ -60,7 +60,7 @@ func newPostgres(c *config, cols []string, key []int) *postgres {
 }
 
 func (p *postgres) connect(ctx context.Context) error {
-	dsn := fmt.Sprintf("host=%s port=%d dbname=%s", p.c.url.host, p.c.url.port, p.c.url.database)
+	dsn := fmt.Sprintf("host=%s port=%d", p.c.url.host, p.c.url.port)
 	if m := p.c.url.params.Get("sslmode"); m != "" {
 		dsn += " sslmode=" + m
 	}
@@ -68,7 +68,9 @@ func (p *postgres) connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("jdbc: %s: %w", p.c.where(), err)
 	}
-	cfg.User, cfg.Password = p.c.user, p.c.password
+	// The database's name goes in as it is: in the string it would need
+	// quoting.
+	cfg.Database, cfg.User, cfg.Password = p.c.url.database, p.c.user, p.c.password
 	cfg.ConnectTimeout = p.c.connectTimeout
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {

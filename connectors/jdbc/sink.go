@@ -3,6 +3,7 @@ package jdbc
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/eddystream/eddy/changelog"
@@ -92,15 +93,45 @@ type writer struct {
 	buf    []op
 	byKey  map[string]int // key -> index in buf, upsert mode
 	oldest time.Time
+
+	// mu guards the buffer and the connection against the timer that
+	// flushes the buffer once the interval has passed, even when no more
+	// changes come to call Write.
+	mu     sync.Mutex
+	timer  *time.Timer
+	closed bool
+}
+
+// tick flushes the buffer if its oldest change has waited the interval,
+// and otherwise waits again. A failed flush keeps the buffer for the next.
+func (w *writer) tick() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = nil
+	if w.closed || len(w.buf) == 0 {
+		return
+	}
+	if wait := w.cfg.interval - time.Since(w.oldest); wait > 0 {
+		w.timer = time.AfterFunc(wait, w.tick)
+		return
+	}
+	if w.flush() != nil {
+		w.timer = time.AfterFunc(w.cfg.interval, w.tick)
+	}
 }
 
 func (w *writer) Write(records []connector.TableRecord, _ []int64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	for _, r := range records {
 		if r.Kind == changelog.UpdateBefore {
 			continue // the +U that follows replaces the row
 		}
 		if len(w.buf) == 0 {
 			w.oldest = time.Now()
+			if w.cfg.interval > 0 && w.timer == nil {
+				w.timer = time.AfterFunc(w.cfg.interval, w.tick)
+			}
 		}
 		if len(w.key) == 0 {
 			if r.Kind != changelog.Insert && r.Kind != changelog.UpdateAfter {
@@ -123,13 +154,13 @@ func (w *writer) Write(records []connector.TableRecord, _ []int64) error {
 			}
 		}
 		if w.cfg.maxRows > 0 && len(w.buf) >= w.cfg.maxRows {
-			if err := w.Flush(); err != nil {
+			if err := w.flush(); err != nil {
 				return err
 			}
 		}
 	}
 	if len(w.buf) > 0 && w.cfg.interval > 0 && time.Since(w.oldest) >= w.cfg.interval {
-		return w.Flush()
+		return w.flush()
 	}
 	return nil
 }
@@ -155,6 +186,13 @@ func (w *writer) args(row types.Row, cols []int) []any {
 // Flush writes the buffer in one transaction, retrying on a new connection
 // as 'sink.max-retries' says.
 func (w *writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flush()
+}
+
+// flush is Flush with w.mu held.
+func (w *writer) flush() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
@@ -177,6 +215,12 @@ func (w *writer) Flush() error {
 }
 
 func (w *writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 	w.db.close()
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/jackc/pgx/v5"
@@ -150,5 +151,101 @@ func TestMySQLTimestampLTZ(t *testing.T) {
 	dt, _ := r.GetString(0, 1)
 	if at != "1709287200.500" || dt != "2024-03-01 10:00:00.500" {
 		t.Errorf("got the instant %s and the wall clock %s, want 1709287200.500 and 2024-03-01 10:00:00.500", at, dt)
+	}
+}
+
+// TestFlushByInterval writes a change and then nothing more: the sink
+// writes it once 'sink.buffer-flush.interval' has passed, without a
+// checkpoint or another change to call it.
+func TestFlushByInterval(t *testing.T) {
+	p := testservers.StartPostgres(t)
+	conn, err := pgx.Connect(context.Background(), p.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "CREATE TABLE quiet (id INT PRIMARY KEY, name TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	rt := types.MustRowType(types.F("id", types.Int().NotNull()), types.F("name", types.String()))
+	sink, err := connector.OpenTableSink(connector.Default, "jdbc", map[string]string{
+		"url": fmt.Sprintf("jdbc:postgresql://%s:%d/postgres?sslmode=disable", p.Host, p.Port), "table-name": "quiet",
+		"username": "postgres", "password": "", "sink.buffer-flush.interval": "50 ms",
+	}, &connector.Table{Schema: rt, PrimaryKey: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sink.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rw := types.NewRowWriter(rt, types.NewArena(256))
+	rw.SetValue(0, int64(1))
+	rw.SetString(1, "only")
+	if err := w.Write([]connector.TableRecord{{Kind: changelog.Insert, Row: rw.Finish().Clone()}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM quiet").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			return
+		}
+	}
+	t.Fatalf("the table holds %d rows 20 s after the change, want 1", n)
+}
+
+// TestPostgresDatabaseName writes into a database whose name needs quoting
+// in a connection string (a space, a quote), URL-encoded in 'url'.
+func TestPostgresDatabaseName(t *testing.T) {
+	p := testservers.StartPostgres(t)
+	conn, err := pgx.Connect(context.Background(), p.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `CREATE DATABASE "my 'db"`); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgx.ParseConfig(p.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = "my 'db"
+	dbConn, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dbConn.Close(context.Background())
+	if _, err := dbConn.Exec(context.Background(), "CREATE TABLE t (id INT PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	rt := types.MustRowType(types.F("id", types.Int().NotNull()))
+	sink, err := connector.OpenTableSink(connector.Default, "jdbc", map[string]string{
+		"url": fmt.Sprintf("jdbc:postgresql://%s:%d/my%%20%%27db?sslmode=disable", p.Host, p.Port), "table-name": "t",
+		"username": "postgres", "password": "",
+	}, &connector.Table{Schema: rt, PrimaryKey: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sink.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rw := types.NewRowWriter(rt, types.NewArena(64))
+	rw.SetValue(0, int64(1))
+	if err := w.Write([]connector.TableRecord{{Kind: changelog.Insert, Row: rw.Finish().Clone()}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := dbConn.QueryRow(context.Background(), "SELECT count(*) FROM t").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the table holds %d rows (%v), want 1", n, err)
 	}
 }
