@@ -27,6 +27,9 @@ type binlogReader struct {
 	rows    int      // rows of captured tables read in it
 	skip    int      // rows of it to skip, read before a restore
 	inTx    bool
+	// xa is set in an XA transaction: its rows are written to the binary
+	// log when it is prepared, before it commits or rolls back.
+	xa bool
 	// chunks are the snapshot's chunks by table, sorted by start, while
 	// the binlog is before maxHigh.
 	chunks  map[string][]*chunk
@@ -102,11 +105,14 @@ func (b *binlogReader) read(out connector.Output[connector.TableRecord]) error {
 			}
 		case *replication.MariadbGTIDEvent:
 			b.begin(start)
+			b.xa = e.Flags&mariadbPreparedXA != 0
 		case *replication.GTIDEvent:
 			b.begin(start)
 		case *replication.QueryEvent:
 			q := strings.TrimSpace(string(e.Query))
 			switch {
+			case len(q) >= 8 && strings.EqualFold(q[:8], "XA START"):
+				b.xa = true
 			case strings.EqualFold(q, "BEGIN"):
 				if !b.inTx {
 					b.begin(start)
@@ -131,8 +137,12 @@ func (b *binlogReader) read(out connector.Output[connector.TableRecord]) error {
 }
 
 func (b *binlogReader) begin(start position) {
-	b.txStart, b.rows, b.inTx = start, 0, true
+	b.txStart, b.rows, b.inTx, b.xa = start, 0, true, false
 }
+
+// mariadbPreparedXA is the flag of a MariaDB GTID event that starts the
+// prepared part of an XA transaction.
+const mariadbPreparedXA = 0x40
 
 func (b *binlogReader) commit(next position) {
 	b.txStart, b.rows, b.skip, b.inTx = next, 0, 0, false
@@ -186,6 +196,10 @@ func (b *binlogReader) rowsEvent(out connector.Output[connector.TableRecord], sp
 	t := b.r.tables[string(e.Table.Schema)+"."+string(e.Table.Table)]
 	if t == nil {
 		return nil
+	}
+	if b.xa {
+		return fmt.Errorf("mysql-cdc: an XA transaction changes table %s at binlog %s: the binary log holds its rows from XA PREPARE on, before it is known whether it commits or rolls back, and the source does not read XA transactions; change the table in ordinary transactions, or start the job after this one",
+			t.id(), start)
 	}
 	if int(e.ColumnCount) != len(t.cols) {
 		return fmt.Errorf("mysql-cdc: table %s has %d columns at binlog %s and had %d when the job started: its schema changed; start the job again with the new columns",
