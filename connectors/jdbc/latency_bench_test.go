@@ -25,6 +25,8 @@ import (
 var (
 	latencyRate    = flag.Int("rate", 10_000, "changes per second of the latency benchmark's load")
 	latencySeconds = flag.Int("seconds", 10, "seconds of load of the latency benchmark")
+	latencyCkpt    = flag.Duration("checkpoint", 100*time.Millisecond, "checkpoint interval of the latency benchmark")
+	latencyMode    = flag.String("guarantee", "exactly-once", "'sink.delivery-guarantee' of the latency benchmark's jdbc sink")
 )
 
 func cpuTime() time.Duration {
@@ -41,7 +43,11 @@ func cpuTime() time.Duration {
 // 99th percentile of the latency from the client's commit to the row's
 // arrival, the changes per second, and the eddy process's CPU per change:
 //
-//	go test -run XXX -bench ChangeLatency -benchtime 1x ./connectors/jdbc -args -rate=10000 -seconds=10
+//	go test -run XXX -bench ChangeLatency -benchtime 1x ./connectors/jdbc -args -rate=10000 -seconds=10 -checkpoint=100ms -guarantee=exactly-once
+//
+// With the exactly-once sink, a change reaches PostgreSQL when the
+// checkpoint after it completes: the checkpoint interval bounds the
+// latency.
 func BenchmarkChangeLatency(b *testing.B) {
 	m := testservers.StartMariaDB(b)
 	p := testservers.StartPostgres(b)
@@ -76,20 +82,20 @@ func BenchmarkChangeLatency(b *testing.B) {
 		}
 	}))
 	script := fmt.Sprintf(`
-SET 'execution.checkpointing.interval' = '1s';
 CREATE TABLE events (id BIGINT, sent_us BIGINT, payload STRING, PRIMARY KEY (id) NOT ENFORCED) WITH (
   'connector' = 'mysql-cdc', 'hostname' = '%s', 'port' = '%d', 'username' = 'root', 'password' = '',
   'database-name' = 'loaddb', 'table-name' = 'events', 'server-id' = '5800-5810', 'scan.startup.mode' = 'latest-offset');
 CREATE TABLE mirror (id BIGINT, sent_us BIGINT, payload STRING, PRIMARY KEY (id) NOT ENFORCED) WITH (
   'connector' = 'jdbc', 'url' = 'jdbc:postgresql://%s:%d/postgres?sslmode=disable', 'table-name' = 'events',
-  'username' = 'postgres', 'sink.buffer-flush.max-rows' = '500', 'sink.buffer-flush.interval' = '50 ms');
+  'username' = 'postgres', 'sink.buffer-flush.max-rows' = '500', 'sink.buffer-flush.interval' = '50 ms',
+  'sink.delivery-guarantee' = '%s');
 INSERT INTO mirror SELECT * FROM events;
 SELECT id, sent_us FROM events;
-`, m.Host, m.Port, p.Host, p.Port)
+`, m.Host, m.Port, p.Host, p.Port, *latencyMode)
 	if _, err := s.Execute(script); err != nil {
 		b.Fatal(err)
 	}
-	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(time.Second), eddy.WithCheckpointDir(b.TempDir()))
+	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(*latencyCkpt), eddy.WithCheckpointDir(b.TempDir()))
 	if err := s.Build(env); err != nil {
 		b.Fatal(err)
 	}

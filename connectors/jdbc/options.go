@@ -29,6 +29,8 @@ var spec = connector.Spec{
 			Description: "Changes buffered before a flush (changes of one key are reduced to the last); 0 flushes at checkpoints only.", Check: nonNegative},
 		{Key: "sink.buffer-flush.interval", Type: connector.Duration, Default: "1 s",
 			Description: "The longest time changes wait in the buffer while more arrive; '0 s' flushes at checkpoints and by size only."},
+		{Key: "sink.delivery-guarantee", Type: connector.Enum, Values: []string{"exactly-once", "at-least-once"},
+			Description: "'exactly-once' (the default for a table with a primary key): the changes between two checkpoints are written in one database transaction when the checkpoint completes, so the table only ever holds changes the job will not roll back; 'at-least-once' (the only choice without a primary key): changes are written as the buffer fills and at checkpoints, sooner, and a replay after a failure writes them again."},
 		{Key: "sink.max-retries", Type: connector.Int, Default: "3",
 			Description: "How many times a failed flush is retried (on a new connection) before the job fails.", Check: nonNegative},
 		{Key: "connection.max-retry-timeout", Type: connector.Duration, Default: "60 s",
@@ -94,6 +96,9 @@ type config struct {
 	interval       time.Duration
 	retries        int
 	connectTimeout time.Duration
+	// exactlyOnce is 'sink.delivery-guarantee' = 'exactly-once', or unset.
+	exactlyOnce  bool
+	guaranteeSet bool
 }
 
 func newConfig(o connector.Options) (*config, error) {
@@ -105,6 +110,8 @@ func newConfig(o connector.Options) (*config, error) {
 		url: u, table: o.String("table-name"), user: o.String("username"), password: o.String("password"),
 		maxRows: int(o.Int("sink.buffer-flush.max-rows")), interval: o.Duration("sink.buffer-flush.interval"),
 		retries: int(o.Int("sink.max-retries")), connectTimeout: o.Duration("connection.max-retry-timeout"),
+		exactlyOnce:  !o.IsSet("sink.delivery-guarantee") || o.String("sink.delivery-guarantee") == "exactly-once",
+		guaranteeSet: o.IsSet("sink.delivery-guarantee"),
 	}, nil
 }
 

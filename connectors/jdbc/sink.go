@@ -66,30 +66,37 @@ func (s *Sink) ChangelogMode() changelog.Mode {
 	return changelog.InsertOnly
 }
 
-// NewWriter returns the writer of one subtask.
+// NewWriter returns the at-least-once writer of one subtask.
 func (s *Sink) NewWriter(ctx connector.WriterContext) (connector.Writer[connector.TableRecord], error) {
+	return &writer{rowOps: s.rowOps(), byKey: map[string]int{}}, nil
+}
+
+// rowOps turns changes into statements and runs them.
+type rowOps struct {
+	cfg    *config
+	rt     *types.RowType
+	key    []int
+	keyEnc *types.KeyEncoder
+	db     database
+}
+
+func (s *Sink) rowOps() *rowOps {
 	rt := s.table.Schema
-	cols := rt.Names()
-	w := &writer{cfg: s.cfg, rt: rt, key: s.table.PrimaryKey, byKey: map[string]int{},
-		keyEnc: types.NewKeyEncoder(rt, s.table.PrimaryKey...)}
+	o := &rowOps{cfg: s.cfg, rt: rt, key: s.table.PrimaryKey, keyEnc: types.NewKeyEncoder(rt, s.table.PrimaryKey...)}
 	switch s.cfg.url.dialect {
 	case "postgres":
-		w.db = newPostgres(s.cfg, cols, s.table.PrimaryKey)
+		o.db = newPostgres(s.cfg, rt.Names(), s.table.PrimaryKey)
 	default:
-		w.db = newMySQL(s.cfg, cols, s.table.PrimaryKey)
+		o.db = newMySQL(s.cfg, rt.Names(), s.table.PrimaryKey)
 	}
-	return w, nil
+	return o
 }
 
 // writer buffers changes, the last of each key, and writes them in one
 // transaction when the buffer is full, when the flush interval has passed
 // since the oldest, and at every checkpoint.
 type writer struct {
-	cfg    *config
-	rt     *types.RowType
-	key    []int
-	keyEnc *types.KeyEncoder
-	db     database
+	*rowOps
 	buf    []op
 	byKey  map[string]int // key -> index in buf, upsert mode
 	oldest time.Time
@@ -133,18 +140,13 @@ func (w *writer) Write(records []connector.TableRecord, _ []int64) error {
 				w.timer = time.AfterFunc(w.cfg.interval, w.tick)
 			}
 		}
+		o, err := w.opOf(r)
+		if err != nil {
+			return err
+		}
 		if len(w.key) == 0 {
-			if r.Kind != changelog.Insert && r.Kind != changelog.UpdateAfter {
-				return fmt.Errorf("jdbc: %s has no primary key and takes inserts only, not %s; declare PRIMARY KEY (...) NOT ENFORCED", w.cfg.where(), r.Kind)
-			}
-			w.buf = append(w.buf, op{args: w.args(r.Row, nil)})
+			w.buf = append(w.buf, o)
 		} else {
-			o := op{upsert: true}
-			if r.Kind == changelog.Delete {
-				o = op{delete: true, args: w.args(r.Row, w.key)}
-			} else {
-				o.args = w.args(r.Row, nil)
-			}
 			k := w.keyEnc.Key(r.Row)
 			if i, ok := w.byKey[k]; ok {
 				w.buf[i] = o
@@ -165,9 +167,24 @@ func (w *writer) Write(records []connector.TableRecord, _ []int64) error {
 	return nil
 }
 
+// opOf returns the statement of a change (not a -U): an upsert or a
+// delete by key, or an insert for a table without a key.
+func (w *rowOps) opOf(r connector.TableRecord) (op, error) {
+	if len(w.key) == 0 {
+		if r.Kind != changelog.Insert && r.Kind != changelog.UpdateAfter {
+			return op{}, fmt.Errorf("jdbc: %s has no primary key and takes inserts only, not %s; declare PRIMARY KEY (...) NOT ENFORCED", w.cfg.where(), r.Kind)
+		}
+		return op{args: w.args(r.Row, nil)}, nil
+	}
+	if r.Kind == changelog.Delete {
+		return op{delete: true, args: w.args(r.Row, w.key)}, nil
+	}
+	return op{upsert: true, args: w.args(r.Row, nil)}, nil
+}
+
 // args returns the statement parameters of a row: every column, or the
 // columns cols.
-func (w *writer) args(row types.Row, cols []int) []any {
+func (w *rowOps) args(row types.Row, cols []int) []any {
 	mysql := w.cfg.url.dialect == "mysql"
 	if cols == nil {
 		out := make([]any, w.rt.Len())
@@ -196,18 +213,27 @@ func (w *writer) flush() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
+	if err := w.apply(w.buf); err != nil {
+		return err
+	}
+	clear(w.buf)
+	w.buf = w.buf[:0]
+	clear(w.byKey)
+	return nil
+}
+
+// apply runs ops in one transaction, retrying on a new connection as
+// 'sink.max-retries' says.
+func (w *rowOps) apply(ops []op) error {
 	var err error
 	for attempt := 0; attempt <= w.cfg.retries; attempt++ {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.connectTimeout+time.Minute)
-		err = w.db.apply(ctx, w.buf)
+		err = w.db.apply(ctx, ops)
 		cancel()
 		if err == nil {
-			clear(w.buf)
-			w.buf = w.buf[:0]
-			clear(w.byKey)
 			return nil
 		}
 	}
@@ -233,7 +259,17 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 	if ctx.Table == nil {
 		return nil, fmt.Errorf("jdbc writes SQL tables (changelog.Change[types.Row] records), not %v records", ctx.RecordType)
 	}
-	return NewTableSink(ctx.Table, ctx.Options)
+	s, err := NewTableSink(ctx.Table, ctx.Options)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(ctx.Table.PrimaryKey) > 0 && s.cfg.exactlyOnce:
+		return s.transactional(), nil
+	case s.cfg.exactlyOnce && s.cfg.guaranteeSet:
+		return nil, fmt.Errorf("jdbc: %s: 'sink.delivery-guarantee' = 'exactly-once' needs a PRIMARY KEY (...) NOT ENFORCED, whose upserts make a replayed transaction harmless; without one use 'at-least-once'", s.cfg.where())
+	}
+	return s, nil
 }
 
 func init() { connector.Register(factory{}) }

@@ -193,7 +193,7 @@ func changes(t testing.TB, upserts bool) []connector.TableRecord {
 
 func runSinkSuite(t *testing.T, tg target) {
 	tab := &connector.Table{Schema: schema, PrimaryKey: []int{0}}
-	open := func(key bool) func(t testing.TB) (connector.Sink[connector.TableRecord], func() []connector.TableRecord) {
+	open := func(key bool, guarantee string) func(t testing.TB) (connector.Sink[connector.TableRecord], func() []connector.TableRecord) {
 		return func(t testing.TB) (connector.Sink[connector.TableRecord], func() []connector.TableRecord) {
 			name := fmt.Sprintf("target%d", tableSeq.Add(1))
 			tg.create(t, name, key)
@@ -203,6 +203,7 @@ func runSinkSuite(t *testing.T, tg target) {
 			}
 			sink, err := connector.OpenTableSink(connector.Default, "jdbc", map[string]string{
 				"url": tg.url, "table-name": name, "username": tg.user, "password": "", "sink.buffer-flush.max-rows": "16",
+				"sink.delivery-guarantee": guarantee,
 			}, ct)
 			if err != nil {
 				t.Fatal(err)
@@ -216,13 +217,15 @@ func runSinkSuite(t *testing.T, tg target) {
 			}
 		}
 	}
-	t.Run("upsert", func(t *testing.T) {
-		connectortest.RunSink(t, connectortest.SinkCase[connector.TableRecord]{
-			Open: open(true), Input: changes(t, true), Guarantee: connectortest.Upsert,
-			UpsertKey: func(r connector.TableRecord) string { return string(types.AppendText(nil, schema, r.Row, 0, nil)) },
-			Mode:      changelog.Upsert, Key: fieldsKey,
+	for _, g := range []string{"exactly-once", "at-least-once"} {
+		t.Run("upsert "+g, func(t *testing.T) {
+			connectortest.RunSink(t, connectortest.SinkCase[connector.TableRecord]{
+				Open: open(true, g), Input: changes(t, true), Guarantee: connectortest.Upsert,
+				UpsertKey: func(r connector.TableRecord) string { return string(types.AppendText(nil, schema, r.Row, 0, nil)) },
+				Mode:      changelog.Upsert, Key: fieldsKey,
+			})
 		})
-	})
+	}
 	t.Run("append", func(t *testing.T) { appendRows(t, tg) })
 }
 
@@ -241,7 +244,7 @@ func appendRows(t *testing.T, tg target) {
 	s := sql.NewSession(sql.WithParallelism(2))
 	script := fmt.Sprintf(`
 CREATE TABLE target (id INT, name STRING, amount DECIMAL(12, 2), at TIMESTAMP(3), flag BOOLEAN)
-WITH ('connector' = 'jdbc', 'url' = '%s', 'table-name' = '%s', 'username' = '%s', 'sink.buffer-flush.max-rows' = '2');
+WITH ('connector' = 'jdbc', 'url' = '%s', 'table-name' = '%s', 'username' = '%s', 'sink.buffer-flush.max-rows' = '2', 'sink.delivery-guarantee' = 'at-least-once');
 INSERT INTO target VALUES
   (1, 'a', 1.50, TIMESTAMP '2024-01-01 00:00:00.001', TRUE),
   (2, CAST(NULL AS STRING), 2.25, TIMESTAMP '2024-01-02 00:00:00.002', FALSE),

@@ -154,9 +154,9 @@ func TestMySQLTimestampLTZ(t *testing.T) {
 	}
 }
 
-// TestFlushByInterval writes a change and then nothing more: the sink
-// writes it once 'sink.buffer-flush.interval' has passed, without a
-// checkpoint or another change to call it.
+// TestFlushByInterval writes a change and then nothing more: the
+// at-least-once sink writes it once 'sink.buffer-flush.interval' has
+// passed, without a checkpoint or another change to call it.
 func TestFlushByInterval(t *testing.T) {
 	p := testservers.StartPostgres(t)
 	conn, err := pgx.Connect(context.Background(), p.DSN("postgres"))
@@ -170,7 +170,7 @@ func TestFlushByInterval(t *testing.T) {
 	rt := types.MustRowType(types.F("id", types.Int().NotNull()), types.F("name", types.String()))
 	sink, err := connector.OpenTableSink(connector.Default, "jdbc", map[string]string{
 		"url": fmt.Sprintf("jdbc:postgresql://%s:%d/postgres?sslmode=disable", p.Host, p.Port), "table-name": "quiet",
-		"username": "postgres", "password": "", "sink.buffer-flush.interval": "50 ms",
+		"username": "postgres", "password": "", "sink.buffer-flush.interval": "50 ms", "sink.delivery-guarantee": "at-least-once",
 	}, &connector.Table{Schema: rt, PrimaryKey: []int{0}})
 	if err != nil {
 		t.Fatal(err)
