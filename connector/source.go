@@ -72,6 +72,10 @@ type EnumeratorContext interface {
 	Every(interval time.Duration, fn func() error)
 	// Log returns the source's logger.
 	Log() *slog.Logger
+	// Checkpointing reports whether the job takes checkpoints. An
+	// enumerator that waits for a checkpoint to complete before it goes on
+	// (CheckpointListener) must not wait when there will be none.
+	Checkpointing() bool
 }
 
 // Reader reads the splits of one parallel subtask. All its methods are

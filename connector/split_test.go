@@ -99,8 +99,9 @@ func newEnumCtx(p int) *enumCtx {
 	return &enumCtx{p: p, assigned: map[int][]string{}, noMore: map[int]bool{}}
 }
 
-func (c *enumCtx) SourceName() string { return "static" }
-func (c *enumCtx) Parallelism() int   { return c.p }
+func (c *enumCtx) SourceName() string  { return "static" }
+func (c *enumCtx) Parallelism() int    { return c.p }
+func (c *enumCtx) Checkpointing() bool { return true }
 func (c *enumCtx) AssignSplits(subtask int, splits ...connector.Split) {
 	for _, s := range splits {
 		c.assigned[subtask] = append(c.assigned[subtask], s.ID)

@@ -155,6 +155,7 @@ type assignCtx struct {
 
 func (c *assignCtx) SourceName() string                                    { return "files" }
 func (c *assignCtx) Parallelism() int                                      { return 1 }
+func (c *assignCtx) Checkpointing() bool                                   { return true }
 func (c *assignCtx) AssignSplits(_ int, s ...connector.Split)              { c.assign(s) }
 func (c *assignCtx) SignalNoMoreSplits(int)                                {}
 func (c *assignCtx) SendEvent(int, []byte)                                 {}

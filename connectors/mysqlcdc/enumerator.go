@@ -39,7 +39,15 @@ type enumerator struct {
 
 	starting bool
 	waiting  []int // readers that asked for a split and got none yet
+	// gate holds back the binlog split after the last chunk until the
+	// chunks' rows are known to be downstream: gatePending until the next
+	// checkpoint, then that checkpoint's id until it completes; 0 once open.
+	gate int64
 }
+
+// gatePending marks a gate waiting for the checkpoint that will carry the
+// last chunk's rows.
+const gatePending = -1
 
 func (e *enumerator) snapshot() bool {
 	return e.cfg.startup == "initial" || e.cfg.startup == "snapshot"
@@ -67,7 +75,10 @@ func (e *enumerator) restore(b []byte) error {
 	return d.err
 }
 
-func (e *enumerator) SnapshotState(int64) ([]byte, error) {
+func (e *enumerator) SnapshotState(id int64) ([]byte, error) {
+	if e.gate == gatePending {
+		e.gate = id
+	}
 	b := []byte{splitVersion}
 	flag := func(v bool) uint64 {
 		if v {
@@ -170,11 +181,7 @@ func (e *enumerator) discovered(result any, err error) error {
 	e.remaining, e.total = d.chunks, len(d.chunks)
 	e.start, e.fromMillis = d.start, d.fromMillis
 	e.ctx.Log().Info("mysql-cdc: source discovered", "chunks", e.total, "startup", e.cfg.startup)
-	waiting := e.waiting
-	e.waiting = nil
-	for _, r := range waiting {
-		e.serve(r)
-	}
+	e.serveWaiting()
 	return nil
 }
 
@@ -198,7 +205,7 @@ func (e *enumerator) serve(subtask int) {
 		e.ctx.AssignSplits(subtask, encodeChunkSplit(c))
 	case e.cfg.startup == "snapshot" || e.binlogAssigned:
 		e.ctx.SignalNoMoreSplits(subtask)
-	case len(e.finished) < e.total:
+	case len(e.finished) < e.total || e.gate != 0:
 		// The binlog split waits for the last chunks.
 		if !slices.Contains(e.waiting, subtask) {
 			e.waiting = append(e.waiting, subtask)
@@ -236,16 +243,42 @@ func (e *enumerator) HandleEvent(subtask int, event []byte) error {
 	if err != nil || c == nil {
 		return fmt.Errorf("mysql-cdc: bad chunk event: %v", err)
 	}
+	_, known := e.finished[c.id()]
 	e.finished[c.id()] = c
 	e.ctx.SendEvent(subtask, append([]byte{eventChunkAck}, c.id()...))
-	if len(e.finished) == e.total {
-		waiting := e.waiting
-		e.waiting = nil
-		for _, r := range waiting {
-			e.serve(r)
+	if len(e.finished) == e.total && !known {
+		// Readers emit a chunk's rows before they report it, but another
+		// reader's binlog changes could still overtake them on the way to
+		// an operator that has both. With several readers, the binlog
+		// split waits for a checkpoint taken after the last report to
+		// complete: every reader's rows then precede that checkpoint's
+		// barrier, and an operator aligns barriers before it takes what
+		// follows them.
+		if e.ctx.Parallelism() > 1 && e.ctx.Checkpointing() && !e.binlogAssigned {
+			e.gate = gatePending
+			return nil
 		}
+		e.serveWaiting()
 	}
 	return nil
+}
+
+// NotifyCheckpointComplete opens the gate of the binlog split.
+func (e *enumerator) NotifyCheckpointComplete(id int64) error {
+	if e.gate > 0 && id >= e.gate {
+		e.gate = 0
+		e.serveWaiting()
+	}
+	return nil
+}
+
+// serveWaiting serves the readers waiting for a split.
+func (e *enumerator) serveWaiting() {
+	waiting := e.waiting
+	e.waiting = nil
+	for _, r := range waiting {
+		e.serve(r)
+	}
 }
 
 func (e *enumerator) Close() error { return nil }

@@ -72,6 +72,7 @@ func (h *EnumeratorHosts) get(ctx *runtime.Context, src enumeratorSource) (*Enum
 		}
 	}
 	host := newEnumeratorHost(ctx.Operator, ctx.Parallelism, ctx.Log, done)
+	host.checkpointing = ctx.Checkpointing
 	if err := host.start(src, restored); err != nil {
 		return nil, err
 	}
@@ -104,11 +105,12 @@ type mail struct {
 // EnumeratorHost runs a source's enumerator on a goroutine of its own and
 // passes messages between it and the readers.
 type EnumeratorHost struct {
-	name        string
-	parallelism int
-	log         *slog.Logger
-	done        <-chan struct{}
-	work        chan func()
+	name          string
+	parallelism   int
+	checkpointing bool
+	log           *slog.Logger
+	done          <-chan struct{}
+	work          chan func()
 
 	enum connector.Enumerator
 
@@ -339,9 +341,10 @@ func (h *EnumeratorHost) release() error {
 // on the enumerator's goroutine.
 type enumContext struct{ h *EnumeratorHost }
 
-func (c *enumContext) SourceName() string { return c.h.name }
-func (c *enumContext) Parallelism() int   { return c.h.parallelism }
-func (c *enumContext) Log() *slog.Logger  { return c.h.log }
+func (c *enumContext) SourceName() string  { return c.h.name }
+func (c *enumContext) Parallelism() int    { return c.h.parallelism }
+func (c *enumContext) Log() *slog.Logger   { return c.h.log }
+func (c *enumContext) Checkpointing() bool { return c.h.checkpointing }
 
 func (c *enumContext) AssignSplits(subtask int, splits ...connector.Split) {
 	if len(splits) > 0 {
