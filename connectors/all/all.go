@@ -3,18 +3,18 @@
 //
 //	import _ "github.com/eddystream/eddy/connectors/all"
 //
-// It holds the filesystem, datagen, nexmark, mysql-cdc, jdbc, print and
-// blackhole connectors
-// and the json, csv, debezium-json, canal-json and maxwell-json formats.
+// It holds the filesystem, datagen, nexmark, mysql-cdc, postgres-cdc, jdbc,
+// print and blackhole connectors and the json, csv, debezium-json, canal-json and maxwell-json formats.
 package all
 
 import (
-	_ "github.com/eddystream/eddy/connectors/blackhole"  // "blackhole"
-	_ "github.com/eddystream/eddy/connectors/datagen"    // "datagen"
-	_ "github.com/eddystream/eddy/connectors/filesystem" // "filesystem"
-	_ "github.com/eddystream/eddy/connectors/jdbc"       // "jdbc"
-	_ "github.com/eddystream/eddy/connectors/mysqlcdc"   // "mysql-cdc"
-	_ "github.com/eddystream/eddy/connectors/print"      // "print"
-	_ "github.com/eddystream/eddy/formats"               // "json", "csv", "debezium-json", "canal-json", "maxwell-json"
-	_ "github.com/eddystream/eddy/nexmark"               // "nexmark"
+	_ "github.com/eddystream/eddy/connectors/blackhole"   // "blackhole"
+	_ "github.com/eddystream/eddy/connectors/datagen"     // "datagen"
+	_ "github.com/eddystream/eddy/connectors/filesystem"  // "filesystem"
+	_ "github.com/eddystream/eddy/connectors/jdbc"        // "jdbc"
+	_ "github.com/eddystream/eddy/connectors/mysqlcdc"    // "mysql-cdc"
+	_ "github.com/eddystream/eddy/connectors/postgrescdc" // "postgres-cdc"
+	_ "github.com/eddystream/eddy/connectors/print"       // "print"
+	_ "github.com/eddystream/eddy/formats"                // "json", "csv", "debezium-json", "canal-json", "maxwell-json"
+	_ "github.com/eddystream/eddy/nexmark"                // "nexmark"
 )

@@ -14,7 +14,9 @@ import (
 )
 
 // Postgres is a running private PostgreSQL server with logical
-// replication enabled (wal_level = logical).
+// replication enabled (wal_level = logical). User postgres connects without
+// a password; other users created by a test sign in over TCP with their
+// password (scram-sha-256), for tests of authentication.
 type Postgres struct {
 	Host string
 	Port int
@@ -54,8 +56,9 @@ func asPostgres(name string, args ...string) *exec.Cmd {
 }
 
 // StartPostgres starts a private PostgreSQL server for t and stops it when
-// t ends.
-func StartPostgres(t testing.TB) *Postgres {
+// t ends. extra are server settings ("wal_level=replica",
+// "max_replication_slots=2") that take the place of the defaults.
+func StartPostgres(t testing.TB, extra ...string) *Postgres {
 	t.Helper()
 	bin := postgresBin()
 	if bin == "" {
@@ -74,9 +77,22 @@ func StartPostgres(t testing.TB) *Postgres {
 	if out, err := asPostgres(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync").CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v: %s", err, out)
 	}
+	hba := "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost replication postgres 127.0.0.1/32 trust\n" +
+		"host all all 127.0.0.1/32 scram-sha-256\nhost replication all 127.0.0.1/32 scram-sha-256\n"
+	if err := os.WriteFile(filepath.Join(data, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := user.Current(); err == nil && u.Uid == "0" {
+		if out, err := exec.Command("chown", "postgres:postgres", filepath.Join(data, "pg_hba.conf")).CombinedOutput(); err != nil {
+			t.Fatalf("chown pg_hba.conf: %v: %s", err, out)
+		}
+	}
 	port := freePort(t)
 	p := &Postgres{Host: "127.0.0.1", Port: port, dir: dir, bin: bin}
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c wal_level=logical -c max_replication_slots=16 -c max_wal_senders=16 -c fsync=off -c synchronous_commit=off", port, dir)
+	for _, e := range extra {
+		opts += " -c " + e
+	}
 	out, err := asPostgres(filepath.Join(bin, "pg_ctl"), "-D", data, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "-o", opts, "start").CombinedOutput()
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))

@@ -1,0 +1,25 @@
+// Package postgrescdc is eddy's postgres-cdc connector: a source of the
+// rows and changes of PostgreSQL tables, read through logical replication
+// with the built-in pgoutput plug-in, with Flink CDC's option names.
+//
+// A job first reads a snapshot of the tables without locks, in chunks of
+// their primary key that its readers read in parallel. Every chunk is read
+// in a transaction that imports a snapshot exported by the creation of a
+// replication slot, so that it holds exactly the transactions that
+// committed before the slot's consistent point; the changes of later
+// transactions come from the slot. Once every chunk is read, one reader
+// streams the slot from the lowest of the chunks' consistent points,
+// skipping for each chunk the transactions its snapshot already holds.
+// Chunks in progress are read again after a failure, from a new exported
+// snapshot; finished ones are not; the stream resumes at the transaction
+// and row it reached. Checkpoints carry all of it, and the slot's
+// confirmed_flush_lsn only advances to positions of completed checkpoints,
+// so the source is exactly-once.
+//
+// Rows carry their change kind: with 'changelog-mode' = 'all' (the
+// default, which needs REPLICA IDENTITY FULL), +I for snapshot rows and
+// inserts, -U and +U for updates, -D for deletes, a change of primary key
+// being a -D and a +I; with 'upsert', +I, +U and -D keyed by the primary
+// key. Metadata columns give 'database_name', 'schema_name', 'table_name',
+// 'op_ts' (the commit time; 0 for snapshot rows) and 'row_kind'.
+package postgrescdc

@@ -1,0 +1,457 @@
+package postgrescdc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// Events between the enumerator and the readers.
+const (
+	// eventChunkDone, from a reader: a chunk's rows are emitted (the
+	// chunk's split state follows).
+	eventChunkDone = 'D'
+	// eventChunkAck, from the enumerator: the chunk whose id follows is
+	// recorded; the reader lets go of it.
+	eventChunkAck = 'A'
+	// eventNeedSnapshot, from a reader: it holds a chunk whose snapshot
+	// this run of the job did not export (one restored from a checkpoint).
+	eventNeedSnapshot = 'S'
+	// eventSnapshot, from the enumerator: the snapshot chunks are read in
+	// during this run, its consistent point (8 bytes) and its name.
+	eventSnapshot = 'N'
+)
+
+// enumerator finds the tables, creates the publication and the slot,
+// splits the tables into chunks and hands them out on request with the
+// snapshot they are read in, collects the finished chunks, and then hands
+// out the stream split, which starts at the lowest of their consistent
+// points.
+//
+// The snapshot a chunk is read in is exported by the creation of a
+// replication slot, on a replication connection that the enumerator keeps
+// open and idle until every chunk is read: the main slot on the first
+// start, a temporary one when the main slot already exists or when a
+// restored job has chunks left to read (the snapshot of an earlier run is
+// gone with its connection). With 'scan.startup.mode' = 'snapshot' there
+// is no slot: the snapshot is that of a transaction the enumerator holds
+// open (pg_export_snapshot).
+type enumerator struct {
+	ctx    connector.EnumeratorContext
+	cfg    *config
+	schema *types.RowType
+
+	// The state that travels in checkpoints.
+	started        bool     // the chunks (or the stream's start) are known
+	remaining      []*chunk // chunks not handed out
+	total          int      // chunks in all
+	finished       map[string]*chunk
+	streamAssigned bool
+	start          uint64 // the stream's start, for startup modes without a snapshot
+
+	starting    bool
+	waiting     []int // readers that asked for a split and got none yet
+	snapWaiting []int // readers that asked for the live snapshot
+	// The snapshot of this run, and the connection that keeps it valid.
+	live      string
+	liveLSN   uint64
+	holder    *pgconn.PgConn
+	exporting bool
+}
+
+func (e *enumerator) snapshot() bool {
+	return e.cfg.startup == "initial" || e.cfg.startup == "snapshot"
+}
+
+func (e *enumerator) restore(b []byte) error {
+	if len(b) < 1 || b[0] != splitVersion {
+		return fmt.Errorf("postgres-cdc: the enumerator state has an encoding this version does not read")
+	}
+	d := &decoder{b: b[1:]}
+	e.started = d.uvarint() == 1
+	e.streamAssigned = d.uvarint() == 1
+	e.total = int(d.uvarint())
+	n := d.uvarint()
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		e.remaining = append(e.remaining, d.chunk())
+	}
+	n = d.uvarint()
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		c := d.chunk()
+		e.finished[c.id()] = c
+	}
+	e.start = d.uvarint()
+	return d.err
+}
+
+// SnapshotState returns the enumerator's state: the chunks not handed
+// out, the finished chunks and where the stream starts.
+func (e *enumerator) SnapshotState(int64) ([]byte, error) {
+	b := []byte{splitVersion}
+	flag := func(v bool) uint64 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	b = binary.AppendUvarint(b, flag(e.started))
+	b = binary.AppendUvarint(b, flag(e.streamAssigned))
+	b = binary.AppendUvarint(b, uint64(e.total))
+	b = binary.AppendUvarint(b, uint64(len(e.remaining)))
+	for _, c := range e.remaining {
+		b = appendChunk(b, c)
+	}
+	b = binary.AppendUvarint(b, uint64(len(e.finished)))
+	for _, id := range e.finishedIDs() {
+		b = appendChunk(b, e.finished[id])
+	}
+	return binary.AppendUvarint(b, e.start), nil
+}
+
+func (e *enumerator) finishedIDs() []string {
+	ids := make([]string, 0, len(e.finished))
+	for id := range e.finished {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// AddReader starts the discovery with the first reader.
+func (e *enumerator) AddReader(int) error {
+	if !e.started && !e.starting {
+		e.starting = true
+		e.ctx.CallAsync(e.discover, e.discovered)
+	}
+	return nil
+}
+
+type discovery struct {
+	chunks  []*chunk
+	start   uint64
+	live    string
+	liveLSN uint64
+	holder  *pgconn.PgConn
+}
+
+// discover finds the tables, sets up the publication and the slot, and
+// splits the tables into chunks, or finds where the stream starts.
+func (e *enumerator) discover() (result any, err error) {
+	ctx := context.Background()
+	c := e.cfg
+	conn, err := c.connect(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	var d discovery
+	defer func() {
+		if err != nil && d.holder != nil {
+			d.holder.Close(context.Background())
+		}
+	}()
+	if c.startup == "snapshot" {
+		tables, err := c.discover(ctx, conn, e.schema, nil, false)
+		if err != nil {
+			return nil, err
+		}
+		if d.holder, d.live, err = c.exportTransaction(ctx); err != nil {
+			return nil, err
+		}
+		return d, e.split(ctx, conn, tables, &d)
+	}
+	if err := c.checkServer(ctx, conn); err != nil {
+		return nil, err
+	}
+	tables, err := c.discover(ctx, conn, e.schema, e.ctx.Log(), true)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ensurePublication(ctx, conn, tables); err != nil {
+		return nil, err
+	}
+	s, err := slot(ctx, conn, c.slot)
+	if err != nil {
+		return nil, err
+	}
+	if s.exists {
+		if err := c.checkSlot(s); err != nil {
+			return nil, err
+		}
+	}
+	if c.startup == "initial" {
+		if d.holder, err = c.connect(ctx, true); err != nil {
+			return nil, err
+		}
+		name, temporary := c.slot, false
+		if s.exists {
+			// The slot's position is older than any snapshot that can be
+			// exported now: a temporary slot exports one, and the stream
+			// skips, per chunk, what the snapshot holds.
+			name, temporary = tempSlotName(c.slot), true
+		}
+		cs, err := c.createSlot(ctx, d.holder, name, temporary, true)
+		if err != nil {
+			return nil, err
+		}
+		d.live, d.liveLSN = cs.snapshot, cs.lsn
+		if !s.exists {
+			e.ctx.Log().Info("postgres-cdc: created replication slot", "slot", c.slot, "lsn", pglogrepl.LSN(cs.lsn))
+		}
+		return d, e.split(ctx, conn, tables, &d)
+	}
+	// latest-offset and committed-offset: no snapshot.
+	if !s.exists {
+		rep, err := c.connect(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		cs, err := c.createSlot(ctx, rep, c.slot, false, false)
+		rep.Close(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		s.confirmedFlush = cs.lsn
+		e.ctx.Log().Info("postgres-cdc: created replication slot", "slot", c.slot, "lsn", pglogrepl.LSN(cs.lsn))
+	}
+	d.start = s.confirmedFlush
+	if c.startup == "latest-offset" {
+		rows, err := query(ctx, conn, "SELECT pg_current_wal_lsn()")
+		if err != nil {
+			return nil, fmt.Errorf("postgres-cdc: reading the current WAL position: %w", err)
+		}
+		cur, err := pglogrepl.ParseLSN(string(rows[0][0]))
+		if err != nil {
+			return nil, fmt.Errorf("postgres-cdc: the current WAL position %q: %w", rows[0][0], err)
+		}
+		d.start = max(d.start, uint64(cur))
+	}
+	return d, nil
+}
+
+// split cuts the tables into chunks read in the discovery's snapshot.
+func (e *enumerator) split(ctx context.Context, conn *pgconn.PgConn, tables []*tableInfo, d *discovery) error {
+	for _, t := range tables {
+		cs, err := e.cfg.splitTable(ctx, conn, t)
+		if err != nil {
+			return err
+		}
+		d.chunks = append(d.chunks, cs...)
+	}
+	return nil
+}
+
+// tempSlotName names a temporary slot that exports a snapshot.
+func tempSlotName(slot string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return slot[:min(len(slot), 48)] + "_snap_" + hex.EncodeToString(b[:])
+}
+
+// exportTransaction opens a repeatable read transaction and exports its
+// snapshot, valid while the returned connection keeps it open.
+func (c *config) exportTransaction(ctx context.Context) (*pgconn.PgConn, string, error) {
+	conn, err := c.connect(ctx, false)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := exec(ctx, conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
+		conn.Close(context.Background())
+		return nil, "", fmt.Errorf("postgres-cdc: starting the snapshot transaction: %w", err)
+	}
+	rows, err := query(ctx, conn, "SELECT pg_export_snapshot()")
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, "", fmt.Errorf("postgres-cdc: exporting the snapshot: %w", err)
+	}
+	return conn, string(rows[0][0]), nil
+}
+
+// export exports a new snapshot for the chunks a restored job still has to
+// read: from a temporary slot, or with 'snapshot' startup a transaction.
+func (e *enumerator) export() (any, error) {
+	ctx := context.Background()
+	c := e.cfg
+	var d discovery
+	var err error
+	if c.startup == "snapshot" {
+		d.holder, d.live, err = c.exportTransaction(ctx)
+		return d, err
+	}
+	if d.holder, err = c.connect(ctx, true); err != nil {
+		return nil, err
+	}
+	cs, err := c.createSlot(ctx, d.holder, tempSlotName(c.slot), true, true)
+	if err != nil {
+		d.holder.Close(context.Background())
+		return nil, err
+	}
+	d.live, d.liveLSN = cs.snapshot, cs.lsn
+	return d, nil
+}
+
+func (e *enumerator) discovered(result any, err error) error {
+	e.starting = false
+	if err != nil {
+		return err
+	}
+	d := result.(discovery)
+	e.started = true
+	e.remaining, e.total = d.chunks, len(d.chunks)
+	e.start = d.start
+	e.holder, e.live, e.liveLSN = d.holder, d.live, d.liveLSN
+	e.ctx.Log().Info("postgres-cdc: source discovered", "chunks", e.total, "startup", e.cfg.startup)
+	e.serveWaiting()
+	return nil
+}
+
+func (e *enumerator) exported(result any, err error) error {
+	e.exporting = false
+	if err != nil {
+		return err
+	}
+	d := result.(discovery)
+	e.holder, e.live, e.liveLSN = d.holder, d.live, d.liveLSN
+	e.ctx.Log().Info("postgres-cdc: exported a snapshot for the chunks left", "chunks", e.total-len(e.finished), "lsn", pglogrepl.LSN(e.liveLSN))
+	e.serveWaiting()
+	return nil
+}
+
+// ensureLive exports a snapshot if this run has none.
+func (e *enumerator) ensureLive() {
+	if e.live == "" && !e.exporting {
+		e.exporting = true
+		e.ctx.CallAsync(e.export, e.exported)
+	}
+}
+
+func (e *enumerator) serveWaiting() {
+	if e.live != "" {
+		for _, r := range e.snapWaiting {
+			e.sendSnapshot(r)
+		}
+		e.snapWaiting = nil
+	}
+	waiting := e.waiting
+	e.waiting = nil
+	for _, r := range waiting {
+		e.serve(r)
+	}
+}
+
+func (e *enumerator) sendSnapshot(subtask int) {
+	ev := binary.BigEndian.AppendUint64([]byte{eventSnapshot}, e.liveLSN)
+	e.ctx.SendEvent(subtask, append(ev, e.live...))
+}
+
+// HandleSplitRequest answers a reader's request for a split.
+func (e *enumerator) HandleSplitRequest(subtask int) error {
+	if !e.started {
+		e.wait(subtask)
+		return nil
+	}
+	e.serve(subtask)
+	return nil
+}
+
+func (e *enumerator) wait(subtask int) {
+	if !slices.Contains(e.waiting, subtask) {
+		e.waiting = append(e.waiting, subtask)
+	}
+}
+
+// serve answers a reader's request for a split.
+func (e *enumerator) serve(subtask int) {
+	switch {
+	case len(e.remaining) > 0:
+		if e.live == "" {
+			e.wait(subtask)
+			e.ensureLive()
+			return
+		}
+		c := e.remaining[0]
+		e.remaining = e.remaining[1:]
+		c.snapshot, c.lsn = e.live, e.liveLSN
+		e.ctx.AssignSplits(subtask, encodeChunkSplit(c))
+	case e.cfg.startup == "snapshot" || e.streamAssigned:
+		e.ctx.SignalNoMoreSplits(subtask)
+	case len(e.finished) < e.total:
+		// The stream split waits for the last chunks.
+		e.wait(subtask)
+	default:
+		e.streamAssigned = true
+		e.ctx.AssignSplits(subtask, encodeStreamSplit(e.streamSplit()))
+		e.ctx.SignalNoMoreSplits(subtask)
+	}
+}
+
+// streamSplit returns the stream split: after a snapshot, from the lowest
+// consistent point of its chunks, skipping for each chunk the changes
+// before its own.
+func (e *enumerator) streamSplit() *streamSplit {
+	if !e.snapshot() {
+		return &streamSplit{pos: e.start}
+	}
+	s := &streamSplit{}
+	for _, id := range e.finishedIDs() {
+		c := e.finished[id]
+		if s.pos == 0 || c.lsn < s.pos {
+			s.pos = c.lsn
+		}
+		s.chunks = append(s.chunks, c)
+	}
+	return s
+}
+
+// HandleEvent records finished chunks and answers requests for the
+// snapshot.
+func (e *enumerator) HandleEvent(subtask int, event []byte) error {
+	if len(event) == 1 && event[0] == eventNeedSnapshot {
+		if e.live != "" {
+			e.sendSnapshot(subtask)
+			return nil
+		}
+		e.snapWaiting = append(e.snapWaiting, subtask)
+		e.ensureLive()
+		return nil
+	}
+	if len(event) == 0 || event[0] != eventChunkDone {
+		return fmt.Errorf("postgres-cdc: unknown reader event %q", event)
+	}
+	c, _, err := decodeSplit(connector.Split{ID: "event", State: event[1:]})
+	if err != nil || c == nil {
+		return fmt.Errorf("postgres-cdc: bad chunk event: %v", err)
+	}
+	e.finished[c.id()] = c
+	e.ctx.SendEvent(subtask, append([]byte{eventChunkAck}, c.id()...))
+	if len(e.finished) == e.total {
+		e.release()
+		e.serveWaiting()
+	}
+	return nil
+}
+
+// release closes the connection that keeps the snapshot valid, once
+// every chunk is read (a temporary slot goes with it).
+func (e *enumerator) release() {
+	if e.holder != nil {
+		e.holder.Close(context.Background())
+		e.holder = nil
+	}
+	e.live, e.liveLSN = "", 0
+}
+
+// Close releases the snapshot's connection.
+func (e *enumerator) Close() error {
+	e.release()
+	return nil
+}

@@ -1,0 +1,155 @@
+package postgrescdc
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/eddystream/eddy/connector"
+)
+
+var spec = connector.Spec{
+	Name: "postgres-cdc",
+	Kind: connector.SourceKind,
+	Description: "Reads PostgreSQL tables as changelogs through logical replication (pgoutput): a lock-free, " +
+		"parallel snapshot of their rows (+I), consistent with a replication slot, then every change from the " +
+		"slot (+I, -U, +U, -D), exactly once through checkpoints. The server needs wal_level = logical; " +
+		"changelog-mode 'all' needs REPLICA IDENTITY FULL on the tables.",
+	Options: []connector.Option{
+		{Key: "hostname", Type: connector.String, Required: true, Description: "The host name or IP address of the PostgreSQL server."},
+		{Key: "port", Type: connector.Int, Default: "5432", Description: "The server's port.", Check: portNumber},
+		{Key: "username", Type: connector.String, Required: true,
+			Description: "The user to connect as; it needs the REPLICATION attribute, SELECT on the tables, and (to create the publication) ownership of the tables or superuser."},
+		{Key: "password", Type: connector.String, Secret: true, Description: "The user's password."},
+		{Key: "database-name", Type: connector.String, Required: true, Description: "The database to capture (one database: a replication slot belongs to one)."},
+		{Key: "schema-name", Type: connector.String, Required: true,
+			Description: "The schemas to capture: a name or a regular expression that must match the whole schema name."},
+		{Key: "table-name", Type: connector.String, Required: true,
+			Description: "The tables to capture: a name or a regular expression that must match the whole table name (or the whole 'schema.table'); tables that match are read as one table."},
+		{Key: "slot.name", Type: connector.String, Required: true, Check: slotName,
+			Description: "The logical replication slot the source reads changes from: created when missing, kept across restarts (recovery resumes from it). Lower-case letters, digits and underscores; one slot per job."},
+		{Key: "decoding.plugin.name", Type: connector.String, Default: "pgoutput",
+			Description: "The logical decoding plug-in; eddy reads 'pgoutput', built into PostgreSQL 10 and later."},
+		{Key: "changelog-mode", Type: connector.Enum, Default: "all", Values: []string{"all", "upsert"},
+			Description: "'all': a retract stream with every kind of change (+I, -U, +U, -D), which needs REPLICA IDENTITY FULL on every table; 'upsert': an upsert stream keyed by the primary key (+I, +U, -D), for tables without it."},
+		{Key: "scan.startup.mode", Type: connector.Enum, Default: "initial",
+			Values:      []string{"initial", "latest-offset", "committed-offset", "snapshot"},
+			Description: "Where reading starts: 'initial' (a snapshot of the tables, then the changes after it), 'latest-offset' (the changes after the start), 'committed-offset' (the changes after the slot's confirmed_flush_lsn), 'snapshot' (the snapshot alone, then the job's input ends)."},
+		{Key: "scan.incremental.snapshot.chunk.size", Type: connector.Int, Default: "8096",
+			Description: "The rows of a snapshot chunk: tables are split into chunks of their chunk key, read in parallel.", Check: positive},
+		{Key: "scan.incremental.snapshot.chunk.key-column", Type: connector.String,
+			Description: "The column tables are split on; by default the first column of the primary key. Tables without a primary key need it."},
+		{Key: "scan.snapshot.fetch.size", Type: connector.Int, Default: "1024",
+			Description: "Accepted for compatibility: a chunk is read in one query, streamed row by row.", Check: positive},
+		{Key: "heartbeat.interval.ms", Type: connector.Duration, Default: "30 s",
+			Description: "How often the source reports its position to the server and asks for the server's: while the captured tables are idle, the position follows the WAL the server writes, so that the slot does not hold it back after the next checkpoint."},
+		{Key: "connect.timeout", Type: connector.Duration, Default: "30 s", Description: "How long to wait for a connection to the server."},
+		{Key: "connect.max-retries", Type: connector.Int, Default: "3", Description: "How many times a failed connection is retried.", Check: nonNegative},
+		{Key: "scan.incremental.snapshot.enabled", Type: connector.Bool, Default: "true",
+			Description: "Accepted for compatibility; the snapshot is always incremental (chunked, lock-free and checkpointed)."},
+		{Key: "debezium.publication.name", Type: connector.String, Default: "dbz_publication",
+			Description: "The publication the slot's changes are filtered by; created when missing (see 'debezium.publication.autocreate.mode')."},
+		{Key: "debezium.publication.autocreate.mode", Type: connector.Enum, Default: "all_tables",
+			Values:      []string{"all_tables", "filtered", "disabled"},
+			Description: "How a missing publication is created: 'all_tables' (FOR ALL TABLES; needs superuser), 'filtered' (FOR TABLE the captured tables; needs their ownership), 'disabled' (it must exist). An existing publication must include the captured tables."},
+		{Key: "debezium.slot.drop.on.stop", Type: connector.Bool, Default: "false",
+			Description: "Drop the slot when the job stops without failing (cancelled, or its input ended): a later job cannot resume from it. Off by default; for tests and one-off jobs."},
+	},
+}
+
+func portNumber(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 || n > 65535 {
+		return fmt.Errorf("want a port number from 1 to 65535")
+	}
+	return nil
+}
+
+func positive(v string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("want a positive number")
+	}
+	return nil
+}
+
+func nonNegative(v string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a number, 0 or more")
+	}
+	return nil
+}
+
+var slotNameRE = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
+
+func slotName(v string) error {
+	if !slotNameRE.MatchString(v) {
+		return fmt.Errorf("want a replication slot name: 1 to 63 lower-case letters, digits and underscores")
+	}
+	return nil
+}
+
+// config is the source's configuration, from its options.
+type config struct {
+	host, user, password string
+	port                 int
+	database             string
+	schema, table        *regexp.Regexp
+	schemaExpr           string
+	tableExpr            string
+	slot                 string
+	upsert               bool // changelog-mode = upsert
+	startup              string
+	chunkSize            int
+	chunkKey             string
+	heartbeat            time.Duration
+	connectTimeout       time.Duration
+	retries              int
+	publication          string
+	autocreate           string
+	dropOnStop           bool
+}
+
+// addr returns host:port.
+func (c *config) addr() string { return fmt.Sprintf("%s:%d", c.host, c.port) }
+
+func wholeMatch(option, expr string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile("^(?:" + expr + ")$")
+	if err != nil {
+		return nil, fmt.Errorf("postgres-cdc: option '%s' = '%s' is not a regular expression: %w", option, expr, err)
+	}
+	return re, nil
+}
+
+func newConfig(o connector.Options) (*config, error) {
+	c := &config{
+		host: o.String("hostname"), user: o.String("username"), password: o.String("password"),
+		port: int(o.Int("port")), database: o.String("database-name"), slot: o.String("slot.name"),
+		upsert: strings.EqualFold(o.String("changelog-mode"), "upsert"), startup: strings.ToLower(o.String("scan.startup.mode")),
+		chunkSize: int(o.Int("scan.incremental.snapshot.chunk.size")), chunkKey: o.String("scan.incremental.snapshot.chunk.key-column"),
+		heartbeat: o.Duration("heartbeat.interval.ms"), connectTimeout: o.Duration("connect.timeout"),
+		retries: int(o.Int("connect.max-retries")), publication: o.String("debezium.publication.name"),
+		autocreate: strings.ToLower(o.String("debezium.publication.autocreate.mode")), dropOnStop: o.Bool("debezium.slot.drop.on.stop"),
+	}
+	if p := o.String("decoding.plugin.name"); !strings.EqualFold(strings.TrimSpace(p), "pgoutput") {
+		return nil, fmt.Errorf("postgres-cdc: option 'decoding.plugin.name' = '%s' is not supported: eddy decodes 'pgoutput', PostgreSQL's built-in plug-in (10 and later); set 'decoding.plugin.name' = 'pgoutput' or leave it out", p)
+	}
+	if c.publication == "" {
+		return nil, fmt.Errorf("postgres-cdc: option 'debezium.publication.name' is empty; name a publication or leave it out for 'dbz_publication'")
+	}
+	if c.heartbeat <= 0 {
+		c.heartbeat = 30 * time.Second
+	}
+	var err error
+	c.schemaExpr, c.tableExpr = o.String("schema-name"), o.String("table-name")
+	if c.schema, err = wholeMatch("schema-name", c.schemaExpr); err != nil {
+		return nil, err
+	}
+	if c.table, err = wholeMatch("table-name", c.tableExpr); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

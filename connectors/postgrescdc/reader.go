@@ -1,0 +1,360 @@
+package postgrescdc
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// reader reads the chunks and the stream split a subtask is given.
+type reader struct {
+	ctx   connector.ReaderContext
+	cfg   *config
+	table *connector.Table
+	rt    *types.RowType
+	w     *types.RowWriter
+	conv  converter
+	meta  metaColumns
+
+	conn   *pgconn.PgConn
+	tables map[string]*tableInfo // by schema.table, once discovered
+
+	chunks  []*chunk          // chunks to read, in order
+	pending map[string]*chunk // read, waiting for the enumerator's ack
+	acked   []string          // acknowledged, to be finished
+	// live holds the snapshots this run of the job exported, by name, with
+	// their consistent points; newest is the last the enumerator sent.
+	live      map[string]uint64
+	newest    string
+	askedLive bool
+	stream    *streamReader
+	requested bool // a split request is outstanding
+	noMore    bool
+	failed    bool // Read returned an error
+}
+
+// metaColumns are the indexes in the rows of the metadata columns the table
+// asks for, -1 for those it does not.
+type metaColumns struct{ database, schema, table, opTS, rowKind int }
+
+// AddSplits takes chunks and the stream split.
+func (r *reader) AddSplits(splits []connector.Split) error {
+	for _, s := range splits {
+		c, ss, err := decodeSplit(s)
+		if err != nil {
+			return err
+		}
+		switch {
+		case c != nil && c.done:
+			// Read before a failure; the enumerator may not have heard.
+			r.pending[c.id()] = c
+			r.report(c)
+		case c != nil:
+			r.chunks = append(r.chunks, c)
+		default:
+			r.stream = &streamReader{r: r, split: ss}
+		}
+		r.requested = false
+	}
+	return nil
+}
+
+// NoMoreSplits notes that the enumerator has no more splits for the reader.
+func (r *reader) NoMoreSplits() { r.noMore = true }
+
+// HandleEvent takes the enumerator's acknowledgements and snapshots.
+func (r *reader) HandleEvent(event []byte) error {
+	switch {
+	case len(event) > 9 && event[0] == eventSnapshot:
+		name := string(event[9:])
+		r.live[name] = binary.BigEndian.Uint64(event[1:9])
+		r.newest, r.askedLive = name, false
+		return nil
+	case len(event) > 0 && event[0] == eventChunkAck:
+		id := string(event[1:])
+		if _, ok := r.pending[id]; ok {
+			// Finished in the next Read; until then checkpoints still hold
+			// it (a restore reports it again, which does no harm).
+			r.acked = append(r.acked, id)
+		}
+		return nil
+	}
+	return fmt.Errorf("postgres-cdc: unknown enumerator event %q", event)
+}
+
+func (r *reader) report(c *chunk) {
+	r.ctx.SendEvent(append([]byte{eventChunkDone}, encodeChunkSplit(c).State...))
+}
+
+// Read reads the next chunk, or the changes of the stream available now.
+func (r *reader) Read(out connector.Output[connector.TableRecord]) error {
+	err := r.read(out)
+	if err != nil {
+		r.failed = true
+	}
+	return err
+}
+
+func (r *reader) read(out connector.Output[connector.TableRecord]) error {
+	for _, id := range r.acked {
+		if _, ok := r.pending[id]; ok {
+			delete(r.pending, id)
+			out.Split(id).Finish()
+		}
+	}
+	r.acked = r.acked[:0]
+	if out.Room() <= 0 {
+		return nil
+	}
+	switch {
+	case len(r.chunks) > 0:
+		c := r.chunks[0]
+		if _, ok := r.live[c.snapshot]; !ok {
+			if r.newest == "" {
+				// A chunk restored from a checkpoint: its snapshot is gone.
+				if !r.askedLive {
+					r.askedLive = true
+					r.ctx.SendEvent([]byte{eventNeedSnapshot})
+				}
+				time.Sleep(2 * time.Millisecond)
+				return nil
+			}
+			c.snapshot, c.lsn = r.newest, r.live[r.newest]
+		}
+		if err := r.readChunk(out, c); err != nil {
+			return err
+		}
+		r.chunks = r.chunks[1:]
+		c.done = true
+		r.pending[c.id()] = c
+		r.report(c)
+		return nil
+	case r.stream != nil:
+		return r.stream.read(out)
+	}
+	if !r.requested && !r.noMore {
+		r.requested = true
+		r.ctx.RequestSplit()
+	}
+	time.Sleep(2 * time.Millisecond)
+	return nil
+}
+
+// SnapshotState returns the chunks the reader holds and the stream's
+// position.
+func (r *reader) SnapshotState(id int64) ([]connector.Split, error) {
+	var out []connector.Split
+	for _, c := range r.chunks {
+		out = append(out, encodeChunkSplit(c))
+	}
+	for _, c := range r.pending {
+		out = append(out, encodeChunkSplit(c))
+	}
+	if r.stream != nil {
+		out = append(out, encodeStreamSplit(r.stream.state(id)))
+	}
+	return out, nil
+}
+
+// NotifyCheckpointComplete lets the slot's confirmed_flush_lsn advance to
+// the stream's position in the completed checkpoint.
+func (r *reader) NotifyCheckpointComplete(id int64) error {
+	if r.stream != nil {
+		r.stream.checkpointComplete(id)
+	}
+	return nil
+}
+
+// Close closes the reader's connections; with 'debezium.slot.drop.on.stop'
+// the stream's reader drops the slot unless it failed.
+func (r *reader) Close() error {
+	var err error
+	if r.stream != nil {
+		r.stream.close()
+		if r.cfg.dropOnStop && !r.failed {
+			ctx, cancel := context.WithTimeout(context.Background(), r.cfg.connectTimeout+10*time.Second)
+			err = r.cfg.dropSlot(ctx)
+			cancel()
+		}
+	}
+	if r.conn != nil {
+		r.conn.Close(context.Background())
+	}
+	return err
+}
+
+// connection returns the reader's connection to the database, and the
+// captured tables, opening and discovering them the first time.
+func (r *reader) connection() (*pgconn.PgConn, error) {
+	if r.conn != nil {
+		return r.conn, nil
+	}
+	ctx := context.Background()
+	conn, err := r.cfg.connect(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	tables, err := r.cfg.discover(ctx, conn, r.table.Schema, nil, false)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	r.tables = map[string]*tableInfo{}
+	for _, t := range tables {
+		r.tables[t.id()] = t
+	}
+	r.conn = conn
+	return conn, nil
+}
+
+// setMeta sets the metadata columns of a row of t.
+func (r *reader) setMeta(t *tableInfo, kind changelog.Kind, opTS int64) {
+	w := r.w
+	if r.meta.database >= 0 {
+		w.SetString(r.meta.database, r.cfg.database)
+	}
+	if r.meta.schema >= 0 {
+		w.SetString(r.meta.schema, t.schema)
+	}
+	if r.meta.table >= 0 {
+		w.SetString(r.meta.table, t.name)
+	}
+	if r.meta.opTS >= 0 {
+		w.SetTimestampMillis(r.meta.opTS, opTS)
+	}
+	if r.meta.rowKind >= 0 {
+		w.SetString(r.meta.rowKind, kind.String())
+	}
+}
+
+// badRecord reports a row that could not be converted.
+func (r *reader) badRecord(out connector.Output[connector.TableRecord], t *tableInfo, where string, values [][]byte, cols []int, err error) error {
+	var raw []string
+	for k, v := range values {
+		name := ""
+		if cols != nil {
+			name = t.cols[cols[k]].name + "="
+		} else if k < len(t.cols) {
+			name = t.cols[k].name + "="
+		}
+		if v == nil {
+			raw = append(raw, name+"NULL")
+		} else {
+			raw = append(raw, name+strconv.Quote(string(v)))
+		}
+	}
+	r.w.Reset()
+	return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: t.id() + " at " + where,
+		Raw: strings.Join(raw, ", "), Error: err.Error()})
+}
+
+// snapshotColumns returns the columns a chunk query selects (those the SQL
+// table declares) and the query's select list.
+func snapshotColumns(t *tableInfo) ([]int, string) {
+	var cols []int
+	var names []string
+	for j, c := range t.cols {
+		if t.toRow[j] >= 0 {
+			cols = append(cols, j)
+			names = append(names, quoteIdent(c.name))
+		}
+	}
+	if len(names) == 0 {
+		return nil, "1"
+	}
+	return cols, strings.Join(names, ", ")
+}
+
+// chunkQuery returns the statements that read a chunk in its snapshot.
+func chunkQuery(t *tableInfo, c *chunk) (string, []int) {
+	cols, list := snapshotColumns(t)
+	q := "SELECT " + list + " FROM " + t.quoted()
+	if t.chunkKey >= 0 {
+		k := quoteIdent(t.cols[t.chunkKey].name)
+		var where []string
+		if c.hasStart {
+			where = append(where, k+" >= "+strconv.FormatInt(c.start, 10))
+		}
+		if c.hasEnd {
+			if !c.hasStart {
+				// NULL keys are in no range: the first chunk holds them.
+				where = append(where, "("+k+" < "+strconv.FormatInt(c.end, 10)+" OR "+k+" IS NULL)")
+			} else {
+				where = append(where, k+" < "+strconv.FormatInt(c.end, 10))
+			}
+		}
+		if len(where) > 0 {
+			q += " WHERE " + strings.Join(where, " AND ")
+		}
+	}
+	tx := "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+	if c.snapshot != "" {
+		tx += "SET TRANSACTION SNAPSHOT " + quoteLiteral(c.snapshot) + "; "
+	}
+	return tx + q + "; COMMIT", cols
+}
+
+// readChunk reads a chunk of a table's snapshot in the chunk's exported
+// snapshot, without locks, and emits its rows as inserts in one Read, so
+// that a checkpoint holds all of them or none.
+func (r *reader) readChunk(out connector.Output[connector.TableRecord], c *chunk) error {
+	conn, err := r.connection()
+	if err != nil {
+		return err
+	}
+	t := r.tables[c.table]
+	if t == nil {
+		return fmt.Errorf("postgres-cdc: table %s of snapshot chunk %s is gone from the server", c.table, c.id())
+	}
+	q, cols := chunkQuery(t, c)
+	split := out.Split(c.id())
+	where := "snapshot chunk " + strconv.Itoa(c.index)
+	mrr := conn.Exec(context.Background(), q)
+	var emitErr error
+	for mrr.NextResult() {
+		rr := mrr.ResultReader()
+		for rr.NextRow() && emitErr == nil {
+			vals := rr.Values()
+			if len(vals) != len(cols) && cols != nil {
+				continue
+			}
+			emitErr = r.emitSnapshotRow(out, split, t, cols, vals, where)
+		}
+		if _, err := rr.Close(); err != nil && emitErr == nil {
+			emitErr = err
+		}
+	}
+	if err := mrr.Close(); err != nil && emitErr == nil {
+		emitErr = err
+	}
+	if emitErr != nil {
+		// The connection is in a failed transaction: a new one serves the
+		// next chunk.
+		conn.Close(context.Background())
+		r.conn = nil
+		return fmt.Errorf("postgres-cdc: reading chunk %d of %s in snapshot %s: %w", c.index, t.id(), c.snapshot, emitErr)
+	}
+	return nil
+}
+
+func (r *reader) emitSnapshotRow(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord],
+	t *tableInfo, cols []int, vals [][]byte, where string) error {
+	for k, j := range cols {
+		i := t.toRow[j]
+		if err := r.conv.setField(r.w, i, r.rt.Field(i).Type, &t.cols[j], vals[k]); err != nil {
+			return r.badRecord(out, t, where, vals, cols, fmt.Errorf("column %s (%s): %w", t.cols[j].name, t.cols[j].typeName, err))
+		}
+	}
+	r.setMeta(t, changelog.Insert, 0)
+	split.Emit(connector.TableRecord{Kind: changelog.Insert, Row: r.w.Finish()})
+	return nil
+}

@@ -1,0 +1,262 @@
+package postgrescdc
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// valueKind is how the source reads a column's text.
+type valueKind uint8
+
+const (
+	kindUnmapped    valueKind = iota
+	kindInt                   // smallint, integer, bigint
+	kindNumeric               // numeric(p, s)
+	kindFloat                 // real, double precision
+	kindBool                  // boolean
+	kindText                  // char, varchar, text, json, jsonb, uuid, enums
+	kindBytea                 // bytea
+	kindDate                  // date
+	kindTime                  // time without time zone
+	kindTimestamp             // timestamp without time zone
+	kindTimestampTZ           // timestamp with time zone
+)
+
+// kindOf maps a type (pg_type's typname and typtype) to how it is read.
+func kindOf(typname, typtype string) valueKind {
+	if typtype == "e" {
+		return kindText
+	}
+	switch typname {
+	case "int2", "int4", "int8":
+		return kindInt
+	case "numeric":
+		return kindNumeric
+	case "float4", "float8":
+		return kindFloat
+	case "bool":
+		return kindBool
+	case "bpchar", "varchar", "text", "json", "jsonb", "uuid":
+		return kindText
+	case "bytea":
+		return kindBytea
+	case "date":
+		return kindDate
+	case "time":
+		return kindTime
+	case "timestamp":
+		return kindTimestamp
+	case "timestamptz":
+		return kindTimestampTZ
+	}
+	return kindUnmapped
+}
+
+// column is a column of a captured table, as the server declares it.
+type column struct {
+	name     string
+	typeName string // format_type: integer, numeric(10,2), character varying(32), ...
+	kind     valueKind
+}
+
+// tableInfo is a captured table: its columns in the server's order, its
+// primary key and chunk key, and where each column goes in the SQL table's
+// rows.
+type tableInfo struct {
+	schema, name string
+	oid          uint32
+	cols         []column
+	pk           []int // indexes in cols
+	// chunkKey is the index in cols of the integer column the snapshot is
+	// split on, -1 if the table is read as one chunk.
+	chunkKey int
+	// full tells whether the table has REPLICA IDENTITY FULL: updates and
+	// deletes then carry the whole old row.
+	full bool
+	// toRow gives, for each column, the index of the SQL table's column it
+	// fills, -1 if the table declares no such column.
+	toRow []int
+}
+
+// id is the table's name as splits and messages name it: schema.table.
+func (t *tableInfo) id() string { return t.schema + "." + t.name }
+
+// quoted is the table's name quoted for SQL.
+func (t *tableInfo) quoted() string { return quoteIdent(t.schema) + "." + quoteIdent(t.name) }
+
+// column returns the index of the column called name (an exact match
+// first, then without regard to case), or -1.
+func (t *tableInfo) column(name string) int {
+	for i := range t.cols {
+		if t.cols[i].name == name {
+			return i
+		}
+	}
+	for i := range t.cols {
+		if strings.EqualFold(t.cols[i].name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (t *tableInfo) columnNames() string {
+	names := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// discover lists the tables the source captures, with their columns, and
+// maps them onto the SQL table's schema. With identity, it checks their
+// replica identity against 'changelog-mode', warning through log (if set)
+// of tables an upsert stream reads without their old rows.
+func (c *config) discover(ctx context.Context, conn *pgconn.PgConn, schema *types.RowType, log *slog.Logger, identity bool) ([]*tableInfo, error) {
+	rows, err := query(ctx, conn, `SELECT c.oid, n.nspname, c.relname, c.relreplident FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres-cdc: listing tables: %w", err)
+	}
+	var tables []*tableInfo
+	for _, r := range rows {
+		s, name := string(r[1]), string(r[2])
+		if !c.schema.MatchString(s) || (!c.table.MatchString(name) && !c.table.MatchString(s+"."+name)) {
+			continue
+		}
+		oid, _ := strconv.ParseUint(string(r[0]), 10, 32)
+		tables = append(tables, &tableInfo{schema: s, name: name, oid: uint32(oid), chunkKey: -1, full: string(r[3]) == "f"})
+	}
+	if len(tables) == 0 {
+		return nil, fmt.Errorf("postgres-cdc: no table of database '%s' matches 'schema-name' = '%s' and 'table-name' = '%s' on %s (or the user may not see it: it needs USAGE on the schema and SELECT on the tables)",
+			c.database, c.schemaExpr, c.tableExpr, c.addr())
+	}
+	sort.Slice(tables, func(i, j int) bool { return tables[i].id() < tables[j].id() })
+	for _, t := range tables {
+		if err := c.describe(ctx, conn, t, schema); err != nil {
+			return nil, err
+		}
+		if !identity {
+			continue
+		}
+		if !t.full && !c.upsert {
+			return nil, fmt.Errorf("postgres-cdc: table %s does not have REPLICA IDENTITY FULL, so its updates and deletes do not carry the old row that 'changelog-mode' = 'all' emits: run ALTER TABLE %s REPLICA IDENTITY FULL, or set 'changelog-mode' = 'upsert'",
+				t.id(), t.quoted())
+		}
+		if !t.full && log != nil {
+			log.Warn("postgres-cdc: table without REPLICA IDENTITY FULL: its updates carry no old row and its deletes only the key; an update that leaves an out-of-line (TOAST) value unchanged will stop the job (ALTER TABLE ... REPLICA IDENTITY FULL prevents both)",
+				"table", t.id())
+		}
+	}
+	return tables, nil
+}
+
+// describe reads a table's columns and keys.
+func (c *config) describe(ctx context.Context, conn *pgconn.PgConn, t *tableInfo, schema *types.RowType) error {
+	oid := strconv.FormatUint(uint64(t.oid), 10)
+	rows, err := query(ctx, conn, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), ty.typname, ty.typtype
+		FROM pg_attribute a JOIN pg_type ty ON ty.oid = a.atttypid
+		WHERE a.attrelid = `+oid+` AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`)
+	if err != nil {
+		return fmt.Errorf("postgres-cdc: reading the columns of %s: %w", t.id(), err)
+	}
+	for _, r := range rows {
+		t.cols = append(t.cols, column{name: string(r[0]), typeName: string(r[1]), kind: kindOf(string(r[2]), string(r[3]))})
+	}
+	keys, err := query(ctx, conn, `SELECT a.attname FROM pg_index i
+		CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+		WHERE i.indrelid = `+oid+` AND i.indisprimary ORDER BY k.ord`)
+	if err != nil {
+		return fmt.Errorf("postgres-cdc: reading the primary key of %s: %w", t.id(), err)
+	}
+	for _, r := range keys {
+		if j := t.column(string(r[0])); j >= 0 {
+			t.pk = append(t.pk, j)
+		}
+	}
+	switch {
+	case c.chunkKey != "":
+		if t.chunkKey = t.column(c.chunkKey); t.chunkKey < 0 {
+			return fmt.Errorf("postgres-cdc: table %s has no column %q ('scan.incremental.snapshot.chunk.key-column'); it has %s",
+				t.id(), c.chunkKey, t.columnNames())
+		}
+	case len(t.pk) > 0:
+		t.chunkKey = t.pk[0]
+	default:
+		return fmt.Errorf("postgres-cdc: table %s has no primary key: give it one (ALTER TABLE %s ADD PRIMARY KEY (...)), or name a column to split its snapshot on with 'scan.incremental.snapshot.chunk.key-column'",
+			t.id(), t.quoted())
+	}
+	if t.cols[t.chunkKey].kind != kindInt {
+		// Other keys order by collations and operators the source does
+		// not reproduce: the table is read as one chunk.
+		t.chunkKey = -1
+	}
+	t.toRow = make([]int, len(t.cols))
+	for i := range t.toRow {
+		t.toRow[i] = -1
+	}
+	for i, f := range schema.Fields() {
+		j := t.column(f.Name)
+		if j < 0 {
+			return fmt.Errorf("postgres-cdc: table %s has no column %q of the SQL table; it has %s", t.id(), f.Name, t.columnNames())
+		}
+		if err := compatible(&t.cols[j], f.Type); err != nil {
+			return fmt.Errorf("postgres-cdc: column %q of table %s (%s) cannot be read as %s: %w", f.Name, t.id(), t.cols[j].typeName, f.Type, err)
+		}
+		t.toRow[j] = i
+	}
+	return nil
+}
+
+// compatible checks that a column of the server can be read into a SQL
+// column of type t.
+func compatible(c *column, t types.Type) error {
+	k := t.Kind()
+	switch c.kind {
+	case kindInt, kindNumeric, kindFloat:
+		if t.IsNumeric() || t.IsString() {
+			return nil
+		}
+	case kindBool:
+		if k == types.KindBoolean || t.IsString() {
+			return nil
+		}
+	case kindText:
+		if t.IsString() {
+			return nil
+		}
+	case kindBytea:
+		if t.IsBinary() {
+			return nil
+		}
+	case kindDate:
+		if k == types.KindDate || t.IsString() {
+			return nil
+		}
+	case kindTime:
+		if k == types.KindTime || t.IsString() {
+			return nil
+		}
+	case kindTimestamp:
+		if k == types.KindTimestamp || t.IsString() {
+			return nil
+		}
+	case kindTimestampTZ:
+		if k == types.KindTimestampLTZ || k == types.KindTimestamp || t.IsString() {
+			return nil
+		}
+	default:
+		return fmt.Errorf("the source does not read columns of type %s; leave the column out of the SQL table", c.typeName)
+	}
+	return fmt.Errorf("declare it as a type that holds %s values", c.typeName)
+}

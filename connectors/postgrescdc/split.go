@@ -1,0 +1,252 @@
+package postgrescdc
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/eddystream/eddy/connector"
+)
+
+// splitVersion starts the encoding of every split and of the enumerator's
+// state.
+const splitVersion = 1
+
+const streamSplitID = "stream"
+
+// chunk is a part of a table's snapshot: the rows whose chunk key is in
+// [start, end), an absent bound being unbounded (a table read as one chunk
+// has neither). Rows whose chunk key is NULL belong to the first chunk.
+type chunk struct {
+	table            string // schema.table
+	index            int
+	start, end       int64
+	hasStart, hasEnd bool
+	// snapshot is the exported snapshot the chunk is read in, and lsn its
+	// consistent point: the chunk's rows are those of the transactions
+	// that committed before lsn, and the stream skips the changes of the
+	// chunk's rows in transactions whose commit is before it.
+	snapshot string
+	lsn      uint64
+	// done is set once the chunk's rows are emitted.
+	done bool
+}
+
+func (c *chunk) id() string { return fmt.Sprintf("chunk:%s:%d", c.table, c.index) }
+
+// contains tells whether a chunk key value is in the chunk; ok is false
+// for NULL, which belongs to the first chunk.
+func (c *chunk) contains(k int64, ok bool) bool {
+	if !ok {
+		return !c.hasStart
+	}
+	return (!c.hasStart || k >= c.start) && (!c.hasEnd || k < c.end)
+}
+
+const (
+	flagStart = 1 << iota
+	flagEnd
+	flagDone
+)
+
+func appendChunk(b []byte, c *chunk) []byte {
+	b = appendString(b, c.table)
+	b = binary.AppendUvarint(b, uint64(c.index))
+	flags := uint64(0)
+	if c.hasStart {
+		flags |= flagStart
+	}
+	if c.hasEnd {
+		flags |= flagEnd
+	}
+	if c.done {
+		flags |= flagDone
+	}
+	b = binary.AppendUvarint(b, flags)
+	b = binary.AppendVarint(b, c.start)
+	b = binary.AppendVarint(b, c.end)
+	b = appendString(b, c.snapshot)
+	return binary.AppendUvarint(b, c.lsn)
+}
+
+func (d *decoder) chunk() *chunk {
+	c := &chunk{table: d.string(), index: int(d.uvarint())}
+	flags := d.uvarint()
+	c.hasStart, c.hasEnd, c.done = flags&flagStart != 0, flags&flagEnd != 0, flags&flagDone != 0
+	c.start, c.end = d.varint(), d.varint()
+	c.snapshot = d.string()
+	c.lsn = d.uvarint()
+	return c
+}
+
+// streamSplit is the reading of the slot: the position of the transaction
+// being read (its commit LSN) and the rows of it already emitted, and the
+// finished snapshot chunks whose changes before their consistent points it
+// skips.
+type streamSplit struct {
+	pos  uint64
+	skip int
+	// chunks are the snapshot's chunks, while the stream is before the
+	// highest of their consistent points.
+	chunks []*chunk
+}
+
+func encodeChunkSplit(c *chunk) connector.Split {
+	b := []byte{splitVersion, 'c'}
+	return connector.Split{ID: c.id(), State: appendChunk(b, c)}
+}
+
+// encodeStreamSplit encodes the stream split. Its chunks are kept by
+// table, each with its bounds and its consistent point as a difference
+// from the previous chunk's (0, one byte, for the chunks of one
+// snapshot).
+func encodeStreamSplit(s *streamSplit) connector.Split {
+	b := []byte{splitVersion, 's'}
+	b = binary.AppendUvarint(b, s.pos)
+	b = binary.AppendUvarint(b, uint64(s.skip))
+	byTable := map[string][]*chunk{}
+	var names []string
+	for _, c := range s.chunks {
+		if byTable[c.table] == nil {
+			names = append(names, c.table)
+		}
+		byTable[c.table] = append(byTable[c.table], c)
+	}
+	sort.Strings(names)
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, n := range names {
+		cs := byTable[n]
+		sortChunks(cs)
+		b = appendString(b, n)
+		b = binary.AppendUvarint(b, uint64(len(cs)))
+		prev := uint64(0)
+		for _, c := range cs {
+			flags := uint64(0)
+			if c.hasStart {
+				flags |= flagStart
+			}
+			if c.hasEnd {
+				flags |= flagEnd
+			}
+			b = binary.AppendUvarint(b, flags)
+			if c.hasStart {
+				b = binary.AppendVarint(b, c.start)
+			}
+			if c.hasEnd {
+				b = binary.AppendVarint(b, c.end)
+			}
+			b = binary.AppendVarint(b, int64(c.lsn-prev))
+			prev = c.lsn
+		}
+	}
+	return connector.Split{ID: streamSplitID, State: b}
+}
+
+func (d *decoder) streamSplit() *streamSplit {
+	s := &streamSplit{pos: d.uvarint(), skip: int(d.uvarint())}
+	tables := d.uvarint()
+	for i := uint64(0); i < tables && d.err == nil; i++ {
+		name := d.string()
+		n := d.uvarint()
+		prev := uint64(0)
+		for j := uint64(0); j < n && d.err == nil; j++ {
+			c := &chunk{table: name, index: int(j), done: true}
+			flags := d.uvarint()
+			c.hasStart, c.hasEnd = flags&flagStart != 0, flags&flagEnd != 0
+			if c.hasStart {
+				c.start = d.varint()
+			}
+			if c.hasEnd {
+				c.end = d.varint()
+			}
+			c.lsn = prev + uint64(d.varint())
+			prev = c.lsn
+			s.chunks = append(s.chunks, c)
+		}
+	}
+	return s
+}
+
+// decodeSplit decodes a split: a chunk or the stream split.
+func decodeSplit(s connector.Split) (*chunk, *streamSplit, error) {
+	if len(s.State) < 2 || s.State[0] != splitVersion {
+		return nil, nil, fmt.Errorf("postgres-cdc: split %q has an encoding this version does not read", s.ID)
+	}
+	d := &decoder{b: s.State[2:]}
+	switch s.State[1] {
+	case 'c':
+		c := d.chunk()
+		if d.err != nil {
+			return nil, nil, fmt.Errorf("split %q: %w", s.ID, d.err)
+		}
+		return c, nil, nil
+	case 's':
+		ss := d.streamSplit()
+		if d.err != nil {
+			return nil, nil, fmt.Errorf("split %q: %w", s.ID, d.err)
+		}
+		return nil, ss, nil
+	}
+	return nil, nil, fmt.Errorf("postgres-cdc: split %q is of an unknown kind", s.ID)
+}
+
+func sortChunks(cs []*chunk) {
+	sort.Slice(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if a.hasStart != b.hasStart {
+			return !a.hasStart
+		}
+		return a.start < b.start
+	})
+}
+
+// decoder reads the encodings of the source's splits and state.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = fmt.Errorf("postgres-cdc: split or state encoding is truncated")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = fmt.Errorf("postgres-cdc: split or state encoding is truncated")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)) {
+		d.err = fmt.Errorf("postgres-cdc: split or state encoding is truncated")
+		return ""
+	}
+	v := string(d.b[:n])
+	d.b = d.b[n:]
+	return v
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}

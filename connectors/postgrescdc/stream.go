@@ -1,0 +1,500 @@
+package postgrescdc
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+)
+
+// streamReader reads the stream split: every change of the captured tables
+// from the slot, in commit order.
+//
+// Its position is the commit LSN of the transaction being read (the final
+// LSN of pgoutput's BEGIN, where the transaction's commit record starts)
+// and the number of changes of captured tables read in it, so that a
+// restore reads the transaction again and skips them; between
+// transactions it is the end of the last commit, or, while the captured
+// tables are idle, the server's WAL position from keepalives. Logical
+// decoding sends a slot's reader exactly the transactions whose commit
+// record starts at or after the slot's start (SnapBuildXactNeedsSkip in
+// PostgreSQL's snapbuild.c compares that LSN with start_decoding_at: the
+// consistent point of a new slot, later its confirmed_flush_lsn), and the
+// snapshot a slot exports at its creation holds exactly the transactions
+// that committed before its consistent point. So a transaction whose
+// commit LSN is below a chunk's consistent point is already in the chunk's
+// rows and its changes of them are skipped, and a transaction below the
+// position was read before the checkpoint. The slot's confirmed_flush_lsn
+// advances only to positions of completed checkpoints: the server keeps
+// every transaction a restore may need.
+type streamReader struct {
+	r     *reader
+	split *streamSplit
+	conn  *pgconn.PgConn
+	rels  map[uint32]*tableInfo // by relation id; nil for tables not captured
+
+	pos    uint64 // commit LSN of the transaction being read, or where the next one starts
+	skip   int    // changes of the transaction at pos to skip, read before a restore
+	rows   int    // changes of captured tables read in the transaction
+	inTx   bool
+	skipTx bool // the transaction is before pos
+	txLSN  uint64
+	txTime int64 // commit time, milliseconds since the epoch
+
+	// chunks are the snapshot's chunks by table, sorted by start, while the
+	// stream is before maxLSN.
+	chunks map[string][]*chunk
+	maxLSN uint64
+
+	confirmed  uint64 // the slot's confirmed_flush_lsn as last sent
+	ckpts      []ckptPos
+	needStatus bool
+	lastStatus time.Time
+}
+
+// ckptPos is the stream's position in a checkpoint.
+type ckptPos struct {
+	id  int64
+	lsn uint64
+}
+
+func (s *streamReader) open() error {
+	r := s.r
+	qc, err := r.connection()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	c := r.cfg
+	sl, err := slot(ctx, qc, c.slot)
+	if err != nil {
+		return err
+	}
+	s.pos, s.skip = s.split.pos, s.split.skip
+	switch {
+	case !sl.exists:
+		return fmt.Errorf("postgres-cdc: replication slot '%s' ('slot.name') does not exist: it was dropped after the job started, and the changes since are lost to it; start the job afresh (without its checkpoints) to read a new snapshot",
+			c.slot)
+	case sl.active:
+		return c.slotInUse(sl.pid)
+	case s.pos != 0 && sl.confirmedFlush > s.pos:
+		return fmt.Errorf("postgres-cdc: replication slot '%s' has confirmed changes up to %s, past the position %s the job restores: the changes between are gone from it (was the job restored from an older checkpoint or savepoint, or the slot shared?); start the job afresh to read a new snapshot",
+			c.slot, pglogrepl.LSN(sl.confirmedFlush), pglogrepl.LSN(s.pos))
+	}
+	if s.pos == 0 {
+		s.pos = sl.confirmedFlush
+	}
+	s.confirmed = s.pos
+	s.chunks = map[string][]*chunk{}
+	for _, ch := range s.split.chunks {
+		s.chunks[ch.table] = append(s.chunks[ch.table], ch)
+		s.maxLSN = max(s.maxLSN, ch.lsn)
+	}
+	for _, cs := range s.chunks {
+		sortChunks(cs)
+	}
+	if s.conn, err = c.connect(ctx, true); err != nil {
+		return err
+	}
+	err = pglogrepl.StartReplication(ctx, s.conn, c.slot, pglogrepl.LSN(s.pos), pglogrepl.StartReplicationOptions{
+		Mode:       pglogrepl.LogicalReplication,
+		PluginArgs: []string{"proto_version '1'", "publication_names " + quoteLiteral(quoteIdent(c.publication))},
+	})
+	if err != nil {
+		s.conn.Close(ctx)
+		s.conn = nil
+		switch pgCode(err) {
+		case "55006":
+			return c.slotInUse("unknown")
+		}
+		return fmt.Errorf("postgres-cdc: starting replication from slot '%s' at %s: %w", c.slot, pglogrepl.LSN(s.pos), err)
+	}
+	s.rels = map[uint32]*tableInfo{}
+	s.lastStatus = time.Now()
+	r.ctx.Log().Info("postgres-cdc: streaming changes", "slot", c.slot, "from", pglogrepl.LSN(s.pos), "skip", s.skip)
+	return nil
+}
+
+// state returns the split as a checkpoint holds it, and notes the position
+// to confirm to the server once checkpoint id completes.
+func (s *streamReader) state(id int64) *streamSplit {
+	if s.conn == nil {
+		return s.split
+	}
+	st := &streamSplit{pos: s.pos, skip: s.skip}
+	if s.inTx && !s.skipTx {
+		st.skip = max(s.rows, s.skip)
+	}
+	for _, cs := range s.chunks {
+		st.chunks = append(st.chunks, cs...)
+	}
+	s.ckpts = append(s.ckpts, ckptPos{id, s.pos})
+	return st
+}
+
+// checkpointComplete lets the slot advance to the position of checkpoint
+// id: transactions that commit at or after it are sent again after a
+// restart.
+func (s *streamReader) checkpointComplete(id int64) {
+	n := 0
+	for _, p := range s.ckpts {
+		if p.id <= id {
+			if p.lsn > s.confirmed {
+				s.confirmed, s.needStatus = p.lsn, true
+			}
+			continue
+		}
+		s.ckpts[n] = p
+		n++
+	}
+	s.ckpts = s.ckpts[:n]
+}
+
+// sendStatus tells the server the position the slot may advance to; with
+// reply, it asks for a keepalive with the server's WAL position.
+func (s *streamReader) sendStatus(reply bool) error {
+	lsn := pglogrepl.LSN(s.confirmed)
+	err := pglogrepl.SendStandbyStatusUpdate(context.Background(), s.conn, pglogrepl.StandbyStatusUpdate{
+		WALWritePosition: pglogrepl.LSN(max(s.pos, s.confirmed)), WALFlushPosition: lsn, WALApplyPosition: lsn, ReplyRequested: reply,
+	})
+	if err != nil {
+		return fmt.Errorf("postgres-cdc: sending the stream's position to the server: %w", err)
+	}
+	s.lastStatus, s.needStatus = time.Now(), false
+	return nil
+}
+
+func (s *streamReader) close() {
+	if s.conn != nil {
+		s.conn.Close(context.Background())
+		s.conn = nil
+	}
+}
+
+// read emits the changes available now.
+func (s *streamReader) read(out connector.Output[connector.TableRecord]) error {
+	if s.conn == nil {
+		if err := s.open(); err != nil {
+			return err
+		}
+	}
+	if s.needStatus || time.Since(s.lastStatus) >= s.r.cfg.heartbeat {
+		if err := s.sendStatus(!s.needStatus || time.Since(s.lastStatus) >= s.r.cfg.heartbeat); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	split := out.Split(streamSplitID)
+	for out.Room() > 0 {
+		msg, err := s.conn.ReceiveMessage(ctx)
+		if err != nil {
+			if pgconn.Timeout(err) || ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("postgres-cdc: reading slot '%s' at %s: %w", s.r.cfg.slot, pglogrepl.LSN(s.pos), err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			if len(m.Data) == 0 {
+				continue
+			}
+			switch m.Data[0] {
+			case pglogrepl.PrimaryKeepaliveMessageByteID:
+				k, err := pglogrepl.ParsePrimaryKeepaliveMessage(m.Data[1:])
+				if err != nil {
+					return fmt.Errorf("postgres-cdc: a keepalive from the server: %w", err)
+				}
+				if !s.inTx && uint64(k.ServerWALEnd) > s.pos {
+					// Every transaction that commits before it was sent.
+					s.pos, s.skip = uint64(k.ServerWALEnd), 0
+				}
+				if k.ReplyRequested {
+					if err := s.sendStatus(false); err != nil {
+						return err
+					}
+				}
+			case pglogrepl.XLogDataByteID:
+				x, err := pglogrepl.ParseXLogData(m.Data[1:])
+				if err != nil {
+					return fmt.Errorf("postgres-cdc: a WAL message from the server: %w", err)
+				}
+				if err := s.message(out, split, x.WALData); err != nil {
+					return err
+				}
+			}
+		case *pgproto3.ErrorResponse:
+			return fmt.Errorf("postgres-cdc: slot '%s' at %s: %w", s.r.cfg.slot, pglogrepl.LSN(s.pos), pgconn.ErrorResponseToPgError(m))
+		}
+	}
+	return nil
+}
+
+// message handles a pgoutput message.
+func (s *streamReader) message(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord], data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	switch pglogrepl.MessageType(data[0]) {
+	case pglogrepl.MessageTypeBegin:
+		var b pglogrepl.BeginMessage
+		if err := b.Decode(data[1:]); err != nil {
+			return fmt.Errorf("postgres-cdc: a BEGIN message: %w", err)
+		}
+		s.txLSN, s.txTime = uint64(b.FinalLSN), b.CommitTime.UnixMilli()
+		s.inTx, s.rows = true, 0
+		s.skipTx = s.txLSN < s.pos
+		if s.txLSN > s.pos {
+			s.pos, s.skip = s.txLSN, 0
+		}
+		if s.chunks != nil && s.txLSN >= s.maxLSN {
+			s.chunks = nil // past every chunk's consistent point
+		}
+		return nil
+	case pglogrepl.MessageTypeCommit:
+		var c pglogrepl.CommitMessage
+		if err := c.Decode(data[1:]); err != nil {
+			return fmt.Errorf("postgres-cdc: a COMMIT message: %w", err)
+		}
+		s.inTx = false
+		if end := uint64(c.TransactionEndLSN); end > s.pos {
+			s.pos, s.skip = end, 0
+		}
+		return nil
+	case pglogrepl.MessageTypeRelation:
+		var rel pglogrepl.RelationMessage
+		if err := rel.Decode(data[1:]); err != nil {
+			return fmt.Errorf("postgres-cdc: a RELATION message: %w", err)
+		}
+		return s.relation(&rel)
+	case pglogrepl.MessageTypeInsert, pglogrepl.MessageTypeUpdate, pglogrepl.MessageTypeDelete:
+		return s.change(out, split, data)
+	case pglogrepl.MessageTypeTruncate:
+		var tr pglogrepl.TruncateMessage
+		if err := tr.Decode(data[1:]); err != nil {
+			return fmt.Errorf("postgres-cdc: a TRUNCATE message: %w", err)
+		}
+		if s.skipTx {
+			return nil
+		}
+		for _, id := range tr.RelationIDs {
+			if t := s.rels[id]; t != nil {
+				return fmt.Errorf("postgres-cdc: table %s was truncated (commit %s): a TRUNCATE removes rows without a change for each, which a changelog cannot carry; start the job afresh with a new snapshot (a new 'slot.name', without its checkpoints)",
+					t.id(), pglogrepl.LSN(s.txLSN))
+			}
+		}
+	}
+	return nil
+}
+
+// relation maps a relation of the stream to a captured table, and checks
+// that its columns are still those the job started with.
+func (s *streamReader) relation(rel *pglogrepl.RelationMessage) error {
+	t := s.r.tables[rel.Namespace+"."+rel.RelationName]
+	s.rels[rel.RelationID] = t
+	if t == nil {
+		return nil
+	}
+	same := len(rel.Columns) == len(t.cols)
+	for i := 0; same && i < len(rel.Columns); i++ {
+		same = rel.Columns[i].Name == t.cols[i].name
+	}
+	if !same {
+		names := make([]string, len(rel.Columns))
+		for i, c := range rel.Columns {
+			names[i] = c.Name
+		}
+		return fmt.Errorf("postgres-cdc: table %s has columns (%v) at %s and had (%s) when the job started: a SQL table's columns are fixed when the job starts; declare the new columns and start the job again from a savepoint",
+			t.id(), names, pglogrepl.LSN(s.txLSN), t.columnNames())
+	}
+	return nil
+}
+
+// covered tells whether the snapshot already holds the change of the
+// transaction being read to a row (its tuple): the transaction committed
+// before the consistent point of the row's chunk.
+func (s *streamReader) covered(t *tableInfo, tup *pglogrepl.TupleData) (bool, error) {
+	cs := s.chunks[t.id()]
+	if len(cs) == 0 {
+		return false, nil
+	}
+	c := cs[0]
+	if t.chunkKey >= 0 && len(cs) > 1 && tup != nil && t.chunkKey < len(tup.Columns) {
+		col := tup.Columns[t.chunkKey]
+		var data []byte
+		if col.DataType == pglogrepl.TupleDataTypeText {
+			data = col.Data
+		}
+		k, ok, err := chunkKeyOf(data)
+		if err != nil {
+			return false, fmt.Errorf("postgres-cdc: table %s: %w", t.id(), err)
+		}
+		if ok {
+			i := sort.Search(len(cs), func(i int) bool { return cs[i].hasStart && cs[i].start > k })
+			c = cs[max(i-1, 0)]
+		}
+	}
+	return s.txLSN < c.lsn, nil
+}
+
+// change emits the change of an INSERT, UPDATE or DELETE message.
+func (s *streamReader) change(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord], data []byte) error {
+	if s.skipTx {
+		return nil
+	}
+	msg, err := pglogrepl.Parse(data)
+	if err != nil {
+		return fmt.Errorf("postgres-cdc: a change message at %s: %w", pglogrepl.LSN(s.txLSN), err)
+	}
+	var relID uint32
+	switch m := msg.(type) {
+	case *pglogrepl.InsertMessage:
+		relID = m.RelationID
+	case *pglogrepl.UpdateMessage:
+		relID = m.RelationID
+	case *pglogrepl.DeleteMessage:
+		relID = m.RelationID
+	}
+	t := s.rels[relID]
+	if t == nil {
+		return nil
+	}
+	s.rows++
+	if s.rows <= s.skip {
+		return nil
+	}
+	upsert := s.r.cfg.upsert
+	emit := func(tup, old *pglogrepl.TupleData, kind changelog.Kind) error {
+		return s.emit(out, split, t, tup, old, kind)
+	}
+	switch m := msg.(type) {
+	case *pglogrepl.InsertMessage:
+		if cov, err := s.covered(t, m.Tuple); err != nil || cov {
+			return err
+		}
+		return emit(m.Tuple, nil, changelog.Insert)
+	case *pglogrepl.DeleteMessage:
+		if m.OldTuple == nil || (!upsert && m.OldTupleType != pglogrepl.DeleteMessageTupleTypeOld) {
+			return s.noOldRow(t, "delete")
+		}
+		if cov, err := s.covered(t, m.OldTuple); err != nil || cov {
+			return err
+		}
+		return emit(m.OldTuple, nil, changelog.Delete)
+	case *pglogrepl.UpdateMessage:
+		old := m.OldTuple
+		if !upsert && (old == nil || m.OldTupleType != pglogrepl.UpdateMessageTupleTypeOld) {
+			return s.noOldRow(t, "update")
+		}
+		before := old
+		if before == nil {
+			before = m.NewTuple // the key did not change
+		}
+		bc, err := s.covered(t, before)
+		if err != nil {
+			return err
+		}
+		ac, err := s.covered(t, m.NewTuple)
+		if err != nil {
+			return err
+		}
+		full := old
+		if m.OldTupleType != pglogrepl.UpdateMessageTupleTypeOld {
+			full = nil // a key tuple holds no other column
+		}
+		switch {
+		case bc && ac:
+			return nil
+		case bc:
+			return emit(m.NewTuple, full, changelog.Insert)
+		case ac:
+			return emit(old, nil, changelog.Delete)
+		case old != nil && keyChanged(t, old, m.NewTuple):
+			// A new key is a new row: upsert sinks key by it.
+			if err := emit(old, nil, changelog.Delete); err != nil {
+				return err
+			}
+			return emit(m.NewTuple, full, changelog.Insert)
+		case upsert:
+			return emit(m.NewTuple, full, changelog.UpdateAfter)
+		}
+		if err := emit(old, nil, changelog.UpdateBefore); err != nil {
+			return err
+		}
+		return emit(m.NewTuple, full, changelog.UpdateAfter)
+	}
+	return nil
+}
+
+// keyChanged tells whether an update changed the primary key.
+func keyChanged(t *tableInfo, old, new *pglogrepl.TupleData) bool {
+	for _, j := range t.pk {
+		if j >= len(old.Columns) || j >= len(new.Columns) {
+			return false
+		}
+		a, b := old.Columns[j], new.Columns[j]
+		if b.DataType == pglogrepl.TupleDataTypeToast {
+			continue // unchanged
+		}
+		if a.DataType != b.DataType || string(a.Data) != string(b.Data) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *streamReader) noOldRow(t *tableInfo, what string) error {
+	return fmt.Errorf("postgres-cdc: a %s of table %s (commit %s) carries no old row: the table's REPLICA IDENTITY is no longer FULL, which 'changelog-mode' = 'all' needs; run ALTER TABLE %s REPLICA IDENTITY FULL and restart the job, or use 'changelog-mode' = 'upsert'",
+		what, t.id(), pglogrepl.LSN(s.txLSN), t.quoted())
+}
+
+// emit emits a change of a row from its tuple; a column the tuple leaves
+// unchanged out of line (TOAST) is taken from old, the old row, if there
+// is one.
+func (s *streamReader) emit(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord],
+	t *tableInfo, tup, old *pglogrepl.TupleData, kind changelog.Kind) error {
+	r := s.r
+	if len(tup.Columns) != len(t.cols) {
+		return fmt.Errorf("postgres-cdc: a change of table %s (commit %s) has %d columns and the table had %d when the job started: its schema changed; start the job again with the new columns",
+			t.id(), pglogrepl.LSN(s.txLSN), len(tup.Columns), len(t.cols))
+	}
+	for j, col := range tup.Columns {
+		i := t.toRow[j]
+		if i < 0 {
+			continue
+		}
+		var data []byte
+		switch col.DataType {
+		case pglogrepl.TupleDataTypeText:
+			data = col.Data
+		case pglogrepl.TupleDataTypeToast:
+			if old == nil || j >= len(old.Columns) || old.Columns[j].DataType != pglogrepl.TupleDataTypeText {
+				r.w.Reset()
+				return fmt.Errorf("postgres-cdc: an update of table %s (commit %s) leaves column %q unchanged and stored out of line (TOAST), and does not carry its value, which the table's replica identity leaves out: run ALTER TABLE %s REPLICA IDENTITY FULL (then updates carry the old row) and start the job again from a new snapshot",
+					t.id(), pglogrepl.LSN(s.txLSN), t.cols[j].name, t.quoted())
+			}
+			data = old.Columns[j].Data
+		}
+		if err := r.conv.setField(r.w, i, r.rt.Field(i).Type, &t.cols[j], data); err != nil {
+			vals := make([][]byte, len(tup.Columns))
+			for k, c := range tup.Columns {
+				if c.DataType == pglogrepl.TupleDataTypeText {
+					vals[k] = c.Data
+				}
+			}
+			return r.badRecord(out, t, "commit "+pglogrepl.LSN(s.txLSN).String()+" change "+strconv.Itoa(s.rows), vals, nil,
+				fmt.Errorf("column %s (%s): %w", t.cols[j].name, t.cols[j].typeName, err))
+		}
+	}
+	r.setMeta(t, kind, s.txTime)
+	split.Emit(connector.TableRecord{Kind: kind, Row: r.w.Finish()})
+	return nil
+}
