@@ -44,6 +44,9 @@ func (cv *converter) setField(w *types.RowWriter, i int, t types.Type, c *column
 		return nil
 	}
 	s := str(b)
+	if c.kind >= kindDate && len(s) > 3 && s[len(s)-3:] == " BC" {
+		return fmt.Errorf("%q is before the year 1, which eddy's temporal types do not hold", s)
+	}
 	switch c.kind {
 	case kindInt:
 		n, err := strconv.ParseInt(s, 10, 64)

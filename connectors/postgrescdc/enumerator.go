@@ -225,7 +225,7 @@ func (e *enumerator) discover() (result any, err error) {
 	}
 	d.start = s.confirmedFlush
 	if c.startup == "latest-offset" {
-		rows, err := query(ctx, conn, "SELECT pg_current_wal_lsn()")
+		rows, err := query(ctx, conn, "SELECT pg_current_wal_insert_lsn()")
 		if err != nil {
 			return nil, fmt.Errorf("postgres-cdc: reading the current WAL position: %w", err)
 		}
