@@ -12,16 +12,18 @@ import (
 
 var spec = connector.Spec{
 	Name: "jdbc",
-	Kind: connector.SinkKind,
-	Description: "Writes a SQL table into a PostgreSQL, MySQL or MariaDB table: upserts and deletes by the declared " +
+	Kind: connector.SourceKind | connector.SinkKind,
+	Description: "Reads and writes a table of PostgreSQL, MySQL or MariaDB. As a source, a bounded scan of the table " +
+		"(split into parallel ranges of 'scan.partition.column', exactly once over failures) or, in a lookup join, a parameterised " +
+		"query per key with an optional partial cache. As a sink, upserts and deletes by the declared " +
 		"primary key (idempotent, so a replay after a failure converges to the same table), plain inserts without one; " +
 		"each flush is one database transaction, with parameterised statements only.",
-	Options: []connector.Option{
+	Options: append([]connector.Option{
 		{Key: "url", Type: connector.String, Required: true,
 			Description: "The database: 'jdbc:postgresql://host:port/database' or 'jdbc:mysql://host:port/database' ('jdbc:mariadb://' too).",
 			Check:       func(v string) error { _, err := parseURL(v); return err }},
 		{Key: "table-name", Type: connector.String, Required: true,
-			Description: "The table to write: a name, or 'schema.name' in PostgreSQL."},
+			Description: "The table to read or write: a name, or 'schema.name' in PostgreSQL ('database.name' in MySQL)."},
 		{Key: "username", Type: connector.String, Description: "The user to connect as."},
 		{Key: "password", Type: connector.String, Secret: true, Description: "The user's password."},
 		{Key: "driver", Type: connector.String, Description: "Accepted for compatibility: the driver follows from 'url'."},
@@ -35,7 +37,7 @@ var spec = connector.Spec{
 			Description: "How many times a failed flush is retried (on a new connection) before the job fails.", Check: nonNegative},
 		{Key: "connection.max-retry-timeout", Type: connector.Duration, Default: "60 s",
 			Description: "How long to wait for a connection."},
-	},
+	}, readOptions...),
 }
 
 func nonNegative(v string) error {
