@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -180,6 +181,12 @@ func (e *enumerator) discover() (result any, err error) {
 		return nil, err
 	}
 	s, err := slot(ctx, conn, c.slot)
+	// After a crash the server may not have noticed yet that the slot's
+	// last reader is gone: wait for it as long as for a connection.
+	for deadline := time.Now().Add(c.connectTimeout); err == nil && s.active && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		s, err = slot(ctx, conn, c.slot)
+	}
 	if err != nil {
 		return nil, err
 	}

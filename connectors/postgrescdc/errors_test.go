@@ -142,7 +142,7 @@ func TestBadSetups(t *testing.T) {
 			PluginArgs: []string{"proto_version '1'", "publication_names 'partial'"}}); err != nil {
 			t.Fatal(err)
 		}
-		wantError(t, runFails(t, s.options(schema, "accounts", "busy"), accountsTable), "slot 'busy'", "in use", "'slot.name' of its own")
+		wantError(t, runFails(t, s.options(schema, "accounts", "busy", "connect.timeout", "1s"), accountsTable), "slot 'busy'", "in use", "'slot.name' of its own")
 	})
 }
 

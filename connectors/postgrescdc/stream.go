@@ -75,6 +75,12 @@ func (s *streamReader) open() error {
 	ctx := context.Background()
 	c := r.cfg
 	sl, err := slot(ctx, qc, c.slot)
+	// After a crash the server may not have noticed yet that the slot's
+	// last reader is gone: wait for it as long as for a connection.
+	for deadline := time.Now().Add(c.connectTimeout); err == nil && sl.active && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		sl, err = slot(ctx, qc, c.slot)
+	}
 	if err != nil {
 		return err
 	}
