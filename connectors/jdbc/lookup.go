@@ -33,6 +33,14 @@ const lookupIdle = 30 * time.Second
 // (any declared columns). It connects once and checks that the table's
 // columns read as declared.
 func (s *Source) NewLookup(keys []int) (connector.LookupFunc, error) {
+	l, err := s.newLookup(keys)
+	if err != nil {
+		return nil, err
+	}
+	return l.lookup, nil
+}
+
+func (s *Source) newLookup(keys []int) (*lookup, error) {
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("jdbc: a lookup in %s needs at least one key column", s.cfg.where())
 	}
@@ -69,7 +77,7 @@ func (s *Source) NewLookup(keys []int) (connector.LookupFunc, error) {
 		return nil, err
 	}
 	l.put(c)
-	return l.lookup, nil
+	return l, nil
 }
 
 // lookup is the lookup function of one join.
