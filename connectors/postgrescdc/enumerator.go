@@ -62,12 +62,20 @@ type enumerator struct {
 	starting    bool
 	waiting     []int // readers that asked for a split and got none yet
 	snapWaiting []int // readers that asked for the live snapshot
+	// gate holds back the stream split after the last chunk until the
+	// chunks' rows are known to be downstream: gatePending until the next
+	// checkpoint, then that checkpoint's id until it completes; 0 once open.
+	gate int64
 	// The snapshot of this run, and the connection that keeps it valid.
 	live      string
 	liveLSN   uint64
 	holder    *pgconn.PgConn
 	exporting bool
 }
+
+// gatePending marks a gate waiting for the checkpoint that will carry the
+// last chunk's rows.
+const gatePending = -1
 
 func (e *enumerator) snapshot() bool {
 	return e.cfg.startup == "initial" || e.cfg.startup == "snapshot"
@@ -96,7 +104,10 @@ func (e *enumerator) restore(b []byte) error {
 
 // SnapshotState returns the enumerator's state: the chunks not handed
 // out, the finished chunks and where the stream starts.
-func (e *enumerator) SnapshotState(int64) ([]byte, error) {
+func (e *enumerator) SnapshotState(id int64) ([]byte, error) {
+	if e.gate == gatePending {
+		e.gate = id
+	}
 	b := []byte{splitVersion}
 	flag := func(v bool) uint64 {
 		if v {
@@ -391,8 +402,9 @@ func (e *enumerator) serve(subtask int) {
 		e.ctx.AssignSplits(subtask, encodeChunkSplit(c))
 	case e.cfg.startup == "snapshot" || e.streamAssigned:
 		e.ctx.SignalNoMoreSplits(subtask)
-	case len(e.finished) < e.total:
-		// The stream split waits for the last chunks.
+	case len(e.finished) < e.total || e.gate != 0:
+		// The stream split waits for the last chunks, and for the
+		// checkpoint that carries their rows.
 		e.wait(subtask)
 	default:
 		e.streamAssigned = true
@@ -438,10 +450,32 @@ func (e *enumerator) HandleEvent(subtask int, event []byte) error {
 	if err != nil || c == nil {
 		return fmt.Errorf("postgres-cdc: bad chunk event: %v", err)
 	}
+	_, known := e.finished[c.id()]
 	e.finished[c.id()] = c
 	e.ctx.SendEvent(subtask, append([]byte{eventChunkAck}, c.id()...))
-	if len(e.finished) == e.total {
+	if len(e.finished) == e.total && !known {
 		e.release()
+		// Readers emit a chunk's rows before they report it, but another
+		// reader's stream changes could still overtake them on the way to
+		// an operator that has both (an upsert sink, a keyed aggregate).
+		// With several readers, the stream split waits for a checkpoint
+		// taken after the last report to complete: every reader's rows
+		// then precede that checkpoint's barrier, and an operator aligns
+		// barriers before it takes what follows them.
+		if e.ctx.Parallelism() > 1 && e.ctx.Checkpointing() && !e.streamAssigned {
+			e.gate = gatePending
+			return nil
+		}
+		e.serveWaiting()
+	}
+	return nil
+}
+
+// NotifyCheckpointComplete opens the gate of the stream split once the
+// checkpoint taken after the last chunk's report has completed.
+func (e *enumerator) NotifyCheckpointComplete(id int64) error {
+	if e.gate > 0 && id >= e.gate {
+		e.gate = 0
 		e.serveWaiting()
 	}
 	return nil
