@@ -2,6 +2,7 @@ package connector
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -68,7 +69,9 @@ type ChangelogSink interface {
 //
 // All methods are called on the sink subtask's goroutine, except that on a
 // restore Commit and Abort are called for transactions of earlier runs,
-// possibly written by other subtasks.
+// possibly written by other subtasks. A committer that also has a
+// Close() error method has it called when its subtask ends, to release
+// its connections.
 type TwoPhaseCommitter[T, TX any] interface {
 	// Begin starts a transaction.
 	Begin() (TX, error)
@@ -247,11 +250,15 @@ func (w *txWriter[T, TX]) Recover(pending, current [][]byte) error {
 }
 
 func (w *txWriter[T, TX]) Close() error {
+	var err error
 	if w.open {
 		w.open = false
-		return w.c.Abort(w.cur)
+		err = w.c.Abort(w.cur)
 	}
-	return nil
+	if c, ok := w.c.(interface{ Close() error }); ok {
+		err = errors.Join(err, c.Close())
+	}
+	return err
 }
 
 // NotifyCheckpointComplete passes the notification on to the committer if

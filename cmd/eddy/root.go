@@ -15,7 +15,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newDemoCmd(), newSavepointCmd(), newVersionCmd())
-	root.AddCommand(newNexmarkCmd(), newRunCmd(), newSQLCmd())
+	root.AddCommand(newNexmarkCmd(), newRunCmd(), newSQLCmd(), newPipelineCmd())
 	return root
 }
 

@@ -3,7 +3,6 @@ package mysqlcdc
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -18,8 +17,8 @@ import (
 // and the number of rows of the captured tables read in it, so that a
 // restore re-reads the transaction and skips them: transactions are never
 // split across a checkpoint's position.
-type binlogReader struct {
-	r     *reader
+type binlogReader[T any] struct {
+	r     *reader[T]
 	split *binlogSplit
 	s     *stream
 
@@ -35,9 +34,11 @@ type binlogReader struct {
 	chunks  map[string][]*chunk
 	maxHigh position
 	timeout time.Duration
+	// announced is set once a pipeline's source has announced its tables.
+	announced bool
 }
 
-func (b *binlogReader) open() error {
+func (b *binlogReader[T]) open() error {
 	if _, err := b.r.connection(); err != nil {
 		return err
 	}
@@ -46,6 +47,18 @@ func (b *binlogReader) open() error {
 		return err
 	}
 	sp := b.split
+	if len(sp.tables) > 0 {
+		// The tables as they were at the split's position, not as they
+		// are now: the binary log from there holds their changes.
+		b.r.tables = map[string]*tableInfo{}
+		for _, t := range sp.tables {
+			t.toRow = make([]int, len(t.cols))
+			if err := b.r.cfg.pipelineTable(t, t.version); err != nil {
+				return err
+			}
+			b.r.tables[t.id()] = t
+		}
+	}
 	b.txStart, b.skip = sp.pos, sp.skip
 	b.chunks = map[string][]*chunk{}
 	for _, c := range sp.chunks {
@@ -63,25 +76,28 @@ func (b *binlogReader) open() error {
 }
 
 // state returns the split as a checkpoint holds it.
-func (b *binlogReader) state() *binlogSplit {
+func (b *binlogReader[T]) state() *binlogSplit {
 	if b.s == nil {
 		return b.split
 	}
 	s := &binlogSplit{pos: b.txStart, skip: max(b.rows, b.skip), fromMillis: b.split.fromMillis}
+	if b.r.schemaEvent != nil {
+		s.tables = sortedTables(b.r.tables)
+	}
 	for _, cs := range b.chunks {
 		s.chunks = append(s.chunks, cs...)
 	}
 	return s
 }
 
-func (b *binlogReader) close() {
+func (b *binlogReader[T]) close() {
 	if b.s != nil {
 		b.s.close()
 	}
 }
 
 // read emits the changes available now.
-func (b *binlogReader) read(out connector.Output[connector.TableRecord]) error {
+func (b *binlogReader[T]) read(out connector.Output[T]) error {
 	if b.s == nil {
 		if err := b.open(); err != nil {
 			return err
@@ -90,6 +106,10 @@ func (b *binlogReader) read(out connector.Output[connector.TableRecord]) error {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
 	split := out.Split(binlogSplitID)
+	if !b.announced {
+		b.announced = true
+		b.announce(split)
+	}
 	for out.Room() > 0 {
 		ev, start, next, err := b.s.next(ctx)
 		if err != nil {
@@ -120,7 +140,7 @@ func (b *binlogReader) read(out connector.Output[connector.TableRecord]) error {
 			case strings.EqualFold(q, "COMMIT"):
 				b.commit(next)
 			default:
-				if err := b.ddl(string(e.Schema), q, start); err != nil {
+				if err := b.ddl(split, string(e.Schema), q, start); err != nil {
 					return err
 				}
 				b.commit(next)
@@ -136,7 +156,7 @@ func (b *binlogReader) read(out connector.Output[connector.TableRecord]) error {
 	return nil
 }
 
-func (b *binlogReader) begin(start position) {
+func (b *binlogReader[T]) begin(start position) {
 	b.txStart, b.rows, b.inTx, b.xa = start, 0, true, false
 }
 
@@ -144,54 +164,12 @@ func (b *binlogReader) begin(start position) {
 // prepared part of an XA transaction.
 const mariadbPreparedXA = 0x40
 
-func (b *binlogReader) commit(next position) {
+func (b *binlogReader[T]) commit(next position) {
 	b.txStart, b.rows, b.skip, b.inTx = next, 0, 0, false
 }
 
-// ddlTable finds the tables a DDL statement names.
-var ddlTable = regexp.MustCompile("(?i)^\\s*(?:ALTER\\s+(?:ONLINE\\s+|IGNORE\\s+)*TABLE(?:\\s+IF\\s+EXISTS)?|DROP\\s+(?:TEMPORARY\\s+)?TABLE(?:\\s+IF\\s+EXISTS)?|RENAME\\s+TABLE(?:\\s+IF\\s+EXISTS)?|TRUNCATE(?:\\s+TABLE)?|CREATE\\s+OR\\s+REPLACE\\s+TABLE)\\s+(.*)$")
-
-// ddl stops the source when a statement changes a captured table: the SQL
-// table's columns are fixed when the job starts.
-func (b *binlogReader) ddl(schema, q string, at position) error {
-	q = strings.ReplaceAll(q, "\n", " ")
-	// Statements may start with comments (a tool's, or the client's).
-	for {
-		q = strings.TrimSpace(q)
-		rest, ok := strings.CutPrefix(q, "/*")
-		if !ok {
-			break
-		}
-		_, after, ok := strings.Cut(rest, "*/")
-		if !ok {
-			break
-		}
-		q = after
-	}
-	m := ddlTable.FindStringSubmatch(q)
-	if m == nil {
-		return nil
-	}
-	for _, part := range strings.Split(m[1], ",") {
-		fields := strings.Fields(part)
-		if len(fields) == 0 {
-			continue
-		}
-		name, _, _ := strings.Cut(strings.ReplaceAll(fields[0], "`", ""), "(")
-		db, table, ok := strings.Cut(name, ".")
-		if !ok {
-			db, table = schema, name
-		}
-		if _, captured := b.r.tables[db+"."+table]; captured {
-			return fmt.Errorf("mysql-cdc: table %s.%s changed at binlog %s by %q: a SQL table's columns are fixed when the job starts; declare the new columns and start the job again from a savepoint (a pipeline follows schema changes)",
-				db, table, at, q)
-		}
-	}
-	return nil
-}
-
 // rowsEvent emits the changes of a rows event of a captured table.
-func (b *binlogReader) rowsEvent(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord],
+func (b *binlogReader[T]) rowsEvent(out connector.Output[T], split connector.SplitOutput[T],
 	e *replication.RowsEvent, start position, opTS int64) error {
 	t := b.r.tables[string(e.Table.Schema)+"."+string(e.Table.Table)]
 	if t == nil {
@@ -200,6 +178,10 @@ func (b *binlogReader) rowsEvent(out connector.Output[connector.TableRecord], sp
 	if b.xa {
 		return fmt.Errorf("mysql-cdc: an XA transaction changes table %s at binlog %s: the binary log holds its rows from XA PREPARE on, before it is known whether it commits or rolls back, and the source does not read XA transactions; change the table in ordinary transactions, or start the job after this one",
 			t.id(), start)
+	}
+	if int(e.ColumnCount) != len(t.cols) && b.r.schemaEvent != nil {
+		return fmt.Errorf("mysql-cdc: table %s has %d columns at binlog %s, and the source's description of it, read from the server after a schema change, has %d: the table changed again later, and the binary log does not say how its columns were in between; start the pipeline again without its checkpoints, or exclude the table",
+			t.id(), e.ColumnCount, start, len(t.cols))
 	}
 	if int(e.ColumnCount) != len(t.cols) {
 		return fmt.Errorf("mysql-cdc: table %s has %d columns at binlog %s and had %d when the job started: its schema changed; start the job again with the new columns",
@@ -263,7 +245,7 @@ func (b *binlogReader) rowsEvent(out connector.Output[connector.TableRecord], sp
 
 // covered tells whether the snapshot already holds a change at start of a
 // row: the change is before the high position of the row's chunk.
-func (b *binlogReader) covered(t *tableInfo, row rowImage, start position) bool {
+func (b *binlogReader[T]) covered(t *tableInfo, row rowImage, start position) bool {
 	cs := b.chunks[t.id()]
 	if len(cs) == 0 {
 		return false

@@ -1,11 +1,15 @@
 package mysqlcdc
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/eddystream/eddy/connector"
+)
 
 // TestDDLOfCapturedTables finds the captured table a statement changes,
 // in the forms MariaDB and MySQL write to the binary log.
 func TestDDLOfCapturedTables(t *testing.T) {
-	b := &binlogReader{r: &reader{tables: map[string]*tableInfo{"shop.orders": {db: "shop", name: "orders"}}}}
+	b := &binlogReader[connector.TableRecord]{r: &reader[connector.TableRecord]{tables: map[string]*tableInfo{"shop.orders": {db: "shop", name: "orders"}}}}
 	for _, q := range []string{
 		"ALTER TABLE orders ADD COLUMN x INT",
 		"ALTER TABLE `shop`.`orders` ADD COLUMN x INT",
@@ -20,7 +24,7 @@ func TestDDLOfCapturedTables(t *testing.T) {
 		"TRUNCATE orders",
 		"CREATE OR REPLACE TABLE orders (id INT PRIMARY KEY)",
 	} {
-		if err := b.ddl("shop", q, position{File: "binlog.000001", Pos: 4}); err == nil {
+		if err := b.ddl(nil, "shop", q, position{File: "binlog.000001", Pos: 4}); err == nil {
 			t.Errorf("%q: not seen to change shop.orders", q)
 		}
 	}
@@ -30,7 +34,7 @@ func TestDDLOfCapturedTables(t *testing.T) {
 		"DROP TABLE IF EXISTS other",
 		"SAVEPOINT `s1`",
 	} {
-		if err := b.ddl("shop", q, position{File: "binlog.000001", Pos: 4}); err != nil {
+		if err := b.ddl(nil, "shop", q, position{File: "binlog.000001", Pos: 4}); err != nil {
 			t.Errorf("%q: %v", q, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/pipeline"
 )
 
 var spec = connector.Spec{
@@ -125,6 +126,13 @@ type config struct {
 	connectTimeout       time.Duration
 	retries              int
 	heartbeat            time.Duration
+	// A pipeline's source selects its tables with 'tables' (and
+	// 'tables.exclude') and follows their schema changes.
+	pipeline      bool
+	tables        *pipeline.Selector
+	exclude       *pipeline.Selector
+	tinyInt1Bool  bool
+	schemaChanges bool
 }
 
 // addr returns host:port.
@@ -141,7 +149,11 @@ func wholeMatch(option, expr string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func newConfig(o connector.Options) (*config, error) {
+func newConfig(o connector.Options) (*config, error) { return newConfigFor(o, false) }
+
+// newConfigFor reads the options of a SQL table's source or, with
+// pipeline set, of a pipeline's.
+func newConfigFor(o connector.Options, pipe bool) (*config, error) {
 	c := &config{
 		host: o.String("hostname"), user: o.String("username"), password: o.String("password"),
 		port: int(o.Int("port")), startup: strings.ToLower(o.String("scan.startup.mode")),
@@ -150,12 +162,25 @@ func newConfig(o connector.Options) (*config, error) {
 		heartbeat: o.Duration("heartbeat.interval"), zone: time.UTC,
 	}
 	var err error
-	c.databaseExpr, c.tableExpr = o.String("database-name"), o.String("table-name")
-	if c.database, err = wholeMatch("database-name", c.databaseExpr); err != nil {
-		return nil, err
-	}
-	if c.table, err = wholeMatch("table-name", c.tableExpr); err != nil {
-		return nil, err
+	if pipe {
+		c.pipeline, c.tinyInt1Bool, c.schemaChanges = true, o.Bool("treat-tinyint1-as-boolean.enabled"), o.Bool("schema-change.enabled")
+		c.tableExpr = o.String("tables")
+		if c.tables, err = pipeline.ParseSelector(c.tableExpr); err != nil {
+			return nil, fmt.Errorf("option 'tables': %w", err)
+		}
+		if o.IsSet("tables.exclude") {
+			if c.exclude, err = pipeline.ParseSelector(o.String("tables.exclude")); err != nil {
+				return nil, fmt.Errorf("option 'tables.exclude': %w", err)
+			}
+		}
+	} else {
+		c.databaseExpr, c.tableExpr = o.String("database-name"), o.String("table-name")
+		if c.database, err = wholeMatch("database-name", c.databaseExpr); err != nil {
+			return nil, err
+		}
+		if c.table, err = wholeMatch("table-name", c.tableExpr); err != nil {
+			return nil, err
+		}
 	}
 	if o.IsSet("server-id") {
 		c.serverIDLo, c.serverIDHi, _ = serverIDs(o.String("server-id"))

@@ -12,17 +12,25 @@ import (
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/pipeline"
 	"github.com/eddystream/eddy/sql/types"
 )
 
 // reader reads the chunks and the binlog split a subtask is given.
-type reader struct {
-	ctx   connector.ReaderContext
-	cfg   *config
-	table *connector.Table
-	rt    *types.RowType
-	w     *types.RowWriter
-	meta  metaColumns
+type reader[T any] struct {
+	ctx connector.ReaderContext
+	cfg *config
+	// schema is the SQL table's columns, nil in a pipeline, whose tables
+	// have each their own (tableInfo.rt).
+	schema *types.RowType
+	rt     *types.RowType
+	w      *types.RowWriter
+	meta   metaColumns
+	// record makes the record of a change of a table's row.
+	record func(t *tableInfo, kind changelog.Kind, row types.Row) T
+	// schemaEvent, in a pipeline, makes the record of a schema event; nil
+	// for a SQL table, whose columns are fixed.
+	schemaEvent func(e pipeline.Event) T
 
 	conn   *client.Conn
 	flavor string
@@ -31,7 +39,7 @@ type reader struct {
 	chunks    []*chunk          // chunks to read, in order
 	pending   map[string]*chunk // read, waiting for the enumerator's ack
 	acked     []string          // acknowledged, to be finished
-	binlog    *binlogReader
+	binlog    *binlogReader[T]
 	requested bool // a split request is outstanding
 	noMore    bool
 }
@@ -40,7 +48,7 @@ type reader struct {
 // asks for, -1 for those it does not.
 type metaColumns struct{ database, table, opTS, rowKind int }
 
-func (r *reader) AddSplits(splits []connector.Split) error {
+func (r *reader[T]) AddSplits(splits []connector.Split) error {
 	for _, s := range splits {
 		c, b, err := decodeSplit(s)
 		if err != nil {
@@ -54,16 +62,16 @@ func (r *reader) AddSplits(splits []connector.Split) error {
 		case c != nil:
 			r.chunks = append(r.chunks, c)
 		default:
-			r.binlog = &binlogReader{r: r, split: b}
+			r.binlog = &binlogReader[T]{r: r, split: b}
 		}
 		r.requested = false
 	}
 	return nil
 }
 
-func (r *reader) NoMoreSplits() { r.noMore = true }
+func (r *reader[T]) NoMoreSplits() { r.noMore = true }
 
-func (r *reader) HandleEvent(event []byte) error {
+func (r *reader[T]) HandleEvent(event []byte) error {
 	if len(event) == 0 || event[0] != eventChunkAck {
 		return fmt.Errorf("mysql-cdc: unknown enumerator event %q", event)
 	}
@@ -76,11 +84,11 @@ func (r *reader) HandleEvent(event []byte) error {
 	return nil
 }
 
-func (r *reader) report(c *chunk) {
+func (r *reader[T]) report(c *chunk) {
 	r.ctx.SendEvent(append([]byte{eventChunkDone}, encodeChunkSplit(c).State...))
 }
 
-func (r *reader) Read(out connector.Output[connector.TableRecord]) error {
+func (r *reader[T]) Read(out connector.Output[T]) error {
 	for _, id := range r.acked {
 		if _, ok := r.pending[id]; ok {
 			delete(r.pending, id)
@@ -113,7 +121,7 @@ func (r *reader) Read(out connector.Output[connector.TableRecord]) error {
 	return nil
 }
 
-func (r *reader) SnapshotState(int64) ([]connector.Split, error) {
+func (r *reader[T]) SnapshotState(int64) ([]connector.Split, error) {
 	var out []connector.Split
 	for _, c := range r.chunks {
 		out = append(out, encodeChunkSplit(c))
@@ -127,7 +135,7 @@ func (r *reader) SnapshotState(int64) ([]connector.Split, error) {
 	return out, nil
 }
 
-func (r *reader) Close() error {
+func (r *reader[T]) Close() error {
 	if r.binlog != nil {
 		r.binlog.close()
 	}
@@ -139,7 +147,7 @@ func (r *reader) Close() error {
 
 // connection returns the reader's connection to the server, and the
 // captured tables, opening and discovering them the first time.
-func (r *reader) connection() (*client.Conn, error) {
+func (r *reader[T]) connection() (*client.Conn, error) {
 	if r.conn != nil {
 		return r.conn, nil
 	}
@@ -147,7 +155,7 @@ func (r *reader) connection() (*client.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	tables, err := r.cfg.discover(conn, r.table.Schema)
+	tables, err := r.cfg.discover(conn, r.schema)
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -161,7 +169,7 @@ func (r *reader) connection() (*client.Conn, error) {
 }
 
 // serverID returns the replica server id of the subtask's binlog reads.
-func (r *reader) serverID() (uint32, error) {
+func (r *reader[T]) serverID() (uint32, error) {
 	id := r.cfg.serverID(r.ctx.Subtask())
 	if id > r.cfg.serverIDHi || id < r.cfg.serverIDLo {
 		return 0, fmt.Errorf("mysql-cdc: 'server-id' = '%d-%d' has %d ids and the source runs %d readers: give it a range of at least %d ids",
@@ -236,8 +244,11 @@ func chunkKeyOf(t *tableInfo, row rowImage) string {
 }
 
 // buildRow writes a row of the SQL table from a row image.
-func (r *reader) buildRow(t *tableInfo, row rowImage, kind changelog.Kind, opTS int64) (types.Row, error) {
-	w := r.w
+func (r *reader[T]) buildRow(t *tableInfo, row rowImage, kind changelog.Kind, opTS int64) (types.Row, error) {
+	w, rt := r.w, r.rt
+	if t.rt != nil {
+		w, rt = t.w, t.rt
+	}
 	w.Reset()
 	for j := range t.cols {
 		i := t.toRow[j]
@@ -248,7 +259,7 @@ func (r *reader) buildRow(t *tableInfo, row rowImage, kind changelog.Kind, opTS 
 		if j < len(row) {
 			v = row[j]
 		}
-		if err := setValue(w, i, r.rt.Field(i).Type, &t.cols[j], v, r.cfg.zone); err != nil {
+		if err := setValue(w, i, rt.Field(i).Type, &t.cols[j], v, r.cfg.zone); err != nil {
 			return types.Row{}, fmt.Errorf("column %s (%s): %w", t.cols[j].name, t.cols[j].columnType, err)
 		}
 	}
@@ -268,14 +279,14 @@ func (r *reader) buildRow(t *tableInfo, row rowImage, kind changelog.Kind, opTS 
 }
 
 // emit emits a change of a row, or reports it as a bad record.
-func (r *reader) emit(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord],
+func (r *reader[T]) emit(out connector.Output[T], split connector.SplitOutput[T],
 	t *tableInfo, row rowImage, kind changelog.Kind, opTS int64, where string) error {
 	v, err := r.buildRow(t, row, kind, opTS)
 	if err != nil {
 		return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: t.id() + " at " + where,
 			Raw: fmt.Sprint([]any(row)), Error: err.Error()})
 	}
-	split.Emit(connector.TableRecord{Kind: kind, Row: v})
+	split.Emit(r.record(t, kind, v))
 	return nil
 }
 
@@ -284,7 +295,7 @@ func (r *reader) emit(out connector.Output[connector.TableRecord], split connect
 // holds between the positions before and after the query (the chunk's low
 // and high), are the chunk's rows at its high position. They are emitted
 // in one Read, so that a checkpoint holds all of them or none.
-func (r *reader) readChunk(out connector.Output[connector.TableRecord], c *chunk) error {
+func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) error {
 	conn, err := r.connection()
 	if err != nil {
 		return err
@@ -387,7 +398,7 @@ func (b *chunkBuffer) remove(k string) { delete(b.rows, k) }
 
 // backfill applies to a chunk's rows the changes of the binary log from
 // low to high.
-func (r *reader) backfill(t *tableInfo, c *chunk, low, high position, buf *chunkBuffer) error {
+func (r *reader[T]) backfill(t *tableInfo, c *chunk, low, high position, buf *chunkBuffer) error {
 	id, err := r.serverID()
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 
+	"github.com/eddystream/eddy/pipeline"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -16,6 +17,7 @@ type column struct {
 	dataType   string // information_schema DATA_TYPE, lower case: int, varchar, ...
 	columnType string // COLUMN_TYPE: int(10) unsigned, enum('a','b'), ...
 	unsigned   bool
+	notNull    bool
 	// values are the members of an ENUM or SET column.
 	values []string
 }
@@ -33,6 +35,14 @@ type tableInfo struct {
 	// toRow gives, for each column, the index of the SQL table's column it
 	// fills, -1 if the table declares no such column.
 	toRow []int
+	// In a pipeline, rt is the type of the table's rows, w their writer and
+	// schema the table's schema as the pipeline's events carry it.
+	rt     *types.RowType
+	w      *types.RowWriter
+	schema *pipeline.Schema
+	// version is the schema's version of a table decoded from a split,
+	// before it is given its schema.
+	version int
 }
 
 // id is the table's name as the source's splits name it.
@@ -58,16 +68,16 @@ func (c *config) discover(conn *client.Conn, schema *types.RowType) ([]*tableInf
 	for i := 0; i < r.RowNumber(); i++ {
 		db := text(r, i, 0)
 		name := text(r, i, 1)
-		if !c.database.MatchString(db) {
-			continue
-		}
-		if !c.table.MatchString(name) && !c.table.MatchString(db+"."+name) {
+		if !c.captures(db, name) {
 			continue
 		}
 		tables = append(tables, &tableInfo{db: db, name: name, chunkKey: -1})
 	}
 	r.Close()
 	if len(tables) == 0 {
+		if c.pipeline {
+			return nil, fmt.Errorf("mysql-cdc: no table matches 'tables' = '%s' on %s (or the user may not see it: it needs SELECT on the tables)", c.tableExpr, c.addr())
+		}
 		return nil, fmt.Errorf("mysql-cdc: no table matches 'database-name' = '%s' and 'table-name' = '%s' on %s (or the user may not see it: it needs SELECT on the tables)",
 			c.databaseExpr, c.tableExpr, c.addr())
 	}
@@ -80,9 +90,19 @@ func (c *config) discover(conn *client.Conn, schema *types.RowType) ([]*tableInf
 	return tables, nil
 }
 
-// describe reads a table's columns and keys.
+// captures tells whether the source captures table db.name.
+func (c *config) captures(db, name string) bool {
+	if c.pipeline {
+		id := pipeline.TableID{Schema: db, Table: name}
+		return c.tables.Matches(id) && (c.exclude == nil || !c.exclude.Matches(id))
+	}
+	return c.database.MatchString(db) && (c.table.MatchString(name) || c.table.MatchString(db+"."+name))
+}
+
+// describe reads a table's columns and keys and maps them onto the SQL
+// table's schema, or, in a pipeline (schema nil), gives the table its own.
 func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType) error {
-	r, err := conn.Execute("SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+	r, err := conn.Execute("SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
 		quoteString(t.db) + " AND TABLE_NAME = " + quoteString(t.name) + " ORDER BY ORDINAL_POSITION")
 	if err != nil {
 		return fmt.Errorf("mysql-cdc: reading the columns of %s: %w", t.id(), err)
@@ -92,12 +112,15 @@ func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType
 		name := text(r, i, 0)
 		dt := text(r, i, 1)
 		ct := text(r, i, 2)
-		col := column{name: name, dataType: strings.ToLower(dt), columnType: strings.ToLower(ct)}
+		col := column{name: name, dataType: strings.ToLower(dt), columnType: strings.ToLower(ct), notNull: text(r, i, 3) == "NO"}
 		col.unsigned = strings.Contains(col.columnType, "unsigned")
 		if col.dataType == "enum" || col.dataType == "set" {
 			col.values = enumValues(ct)
 		}
 		t.cols = append(t.cols, col)
+	}
+	if len(t.cols) == 0 && schema == nil {
+		return nil // a pipeline's table that is gone
 	}
 	k, err := conn.Execute("SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE CONSTRAINT_NAME = 'PRIMARY' AND TABLE_SCHEMA = " +
 		quoteString(t.db) + " AND TABLE_NAME = " + quoteString(t.name) + " ORDER BY ORDINAL_POSITION")
@@ -130,6 +153,9 @@ func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType
 	t.toRow = make([]int, len(t.cols))
 	for i := range t.toRow {
 		t.toRow[i] = -1
+	}
+	if schema == nil {
+		return c.pipelineTable(t, 1)
 	}
 	for i, f := range schema.Fields() {
 		j := t.column(f.Name)

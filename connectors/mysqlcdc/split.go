@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/eddystream/eddy/connector"
 )
@@ -70,6 +71,9 @@ type binlogSplit struct {
 	chunks []*chunk
 	// fromMillis, if set, skips events older than it ('timestamp' startup).
 	fromMillis int64
+	// tables are, in a pipeline, the captured tables as they are at pos:
+	// their schemas change with the DDL statements the binary log holds.
+	tables []*tableInfo
 }
 
 func encodeChunkSplit(c *chunk) connector.Split {
@@ -85,6 +89,10 @@ func encodeBinlogSplit(s *binlogSplit) connector.Split {
 	b = binary.AppendUvarint(b, uint64(len(s.chunks)))
 	for _, c := range s.chunks {
 		b = appendChunk(b, c)
+	}
+	b = binary.AppendUvarint(b, uint64(len(s.tables)))
+	for _, t := range s.tables {
+		b = appendTable(b, t)
 	}
 	return connector.Split{ID: binlogSplitID, State: b}
 }
@@ -107,6 +115,12 @@ func decodeSplit(s connector.Split) (*chunk, *binlogSplit, error) {
 		n := d.uvarint()
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			bs.chunks = append(bs.chunks, d.chunk())
+		}
+		if len(d.b) > 0 {
+			n = d.uvarint()
+			for i := uint64(0); i < n && d.err == nil; i++ {
+				bs.tables = append(bs.tables, d.table())
+			}
 		}
 		if d.err != nil {
 			return nil, nil, fmt.Errorf("split %q: %w", s.ID, d.err)
@@ -142,4 +156,51 @@ func compareMagnitudes(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// appendTable encodes a pipeline's table as the server describes it, and
+// its schema's version.
+func appendTable(b []byte, t *tableInfo) []byte {
+	b = appendString(b, t.db)
+	b = appendString(b, t.name)
+	b = binary.AppendUvarint(b, uint64(len(t.cols)))
+	for _, c := range t.cols {
+		b = appendString(b, c.name)
+		b = appendString(b, c.dataType)
+		b = appendString(b, c.columnType)
+		notNull := uint64(0)
+		if c.notNull {
+			notNull = 1
+		}
+		b = binary.AppendUvarint(b, notNull)
+	}
+	b = binary.AppendUvarint(b, uint64(len(t.pk)))
+	for _, k := range t.pk {
+		b = binary.AppendUvarint(b, uint64(k))
+	}
+	b = binary.AppendUvarint(b, uint64(t.chunkKey+1))
+	return binary.AppendUvarint(b, uint64(t.schema.Version))
+}
+
+// table decodes what appendTable wrote; the caller gives it its row type
+// (config.pipelineTable) with the version it returns in version.
+func (d *decoder) table() *tableInfo {
+	t := &tableInfo{db: d.string(), name: d.string()}
+	n := d.uvarint()
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		c := column{name: d.string(), dataType: d.string(), columnType: d.string()}
+		c.notNull = d.uvarint() == 1
+		c.unsigned = strings.Contains(c.columnType, "unsigned")
+		if c.dataType == "enum" || c.dataType == "set" {
+			c.values = enumValues(c.columnType)
+		}
+		t.cols = append(t.cols, c)
+	}
+	n = d.uvarint()
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		t.pk = append(t.pk, int(d.uvarint()))
+	}
+	t.chunkKey = int(d.uvarint()) - 1
+	t.version = int(d.uvarint())
+	return t
 }
