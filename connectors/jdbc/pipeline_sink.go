@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -74,9 +76,13 @@ func (s *PipelineSink) transactional() connector.TransactionalSink[pipeline.Even
 		if ctx != nil {
 			name, log = fmt.Sprintf("%s-%d", ctx.SinkName(), ctx.Subtask()), ctx.Log()
 		}
-		return &pipelineCommitter{cfg: s.cfg, name: name, log: log, byKey: map[string]int{}, schemas: map[*pipeline.Schema]int{},
-			stmts: map[string]*statements{}, missing: map[string]map[string]bool{}, keys: map[*pipeline.Schema]*types.KeyEncoder{}}, nil
+		return newPipelineCommitter(s.cfg, name, log), nil
 	})
+}
+
+func newPipelineCommitter(cfg *config, name string, log *slog.Logger) *pipelineCommitter {
+	return &pipelineCommitter{cfg: cfg, name: name, log: log, byKey: map[string]int{}, schemas: map[*pipeline.Schema]int{},
+		stmts: map[string]*statements{}, has: map[string]map[string]bool{}, keys: map[*pipeline.Schema]*types.KeyEncoder{}}
 }
 
 // pipelineTx is a transaction of the pipeline's sink: its events, in order.
@@ -131,10 +137,14 @@ type pipelineCommitter struct {
 
 	pg    *postgres
 	my    *mysql
-	stmts map[string]*statements // by table and schema version
-	// missing holds, per table, the columns the table lacks because it
-	// refused a change ('try_evolve'): rows are written without them.
-	missing map[string]map[string]bool
+	stmts map[string]*statements // by table, schema version and columns
+	// has holds, per table, the columns the table has, read once per
+	// commit and after each schema change. Rows are written without the
+	// columns their schema has and the table lacks: those a table refused
+	// ('try_evolve'), and, when a transaction is written again after a
+	// failure, those that a later change of the same transaction dropped
+	// or renamed.
+	has map[string]map[string]bool
 }
 
 func (c *pipelineCommitter) Begin() (pipelineTx, error) {
@@ -237,14 +247,16 @@ func (c *pipelineCommitter) closeConns() {
 // statementsOf returns the upsert, insert and delete of a table in a
 // schema, without the columns the table lacks.
 func (c *pipelineCommitter) statementsOf(table string, s *pipeline.Schema) (*statements, []int) {
-	missing := c.missing[table]
+	has := c.has[table]
 	var cols []int
+	var present []string
 	for i, f := range s.Columns.Fields() {
-		if !missing[f.Name] {
+		if has == nil || has[f.Name] {
 			cols = append(cols, i)
+			present = append(present, f.Name)
 		}
 	}
-	k := fmt.Sprintf("%s\x00%d\x00%d", table, s.Version, len(missing))
+	k := table + "\x00" + strconv.Itoa(s.Version) + "\x00" + strings.Join(present, "\x00")
 	if st := c.stmts[k]; st != nil {
 		return st, cols
 	}
@@ -312,10 +324,16 @@ func (c *pipelineCommitter) schemaStatements(tx *pipelineTx, op pipelineOp, has 
 		if has == nil {
 			return createStatements(d, id, s), nil
 		}
-		// The table exists (an earlier run, or made by hand): it gets the
-		// columns it lacks.
+		// The table exists (an earlier run, made by hand, or this very
+		// transaction written before a failure): it gets the columns it
+		// lacks that the table still has at the end of the transaction,
+		// which may drop or rename some later.
+		last := tx.Schemas[lastSchema(tx, op.Table)]
 		var out []string
 		for i, f := range s.Columns.Fields() {
+			if _, ok := last.Columns.Index(f.Name); !ok {
+				continue
+			}
 			if q := alterStatement(d, id, s, pipeline.SchemaChange{Kind: pipeline.AddColumn, Column: f.Name, Type: f.Type.Nullable(), Position: i}, has); q != "" {
 				out = append(out, q)
 			}
@@ -359,20 +377,15 @@ func (c *pipelineCommitter) schemaStatements(tx *pipelineTx, op pipelineOp, has 
 	return nil, fmt.Errorf("unknown event %v", op.Event)
 }
 
-// afterSchema updates what the committer knows of a table after a schema
-// event, given the columns it has now.
-func (c *pipelineCommitter) afterSchema(tx *pipelineTx, op pipelineOp, has map[string]bool) {
-	missing := map[string]bool{}
-	for _, f := range tx.Schemas[op.Schema].Columns.Fields() {
-		if has != nil && !has[f.Name] {
-			missing[f.Name] = true
+// lastSchema returns the index of the schema of the last event of a table
+// in a transaction.
+func lastSchema(tx *pipelineTx, table string) int {
+	for i := len(tx.Ops) - 1; i >= 0; i-- {
+		if tx.Ops[i].Table == table {
+			return tx.Ops[i].Schema
 		}
 	}
-	if len(missing) > 0 {
-		c.missing[op.Table] = missing
-	} else {
-		delete(c.missing, op.Table)
-	}
+	return 0
 }
 
 func (c *pipelineCommitter) commitPG(ctx context.Context, tx pipelineTx) error {
@@ -418,8 +431,15 @@ func (c *pipelineCommitter) commitPG(ctx context.Context, tx pipelineTx) error {
 			}
 			return has, rows.Err()
 		}
+		clear(c.has)
+		var err error
 		for _, op := range tx.Ops {
 			if op.Event == pipeline.DataChange {
+				if _, ok := c.has[op.Table]; !ok {
+					if c.has[op.Table], err = columns(op.Table); err != nil {
+						return err
+					}
+				}
 				q, args, err := c.dataOp(&tx, op)
 				if err != nil {
 					return err
@@ -462,10 +482,9 @@ func (c *pipelineCommitter) commitPG(ctx context.Context, tx pipelineTx) error {
 					return err
 				}
 			}
-			if has, err = columns(op.Table); err != nil {
+			if c.has[op.Table], err = columns(op.Table); err != nil {
 				return err
 			}
-			c.afterSchema(&tx, op, has)
 		}
 		return flush()
 	})
@@ -518,9 +537,16 @@ func (c *pipelineCommitter) commitMySQL(ctx context.Context, tx pipelineTx) erro
 		}
 		return nil
 	}
+	clear(c.has)
 	err := func() error {
+		var err error
 		for _, op := range tx.Ops {
 			if op.Event == pipeline.DataChange {
+				if _, ok := c.has[op.Table]; !ok {
+					if c.has[op.Table], err = columns(op.Table); err != nil {
+						return err
+					}
+				}
 				q, args, err := c.dataOp(&tx, op)
 				if err != nil {
 					return err
@@ -561,10 +587,9 @@ func (c *pipelineCommitter) commitMySQL(ctx context.Context, tx pipelineTx) erro
 			}
 			// A table's statements change with its columns.
 			c.my.stmts = map[string]*client.Stmt{}
-			if has, err = columns(op.Table); err != nil {
+			if c.has[op.Table], err = columns(op.Table); err != nil {
 				return err
 			}
-			c.afterSchema(&tx, op, has)
 		}
 		return commit()
 	}()
