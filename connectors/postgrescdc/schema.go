@@ -160,16 +160,30 @@ func (c *config) discover(ctx context.Context, conn *pgconn.PgConn, schema *type
 	return tables, nil
 }
 
-// describe reads a table's columns and keys.
+// describe reads a table's columns and keys. Its columns are those
+// pgoutput sends: generated columns are left out of its relations and
+// rows, so the snapshot leaves them out too.
 func (c *config) describe(ctx context.Context, conn *pgconn.PgConn, t *tableInfo, schema *types.RowType) error {
 	oid := strconv.FormatUint(uint64(t.oid), 10)
-	rows, err := query(ctx, conn, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), ty.typname, ty.typtype
+	// Generated columns (attgenerated) came with PostgreSQL 12.
+	generatedExpr := "false"
+	if v, err := query(ctx, conn, "SHOW server_version_num"); err == nil && len(v) == 1 {
+		if n, _ := strconv.Atoi(string(v[0][0])); n >= 120000 {
+			generatedExpr = "a.attgenerated <> ''"
+		}
+	}
+	rows, err := query(ctx, conn, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), ty.typname, ty.typtype, `+generatedExpr+`
 		FROM pg_attribute a JOIN pg_type ty ON ty.oid = a.atttypid
 		WHERE a.attrelid = `+oid+` AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`)
 	if err != nil {
 		return fmt.Errorf("postgres-cdc: reading the columns of %s: %w", t.id(), err)
 	}
+	var generated []string
 	for _, r := range rows {
+		if string(r[4]) == "t" {
+			generated = append(generated, string(r[0]))
+			continue
+		}
 		t.cols = append(t.cols, column{name: string(r[0]), typeName: string(r[1]), kind: kindOf(string(r[2]), string(r[3]))})
 	}
 	keys, err := query(ctx, conn, `SELECT a.attname FROM pg_index i
@@ -208,6 +222,12 @@ func (c *config) describe(ctx context.Context, conn *pgconn.PgConn, t *tableInfo
 	for i, f := range schema.Fields() {
 		j := t.column(f.Name)
 		if j < 0 {
+			for _, g := range generated {
+				if strings.EqualFold(g, f.Name) {
+					return fmt.Errorf("postgres-cdc: column %q of table %s is a generated column, which logical replication does not carry (pgoutput leaves it out of every change): leave it out of the SQL table, or compute it there (a computed column AS ...)",
+						f.Name, t.id())
+				}
+			}
 			return fmt.Errorf("postgres-cdc: table %s has no column %q of the SQL table; it has %s", t.id(), f.Name, t.columnNames())
 		}
 		if err := compatible(&t.cols[j], f.Type); err != nil {
