@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -71,6 +73,63 @@ type enumerator struct {
 	liveLSN   uint64
 	holder    *pgconn.PgConn
 	exporting bool
+
+	// async guards the hand-over of snapshot connections from discover and
+	// export, which run on goroutines of their own: the host drops the
+	// result of a call that ends after the job stopped, so a connection
+	// not yet taken by discovered or exported is closed by Close, or at
+	// once if the enumerator is already closed.
+	async struct {
+		sync.Mutex
+		closed bool
+		held   []*pgconn.PgConn
+	}
+}
+
+// errClosed is the error of a discovery or export that ended after the
+// enumerator was closed.
+var errClosed = errors.New("postgres-cdc: the enumerator was closed")
+
+// hold keeps a snapshot connection that an asynchronous call opened until
+// its handler takes it (take) or the enumerator closes.
+func (e *enumerator) hold(conn *pgconn.PgConn) error {
+	e.async.Lock()
+	defer e.async.Unlock()
+	if e.async.closed {
+		conn.Close(context.Background())
+		return errClosed
+	}
+	e.async.held = append(e.async.held, conn)
+	return nil
+}
+
+// take takes a held connection over on the enumerator's goroutine.
+func (e *enumerator) take(conn *pgconn.PgConn) {
+	e.async.Lock()
+	defer e.async.Unlock()
+	e.async.held = slices.DeleteFunc(e.async.held, func(c *pgconn.PgConn) bool { return c == conn })
+}
+
+// discoverHeld runs discover and holds the snapshot's connection.
+func (e *enumerator) discoverHeld() (any, error) {
+	return e.held(e.discover())
+}
+
+// exportHeld runs export and holds the snapshot's connection.
+func (e *enumerator) exportHeld() (any, error) {
+	return e.held(e.export())
+}
+
+func (e *enumerator) held(result any, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	if d := result.(discovery); d.holder != nil {
+		if err := e.hold(d.holder); err != nil {
+			return nil, err
+		}
+	}
+	return result, nil
 }
 
 // gatePending marks a gate waiting for the checkpoint that will carry the
@@ -142,7 +201,7 @@ func (e *enumerator) finishedIDs() []string {
 func (e *enumerator) AddReader(int) error {
 	if !e.started && !e.starting {
 		e.starting = true
-		e.ctx.CallAsync(e.discover, e.discovered)
+		e.ctx.CallAsync(e.discoverHeld, e.discovered)
 	}
 	return nil
 }
@@ -323,6 +382,7 @@ func (e *enumerator) discovered(result any, err error) error {
 		return err
 	}
 	d := result.(discovery)
+	e.take(d.holder)
 	e.started = true
 	e.remaining, e.total = d.chunks, len(d.chunks)
 	e.start = d.start
@@ -338,6 +398,7 @@ func (e *enumerator) exported(result any, err error) error {
 		return err
 	}
 	d := result.(discovery)
+	e.take(d.holder)
 	e.holder, e.live, e.liveLSN = d.holder, d.live, d.liveLSN
 	e.ctx.Log().Info("postgres-cdc: exported a snapshot for the chunks left", "chunks", e.total-len(e.finished), "lsn", pglogrepl.LSN(e.liveLSN))
 	e.serveWaiting()
@@ -348,7 +409,7 @@ func (e *enumerator) exported(result any, err error) error {
 func (e *enumerator) ensureLive() {
 	if e.live == "" && !e.exporting {
 		e.exporting = true
-		e.ctx.CallAsync(e.export, e.exported)
+		e.ctx.CallAsync(e.exportHeld, e.exported)
 	}
 }
 
@@ -491,8 +552,17 @@ func (e *enumerator) release() {
 	e.live, e.liveLSN = "", 0
 }
 
-// Close releases the snapshot's connection.
+// Close releases the snapshot's connection, and those of discoveries
+// and exports whose results will not be handled.
 func (e *enumerator) Close() error {
 	e.release()
+	e.async.Lock()
+	e.async.closed = true
+	held := e.async.held
+	e.async.held = nil
+	e.async.Unlock()
+	for _, c := range held {
+		c.Close(context.Background())
+	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package postgrescdc
 
 import (
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -131,5 +132,84 @@ func TestStreamSplitWithoutCheckpoints(t *testing.T) {
 	finishChunks(t, ctx)
 	if !ctx.streamAssigned() {
 		t.Fatal("without checkpoints the stream split waited")
+	}
+}
+
+// dropCtx runs an enumerator's asynchronous calls but, as the host does
+// once the job has stopped, never their handlers; each call waits for
+// release to be closed, and reports its end on ended.
+type dropCtx struct {
+	gateCtx
+	release chan struct{}
+	ended   chan error
+}
+
+func (c *dropCtx) CallAsync(fn func() (any, error), _ func(any, error) error) {
+	go func() {
+		<-c.release
+		_, err := fn()
+		c.ended <- err
+	}()
+}
+
+// TestClosedEnumeratorClosesSnapshot: a discovery whose result the host
+// drops because the job stopped leaves no connection open on the server,
+// neither the replication connection that exports the snapshot nor the
+// temporary slot it created, whether it ends before or after the
+// enumerator is closed.
+func TestClosedEnumeratorClosesSnapshot(t *testing.T) {
+	s := startServer(t)
+	c := s.conn()
+	schema, slot := s.newSchema(c)
+	createAccounts(t, c, schema, 10)
+	run(t, c, "SELECT pg_create_logical_replication_slot('"+slot+"', 'pgoutput')") // a temporary slot exports the snapshot
+	opts, err := spec.Validate(s.options(schema, "accounts", slot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewTableSource(accountsTable, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// openSnapshots counts the server's replication connections and
+	// temporary slots once those of closed connections are gone.
+	openSnapshots := func() string {
+		q := "SELECT (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'walsender') + (SELECT count(*) FROM pg_replication_slots WHERE temporary)"
+		n := rows(t, c, q)[0]
+		for deadline := time.Now().Add(10 * time.Second); n != "0" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			n = rows(t, c, q)[0]
+		}
+		return n
+	}
+	for _, closeFirst := range []bool{false, true} {
+		ctx := &dropCtx{gateCtx: gateCtx{p: 1, checkpointing: true, assigned: map[int][]connector.Split{}},
+			release: make(chan struct{}), ended: make(chan error, 1)}
+		e, err := src.NewEnumerator(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.AddReader(0); err != nil {
+			t.Fatal(err)
+		}
+		if closeFirst {
+			e.Close()
+			close(ctx.release)
+			if err := <-ctx.ended; !errors.Is(err, errClosed) {
+				t.Errorf("a discovery that ended after Close returned %v, want errClosed", err)
+			}
+		} else {
+			close(ctx.release)
+			if err := <-ctx.ended; err != nil {
+				t.Fatal(err)
+			}
+			e.Close()
+		}
+		if n := openSnapshots(); n != "0" {
+			when := "after"
+			if closeFirst {
+				when = "before"
+			}
+			t.Errorf("with the enumerator closed %s the discovery ended, %s replication connections and temporary slots are still open", when, n)
+		}
 	}
 }
