@@ -49,7 +49,7 @@ func ParseSelector(s string) (*Selector, error) {
 			}
 			re, err := regexp.Compile("^(?:" + part + ")$")
 			if err != nil {
-				return nil, fmt.Errorf("pattern %q: %w", p, err)
+				return nil, fmt.Errorf("pattern %q: part %q: %w (an unescaped '.' separates the parts; write '\\.' for a regular expression's '.')", p, part, err)
 			}
 			res = append(res, re)
 		}

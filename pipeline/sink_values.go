@@ -50,10 +50,7 @@ func (w *printWriter) Write(events []Event, _ []int64) error {
 		w.buf.WriteString(FormatEvent(e))
 		w.buf.WriteByte('\n')
 	}
-	if w.buf.Len() > 64<<10 {
-		return w.Flush()
-	}
-	return nil
+	return w.Flush()
 }
 
 func (w *printWriter) Flush() error {
