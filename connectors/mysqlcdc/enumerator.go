@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/sql/types"
@@ -39,6 +40,10 @@ type enumerator struct {
 
 	starting bool
 	waiting  []int // readers that asked for a split and got none yet
+	// tableChunks and tableDone count, per table, its chunks and those
+	// read, for the snapshot's progress in the log.
+	tableChunks, tableDone map[string]int
+	lastProgress           time.Time
 	// gate holds back the binlog split after the last chunk until the
 	// chunks' rows are known to be downstream: gatePending until the next
 	// checkpoint, then that checkpoint's id until it completes; 0 once open.
@@ -181,6 +186,7 @@ func (e *enumerator) discovered(result any, err error) error {
 	e.remaining, e.total = d.chunks, len(d.chunks)
 	e.start, e.fromMillis = d.start, d.fromMillis
 	e.ctx.Log().Info("mysql-cdc: source discovered", "chunks", e.total, "startup", e.cfg.startup)
+	e.countChunks()
 	e.serveWaiting()
 	return nil
 }
@@ -246,6 +252,9 @@ func (e *enumerator) HandleEvent(subtask int, event []byte) error {
 	_, known := e.finished[c.id()]
 	e.finished[c.id()] = c
 	e.ctx.SendEvent(subtask, append([]byte{eventChunkAck}, c.id()...))
+	if !known {
+		e.progress(c.table)
+	}
 	if len(e.finished) == e.total && !known {
 		// Readers emit a chunk's rows before they report it, but another
 		// reader's binlog changes could still overtake them on the way to
@@ -261,6 +270,43 @@ func (e *enumerator) HandleEvent(subtask int, event []byte) error {
 		e.serveWaiting()
 	}
 	return nil
+}
+
+// countChunks counts the chunks of each table and those read, from the
+// chunks the enumerator knows: a table's last chunk has no end.
+func (e *enumerator) countChunks() {
+	e.tableChunks, e.tableDone = map[string]int{}, map[string]int{}
+	for _, c := range e.remaining {
+		if c.end == "" {
+			e.tableChunks[c.table] = c.index + 1
+		}
+	}
+	for _, c := range e.finished {
+		e.tableDone[c.table]++
+		if c.end == "" {
+			e.tableChunks[c.table] = c.index + 1
+		}
+	}
+}
+
+// progress logs the snapshot's progress when a chunk of table is read:
+// the table once all its chunks are, and the whole every few seconds.
+func (e *enumerator) progress(table string) {
+	if e.tableDone == nil {
+		e.countChunks()
+	} else {
+		e.tableDone[table]++
+	}
+	log := e.ctx.Log()
+	if n := e.tableChunks[table]; n > 0 && e.tableDone[table] == n {
+		log.Info("mysql-cdc: snapshot of a table read", "table", table, "chunks", n)
+	}
+	if len(e.finished) == e.total {
+		log.Info("mysql-cdc: snapshot read", "tables", len(e.tableChunks), "chunks", e.total)
+	} else if time.Since(e.lastProgress) >= 3*time.Second {
+		e.lastProgress = time.Now()
+		log.Info("mysql-cdc: snapshot progress", "read", len(e.finished), "chunks", e.total)
+	}
 }
 
 // NotifyCheckpointComplete opens the gate of the binlog split.
