@@ -277,7 +277,13 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	if _, err := newProjector(kt, exprs); err != nil {
 		return nil, err
 	}
-	keyPool := sync.Pool{New: func() any { p, _ := newProjector(kt, exprs); return p }}
+	// The key row is read once, by enc.Key, before the projector writes
+	// the next: it is written in a scratch arena.
+	keyPool := sync.Pool{New: func() any {
+		p, _ := newProjector(kt, exprs)
+		p.w = types.NewRowWriter(kt, types.NewScratchArena())
+		return p
+	}}
 	enc := types.NewKeyEncoder(kt, keyColumns(len(fs))...)
 	if _, err := newProjector(j.calc.rt, j.calc.Projs); err != nil {
 		return nil, err
@@ -309,9 +315,11 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 		}
 		p := calcPool.Get().(*projector)
 		defer calcPool.Put(p)
+		// The projector's arena never hands its memory out again: the
+		// rows it writes stay as they are for the join to keep.
 		out := make([]types.Row, len(rows))
 		for i, r := range rows {
-			out[i] = p.project(r).Clone()
+			out[i] = p.project(r)
 		}
 		return out, nil
 	}
