@@ -22,7 +22,7 @@ import (
 //	truncate db.t | drop db.t
 //
 // A schema line is the table's next schema version (a CreateTable event
-// the first time, an AlterTable after). The output is what the sink gets,
+// the first time and after a drop, an AlterTable after). The output is what the sink gets,
 // as FormatEvent writes it, or the job's error.
 func TestGolden(t *testing.T) {
 	datadriven.RunTest(t, "testdata/pipeline", func(t *testing.T, d *datadriven.TestData) string {
@@ -95,6 +95,9 @@ func parseCase(input string) (*Definition, []Event, error) {
 				kind = DropTable
 			}
 			events = append(events, Event{Kind: kind, Table: id, Schema: s, DDL: line})
+			if kind == DropTable {
+				delete(schemas, table) // a table created again starts at version 1
+			}
 		default:
 			kind, err := changelog.ParseKind(verb)
 			if err != nil || s == nil {
@@ -120,4 +123,23 @@ func parseCase(input string) (*Definition, []Event, error) {
 		}
 	}
 	return def, events, nil
+}
+
+// TestDataChangeWithoutSchema: a source's row change that carries no schema
+// stops the job with an error naming the table, with or without a
+// transform rule for it.
+func TestDataChangeWithoutSchema(t *testing.T) {
+	for _, yaml := range []string{"", "transform:\n  - source-table: db.t\n    projection: \\*\n"} {
+		def, err := Parse([]byte("source:\n  type: test\nsink:\n  type: test\n"+yaml), "case.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := eddy.NewEnvironment(eddy.WithParallelism(1))
+		events := []Event{{Kind: DataChange, Table: TableID{Schema: "db", Table: "t"}, Change: changelog.Change[types.Row]{Kind: changelog.Insert}}}
+		eddy.Collect(Apply(eddy.FromSlice(env, events, eddy.NoWatermarks[Event]()), def))
+		err = env.Execute(context.Background(), "pipeline")
+		if err == nil || !strings.Contains(err.Error(), "a row change of db.t without its schema") {
+			t.Fatalf("transform %q: got %v", yaml, err)
+		}
+	}
 }

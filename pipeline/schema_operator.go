@@ -81,6 +81,16 @@ func (o *schemaOperator) ProcessElement(ctx *eddy.KeyedContext[string, Event], r
 		}
 		ctx.Emit(Event{Kind: DataChange, Table: e.Table, Schema: st.Sink, Change: changelog.Change[types.Row]{Kind: e.Change.Kind, Row: row}})
 	case TruncateTable, DropTable:
+		if e.Kind == DropTable && o.behavior != Exception {
+			// A table created again under the name starts its schema
+			// versions anew: it is then compared with the sink table as a
+			// table that joins it, not with the schema it had.
+			if _, ok := st.Sources[r.Source.String()]; ok {
+				delete(st.Sources, r.Source.String())
+				clear(c.current)
+				o.tables.Update(*st)
+			}
+		}
 		switch o.behavior {
 		case Exception:
 			return fmt.Errorf("pipeline: %s of %s (%s): 'schema.change.behavior' is exception", e.Kind, r.Source, e.DDL)
@@ -152,7 +162,14 @@ func (o *schemaOperator) evolve(ctx *eddy.KeyedContext[string, Event], st *sinkT
 			c.Type, c.Position = c.Type.Nullable(), len(fields)-1
 		case DropColumn:
 			i := index(c.Column)
-			if lenient || i < 0 {
+			if i < 0 {
+				continue
+			}
+			if lenient {
+				// The column stays, NULL from then on: it must take NULL.
+				if nullable := keepNullable(fields, i, key); nullable != nil {
+					apply = append(apply, *nullable)
+				}
 				continue
 			}
 			if slices.Contains(key, c.Column) {
@@ -165,6 +182,9 @@ func (o *schemaOperator) evolve(ctx *eddy.KeyedContext[string, Event], st *sinkT
 				continue
 			}
 			if lenient {
+				if nullable := keepNullable(fields, i, key); nullable != nil {
+					apply = append(apply, *nullable)
+				}
 				if index(c.NewName) < 0 {
 					t := fields[i].Type.Nullable()
 					fields = append(fields, types.F(c.NewName, t))
@@ -197,6 +217,18 @@ func (o *schemaOperator) evolve(ctx *eddy.KeyedContext[string, Event], st *sinkT
 	st.Sink = &Schema{Columns: rt, PrimaryKey: key, Version: st.Sink.Version + 1}
 	ctx.Emit(Event{Kind: AlterTable, Table: e.Table, Schema: st.Sink, Changes: apply, DDL: e.DDL, Tolerant: o.behavior == TryEvolve})
 	return nil
+}
+
+// keepNullable makes the column fields[i], which lenient keeps in the sink
+// table though the source has it no more, nullable, and returns the change
+// that says so; nil if it takes NULL already or is part of the key (whose
+// rows then fail, naming the column).
+func keepNullable(fields []types.Field, i int, key []string) *SchemaChange {
+	if fields[i].Type.IsNullable() || slices.Contains(key, fields[i].Name) {
+		return nil
+	}
+	fields[i].Type = fields[i].Type.Nullable()
+	return &SchemaChange{Kind: AlterColumnType, Column: fields[i].Name, Type: fields[i].Type}
 }
 
 func renameKey(key []string, from, to string) []string {

@@ -123,6 +123,9 @@ func (t *transformer) compile(id TableID, s *Schema) (*compiled, error) {
 // apply transforms and routes one event; emit receives what follows.
 func (t *transformer) apply(e Event, emit func(routed)) error {
 	src := e.Table
+	if e.Kind == DataChange && e.Schema == nil {
+		return fmt.Errorf("pipeline: the source emitted a row change of %s without its schema; a source gives every row change the schema its row is in", src)
+	}
 	c, err := t.compile(src, e.Schema)
 	if err != nil {
 		return err
