@@ -134,6 +134,10 @@ type pipelineCommitter struct {
 	schemas map[*pipeline.Schema]int
 	byKey   map[string]int
 	keys    map[*pipeline.Schema]*types.KeyEncoder
+	// before is the delete of an update's -U, written if its +U changes
+	// the key; beforeKey is its table and key.
+	before    *pipelineOp
+	beforeKey string
 
 	pg    *postgres
 	my    *mysql
@@ -151,6 +155,7 @@ func (c *pipelineCommitter) Begin() (pipelineTx, error) {
 	c.seq++
 	clear(c.byKey)
 	clear(c.schemas)
+	c.before = nil
 	return pipelineTx{ID: fmt.Sprintf("%s-%d", c.name, c.seq)}, nil
 }
 
@@ -177,27 +182,55 @@ func (c *pipelineCommitter) Write(tx *pipelineTx, e pipeline.Event) error {
 		tx.Ops = append(tx.Ops, op)
 		return nil
 	}
-	if e.Change.Kind == changelog.UpdateBefore {
-		return nil // the +U that follows replaces the row
+	if e.Schema == nil {
+		return fmt.Errorf("jdbc: a row change of %s without its schema", e.Table)
 	}
-	op.Kind, op.Row = e.Change.Kind, e.Change.Row.Bytes()
 	if len(e.Schema.PrimaryKey) == 0 {
+		if e.Change.Kind == changelog.UpdateBefore {
+			return fmt.Errorf("table %s has no primary key, and an update of it cannot be applied; give the source table a key, or name one with a transform's 'primary-keys'", op.Table)
+		}
+		op.Kind, op.Row = e.Change.Kind, e.Change.Row.Bytes()
 		tx.Ops = append(tx.Ops, op)
 		return nil
 	}
-	enc := c.keys[e.Schema]
-	if enc == nil {
-		enc = types.NewKeyEncoder(e.Schema.Columns, e.Schema.KeyIndexes()...)
-		c.keys[e.Schema] = enc
+	k := op.Table + "\x00" + c.key(e.Schema, e.Change.Row)
+	switch e.Change.Kind {
+	case changelog.UpdateBefore:
+		// The +U that follows upserts the row; if it changes the key, the
+		// row under the old key is deleted first.
+		op.Kind, op.Row = changelog.Delete, e.Change.Row.Bytes()
+		c.before, c.beforeKey = &op, k
+		return nil
+	case changelog.UpdateAfter:
+		if before := c.before; before != nil && before.Table == op.Table && c.beforeKey != k {
+			c.keyed(tx, *before, c.beforeKey)
+		}
 	}
-	k := op.Table + "\x00" + enc.Key(e.Change.Row)
+	c.before = nil
+	op.Kind, op.Row = e.Change.Kind, e.Change.Row.Bytes()
+	c.keyed(tx, op, k)
+	return nil
+}
+
+// key returns the encoded primary key of a row.
+func (c *pipelineCommitter) key(s *pipeline.Schema, row types.Row) string {
+	enc := c.keys[s]
+	if enc == nil {
+		enc = types.NewKeyEncoder(s.Columns, s.KeyIndexes()...)
+		c.keys[s] = enc
+	}
+	return enc.Key(row)
+}
+
+// keyed adds the change of a keyed row to tx, in place of the transaction's
+// earlier change of the key since the last schema event.
+func (c *pipelineCommitter) keyed(tx *pipelineTx, op pipelineOp, k string) {
 	if i, ok := c.byKey[k]; ok {
 		tx.Ops[i] = op
-		return nil
+		return
 	}
 	c.byKey[k] = len(tx.Ops)
 	tx.Ops = append(tx.Ops, op)
-	return nil
 }
 
 func (c *pipelineCommitter) PreCommit(*pipelineTx) error { return nil }
