@@ -88,7 +88,7 @@ func (c *config) connError(err error, replication bool) error {
 		return fmt.Errorf("postgres-cdc: the server at %s refused user '%s' for database '%s': check 'username' and 'password' (and the server's pg_hba.conf): %w",
 			c.addr(), c.user, c.database, err)
 	case code == "3D000":
-		return fmt.Errorf("postgres-cdc: the server at %s has no database '%s' ('database-name'): %w", c.addr(), c.database, err)
+		return fmt.Errorf("postgres-cdc: the server at %s has no database '%s' ('%s'): %w", c.addr(), c.database, c.databaseOption(), err)
 	case code == "42501" && replication:
 		return fmt.Errorf("postgres-cdc: user '%s' may not open a replication connection: give it the REPLICATION attribute (ALTER ROLE %s REPLICATION): %w",
 			c.user, quoteIdent(c.user), err)
@@ -201,8 +201,8 @@ func (c *config) checkSlot(s slotInfo) error {
 		return fmt.Errorf("postgres-cdc: replication slot '%s' ('slot.name') decodes with plug-in '%s', and eddy reads 'pgoutput': name another slot, or drop it (SELECT pg_drop_replication_slot('%s'))",
 			c.slot, s.plugin, c.slot)
 	case s.database != c.database:
-		return fmt.Errorf("postgres-cdc: replication slot '%s' ('slot.name') belongs to database '%s', not '%s' ('database-name'): name another slot",
-			c.slot, s.database, c.database)
+		return fmt.Errorf("postgres-cdc: replication slot '%s' ('slot.name') belongs to database '%s', not '%s' ('%s'): name another slot",
+			c.slot, s.database, c.database, c.databaseOption())
 	case s.active:
 		return c.slotInUse(s.pid)
 	}

@@ -22,4 +22,18 @@
 // being a -D and a +I; with 'upsert', +I, +U and -D keyed by the primary
 // key. Metadata columns give 'database_name', 'schema_name', 'table_name',
 // 'op_ts' (the commit time; 0 for snapshot rows) and 'row_kind'.
+//
+// The same source reads pipelines (registered in pipeline.Sources as type
+// postgres, made by NewPipelineSource): every table of one database that
+// 'tables' (database.schema.table patterns) selects, each with its own row
+// type from its columns' types, named schema.table. Logical replication
+// carries no DDL, but pgoutput sends a relation message, the table's
+// columns at that point of the WAL, before the first change of a table
+// whose columns changed: the source decodes what follows with it and emits
+// the difference as an AlterTable event. TRUNCATE is a TruncateTable
+// event, and a table that 'tables' matches and that first appears in the
+// stream (created after the start, in a publication FOR ALL TABLES) a
+// CreateTable event. The stream split carries the tables as they are at
+// its position, so that a restored job compares the relations it reads
+// again with the columns of that point, not with the catalog's now.
 package postgrescdc

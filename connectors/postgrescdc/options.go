@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/pipeline"
 )
 
 var spec = connector.Spec{
@@ -111,6 +112,30 @@ type config struct {
 	publication          string
 	autocreate           string
 	dropOnStop           bool
+	// A pipeline's source selects its tables with 'tables' (and
+	// 'tables.exclude'), whose patterns name the database first, and
+	// follows their schema changes.
+	pipeline      bool
+	tables        *pipeline.Selector
+	exclude       *pipeline.Selector
+	schemaChanges bool
+}
+
+// captures tells whether the source captures table schema.name.
+func (c *config) captures(schema, name string) bool {
+	if c.pipeline {
+		id := pipeline.TableID{Namespace: c.database, Schema: schema, Table: name}
+		return c.tables.Matches(id) && (c.exclude == nil || !c.exclude.Matches(id))
+	}
+	return c.schema.MatchString(schema) && (c.table.MatchString(name) || c.table.MatchString(schema+"."+name))
+}
+
+// databaseOption names the option that gives the database.
+func (c *config) databaseOption() string {
+	if c.pipeline {
+		return "tables"
+	}
+	return "database-name"
 }
 
 // addr returns host:port.
@@ -124,14 +149,18 @@ func wholeMatch(option, expr string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func newConfig(o connector.Options) (*config, error) {
+func newConfig(o connector.Options) (*config, error) { return newConfigFor(o, false) }
+
+// newConfigFor reads the options of a SQL table's source or, with pipe
+// set, of a pipeline's.
+func newConfigFor(o connector.Options, pipe bool) (*config, error) {
 	c := &config{
 		host: o.String("hostname"), user: o.String("username"), password: o.String("password"),
-		port: int(o.Int("port")), database: o.String("database-name"), slot: o.String("slot.name"),
-		upsert: strings.EqualFold(o.String("changelog-mode"), "upsert"), startup: strings.ToLower(o.String("scan.startup.mode")),
+		port: int(o.Int("port")), slot: o.String("slot.name"),
+		startup:   strings.ToLower(o.String("scan.startup.mode")),
 		chunkSize: int(o.Int("scan.incremental.snapshot.chunk.size")), chunkKey: o.String("scan.incremental.snapshot.chunk.key-column"),
-		heartbeat: o.Duration("heartbeat.interval.ms"), connectTimeout: o.Duration("connect.timeout"),
-		retries: int(o.Int("connect.max-retries")), publication: o.String("debezium.publication.name"),
+		connectTimeout: o.Duration("connect.timeout"),
+		retries:        int(o.Int("connect.max-retries")), publication: o.String("debezium.publication.name"),
 		autocreate: strings.ToLower(o.String("debezium.publication.autocreate.mode")), dropOnStop: o.Bool("debezium.slot.drop.on.stop"),
 	}
 	if p := o.String("decoding.plugin.name"); !strings.EqualFold(strings.TrimSpace(p), "pgoutput") {
@@ -140,10 +169,31 @@ func newConfig(o connector.Options) (*config, error) {
 	if c.publication == "" {
 		return nil, fmt.Errorf("postgres-cdc: option 'debezium.publication.name' is empty; name a publication or leave it out for 'dbz_publication'")
 	}
+	var err error
+	if pipe {
+		c.pipeline, c.schemaChanges, c.heartbeat = true, o.Bool("schema-change.enabled"), o.Duration("heartbeat.interval")
+		c.tableExpr = o.String("tables")
+		if c.database, err = tablesDatabase(c.tableExpr); err != nil {
+			return nil, err
+		}
+		if c.tables, err = pipeline.ParseSelector(c.tableExpr); err != nil {
+			return nil, fmt.Errorf("postgres-cdc: option 'tables': %w", err)
+		}
+		if o.IsSet("tables.exclude") {
+			if c.exclude, err = pipeline.ParseSelector(o.String("tables.exclude")); err != nil {
+				return nil, fmt.Errorf("postgres-cdc: option 'tables.exclude': %w", err)
+			}
+		}
+	} else {
+		c.database, c.heartbeat = o.String("database-name"), o.Duration("heartbeat.interval.ms")
+		c.upsert = strings.EqualFold(o.String("changelog-mode"), "upsert")
+	}
 	if c.heartbeat <= 0 {
 		c.heartbeat = 30 * time.Second
 	}
-	var err error
+	if pipe {
+		return c, nil
+	}
 	c.schemaExpr, c.tableExpr = o.String("schema-name"), o.String("table-name")
 	if c.schema, err = wholeMatch("schema-name", c.schemaExpr); err != nil {
 		return nil, err
@@ -153,3 +203,48 @@ func newConfig(o connector.Options) (*config, error) {
 	}
 	return c, nil
 }
+
+// tablesDatabase returns the database the patterns of 'tables' name: each
+// is database.schema.table, with the same database, a plain name (a
+// replication slot and a connection belong to one database).
+func tablesDatabase(expr string) (string, error) {
+	db := ""
+	for _, p := range strings.Split(expr, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		var parts []string
+		start := 0
+		for i := 0; i < len(p); i++ {
+			switch {
+			case p[i] == '\\' && i+1 < len(p) && p[i+1] == '.':
+				i++
+			case p[i] == '.':
+				parts = append(parts, p[start:i])
+				start = i + 1
+			}
+		}
+		parts = append(parts, p[start:])
+		if len(parts) != 3 {
+			return "", fmt.Errorf("postgres-cdc: option 'tables': pattern %q has %d dot-separated parts; write database.schema.table (app_db.public.\\.* is every table of schema public of database app_db), with '\\.' for a regular expression's '.'",
+				p, len(parts))
+		}
+		if !plainName.MatchString(parts[0]) {
+			return "", fmt.Errorf("postgres-cdc: option 'tables': pattern %q names database %q, and the database of a pattern is a name, not a regular expression: the source reads one database (a replication slot belongs to one)",
+				p, parts[0])
+		}
+		if db != "" && parts[0] != db {
+			return "", fmt.Errorf("postgres-cdc: option 'tables' names databases %q and %q: the source reads one database (a replication slot belongs to one); capture each database with a pipeline of its own",
+				db, parts[0])
+		}
+		db = parts[0]
+	}
+	if db == "" {
+		return "", fmt.Errorf("postgres-cdc: option 'tables' has no table pattern; write database.schema.table patterns, comma-separated")
+	}
+	return db, nil
+}
+
+// plainName matches a database name without regular expression syntax.
+var plainName = regexp.MustCompile(`^[\p{L}\p{N}_$ -]+$`)

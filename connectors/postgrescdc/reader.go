@@ -12,18 +12,27 @@ import (
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/pipeline"
 	"github.com/eddystream/eddy/sql/types"
 )
 
-// reader reads the chunks and the stream split a subtask is given.
-type reader struct {
-	ctx   connector.ReaderContext
-	cfg   *config
-	table *connector.Table
-	rt    *types.RowType
-	w     *types.RowWriter
-	conv  converter
-	meta  metaColumns
+// reader reads the chunks and the stream split a subtask is given. T is
+// the record: a SQL table's connector.TableRecord, or a pipeline's Event.
+type reader[T any] struct {
+	ctx connector.ReaderContext
+	cfg *config
+	// schema is the SQL table's columns, nil in a pipeline, whose tables
+	// have each their own (tableInfo.rt).
+	schema *types.RowType
+	rt     *types.RowType
+	w      *types.RowWriter
+	conv   converter
+	meta   metaColumns
+	// record makes the record of a change of a table's row.
+	record func(t *tableInfo, kind changelog.Kind, row types.Row) T
+	// schemaEvent, in a pipeline, makes the record of a schema event; nil
+	// for a SQL table, whose columns are fixed.
+	schemaEvent func(e pipeline.Event) T
 
 	conn   *pgconn.PgConn
 	tables map[string]*tableInfo // by schema.table, once discovered
@@ -36,7 +45,7 @@ type reader struct {
 	live      map[string]uint64
 	newest    string
 	askedLive bool
-	stream    *streamReader
+	stream    *streamReader[T]
 	requested bool // a split request is outstanding
 	noMore    bool
 	failed    bool // Read returned an error
@@ -47,7 +56,7 @@ type reader struct {
 type metaColumns struct{ database, schema, table, opTS, rowKind int }
 
 // AddSplits takes chunks and the stream split.
-func (r *reader) AddSplits(splits []connector.Split) error {
+func (r *reader[T]) AddSplits(splits []connector.Split) error {
 	for _, s := range splits {
 		c, ss, err := decodeSplit(s)
 		if err != nil {
@@ -61,7 +70,7 @@ func (r *reader) AddSplits(splits []connector.Split) error {
 		case c != nil:
 			r.chunks = append(r.chunks, c)
 		default:
-			r.stream = &streamReader{r: r, split: ss}
+			r.stream = &streamReader[T]{r: r, split: ss}
 		}
 		r.requested = false
 	}
@@ -69,10 +78,10 @@ func (r *reader) AddSplits(splits []connector.Split) error {
 }
 
 // NoMoreSplits notes that the enumerator has no more splits for the reader.
-func (r *reader) NoMoreSplits() { r.noMore = true }
+func (r *reader[T]) NoMoreSplits() { r.noMore = true }
 
 // HandleEvent takes the enumerator's acknowledgements and snapshots.
-func (r *reader) HandleEvent(event []byte) error {
+func (r *reader[T]) HandleEvent(event []byte) error {
 	switch {
 	case len(event) > 9 && event[0] == eventSnapshot:
 		name := string(event[9:])
@@ -91,12 +100,12 @@ func (r *reader) HandleEvent(event []byte) error {
 	return fmt.Errorf("postgres-cdc: unknown enumerator event %q", event)
 }
 
-func (r *reader) report(c *chunk) {
+func (r *reader[T]) report(c *chunk) {
 	r.ctx.SendEvent(append([]byte{eventChunkDone}, encodeChunkSplit(c).State...))
 }
 
 // Read reads the next chunk, or the changes of the stream available now.
-func (r *reader) Read(out connector.Output[connector.TableRecord]) error {
+func (r *reader[T]) Read(out connector.Output[T]) error {
 	err := r.read(out)
 	if err != nil {
 		r.failed = true
@@ -104,7 +113,7 @@ func (r *reader) Read(out connector.Output[connector.TableRecord]) error {
 	return err
 }
 
-func (r *reader) read(out connector.Output[connector.TableRecord]) error {
+func (r *reader[T]) read(out connector.Output[T]) error {
 	for _, id := range r.acked {
 		if _, ok := r.pending[id]; ok {
 			delete(r.pending, id)
@@ -151,7 +160,7 @@ func (r *reader) read(out connector.Output[connector.TableRecord]) error {
 
 // SnapshotState returns the chunks the reader holds and the stream's
 // position.
-func (r *reader) SnapshotState(id int64) ([]connector.Split, error) {
+func (r *reader[T]) SnapshotState(id int64) ([]connector.Split, error) {
 	var out []connector.Split
 	for _, c := range r.chunks {
 		out = append(out, encodeChunkSplit(c))
@@ -167,7 +176,7 @@ func (r *reader) SnapshotState(id int64) ([]connector.Split, error) {
 
 // NotifyCheckpointComplete lets the slot's confirmed_flush_lsn advance to
 // the stream's position in the completed checkpoint.
-func (r *reader) NotifyCheckpointComplete(id int64) error {
+func (r *reader[T]) NotifyCheckpointComplete(id int64) error {
 	if r.stream != nil {
 		r.stream.checkpointComplete(id)
 	}
@@ -176,7 +185,7 @@ func (r *reader) NotifyCheckpointComplete(id int64) error {
 
 // Close closes the reader's connections; with 'debezium.slot.drop.on.stop'
 // the stream's reader drops the slot unless it failed.
-func (r *reader) Close() error {
+func (r *reader[T]) Close() error {
 	var err error
 	if r.stream != nil {
 		r.stream.close()
@@ -194,7 +203,7 @@ func (r *reader) Close() error {
 
 // connection returns the reader's connection to the database, and the
 // captured tables, opening and discovering them the first time.
-func (r *reader) connection() (*pgconn.PgConn, error) {
+func (r *reader[T]) connection() (*pgconn.PgConn, error) {
 	if r.conn != nil {
 		return r.conn, nil
 	}
@@ -203,7 +212,7 @@ func (r *reader) connection() (*pgconn.PgConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	tables, err := r.cfg.discover(ctx, conn, r.table.Schema, nil, false)
+	tables, err := r.cfg.discover(ctx, conn, r.schema, nil, false)
 	if err != nil {
 		conn.Close(ctx)
 		return nil, err
@@ -216,14 +225,23 @@ func (r *reader) connection() (*pgconn.PgConn, error) {
 	return conn, nil
 }
 
+// writer returns the writer of t's rows and their type: the table's own in
+// a pipeline, the SQL table's otherwise.
+func (r *reader[T]) writer(t *tableInfo) (*types.RowWriter, *types.RowType) {
+	if t.rt != nil {
+		return t.w, t.rt
+	}
+	return r.w, r.rt
+}
+
 // setMeta sets the metadata columns of a row of t.
-func (r *reader) setMeta(t *tableInfo, kind changelog.Kind, opTS int64) {
+func (r *reader[T]) setMeta(t *tableInfo, kind changelog.Kind, opTS int64) {
 	w := r.w
 	if r.meta.database >= 0 {
 		w.SetString(r.meta.database, r.cfg.database)
 	}
 	if r.meta.schema >= 0 {
-		w.SetString(r.meta.schema, t.schema)
+		w.SetString(r.meta.schema, t.namespace)
 	}
 	if r.meta.table >= 0 {
 		w.SetString(r.meta.table, t.name)
@@ -237,7 +255,7 @@ func (r *reader) setMeta(t *tableInfo, kind changelog.Kind, opTS int64) {
 }
 
 // badRecord reports a row that could not be converted.
-func (r *reader) badRecord(out connector.Output[connector.TableRecord], t *tableInfo, where string, values [][]byte, cols []int, err error) error {
+func (r *reader[T]) badRecord(out connector.Output[T], t *tableInfo, where string, values [][]byte, cols []int, err error) error {
 	var raw []string
 	for k, v := range values {
 		name := ""
@@ -252,7 +270,8 @@ func (r *reader) badRecord(out connector.Output[connector.TableRecord], t *table
 			raw = append(raw, name+strconv.Quote(string(v)))
 		}
 	}
-	r.w.Reset()
+	w, _ := r.writer(t)
+	w.Reset()
 	return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: t.id() + " at " + where,
 		Raw: strings.Join(raw, ", "), Error: err.Error()})
 }
@@ -306,7 +325,7 @@ func chunkQuery(t *tableInfo, c *chunk) (string, []int) {
 // readChunk reads a chunk of a table's snapshot in the chunk's exported
 // snapshot, without locks, and emits its rows as inserts in one Read, so
 // that a checkpoint holds all of them or none.
-func (r *reader) readChunk(out connector.Output[connector.TableRecord], c *chunk) error {
+func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) error {
 	conn, err := r.connection()
 	if err != nil {
 		return err
@@ -346,15 +365,16 @@ func (r *reader) readChunk(out connector.Output[connector.TableRecord], c *chunk
 	return nil
 }
 
-func (r *reader) emitSnapshotRow(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord],
+func (r *reader[T]) emitSnapshotRow(out connector.Output[T], split connector.SplitOutput[T],
 	t *tableInfo, cols []int, vals [][]byte, where string) error {
+	w, rt := r.writer(t)
 	for k, j := range cols {
 		i := t.toRow[j]
-		if err := r.conv.setField(r.w, i, r.rt.Field(i).Type, &t.cols[j], vals[k]); err != nil {
+		if err := r.conv.setField(w, i, rt.Field(i).Type, &t.cols[j], vals[k]); err != nil {
 			return r.badRecord(out, t, where, vals, cols, fmt.Errorf("column %s (%s): %w", t.cols[j].name, t.cols[j].typeName, err))
 		}
 	}
 	r.setMeta(t, changelog.Insert, 0)
-	split.Emit(connector.TableRecord{Kind: changelog.Insert, Row: r.w.Finish()})
+	split.Emit(r.record(t, changelog.Insert, w.Finish()))
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/eddystream/eddy/pipeline"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -65,16 +66,23 @@ type column struct {
 	name     string
 	typeName string // format_type: integer, numeric(10,2), character varying(32), ...
 	kind     valueKind
+	// typname is pg_type's name of the type (int4, varchar, ...), typeOID
+	// and typmod the type and its modifier as pg_attribute and pgoutput's
+	// relations give them; notNull is pg_attribute's attnotnull.
+	typname string
+	typeOID uint32
+	typmod  int32
+	notNull bool
 }
 
 // tableInfo is a captured table: its columns in the server's order, its
 // primary key and chunk key, and where each column goes in the SQL table's
 // rows.
 type tableInfo struct {
-	schema, name string
-	oid          uint32
-	cols         []column
-	pk           []int // indexes in cols
+	namespace, name string // its schema and name
+	oid             uint32
+	cols            []column
+	pk              []int // indexes in cols
 	// chunkKey is the index in cols of the integer column the snapshot is
 	// split on, -1 if the table is read as one chunk.
 	chunkKey int
@@ -84,13 +92,21 @@ type tableInfo struct {
 	// toRow gives, for each column, the index of the SQL table's column it
 	// fills, -1 if the table declares no such column.
 	toRow []int
+	// In a pipeline, rt is the type of the table's rows, w their writer and
+	// schema the table's schema as the pipeline's events carry it.
+	rt     *types.RowType
+	w      *types.RowWriter
+	schema *pipeline.Schema
+	// version is the schema's version of a table decoded from a split,
+	// before it is given its schema.
+	version int
 }
 
 // id is the table's name as splits and messages name it: schema.table.
-func (t *tableInfo) id() string { return t.schema + "." + t.name }
+func (t *tableInfo) id() string { return t.namespace + "." + t.name }
 
 // quoted is the table's name quoted for SQL.
-func (t *tableInfo) quoted() string { return quoteIdent(t.schema) + "." + quoteIdent(t.name) }
+func (t *tableInfo) quoted() string { return quoteIdent(t.namespace) + "." + quoteIdent(t.name) }
 
 // column returns the index of the column called name (an exact match
 // first, then without regard to case), or -1.
@@ -130,11 +146,15 @@ func (c *config) discover(ctx context.Context, conn *pgconn.PgConn, schema *type
 	var tables []*tableInfo
 	for _, r := range rows {
 		s, name := string(r[1]), string(r[2])
-		if !c.schema.MatchString(s) || (!c.table.MatchString(name) && !c.table.MatchString(s+"."+name)) {
+		if !c.captures(s, name) {
 			continue
 		}
 		oid, _ := strconv.ParseUint(string(r[0]), 10, 32)
-		tables = append(tables, &tableInfo{schema: s, name: name, oid: uint32(oid), chunkKey: -1, full: string(r[3]) == "f"})
+		tables = append(tables, &tableInfo{namespace: s, name: name, oid: uint32(oid), chunkKey: -1, full: string(r[3]) == "f"})
+	}
+	if len(tables) == 0 && c.pipeline {
+		return nil, fmt.Errorf("postgres-cdc: no table of database '%s' matches 'tables' = '%s' on %s (or the user may not see it: it needs USAGE on the schema and SELECT on the tables)",
+			c.database, c.tableExpr, c.addr())
 	}
 	if len(tables) == 0 {
 		return nil, fmt.Errorf("postgres-cdc: no table of database '%s' matches 'schema-name' = '%s' and 'table-name' = '%s' on %s (or the user may not see it: it needs USAGE on the schema and SELECT on the tables)",
@@ -148,11 +168,14 @@ func (c *config) discover(ctx context.Context, conn *pgconn.PgConn, schema *type
 		if !identity {
 			continue
 		}
-		if !t.full && !c.upsert {
+		if !t.full && !c.upsert && !c.pipeline {
 			return nil, fmt.Errorf("postgres-cdc: table %s does not have REPLICA IDENTITY FULL, so its updates and deletes do not carry the old row that 'changelog-mode' = 'all' emits: run ALTER TABLE %s REPLICA IDENTITY FULL, or set 'changelog-mode' = 'upsert'",
 				t.id(), t.quoted())
 		}
-		if !t.full && log != nil {
+		if !t.full && log != nil && c.pipeline {
+			log.Warn("postgres-cdc: table without REPLICA IDENTITY FULL: its updates go down the pipeline without their old rows (+U alone) and its deletes with the key alone; an update that leaves an out-of-line (TOAST) value unchanged will stop the job (ALTER TABLE ... REPLICA IDENTITY FULL prevents both)",
+				"table", t.id())
+		} else if !t.full && log != nil {
 			log.Warn("postgres-cdc: table without REPLICA IDENTITY FULL: its updates carry no old row and its deletes only the key; an update that leaves an out-of-line (TOAST) value unchanged will stop the job (ALTER TABLE ... REPLICA IDENTITY FULL prevents both)",
 				"table", t.id())
 		}
@@ -172,7 +195,8 @@ func (c *config) describe(ctx context.Context, conn *pgconn.PgConn, t *tableInfo
 			generatedExpr = "a.attgenerated <> ''"
 		}
 	}
-	rows, err := query(ctx, conn, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), ty.typname, ty.typtype, `+generatedExpr+`
+	rows, err := query(ctx, conn, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), ty.typname, ty.typtype, `+generatedExpr+`,
+		a.atttypid, a.atttypmod, a.attnotnull
 		FROM pg_attribute a JOIN pg_type ty ON ty.oid = a.atttypid
 		WHERE a.attrelid = `+oid+` AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`)
 	if err != nil {
@@ -184,7 +208,10 @@ func (c *config) describe(ctx context.Context, conn *pgconn.PgConn, t *tableInfo
 			generated = append(generated, string(r[0]))
 			continue
 		}
-		t.cols = append(t.cols, column{name: string(r[0]), typeName: string(r[1]), kind: kindOf(string(r[2]), string(r[3]))})
+		oid, _ := strconv.ParseUint(string(r[5]), 10, 32)
+		typmod, _ := strconv.ParseInt(string(r[6]), 10, 32)
+		t.cols = append(t.cols, column{name: string(r[0]), typeName: string(r[1]), kind: kindOf(string(r[2]), string(r[3])),
+			typname: string(r[2]), typeOID: uint32(oid), typmod: int32(typmod), notNull: string(r[7]) == "t"})
 	}
 	keys, err := query(ctx, conn, `SELECT a.attname FROM pg_index i
 		CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
@@ -218,6 +245,9 @@ func (c *config) describe(ctx context.Context, conn *pgconn.PgConn, t *tableInfo
 	t.toRow = make([]int, len(t.cols))
 	for i := range t.toRow {
 		t.toRow[i] = -1
+	}
+	if c.pipeline {
+		return c.pipelineTable(t, 1)
 	}
 	for i, f := range schema.Fields() {
 		j := t.column(f.Name)

@@ -71,8 +71,11 @@ func (s *Source) NewEnumerator(ctx connector.EnumeratorContext, restored []byte)
 // NewReader returns the reader of one subtask.
 func (s *Source) NewReader(ctx connector.ReaderContext) (connector.Reader[connector.TableRecord], error) {
 	rt := s.table.RowType()
-	r := &reader{ctx: ctx, cfg: s.cfg, table: s.table, rt: rt, w: types.NewRowWriter(rt, types.NewArena(64<<10)),
-		pending: map[string]*chunk{}, live: map[string]uint64{}, meta: metaColumns{-1, -1, -1, -1, -1}}
+	r := &reader[connector.TableRecord]{ctx: ctx, cfg: s.cfg, schema: s.table.Schema, rt: rt, w: types.NewRowWriter(rt, types.NewArena(64<<10)),
+		pending: map[string]*chunk{}, live: map[string]uint64{}, meta: metaColumns{-1, -1, -1, -1, -1},
+		record: func(_ *tableInfo, kind changelog.Kind, row types.Row) connector.TableRecord {
+			return connector.TableRecord{Kind: kind, Row: row}
+		}}
 	n := s.table.Schema.Len()
 	for i, k := range s.table.Metadata {
 		switch k {

@@ -89,6 +89,9 @@ type streamSplit struct {
 	// chunks are the snapshot's chunks, while the stream is before the
 	// highest of their consistent points.
 	chunks []*chunk
+	// tables are, in a pipeline, the captured tables as they are at pos:
+	// their columns change with the relations the stream holds.
+	tables []*tableInfo
 }
 
 func encodeChunkSplit(c *chunk) connector.Split {
@@ -139,6 +142,12 @@ func encodeStreamSplit(s *streamSplit) connector.Split {
 			prev = c.lsn
 		}
 	}
+	if len(s.tables) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(s.tables)))
+		for _, t := range s.tables {
+			b = appendTable(b, t)
+		}
+	}
 	return connector.Split{ID: streamSplitID, State: b}
 }
 
@@ -164,7 +173,74 @@ func (d *decoder) streamSplit() *streamSplit {
 			s.chunks = append(s.chunks, c)
 		}
 	}
+	if len(d.b) > 0 {
+		n := d.uvarint()
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			s.tables = append(s.tables, d.table())
+		}
+	}
 	return s
+}
+
+// appendTable encodes a pipeline's table as the server describes it, and
+// its schema's version.
+func appendTable(b []byte, t *tableInfo) []byte {
+	b = appendString(b, t.namespace)
+	b = appendString(b, t.name)
+	b = binary.AppendUvarint(b, uint64(t.oid))
+	flags := uint64(0)
+	if t.full {
+		flags = 1
+	}
+	b = binary.AppendUvarint(b, flags)
+	b = binary.AppendUvarint(b, uint64(len(t.cols)))
+	for _, c := range t.cols {
+		b = appendString(b, c.name)
+		b = appendString(b, c.typeName)
+		b = appendString(b, c.typname)
+		b = binary.AppendUvarint(b, uint64(c.kind))
+		b = binary.AppendUvarint(b, uint64(c.typeOID))
+		b = binary.AppendVarint(b, int64(c.typmod))
+		notNull := uint64(0)
+		if c.notNull {
+			notNull = 1
+		}
+		b = binary.AppendUvarint(b, notNull)
+	}
+	b = binary.AppendUvarint(b, uint64(len(t.pk)))
+	for _, k := range t.pk {
+		b = binary.AppendUvarint(b, uint64(k))
+	}
+	b = binary.AppendUvarint(b, uint64(t.chunkKey+1))
+	return binary.AppendUvarint(b, uint64(t.schema.Version))
+}
+
+// table decodes what appendTable wrote; the caller gives it its row type
+// (config.pipelineTable) with the version it returns in version.
+func (d *decoder) table() *tableInfo {
+	t := &tableInfo{namespace: d.string(), name: d.string(), oid: uint32(d.uvarint())}
+	t.full = d.uvarint() == 1
+	n := d.uvarint()
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		c := column{name: d.string(), typeName: d.string(), typname: d.string(), kind: valueKind(d.uvarint())}
+		c.typeOID, c.typmod = uint32(d.uvarint()), int32(d.varint())
+		c.notNull = d.uvarint() == 1
+		t.cols = append(t.cols, c)
+	}
+	n = d.uvarint()
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		if k := int(d.uvarint()); k < len(t.cols) {
+			t.pk = append(t.pk, k)
+		} else if d.err == nil {
+			d.err = fmt.Errorf("postgres-cdc: split encoding has a key column out of range")
+		}
+	}
+	t.chunkKey = int(d.uvarint()) - 1
+	if t.chunkKey >= len(t.cols) {
+		t.chunkKey = -1
+	}
+	t.version = int(d.uvarint())
+	return t
 }
 
 // decodeSplit decodes a split: a chunk or the stream split.

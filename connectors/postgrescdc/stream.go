@@ -13,6 +13,7 @@ import (
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/pipeline"
 )
 
 // streamReader reads the stream split: every change of the captured tables
@@ -35,8 +36,8 @@ import (
 // position was read before the checkpoint. The slot's confirmed_flush_lsn
 // advances only to positions of completed checkpoints: the server keeps
 // every transaction a restore may need.
-type streamReader struct {
-	r     *reader
+type streamReader[T any] struct {
+	r     *reader[T]
 	split *streamSplit
 	conn  *pgconn.PgConn
 	rels  map[uint32]*tableInfo // by relation id; nil for tables not captured
@@ -54,6 +55,9 @@ type streamReader struct {
 	chunks map[string][]*chunk
 	maxLSN uint64
 
+	// announced is set once a pipeline's source has announced its tables.
+	announced bool
+
 	confirmed  uint64 // the slot's confirmed_flush_lsn as last sent
 	ckpts      []ckptPos
 	needStatus bool
@@ -66,7 +70,7 @@ type ckptPos struct {
 	lsn uint64
 }
 
-func (s *streamReader) open() error {
+func (s *streamReader[T]) open() error {
 	r := s.r
 	qc, err := r.connection()
 	if err != nil {
@@ -85,6 +89,18 @@ func (s *streamReader) open() error {
 		return err
 	}
 	s.pos, s.skip = s.split.pos, s.split.skip
+	if len(s.split.tables) > 0 {
+		// The tables as they were at the split's position, not as they
+		// are now: the stream from there holds their changes, and their
+		// relations say when they change.
+		r.tables = map[string]*tableInfo{}
+		for _, t := range s.split.tables {
+			if err := c.pipelineTable(t, t.version); err != nil {
+				return err
+			}
+			r.tables[t.id()] = t
+		}
+	}
 	switch {
 	case !sl.exists:
 		return fmt.Errorf("postgres-cdc: replication slot '%s' ('slot.name') does not exist: it was dropped after the job started, and the changes since are lost to it; start the job afresh (without its checkpoints) to read a new snapshot",
@@ -131,7 +147,7 @@ func (s *streamReader) open() error {
 
 // state returns the split as a checkpoint holds it, and notes the position
 // to confirm to the server once checkpoint id completes.
-func (s *streamReader) state(id int64) *streamSplit {
+func (s *streamReader[T]) state(id int64) *streamSplit {
 	if s.conn == nil {
 		return s.split
 	}
@@ -142,6 +158,9 @@ func (s *streamReader) state(id int64) *streamSplit {
 	for _, cs := range s.chunks {
 		st.chunks = append(st.chunks, cs...)
 	}
+	if s.r.schemaEvent != nil {
+		st.tables = sortedTables(s.r.tables)
+	}
 	s.ckpts = append(s.ckpts, ckptPos{id, s.pos})
 	return st
 }
@@ -149,7 +168,7 @@ func (s *streamReader) state(id int64) *streamSplit {
 // checkpointComplete lets the slot advance to the position of checkpoint
 // id: transactions that commit at or after it are sent again after a
 // restart.
-func (s *streamReader) checkpointComplete(id int64) {
+func (s *streamReader[T]) checkpointComplete(id int64) {
 	n := 0
 	for _, p := range s.ckpts {
 		if p.id <= id {
@@ -166,7 +185,7 @@ func (s *streamReader) checkpointComplete(id int64) {
 
 // sendStatus tells the server the position the slot may advance to; with
 // reply, it asks for a keepalive with the server's WAL position.
-func (s *streamReader) sendStatus(reply bool) error {
+func (s *streamReader[T]) sendStatus(reply bool) error {
 	lsn := pglogrepl.LSN(s.confirmed)
 	err := pglogrepl.SendStandbyStatusUpdate(context.Background(), s.conn, pglogrepl.StandbyStatusUpdate{
 		WALWritePosition: pglogrepl.LSN(max(s.pos, s.confirmed)), WALFlushPosition: lsn, WALApplyPosition: lsn, ReplyRequested: reply,
@@ -178,7 +197,7 @@ func (s *streamReader) sendStatus(reply bool) error {
 	return nil
 }
 
-func (s *streamReader) close() {
+func (s *streamReader[T]) close() {
 	if s.conn != nil {
 		s.conn.Close(context.Background())
 		s.conn = nil
@@ -186,7 +205,7 @@ func (s *streamReader) close() {
 }
 
 // read emits the changes available now.
-func (s *streamReader) read(out connector.Output[connector.TableRecord]) error {
+func (s *streamReader[T]) read(out connector.Output[T]) error {
 	if s.conn == nil {
 		if err := s.open(); err != nil {
 			return err
@@ -200,6 +219,10 @@ func (s *streamReader) read(out connector.Output[connector.TableRecord]) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
 	defer cancel()
 	split := out.Split(streamSplitID)
+	if !s.announced {
+		s.announced = true
+		s.announce(split)
+	}
 	for out.Room() > 0 {
 		msg, err := s.conn.ReceiveMessage(ctx)
 		if err != nil {
@@ -245,7 +268,7 @@ func (s *streamReader) read(out connector.Output[connector.TableRecord]) error {
 }
 
 // message handles a pgoutput message.
-func (s *streamReader) message(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord], data []byte) error {
+func (s *streamReader[T]) message(out connector.Output[T], split connector.SplitOutput[T], data []byte) error {
 	if len(data) == 0 {
 		return nil
 	}
@@ -280,6 +303,9 @@ func (s *streamReader) message(out connector.Output[connector.TableRecord], spli
 		if err := rel.Decode(data[1:]); err != nil {
 			return fmt.Errorf("postgres-cdc: a RELATION message: %w", err)
 		}
+		if s.r.schemaEvent != nil {
+			return s.pipelineRelation(split, &rel)
+		}
 		return s.relation(&rel)
 	case pglogrepl.MessageTypeInsert, pglogrepl.MessageTypeUpdate, pglogrepl.MessageTypeDelete:
 		return s.change(out, split, data)
@@ -290,6 +316,9 @@ func (s *streamReader) message(out connector.Output[connector.TableRecord], spli
 		}
 		if s.skipTx {
 			return nil
+		}
+		if s.r.schemaEvent != nil {
+			return s.truncate(split, &tr)
 		}
 		for _, id := range tr.RelationIDs {
 			if t := s.rels[id]; t != nil {
@@ -303,7 +332,7 @@ func (s *streamReader) message(out connector.Output[connector.TableRecord], spli
 
 // relation maps a relation of the stream to a captured table, and checks
 // that its columns are still those the job started with.
-func (s *streamReader) relation(rel *pglogrepl.RelationMessage) error {
+func (s *streamReader[T]) relation(rel *pglogrepl.RelationMessage) error {
 	t := s.r.tables[rel.Namespace+"."+rel.RelationName]
 	s.rels[rel.RelationID] = t
 	if t == nil {
@@ -327,7 +356,7 @@ func (s *streamReader) relation(rel *pglogrepl.RelationMessage) error {
 // covered tells whether the snapshot already holds the change of the
 // transaction being read to a row (its tuple): the transaction committed
 // before the consistent point of the row's chunk.
-func (s *streamReader) covered(t *tableInfo, tup *pglogrepl.TupleData) (bool, error) {
+func (s *streamReader[T]) covered(t *tableInfo, tup *pglogrepl.TupleData) (bool, error) {
 	cs := s.chunks[t.id()]
 	if len(cs) == 0 {
 		return false, nil
@@ -352,7 +381,7 @@ func (s *streamReader) covered(t *tableInfo, tup *pglogrepl.TupleData) (bool, er
 }
 
 // change emits the change of an INSERT, UPDATE or DELETE message.
-func (s *streamReader) change(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord], data []byte) error {
+func (s *streamReader[T]) change(out connector.Output[T], split connector.SplitOutput[T], data []byte) error {
 	if s.skipTx {
 		return nil
 	}
@@ -377,7 +406,9 @@ func (s *streamReader) change(out connector.Output[connector.TableRecord], split
 	if s.rows <= s.skip {
 		return nil
 	}
-	upsert := s.r.cfg.upsert
+	// A pipeline's table without REPLICA IDENTITY FULL has its updates
+	// without their old rows, and its deletes with the key alone.
+	upsert := s.r.cfg.upsert || (s.r.schemaEvent != nil && !t.full)
 	emit := func(tup, old *pglogrepl.TupleData, kind changelog.Kind) error {
 		return s.emit(out, split, t, tup, old, kind)
 	}
@@ -457,7 +488,7 @@ func keyChanged(t *tableInfo, old, new *pglogrepl.TupleData) bool {
 	return false
 }
 
-func (s *streamReader) noOldRow(t *tableInfo, what string) error {
+func (s *streamReader[T]) noOldRow(t *tableInfo, what string) error {
 	return fmt.Errorf("postgres-cdc: a %s of table %s (commit %s) carries no old row: the table's REPLICA IDENTITY is no longer FULL, which 'changelog-mode' = 'all' needs; run ALTER TABLE %s REPLICA IDENTITY FULL and restart the job, or use 'changelog-mode' = 'upsert'",
 		what, t.id(), pglogrepl.LSN(s.txLSN), t.quoted())
 }
@@ -465,9 +496,10 @@ func (s *streamReader) noOldRow(t *tableInfo, what string) error {
 // emit emits a change of a row from its tuple; a column the tuple leaves
 // unchanged out of line (TOAST) is taken from old, the old row, if there
 // is one.
-func (s *streamReader) emit(out connector.Output[connector.TableRecord], split connector.SplitOutput[connector.TableRecord],
+func (s *streamReader[T]) emit(out connector.Output[T], split connector.SplitOutput[T],
 	t *tableInfo, tup, old *pglogrepl.TupleData, kind changelog.Kind) error {
 	r := s.r
+	w, rt := r.writer(t)
 	if len(tup.Columns) != len(t.cols) {
 		return fmt.Errorf("postgres-cdc: a change of table %s (commit %s) has %d columns and the table had %d when the job started: its schema changed; start the job again with the new columns",
 			t.id(), pglogrepl.LSN(s.txLSN), len(tup.Columns), len(t.cols))
@@ -483,13 +515,13 @@ func (s *streamReader) emit(out connector.Output[connector.TableRecord], split c
 			data = col.Data
 		case pglogrepl.TupleDataTypeToast:
 			if old == nil || j >= len(old.Columns) || old.Columns[j].DataType != pglogrepl.TupleDataTypeText {
-				r.w.Reset()
+				w.Reset()
 				return fmt.Errorf("postgres-cdc: an update of table %s (commit %s) leaves column %q unchanged and stored out of line (TOAST), and does not carry its value, which the table's replica identity leaves out: run ALTER TABLE %s REPLICA IDENTITY FULL (then updates carry the old row) and start the job again from a new snapshot",
 					t.id(), pglogrepl.LSN(s.txLSN), t.cols[j].name, t.quoted())
 			}
 			data = old.Columns[j].Data
 		}
-		if err := r.conv.setField(r.w, i, r.rt.Field(i).Type, &t.cols[j], data); err != nil {
+		if err := r.conv.setField(w, i, rt.Field(i).Type, &t.cols[j], data); err != nil {
 			vals := make([][]byte, len(tup.Columns))
 			for k, c := range tup.Columns {
 				if c.DataType == pglogrepl.TupleDataTypeText {
@@ -501,6 +533,24 @@ func (s *streamReader) emit(out connector.Output[connector.TableRecord], split c
 		}
 	}
 	r.setMeta(t, kind, s.txTime)
-	split.Emit(connector.TableRecord{Kind: kind, Row: r.w.Finish()})
+	split.Emit(r.record(t, kind, w.Finish()))
+	return nil
+}
+
+// truncate emits, in a pipeline, a TruncateTable event for each captured
+// table a TRUNCATE empties. It counts as one change of the transaction, so
+// that a restore within the transaction does not emit it again.
+func (s *streamReader[T]) truncate(split connector.SplitOutput[T], tr *pglogrepl.TruncateMessage) error {
+	for _, id := range tr.RelationIDs {
+		t := s.rels[id]
+		if t == nil {
+			continue
+		}
+		s.rows++
+		if s.rows <= s.skip {
+			continue
+		}
+		s.schemaChange(split, pipeline.Event{Kind: pipeline.TruncateTable, Table: t.tableID(), Schema: t.schema, DDL: "TRUNCATE " + t.quoted()})
+	}
 	return nil
 }

@@ -1,0 +1,351 @@
+package postgrescdc
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pglogrepl"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/pipeline"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// pipelineSpec is the 'source' block of a pipeline of type postgres: the
+// options of the postgres-cdc connector with Flink CDC's pipeline keys:
+// 'tables' (database.schema.table patterns) in place of 'database-name',
+// 'schema-name' and 'table-name', 'heartbeat.interval' in place of
+// 'heartbeat.interval.ms', and no 'changelog-mode' (each table's changes
+// carry their old rows when its replica identity is FULL).
+var pipelineSpec = func() connector.Spec {
+	s := connector.Spec{Name: "postgres", Kind: connector.SourceKind,
+		Description: "Reads every table of a PostgreSQL database that 'tables' matches, for a pipeline: a lock-free, parallel " +
+			"snapshot of their rows, then their changes and schema changes from a logical replication slot (pgoutput), exactly once " +
+			"through checkpoints. The server needs wal_level = logical."}
+	s.Options = append(s.Options,
+		connector.Option{Key: "tables", Type: connector.String, Required: true,
+			Description: "The tables to capture: comma-separated 'database.schema.table' patterns, all of one database (a name), whose schema and table parts are regular expressions matched whole; '\\.' is a regular expression's '.' (app_db.public.\\.* is every table of schema public)."},
+		connector.Option{Key: "tables.exclude", Type: connector.String,
+			Description: "Tables not to capture among those 'tables' matches, in the same form."},
+		connector.Option{Key: "schema-change.enabled", Type: connector.Bool, Default: "true",
+			Description: "Whether schema changes (columns added, dropped or retyped, new tables, TRUNCATE) go down the pipeline as events; without them the sink follows a table's new columns from its rows."},
+		connector.Option{Key: "heartbeat.interval", Type: connector.Duration, Default: "30 s",
+			Description: "How often the source reports its position to the server and asks for the server's: while the captured tables are idle, the position follows the WAL the server writes, so that the slot does not hold it back after the next checkpoint."},
+	)
+	for _, o := range spec.Options {
+		switch o.Key {
+		case "database-name", "schema-name", "table-name", "heartbeat.interval.ms", "changelog-mode":
+		default:
+			s.Options = append(s.Options, o)
+		}
+	}
+	return s
+}()
+
+// PipelineSource is a postgres source of pipeline events.
+type PipelineSource struct{ cfg *config }
+
+// NewPipelineSource returns a source of the pipeline events of the tables
+// the validated options of a 'type: postgres' source block select.
+func NewPipelineSource(o connector.Options) (*PipelineSource, error) {
+	cfg, err := newConfigFor(o, true)
+	if err != nil {
+		return nil, err
+	}
+	return &PipelineSource{cfg: cfg}, nil
+}
+
+// NewEnumerator returns the source's enumerator.
+func (s *PipelineSource) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
+	e := &enumerator{ctx: ctx, cfg: s.cfg, finished: map[string]*chunk{}}
+	if restored != nil {
+		if err := e.restore(restored); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// NewReader returns the reader of one subtask.
+func (s *PipelineSource) NewReader(ctx connector.ReaderContext) (connector.Reader[pipeline.Event], error) {
+	return &reader[pipeline.Event]{ctx: ctx, cfg: s.cfg, pending: map[string]*chunk{}, live: map[string]uint64{},
+		meta: metaColumns{-1, -1, -1, -1, -1},
+		record: func(t *tableInfo, kind changelog.Kind, row types.Row) pipeline.Event {
+			return pipeline.Event{Kind: pipeline.DataChange, Table: t.tableID(), Schema: t.schema, Change: changelog.Change[types.Row]{Kind: kind, Row: row}}
+		},
+		schemaEvent: func(e pipeline.Event) pipeline.Event { return e },
+	}, nil
+}
+
+type pipelineFactory struct{}
+
+func (pipelineFactory) Spec() connector.Spec { return pipelineSpec }
+
+func (pipelineFactory) NewSource(ctx connector.Context) (any, error) {
+	return NewPipelineSource(ctx.Options)
+}
+
+func init() { pipeline.Sources.Register(pipelineFactory{}) }
+
+// tableID is the table's id in a pipeline: its schema and name, as Flink
+// CDC's postgres pipeline source names tables (the database is the
+// source's one, left out).
+func (t *tableInfo) tableID() pipeline.TableID {
+	return pipeline.TableID{Schema: t.namespace, Table: t.name}
+}
+
+// pipelineTable gives a described table its row type and schema in a
+// pipeline, from the server's column types.
+func (c *config) pipelineTable(t *tableInfo, version int) error {
+	fields := make([]types.Field, len(t.cols))
+	t.toRow = make([]int, len(t.cols))
+	for i := range t.cols {
+		fields[i] = types.F(t.cols[i].name, pipelineType(&t.cols[i]))
+		t.toRow[i] = i
+	}
+	key := make([]string, len(t.pk))
+	for i, k := range t.pk {
+		key[i] = t.cols[k].name
+		fields[k].Type = fields[k].Type.NotNull()
+	}
+	rt, err := types.NewRowType(fields...)
+	if err != nil {
+		return fmt.Errorf("postgres-cdc: table %s: %w", t.id(), err)
+	}
+	t.rt, t.w = rt, types.NewRowWriter(rt, types.NewArena(64<<10))
+	t.schema = &pipeline.Schema{Columns: rt, PrimaryKey: key, Version: version}
+	return nil
+}
+
+// typeParams returns the numbers in the first parentheses of a type as
+// format_type writes it: character varying(20) gives 20, numeric(10,2)
+// gives 10 and 2, timestamp(3) with time zone gives 3.
+func typeParams(typeName string) []int {
+	open := strings.IndexByte(typeName, '(')
+	end := strings.IndexByte(typeName, ')')
+	if open < 0 || end < open {
+		return nil
+	}
+	var out []int
+	for _, p := range strings.Split(typeName[open+1:end], ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil {
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// pipelineType returns the SQL type of a column in a pipeline. Types the
+// source reads as values map to their SQL types (the mapping the SQL
+// source's compatibility check accepts); numeric without a precision (or
+// with more than 38 digits) is STRING, holding the exact value as the
+// server writes it, since no DECIMAL holds all of its values; every other
+// type (interval, money, inet, bit, arrays, ranges, xml, ...) is STRING
+// too, the server's text of the value.
+func pipelineType(col *column) types.Type {
+	ps := typeParams(col.typeName)
+	param := func(i, def int) int {
+		if i < len(ps) {
+			return ps[i]
+		}
+		return def
+	}
+	precision := func() int { return min(max(param(0, 6), 0), types.MaxTimePrecision) }
+	t := types.String()
+	switch {
+	case col.typname == "int2":
+		t = types.SmallInt()
+	case col.typname == "int4":
+		t = types.Int()
+	case col.typname == "int8":
+		t = types.BigInt()
+	case col.typname == "numeric":
+		if p, s := param(0, 0), param(1, 0); p >= 1 && p <= types.MaxDecimalPrecision && s >= 0 && s <= p {
+			t = types.DecimalType(p, s)
+		}
+	case col.typname == "float4":
+		t = types.Float()
+	case col.typname == "float8":
+		t = types.Double()
+	case col.typname == "bool":
+		t = types.Boolean()
+	case col.typname == "bpchar":
+		t = types.Char(max(param(0, 1), 1))
+	case col.typname == "varchar" && len(ps) == 1 && ps[0] >= 1:
+		t = types.VarChar(ps[0])
+	case col.typname == "bytea":
+		t = types.Bytes()
+	case col.typname == "date":
+		t = types.DateType()
+	case col.typname == "time":
+		t = types.TimeType(precision())
+	case col.typname == "timestamp":
+		t = types.TimestampType(precision())
+	case col.typname == "timestamptz":
+		t = types.TimestampLTZType(precision())
+	}
+	if col.notNull {
+		t = t.NotNull()
+	}
+	return t
+}
+
+// sortedTables returns the tables sorted by id.
+func sortedTables(m map[string]*tableInfo) []*tableInfo {
+	out := make([]*tableInfo, 0, len(m))
+	for _, t := range m {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b *tableInfo) int { return strings.Compare(a.id(), b.id()) })
+	return out
+}
+
+// announce emits, in a pipeline, the schema of every captured table when
+// the stream starts to be read, so that the sink creates the tables that
+// have no rows yet.
+func (s *streamReader[T]) announce(split connector.SplitOutput[T]) {
+	if s.r.schemaEvent == nil {
+		return
+	}
+	for _, t := range sortedTables(s.r.tables) {
+		split.Emit(s.r.schemaEvent(pipeline.Event{Kind: pipeline.CreateTable, Table: t.tableID(), Schema: t.schema}))
+	}
+}
+
+// schemaChange emits a schema event of a pipeline, if the source is to.
+func (s *streamReader[T]) schemaChange(split connector.SplitOutput[T], e pipeline.Event) {
+	if s.r.cfg.schemaChanges {
+		split.Emit(s.r.schemaEvent(e))
+	}
+}
+
+// pipelineRelation follows, in a pipeline, a relation of the stream: the
+// columns of a table at this point of the WAL, which pgoutput sends before
+// the first change of the table in a session and again after its columns
+// changed. The table's rows from here on are decoded with them; when they
+// differ from the table's schema so far, an AlterTable event says how (a
+// renamed column is a dropped and an added one: a relation does not say
+// which column was which). A captured table the source did not know yet
+// (created after the start, in a publication FOR ALL TABLES) gets a
+// CreateTable event.
+func (s *streamReader[T]) pipelineRelation(split connector.SplitOutput[T], rel *pglogrepl.RelationMessage) error {
+	r := s.r
+	id := rel.Namespace + "." + rel.RelationName
+	old := r.tables[id]
+	if old == nil && !r.cfg.captures(rel.Namespace, rel.RelationName) {
+		s.rels[rel.RelationID] = nil
+		return nil
+	}
+	t, err := s.relationTable(old, rel)
+	if err != nil {
+		return err
+	}
+	r.tables[id] = t
+	s.rels[rel.RelationID] = t
+	if old != nil && t.schema.Same(old.schema) {
+		// The same columns: the rows keep their schema object.
+		t.schema, t.rt, t.w = old.schema, old.rt, old.w
+		return nil
+	}
+	if old == nil {
+		r.ctx.Log().Info("postgres-cdc: a new table joins the pipeline; its changes are read from here on", "table", id, "lsn", pglogrepl.LSN(s.txLSN))
+		s.schemaChange(split, pipeline.Event{Kind: pipeline.CreateTable, Table: t.tableID(), Schema: t.schema})
+		return nil
+	}
+	s.schemaChange(split, pipeline.Event{Kind: pipeline.AlterTable, Table: t.tableID(), Schema: t.schema,
+		Changes: pipeline.Diff(old.schema, t.schema, nil)})
+	return nil
+}
+
+// relationTable makes the table a relation describes. Its columns' types
+// come from the relation (each type's name from the catalog, for a column
+// that is new or has a new type); a column stays NOT NULL while the catalog
+// says so, and a new one is as the catalog has it now (a relation does not
+// say). The primary key is the one known so far, less dropped columns, or
+// for a new table the catalog's.
+func (s *streamReader[T]) relationTable(old *tableInfo, rel *pglogrepl.RelationMessage) (*tableInfo, error) {
+	r := s.r
+	conn, err := r.connection()
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	t := &tableInfo{namespace: rel.Namespace, name: rel.RelationName, oid: rel.RelationID, chunkKey: -1, full: rel.ReplicaIdentity == 'f'}
+	oid := strconv.FormatUint(uint64(rel.RelationID), 10)
+	rows, err := query(ctx, conn, "SELECT attname, attnotnull FROM pg_attribute WHERE attrelid = "+oid+" AND attnum > 0 AND NOT attisdropped")
+	if err != nil {
+		return nil, fmt.Errorf("postgres-cdc: reading the columns of %s: %w", t.id(), err)
+	}
+	notNull := map[string]bool{}
+	for _, row := range rows {
+		notNull[string(row[0])] = string(row[1]) == "t"
+	}
+	for _, rc := range rel.Columns {
+		nn, inCatalog := notNull[rc.Name]
+		if old != nil {
+			if j := old.exactColumn(rc.Name); j >= 0 && old.cols[j].typeOID == rc.DataType && old.cols[j].typmod == rc.TypeModifier {
+				c := old.cols[j]
+				c.notNull = c.notNull && (nn || !inCatalog)
+				t.cols = append(t.cols, c)
+				continue
+			}
+		}
+		c := column{name: rc.Name, typeOID: rc.DataType, typmod: rc.TypeModifier, notNull: nn}
+		ty, err := query(ctx, conn, fmt.Sprintf("SELECT format_type(oid, %d), typname, typtype FROM pg_type WHERE oid = %d", rc.TypeModifier, rc.DataType))
+		if err != nil {
+			return nil, fmt.Errorf("postgres-cdc: reading the type of column %s of %s: %w", rc.Name, t.id(), err)
+		}
+		if len(ty) == 1 {
+			c.typeName, c.typname, c.kind = string(ty[0][0]), string(ty[0][1]), kindOf(string(ty[0][1]), string(ty[0][2]))
+		} else {
+			// A type dropped since: its values are read as text.
+			c.typeName = "type " + strconv.FormatUint(uint64(rc.DataType), 10)
+		}
+		t.cols = append(t.cols, c)
+	}
+	version := 1
+	if old != nil {
+		version = old.schema.Version + 1
+		for _, k := range old.pk {
+			if j := t.exactColumn(old.cols[k].name); j >= 0 {
+				t.pk = append(t.pk, j)
+			}
+		}
+		if old.chunkKey >= 0 {
+			t.chunkKey = t.exactColumn(old.cols[old.chunkKey].name)
+		}
+	} else {
+		keys, err := query(ctx, conn, `SELECT a.attname FROM pg_index i
+			CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+			JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+			WHERE i.indrelid = `+oid+` AND i.indisprimary ORDER BY k.ord`)
+		if err != nil {
+			return nil, fmt.Errorf("postgres-cdc: reading the primary key of %s: %w", t.id(), err)
+		}
+		for _, k := range keys {
+			if j := t.exactColumn(string(k[0])); j >= 0 {
+				t.pk = append(t.pk, j)
+			}
+		}
+	}
+	if err := r.cfg.pipelineTable(t, version); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// exactColumn returns the index of the column called name, or -1.
+func (t *tableInfo) exactColumn(name string) int {
+	for i := range t.cols {
+		if t.cols[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
