@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/eddystream/eddy/internal/testservers"
+)
+
+// TestPostgresPipelineKill9 runs a YAML pipeline, `eddy pipeline`, that
+// syncs every table of a PostgreSQL schema into MariaDB — one table with
+// REPLICA IDENTITY FULL, one without (its updates come without old rows),
+// one without rows — while a load of inserts, updates and deletes runs, a
+// column is added in the middle, and the eddy process is killed with
+// SIGKILL three times and restarted on the same checkpoint directory. At
+// the end every MariaDB table, created by the pipeline, equals its
+// PostgreSQL table row for row, the added column included.
+func TestPostgresPipelineKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the eddy binary against private database servers")
+	}
+	bin := buildEddy(t)
+	p := testservers.StartPostgres(t)
+	m := testservers.StartMariaDB(t)
+	ctx := context.Background()
+	pg, err := pgx.Connect(ctx, p.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(ctx)
+	pgRun := func(q string) {
+		t.Helper()
+		if _, err := pg.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	pgRun("CREATE SCHEMA shop")
+	pgRun("CREATE TABLE shop.orders (id INT PRIMARY KEY, customer VARCHAR(32) NOT NULL, amount NUMERIC(10, 2))")
+	pgRun("ALTER TABLE shop.orders REPLICA IDENTITY FULL")
+	pgRun("CREATE TABLE shop.customers (id BIGINT PRIMARY KEY, name VARCHAR(40), vip BOOLEAN NOT NULL)")
+	pgRun("CREATE TABLE shop.empty_t (id BIGINT PRIMARY KEY, note TEXT)")
+	pgRun("CREATE TABLE public.ignored (id INT PRIMARY KEY)")
+	pgRun("INSERT INTO public.ignored VALUES (1)")
+	pgRun("INSERT INTO shop.orders SELECT g, 'c' || (g % 97), g + (g % 100) / 100.0 FROM generate_series(1, 3000) g")
+	pgRun("INSERT INTO shop.customers SELECT g, 'name ' || g, g % 2 = 1 FROM generate_series(1, 3000) g")
+	my, err := client.Connect(m.Addr(), "root", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer my.Close()
+
+	dir := t.TempDir()
+	file := filepath.Join(dir, "shop.yaml")
+	def := fmt.Sprintf(`# every table of the PostgreSQL schema shop, into MariaDB
+source:
+  type: postgres
+  hostname: %s
+  port: %d
+  username: postgres
+  password: ""
+  tables: postgres.shop.\.*
+  slot.name: shop_pipeline
+  scan.incremental.snapshot.chunk.size: 400
+
+sink:
+  type: mysql
+  url: jdbc:mysql://%s:%d/mysql
+  username: root
+
+pipeline:
+  name: shop-to-mariadb
+  parallelism: 2
+  schema.change.behavior: evolve
+`, p.Host, p.Port, m.Host, m.Port)
+	if err := os.WriteFile(file, []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chk := filepath.Join(dir, "checkpoints")
+	var logs []string
+	start := func(i int) *exec.Cmd {
+		log := filepath.Join(dir, fmt.Sprintf("run%d.log", i))
+		logs = append(logs, log)
+		f, err := os.Create(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "pipeline", file, "--checkpoint-dir", chk, "--checkpoint-interval", "200ms")
+		cmd.Stdout, cmd.Stderr = f, f
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		return cmd
+	}
+	kill := func(cmd *exec.Cmd) {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_, _ = cmd.Process.Wait()
+	}
+	dump := func() {
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			t.Logf("%s:\n%s", filepath.Base(l), b)
+		}
+	}
+
+	loadDone := make(chan error, 1)
+	go func() {
+		c, err := pgx.Connect(ctx, p.DSN("postgres"))
+		if err != nil {
+			loadDone <- err
+			return
+		}
+		defer c.Close(ctx)
+		rng := rand.New(rand.NewPCG(7, 8))
+		next := 3001
+		altered := false
+		for tx := 0; tx < 1500; tx++ {
+			var stmts []string
+			if tx == 600 {
+				stmts = append(stmts, "ALTER TABLE shop.orders ADD COLUMN note VARCHAR(20)")
+				altered = true
+			}
+			for k := 0; k <= rng.IntN(3); k++ {
+				id := 1 + rng.IntN(next)
+				switch op := rng.IntN(10); {
+				case op < 4:
+					set := fmt.Sprintf("amount = amount + 1, customer = 'u%d'", tx)
+					if altered {
+						set += fmt.Sprintf(", note = 'n%d'", tx)
+					}
+					stmts = append(stmts, fmt.Sprintf("UPDATE shop.orders SET %s WHERE id = %d", set, id))
+				case op < 6:
+					stmts = append(stmts, fmt.Sprintf("UPDATE shop.customers SET name = 'v%d', vip = NOT vip WHERE id = %d", tx, id))
+				case op < 7:
+					stmts = append(stmts, fmt.Sprintf("DELETE FROM shop.orders WHERE id = %d", id))
+				case op < 8:
+					stmts = append(stmts, fmt.Sprintf("DELETE FROM shop.customers WHERE id = %d", id))
+				default:
+					stmts = append(stmts, fmt.Sprintf("INSERT INTO shop.orders (id, customer, amount) VALUES (%d, 'n%d', %d.50)", next, tx, tx),
+						fmt.Sprintf("INSERT INTO shop.customers VALUES (%d, 'new %d', false)", next, tx))
+					next++
+				}
+			}
+			// One transaction (the simple protocol runs the statements of
+			// one query string in an implicit transaction).
+			if _, err := c.Exec(ctx, strings.Join(stmts, "; ")); err != nil {
+				loadDone <- fmt.Errorf("transaction %d: %w", tx, err)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		loadDone <- nil
+	}()
+	rng := rand.New(rand.NewPCG(9, 10))
+	for i := 0; i < 3; i++ {
+		cmd := start(i)
+		time.Sleep(time.Duration(1200+rng.IntN(1200)) * time.Millisecond)
+		kill(cmd)
+	}
+	if err := <-loadDone; err != nil {
+		t.Fatal(err)
+	}
+	cmd := start(3)
+	defer kill(cmd)
+
+	text := func(v any) string {
+		switch v := v.(type) {
+		case nil:
+			return "NULL"
+		case []byte:
+			return string(v)
+		}
+		return fmt.Sprint(v)
+	}
+	mariadb := func(q string) []string {
+		r, err := my.Execute(q)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		defer r.Close()
+		var out []string
+		for i := range r.Values {
+			var cols []string
+			for j := range r.Values[i] {
+				cols = append(cols, text(r.Values[i][j].Value()))
+			}
+			out = append(out, strings.Join(cols, "|"))
+		}
+		return out
+	}
+	postgres := func(q string) []string {
+		rows, err := pg.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cols []string
+			for _, v := range vals {
+				cols = append(cols, text(v))
+			}
+			out = append(out, strings.Join(cols, "|"))
+		}
+		return out
+	}
+	checks := []struct{ name, postgres, mariadb string }{
+		{"shop.orders",
+			"SELECT id, customer, amount::text, note FROM shop.orders ORDER BY id",
+			"SELECT id, customer, CAST(amount AS CHAR), note FROM shop.orders ORDER BY id"},
+		{"shop.customers",
+			"SELECT id, name, vip::text FROM shop.customers ORDER BY id",
+			"SELECT id, name, IF(vip, 'true', 'false') FROM shop.customers ORDER BY id"},
+		{"shop.empty_t",
+			"SELECT COUNT(*) FROM shop.empty_t",
+			"SELECT COUNT(*) FROM shop.empty_t"},
+	}
+	for _, c := range checks {
+		want := postgres(c.postgres)
+		var got []string
+		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+			if got = mariadb(c.mariadb); slices.Equal(got, want) {
+				break
+			}
+		}
+		if !slices.Equal(got, want) {
+			dump()
+			t.Fatalf("%s: MariaDB holds %d rows, PostgreSQL %d; first differences:\n%s", c.name, len(got), len(want), firstDiffs(got, want))
+		}
+		t.Logf("%s: %d rows in step through 3 kills", c.name, len(want))
+	}
+	if got := mariadb("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'ignored'"); !slices.Equal(got, []string{"0"}) {
+		t.Errorf("a table outside 'tables' reached MariaDB: %v", got)
+	}
+}
