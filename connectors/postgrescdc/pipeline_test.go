@@ -171,3 +171,58 @@ func TestPipelineSourceSchemaChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineTablesOption reads the database of 'tables' and refuses
+// patterns that do not name one database.
+func TestPipelineTablesOption(t *testing.T) {
+	for expr, want := range map[string]string{
+		`app.public.\.*`:                      "app",
+		`app.public.orders, app.s_[0-9]+.\.*`: "app",
+		`app.a\.b.c`:                          "app",
+	} {
+		got, err := tablesDatabase(expr)
+		if err != nil || got != want {
+			t.Errorf("%s: got %q, %v; want %q", expr, got, err, want)
+		}
+	}
+	for expr, msg := range map[string]string{
+		`public.orders`:                "database.schema.table",
+		`app.public.a, other.public.b`: "names databases",
+		`app|web.public.a`:             "not a regular expression",
+		` , `:                          "no table pattern",
+	} {
+		if _, err := tablesDatabase(expr); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: got %v, want an error saying %q", expr, err, msg)
+		}
+	}
+}
+
+// TestPipelineTypes maps PostgreSQL's column types to the pipeline's.
+func TestPipelineTypes(t *testing.T) {
+	for _, c := range []struct {
+		typname, typeName string
+		notNull           bool
+		want              string
+	}{
+		{"int2", "smallint", false, "SMALLINT"},
+		{"int8", "bigint", true, "BIGINT NOT NULL"},
+		{"numeric", "numeric(10,2)", false, "DECIMAL(10, 2)"},
+		{"numeric", "numeric(5)", false, "DECIMAL(5, 0)"},
+		{"numeric", "numeric", false, "STRING"},
+		{"numeric", "numeric(50,2)", false, "STRING"},
+		{"varchar", "character varying(32)", false, "VARCHAR(32)"},
+		{"varchar", "character varying", false, "STRING"},
+		{"bpchar", "character(3)", false, "CHAR(3)"},
+		{"text", "text", false, "STRING"},
+		{"timestamptz", "timestamp(3) with time zone", false, "TIMESTAMP_LTZ(3)"},
+		{"timestamptz", "timestamp with time zone", false, "TIMESTAMP_LTZ(6)"},
+		{"timestamp", "timestamp without time zone", false, "TIMESTAMP(6)"},
+		{"time", "time(0) without time zone", false, "TIME(0)"},
+		{"interval", "interval", false, "STRING"},
+		{"_int4", "integer[]", false, "STRING"},
+	} {
+		if got := pipelineType(&column{typname: c.typname, typeName: c.typeName, notNull: c.notNull}).String(); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.typeName, got, c.want)
+		}
+	}
+}
