@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -44,15 +45,10 @@ type enumerator struct {
 	// read, for the snapshot's progress in the log.
 	tableChunks, tableDone map[string]int
 	lastProgress           time.Time
-	// gate holds back the binlog split after the last chunk until the
-	// chunks' rows are known to be downstream: gatePending until the next
-	// checkpoint, then that checkpoint's id until it completes; 0 once open.
-	gate int64
+	// gate holds back the binlog split until the snapshot's rows are
+	// downstream.
+	gate cdc.StreamGate
 }
-
-// gatePending marks a gate waiting for the checkpoint that will carry the
-// last chunk's rows.
-const gatePending = -1
 
 func (e *enumerator) snapshot() bool {
 	return e.cfg.startup == "initial" || e.cfg.startup == "snapshot"
@@ -81,9 +77,7 @@ func (e *enumerator) restore(b []byte) error {
 }
 
 func (e *enumerator) SnapshotState(id int64) ([]byte, error) {
-	if e.gate == gatePending {
-		e.gate = id
-	}
+	e.gate.Snapshot(id)
 	b := []byte{splitVersion}
 	flag := func(v bool) uint64 {
 		if v {
@@ -211,7 +205,7 @@ func (e *enumerator) serve(subtask int) {
 		e.ctx.AssignSplits(subtask, encodeChunkSplit(c))
 	case e.cfg.startup == "snapshot" || e.binlogAssigned:
 		e.ctx.SignalNoMoreSplits(subtask)
-	case len(e.finished) < e.total || e.gate != 0:
+	case len(e.finished) < e.total || !e.gate.Open():
 		// The binlog split waits for the last chunks.
 		if !slices.Contains(e.waiting, subtask) {
 			e.waiting = append(e.waiting, subtask)
@@ -256,16 +250,8 @@ func (e *enumerator) HandleEvent(subtask int, event []byte) error {
 		e.progress(c.table)
 	}
 	if len(e.finished) == e.total && !known {
-		// Readers emit a chunk's rows before they report it, but another
-		// reader's binlog changes could still overtake them on the way to
-		// an operator that has both. With several readers, the binlog
-		// split waits for a checkpoint taken after the last report to
-		// complete: every reader's rows then precede that checkpoint's
-		// barrier, and an operator aligns barriers before it takes what
-		// follows them.
-		if e.ctx.Parallelism() > 1 && e.ctx.Checkpointing() && !e.binlogAssigned {
-			e.gate = gatePending
-			return nil
+		if !e.binlogAssigned && e.gate.Shut(e.ctx) {
+			return nil // until a checkpoint carries the chunks' rows
 		}
 		e.serveWaiting()
 	}
@@ -311,8 +297,7 @@ func (e *enumerator) progress(table string) {
 
 // NotifyCheckpointComplete opens the gate of the binlog split.
 func (e *enumerator) NotifyCheckpointComplete(id int64) error {
-	if e.gate > 0 && id >= e.gate {
-		e.gate = 0
+	if e.gate.Complete(id) {
 		e.serveWaiting()
 	}
 	return nil

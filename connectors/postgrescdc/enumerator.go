@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -64,10 +65,9 @@ type enumerator struct {
 	starting    bool
 	waiting     []int // readers that asked for a split and got none yet
 	snapWaiting []int // readers that asked for the live snapshot
-	// gate holds back the stream split after the last chunk until the
-	// chunks' rows are known to be downstream: gatePending until the next
-	// checkpoint, then that checkpoint's id until it completes; 0 once open.
-	gate int64
+	// gate holds back the stream split until the snapshot's rows are
+	// downstream.
+	gate cdc.StreamGate
 	// The snapshot of this run, and the connection that keeps it valid.
 	live      string
 	liveLSN   uint64
@@ -132,10 +132,6 @@ func (e *enumerator) held(result any, err error) (any, error) {
 	return result, nil
 }
 
-// gatePending marks a gate waiting for the checkpoint that will carry the
-// last chunk's rows.
-const gatePending = -1
-
 func (e *enumerator) snapshot() bool {
 	return e.cfg.startup == "initial" || e.cfg.startup == "snapshot"
 }
@@ -164,9 +160,7 @@ func (e *enumerator) restore(b []byte) error {
 // SnapshotState returns the enumerator's state: the chunks not handed
 // out, the finished chunks and where the stream starts.
 func (e *enumerator) SnapshotState(id int64) ([]byte, error) {
-	if e.gate == gatePending {
-		e.gate = id
-	}
+	e.gate.Snapshot(id)
 	b := []byte{splitVersion}
 	flag := func(v bool) uint64 {
 		if v {
@@ -463,7 +457,7 @@ func (e *enumerator) serve(subtask int) {
 		e.ctx.AssignSplits(subtask, encodeChunkSplit(c))
 	case e.cfg.startup == "snapshot" || e.streamAssigned:
 		e.ctx.SignalNoMoreSplits(subtask)
-	case len(e.finished) < e.total || e.gate != 0:
+	case len(e.finished) < e.total || !e.gate.Open():
 		// The stream split waits for the last chunks, and for the
 		// checkpoint that carries their rows.
 		e.wait(subtask)
@@ -516,16 +510,8 @@ func (e *enumerator) HandleEvent(subtask int, event []byte) error {
 	e.ctx.SendEvent(subtask, append([]byte{eventChunkAck}, c.id()...))
 	if len(e.finished) == e.total && !known {
 		e.release()
-		// Readers emit a chunk's rows before they report it, but another
-		// reader's stream changes could still overtake them on the way to
-		// an operator that has both (an upsert sink, a keyed aggregate).
-		// With several readers, the stream split waits for a checkpoint
-		// taken after the last report to complete: every reader's rows
-		// then precede that checkpoint's barrier, and an operator aligns
-		// barriers before it takes what follows them.
-		if e.ctx.Parallelism() > 1 && e.ctx.Checkpointing() && !e.streamAssigned {
-			e.gate = gatePending
-			return nil
+		if !e.streamAssigned && e.gate.Shut(e.ctx) {
+			return nil // until a checkpoint carries the chunks' rows
 		}
 		e.serveWaiting()
 	}
@@ -535,8 +521,7 @@ func (e *enumerator) HandleEvent(subtask int, event []byte) error {
 // NotifyCheckpointComplete opens the gate of the stream split once the
 // checkpoint taken after the last chunk's report has completed.
 func (e *enumerator) NotifyCheckpointComplete(id int64) error {
-	if e.gate > 0 && id >= e.gate {
-		e.gate = 0
+	if e.gate.Complete(id) {
 		e.serveWaiting()
 	}
 	return nil
