@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -86,32 +84,7 @@ INSERT INTO orders_dst SELECT * FROM orders_src;
 		t.Fatal(err)
 	}
 	chk := filepath.Join(dir, "checkpoints")
-	var logs []string
-	start := func(i int) *exec.Cmd {
-		log := filepath.Join(dir, fmt.Sprintf("run%d.log", i))
-		logs = append(logs, log)
-		f, err := os.Create(log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin, "run", job, "--parallelism", "2", "--checkpoint-dir", chk, "--checkpoint-interval", "200ms")
-		cmd.Stdout, cmd.Stderr = f, f
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		return cmd
-	}
-	kill := func(cmd *exec.Cmd) {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_, _ = cmd.Process.Wait()
-	}
-	dump := func() {
-		for _, l := range logs {
-			b, _ := os.ReadFile(l)
-			t.Logf("%s:\n%s", filepath.Base(l), b)
-		}
-	}
+	runs := newKillRuns(t, bin, dir, "run", job, "--parallelism", "2", "--checkpoint-dir", chk, "--checkpoint-interval", "200ms")
 
 	// The load runs while the process is killed and restarted.
 	loadDone := make(chan error, 1)
@@ -152,17 +125,11 @@ INSERT INTO orders_dst SELECT * FROM orders_src;
 		}
 		loadDone <- nil
 	}()
-	rng := rand.New(rand.NewPCG(5, 6))
-	for i := 0; i < 3; i++ {
-		cmd := start(i)
-		time.Sleep(time.Duration(800+rng.IntN(1200)) * time.Millisecond)
-		kill(cmd)
-	}
+	runs.killTimes(3, 5, 6, 800*time.Millisecond, 1200*time.Millisecond)
 	if err := <-loadDone; err != nil {
 		t.Fatal(err)
 	}
-	cmd := start(3)
-	defer kill(cmd)
+	runs.startLast()
 
 	source := func() []string {
 		r, err := my.Execute("SELECT id, customer, CAST(amount AS CHAR), DATE_FORMAT(placed, '%Y-%m-%d %H:%i:%s.%f') FROM shop.orders ORDER BY id")
@@ -202,7 +169,7 @@ INSERT INTO orders_dst SELECT * FROM orders_src;
 		}
 	}
 	if !slices.Equal(got, want) {
-		dump()
+		runs.dump()
 		t.Fatalf("PostgreSQL holds %d rows, MariaDB %d; first differences:\n%s", len(got), len(want), firstDiffs(got, want))
 	}
 	t.Logf("%d rows mirrored through 3 kills", len(want))

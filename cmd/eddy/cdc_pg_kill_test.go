@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -83,26 +81,7 @@ INSERT INTO orders_dst SELECT * FROM orders_src;
 		t.Fatal(err)
 	}
 	chk := filepath.Join(dir, "checkpoints")
-	var logs []string
-	start := func(i int) *exec.Cmd {
-		log := filepath.Join(dir, fmt.Sprintf("run%d.log", i))
-		logs = append(logs, log)
-		f, err := os.Create(log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin, "run", job, "--parallelism", "2", "--checkpoint-dir", chk, "--checkpoint-interval", "200ms")
-		cmd.Stdout, cmd.Stderr = f, f
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		return cmd
-	}
-	kill := func(cmd *exec.Cmd) {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_, _ = cmd.Process.Wait()
-	}
+	runs := newKillRuns(t, bin, dir, "run", job, "--parallelism", "2", "--checkpoint-dir", chk, "--checkpoint-interval", "200ms")
 
 	// The load runs while the process is killed and restarted.
 	loadDone := make(chan error, 1)
@@ -140,17 +119,11 @@ INSERT INTO orders_dst SELECT * FROM orders_src;
 		}
 		loadDone <- nil
 	}()
-	rng := rand.New(rand.NewPCG(9, 10))
-	for i := 0; i < 3; i++ {
-		cmd := start(i)
-		time.Sleep(time.Duration(800+rng.IntN(1200)) * time.Millisecond)
-		kill(cmd)
-	}
+	runs.killTimes(3, 9, 10, 800*time.Millisecond, 1200*time.Millisecond)
 	if err := <-loadDone; err != nil {
 		t.Fatal(err)
 	}
-	cmd := start(3)
-	defer kill(cmd)
+	runs.startLast()
 
 	source := func() []string {
 		rows, err := pg.Query(ctx, "SELECT id, customer, amount::text, to_char(placed, 'YYYY-MM-DD HH24:MI:SS.MS') FROM orders ORDER BY id")
@@ -190,10 +163,7 @@ INSERT INTO orders_dst SELECT * FROM orders_src;
 		}
 	}
 	if !slices.Equal(got, want) {
-		for _, l := range logs {
-			b, _ := os.ReadFile(l)
-			t.Logf("%s:\n%s", filepath.Base(l), b)
-		}
+		runs.dump()
 		t.Fatalf("MariaDB holds %d rows, PostgreSQL %d; first differences:\n%s", len(got), len(want), firstDiffs(got, want))
 	}
 	t.Logf("%d rows mirrored through 3 kills", len(want))

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -88,32 +86,7 @@ pipeline:
 		t.Fatal(err)
 	}
 	chk := filepath.Join(dir, "checkpoints")
-	var logs []string
-	start := func(i int) *exec.Cmd {
-		log := filepath.Join(dir, fmt.Sprintf("run%d.log", i))
-		logs = append(logs, log)
-		f, err := os.Create(log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin, "pipeline", file, "--checkpoint-dir", chk, "--checkpoint-interval", "200ms")
-		cmd.Stdout, cmd.Stderr = f, f
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		return cmd
-	}
-	kill := func(cmd *exec.Cmd) {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_, _ = cmd.Process.Wait()
-	}
-	dump := func() {
-		for _, l := range logs {
-			b, _ := os.ReadFile(l)
-			t.Logf("%s:\n%s", filepath.Base(l), b)
-		}
-	}
+	runs := newKillRuns(t, bin, dir, "pipeline", file, "--checkpoint-dir", chk, "--checkpoint-interval", "200ms")
 
 	loadDone := make(chan error, 1)
 	go func() {
@@ -163,17 +136,11 @@ pipeline:
 		}
 		loadDone <- nil
 	}()
-	rng := rand.New(rand.NewPCG(9, 10))
-	for i := 0; i < 3; i++ {
-		cmd := start(i)
-		time.Sleep(time.Duration(1200+rng.IntN(1200)) * time.Millisecond)
-		kill(cmd)
-	}
+	runs.killTimes(3, 9, 10, 1200*time.Millisecond, 1200*time.Millisecond)
 	if err := <-loadDone; err != nil {
 		t.Fatal(err)
 	}
-	cmd := start(3)
-	defer kill(cmd)
+	runs.startLast()
 
 	text := func(v any) string {
 		switch v := v.(type) {
@@ -240,7 +207,7 @@ pipeline:
 			}
 		}
 		if !slices.Equal(got, want) {
-			dump()
+			runs.dump()
 			t.Fatalf("%s: MariaDB holds %d rows, PostgreSQL %d; first differences:\n%s", c.name, len(got), len(want), firstDiffs(got, want))
 		}
 		t.Logf("%s: %d rows in step through 3 kills", c.name, len(want))
