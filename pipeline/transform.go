@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/eddystream/eddy/changelog"
-	"github.com/eddystream/eddy/sql"
+	"github.com/eddystream/eddy/sql/projection"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -29,7 +29,7 @@ type transformer struct {
 
 type compiled struct {
 	rule *Transform
-	proj *sql.Projection
+	proj *projection.Projection
 	out  *Schema
 	meta bool // the rule reads metadata columns
 	w    *types.RowWriter
@@ -92,8 +92,8 @@ func (t *transformer) compile(id TableID, s *Schema) (*compiled, error) {
 			return nil, fmt.Errorf("pipeline: table %s has a column named as a metadata column: %w", id, err)
 		}
 	}
-	projection := strings.ReplaceAll(r.Projection, `\*`, "*")
-	p, err := sql.CompileProjection(in, projection, r.Filter, sql.HiddenColumns(metadataColumns...))
+	proj := strings.ReplaceAll(r.Projection, `\*`, "*")
+	p, err := projection.Compile(in, proj, r.Filter, projection.HiddenColumns(metadataColumns...))
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: the transform of line %d for table %s: %w", r.Line, id, err)
 	}

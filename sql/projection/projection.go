@@ -1,4 +1,7 @@
-package sql
+// Package projection compiles a SELECT list and a WHERE condition in eddy's
+// SQL expression language over rows of one type, for the transforms of
+// pipelines and programs that filter and reshape rows outside a SQL query.
+package projection
 
 import (
 	"fmt"
@@ -21,14 +24,14 @@ type Projection struct {
 	src     string
 }
 
-// ProjectionOption tunes CompileProjection.
-type ProjectionOption func(*projectionConfig)
+// Option tunes Compile.
+type Option func(*projectionConfig)
 
 type projectionConfig struct{ hidden map[string]bool }
 
 // HiddenColumns names input columns that expressions may read but that '*'
 // leaves out, such as metadata columns.
-func HiddenColumns(names ...string) ProjectionOption {
+func HiddenColumns(names ...string) Option {
 	return func(c *projectionConfig) {
 		for _, n := range names {
 			c.hidden[n] = true
@@ -36,10 +39,10 @@ func HiddenColumns(names ...string) ProjectionOption {
 	}
 }
 
-// CompileProjection compiles projection (a SELECT list: '*', columns,
+// Compile compiles projection (a SELECT list: '*', columns,
 // expressions with 'AS name'; empty means '*') and filter (a condition;
 // empty keeps every row) over rows of type in.
-func CompileProjection(in *types.RowType, projection, filter string, opts ...ProjectionOption) (*Projection, error) {
+func Compile(in *types.RowType, projection, filter string, opts ...Option) (*Projection, error) {
 	cfg := projectionConfig{hidden: map[string]bool{}}
 	for _, o := range opts {
 		o(&cfg)

@@ -1,4 +1,4 @@
-package sql
+package projection
 
 import (
 	"strings"
@@ -34,7 +34,7 @@ func TestProjection(t *testing.T) {
 		{"id", "id > 7", ""},
 		{"id", "name IS NULL", ""},
 	} {
-		p, err := CompileProjection(rt, c.projection, c.filter)
+		p, err := Compile(rt, c.projection, c.filter)
 		if err != nil {
 			t.Fatalf("%q %q: %v", c.projection, c.filter, err)
 		}
@@ -62,7 +62,7 @@ func TestProjectionErrors(t *testing.T) {
 		{"id + 1", "", "name the expression"},
 		{"id,", "", "transform"},
 	} {
-		_, err := CompileProjection(rt, c.projection, c.filter)
+		_, err := Compile(rt, c.projection, c.filter)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q %q: got %v, want an error containing %q", c.projection, c.filter, err, c.want)
 		}
