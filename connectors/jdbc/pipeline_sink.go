@@ -442,11 +442,14 @@ func (c *pipelineCommitter) commitPG(ctx context.Context, tx pipelineTx) error {
 		}
 		columns := func(table string) (map[string]bool, error) {
 			id := pipeline.ParseTableID(table)
-			schema := id.Schema
-			if schema == "" {
-				schema = "public"
+			// A table without a schema is where PostgreSQL's search path
+			// puts it, as the unqualified statements find it.
+			q := "SELECT column_name FROM information_schema.columns WHERE table_schema = COALESCE($1, current_schema()) AND table_name = $2"
+			var schema any
+			if id.Schema != "" {
+				schema = id.Schema
 			}
-			rows, err := dbtx.Query(ctx, "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2", schema, id.Table)
+			rows, err := dbtx.Query(ctx, q, schema, id.Table)
 			if err != nil {
 				return nil, err
 			}

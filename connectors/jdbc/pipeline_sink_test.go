@@ -42,6 +42,8 @@ func pipelineEvents(t *testing.T) []pipeline.Event {
 	v2 := schema(2, id, types.F("label", types.String()), types.F("n", types.BigInt()), types.F("note", types.String()))
 	v3 := schema(3, id, types.F("label", types.String()), types.F("n", types.BigInt()))
 	us := schema(1, id, types.F("x", types.VarChar(10)))
+	us2 := schema(2, id, types.F("x", types.VarChar(10)), types.F("y", types.Int()))
+	plain := pipeline.TableID{Table: "plain"} // in the database's default schema
 	return []pipeline.Event{
 		{Kind: pipeline.CreateTable, Table: tt, Schema: v1},
 		row(v1, changelog.Insert, tt, int64(1), "a", int64(10)),
@@ -61,6 +63,10 @@ func pipelineEvents(t *testing.T) []pipeline.Event {
 		row(us, changelog.Insert, u, int64(1), "gone"),
 		{Kind: pipeline.TruncateTable, Table: u, Schema: us},
 		row(us, changelog.Insert, u, int64(2), "kept"),
+		{Kind: pipeline.CreateTable, Table: plain, Schema: us},
+		row(us, changelog.Insert, plain, int64(9), "plain"),
+		{Kind: pipeline.AlterTable, Table: plain, Schema: us2, Changes: []pipeline.SchemaChange{{Kind: pipeline.AddColumn, Column: "y", Type: types.Int(), Position: 2}}},
+		row(us2, changelog.Insert, plain, int64(10), "more", int64(1)),
 		{Kind: pipeline.CreateTable, Table: w, Schema: us},
 		row(us, changelog.Insert, w, int64(1), "w"),
 		{Kind: pipeline.DropTable, Table: w, Schema: us},
@@ -101,6 +107,7 @@ func TestPipelineSink(t *testing.T) {
 		"t.cols":  {"id", "label", "n"},
 		"u":       {"2|kept"},
 		"w.count": {"0"},
+		"plain":   {"9|plain|<nil>", "10|more|1"},
 	}
 	t.Run("postgres", func(t *testing.T) {
 		p := testservers.StartPostgres(t)
@@ -137,6 +144,7 @@ func TestPipelineSink(t *testing.T) {
 				"t.cols":  query("SELECT column_name FROM information_schema.columns WHERE table_schema = 'db' AND table_name = 't' ORDER BY ordinal_position"),
 				"u":       query("SELECT id, x FROM db.u ORDER BY id"),
 				"w.count": query("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'db' AND table_name = 'w'"),
+				"plain":   query("SELECT id, x, y FROM public.plain ORDER BY id"),
 			}
 			checkTables(t, run, got, want)
 		}
@@ -183,6 +191,7 @@ func TestPipelineSink(t *testing.T) {
 				"t.cols":  query("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'db' AND TABLE_NAME = 't' ORDER BY ORDINAL_POSITION"),
 				"u":       query("SELECT id, x FROM db.u ORDER BY id"),
 				"w.count": query("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'db' AND TABLE_NAME = 'w'"),
+				"plain":   query("SELECT id, x, y FROM target.plain ORDER BY id"),
 			}
 			checkTables(t, run, got, want)
 		}

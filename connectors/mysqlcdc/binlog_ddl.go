@@ -77,9 +77,19 @@ func ddlTables(schema, q string) (verb string, tables [][2]string, ok bool) {
 		if strings.TrimSpace(rest) != "" {
 			tables = append(tables, name(rest))
 		}
+		// ALTER TABLE a RENAME [TO | AS] b moves the table too.
+		if f := strings.Fields(rest); verb == "ALTER" && len(f) > 1 {
+			after := strings.TrimPrefix(strings.TrimSpace(rest), f[0])
+			if m := alterRename.FindStringSubmatch(after); m != nil {
+				tables = append(tables, name(m[1]))
+			}
+		}
 	}
 	return verb, tables, true
 }
+
+// alterRename matches the new name of an ALTER TABLE ... RENAME TO.
+var alterRename = regexp.MustCompile("(?i)(?:^|,)\\s*RENAME\\s+(?:TO\\s+|AS\\s+)?((?:`[^`]+`|[^\\s,`]+)(?:\\.(?:`[^`]+`|[^\\s,`]+))?)\\s*(?:,|$)")
 
 // ddl handles a statement of the binary log that may change captured
 // tables. A SQL table's columns are fixed when the job starts, so its
@@ -151,7 +161,7 @@ func (b *binlogReader[T]) ddl(split connector.SplitOutput[T], schema, q string, 
 		case before == nil:
 			r.tables[id] = now
 			b.schemaChange(split, pipeline.Event{Kind: pipeline.CreateTable, Table: now.tableID(), Schema: now.schema, DDL: ddl})
-			if verb == "RENAME" {
+			if verb == "RENAME" || verb == "ALTER" {
 				r.ctx.Log().Warn("mysql-cdc: a table was renamed into the captured tables; its rows from before are not read, only its changes from now on",
 					"table", id, "binlog", at.String())
 			}

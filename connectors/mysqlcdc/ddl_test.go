@@ -39,3 +39,28 @@ func TestDDLOfCapturedTables(t *testing.T) {
 		}
 	}
 }
+
+// TestDDLTables finds the tables a statement names, both sides of a
+// rename among them.
+func TestDDLTables(t *testing.T) {
+	for _, c := range []struct{ q, want string }{
+		{"ALTER TABLE orders ADD COLUMN x INT", "ALTER shop.orders"},
+		{"ALTER TABLE `shop`.`orders` RENAME TO `shop`.`old_orders`", "ALTER shop.orders shop.old_orders"},
+		{"ALTER TABLE orders RENAME AS archive.orders", "ALTER shop.orders archive.orders"},
+		{"ALTER TABLE orders ADD COLUMN x INT, RENAME new_orders", "ALTER shop.orders shop.new_orders"},
+		{"ALTER TABLE orders RENAME COLUMN a TO b", "ALTER shop.orders"},
+		{"RENAME TABLE a TO b, c TO other.d", "RENAME shop.a shop.b shop.c other.d"},
+		{"DROP TABLE IF EXISTS a, `x`.`b`", "DROP shop.a x.b"},
+		{"CREATE OR REPLACE TABLE t (id INT)", "REPLACE shop.t"},
+		{"TRUNCATE orders", "TRUNCATE shop.orders"},
+	} {
+		verb, tables, ok := ddlTables("shop", c.q)
+		got := verb
+		for _, n := range tables {
+			got += " " + n[0] + "." + n[1]
+		}
+		if !ok || got != c.want {
+			t.Errorf("%q: got %q, want %q", c.q, got, c.want)
+		}
+	}
+}
