@@ -629,3 +629,29 @@ func (o Options) Redacted() map[string]string {
 
 // Spec returns the spec the options were validated against.
 func (o Options) Spec() *Spec { return o.spec }
+
+// Positive is an Option.Check for options whose value is a whole number
+// greater than 0.
+func Positive(v string) error {
+	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || n <= 0 {
+		return fmt.Errorf("want a positive number")
+	}
+	return nil
+}
+
+// NonNegative is an Option.Check for options whose value is a whole number,
+// 0 or more.
+func NonNegative(v string) error {
+	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || n < 0 {
+		return fmt.Errorf("want a number, 0 or more")
+	}
+	return nil
+}
+
+// PortNumber is an Option.Check for options whose value is a TCP port.
+func PortNumber(v string) error {
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n <= 0 || n > 65535 {
+		return fmt.Errorf("want a port number from 1 to 65535")
+	}
+	return nil
+}

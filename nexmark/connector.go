@@ -16,17 +16,17 @@ var spec = connector.Spec{
 	Kind:        connector.SourceKind,
 	Description: "The Nexmark online-auction event generator (persons, auctions and bids), as the reference's Flink source; records are nexmark.Event values.",
 	Options: []connector.Option{
-		{Key: "first-event.rate", Type: connector.Int, Default: "10000000", Check: positive,
+		{Key: "first-event.rate", Type: connector.Int, Default: "10000000", Check: connector.Positive,
 			Description: "Events per second of event time over all parts: how densely events are spaced in event time (it does not limit how fast they are generated)."},
-		{Key: "next-event.rate", Type: connector.Int, Default: "10000000", Check: positive,
+		{Key: "next-event.rate", Type: connector.Int, Default: "10000000", Check: connector.Positive,
 			Description: "The rate after the first; eddy's generator keeps one rate, so it must equal first-event.rate."},
-		{Key: "events.num", Type: connector.Int, Default: "0", Check: nonNegative,
+		{Key: "events.num", Type: connector.Int, Default: "0", Check: connector.NonNegative,
 			Description: "The number of events to generate; 0 generates without end."},
-		{Key: "person.proportion", Type: connector.Int, Default: "1", Check: positive,
+		{Key: "person.proportion", Type: connector.Int, Default: "1", Check: connector.Positive,
 			Description: "Persons in every cycle of person.proportion + auction.proportion + bid.proportion events."},
-		{Key: "auction.proportion", Type: connector.Int, Default: "3", Check: positive,
+		{Key: "auction.proportion", Type: connector.Int, Default: "3", Check: connector.Positive,
 			Description: "Auctions in every cycle."},
-		{Key: "bid.proportion", Type: connector.Int, Default: "46", Check: nonNegative,
+		{Key: "bid.proportion", Type: connector.Int, Default: "46", Check: connector.NonNegative,
 			Description: "Bids in every cycle."},
 		{Key: "stop-at", Type: connector.Int, Default: "-1", Check: minusOneOrPositive,
 			Description: "Stop after this many events, as the reference's source does; -1 (or a value at or above events.num) leaves events.num in charge."},
@@ -35,13 +35,6 @@ var spec = connector.Spec{
 		{Key: "max-emit-speed", Type: connector.Bool, Default: "true",
 			Description: "The reference's option to emit events as fast as possible; eddy's generator always does (the rates space the events' times, not their emission), so both values mean that."},
 	},
-}
-
-func positive(v string) error {
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n <= 0 {
-		return fmt.Errorf("must be positive")
-	}
-	return nil
 }
 
 func minusOneOrPositive(v string) error {
@@ -59,13 +52,6 @@ func notTrue(reason string) func(v string) error {
 		}
 		return nil
 	}
-}
-
-func nonNegative(v string) error {
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n < 0 {
-		return fmt.Errorf("must not be negative")
-	}
-	return nil
 }
 
 type factory struct{}

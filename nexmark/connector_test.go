@@ -96,8 +96,8 @@ func TestConnectorOptions(t *testing.T) {
 		options map[string]string
 		want    string
 	}{
-		{map[string]string{"first-event.rate": "0"}, "option 'first-event.rate' = '0': must be positive"},
-		{map[string]string{"events.num": "-1"}, "option 'events.num' = '-1': must not be negative"},
+		{map[string]string{"first-event.rate": "0"}, "option 'first-event.rate' = '0': want a positive number"},
+		{map[string]string{"events.num": "-1"}, "option 'events.num' = '-1': want a number, 0 or more"},
 		{map[string]string{"first-event.rate": "1000"}, "option 'next-event.rate' = 10000000 differs from first-event.rate = 1000"},
 	} {
 		_, err := connector.OpenSource[nexmark.Event](connector.Default, "nexmark", c.options)

@@ -24,9 +24,9 @@ var spec = connector.Spec{
 	Description: "Generates the rows of a SQL table: random values of every type (nested ROW, ARRAY and MAP included) or sequences of numbers and strings, per column, at a given rate; bounded by 'number-of-rows' or by its sequences, unbounded otherwise.",
 	Options: []connector.Option{
 		{Key: "rows-per-second", Type: connector.Int, Default: "10000",
-			Description: "The rate of rows, over all the source's subtasks.", Check: positive},
+			Description: "The rate of rows, over all the source's subtasks.", Check: connector.Positive},
 		{Key: "number-of-rows", Type: connector.Int,
-			Description: "The number of rows to generate, over all subtasks; unbounded if not set (and no column is a sequence).", Check: nonNegative},
+			Description: "The number of rows to generate, over all subtasks; unbounded if not set (and no column is a sequence).", Check: connector.NonNegative},
 		{Key: "fields.#.kind", Type: connector.Enum, Default: "random", Values: []string{"random", "sequence"},
 			Description: "The generator of column #: 'random' values, or a 'sequence' from 'fields.#.start' to 'fields.#.end' (numbers, and strings of numbers), which bounds the source."},
 		{Key: "fields.#.min", Type: connector.String,
@@ -36,7 +36,7 @@ var spec = connector.Spec{
 		{Key: "fields.#.max-past", Type: connector.Duration, Default: "0 s",
 			Description: "How far in the past a random TIMESTAMP or TIMESTAMP_LTZ of column # may be, relative to the clock."},
 		{Key: "fields.#.length", Type: connector.Int,
-			Description: "The length of random strings and bytes (100 by default, at most the type's), or the size of random arrays, maps and multisets (3 by default), of column #.", Check: positive},
+			Description: "The length of random strings and bytes (100 by default, at most the type's), or the size of random arrays, maps and multisets (3 by default), of column #.", Check: connector.Positive},
 		{Key: "fields.#.var-len", Type: connector.Bool, Default: "false",
 			Description: "Whether random strings and bytes of column # have a random length from 1 to 'fields.#.length'."},
 		{Key: "fields.#.start", Type: connector.String,
@@ -53,22 +53,6 @@ var spec = connector.Spec{
 				return nil
 			}},
 	},
-}
-
-func positive(v string) error {
-	var n int64
-	if _, err := fmt.Sscan(strings.TrimSpace(v), &n); err != nil || n <= 0 {
-		return fmt.Errorf("want a positive number")
-	}
-	return nil
-}
-
-func nonNegative(v string) error {
-	var n int64
-	if _, err := fmt.Sscan(strings.TrimSpace(v), &n); err != nil || n < 0 {
-		return fmt.Errorf("want a number of rows, 0 or more")
-	}
-	return nil
 }
 
 type factory struct{}

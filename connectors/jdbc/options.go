@@ -28,24 +28,16 @@ var spec = connector.Spec{
 		{Key: "password", Type: connector.String, Secret: true, Description: "The user's password."},
 		{Key: "driver", Type: connector.String, Description: "Accepted for compatibility: the driver follows from 'url'."},
 		{Key: "sink.buffer-flush.max-rows", Type: connector.Int, Default: "100",
-			Description: "Changes buffered before a flush (changes of one key are reduced to the last); 0 flushes at checkpoints only.", Check: nonNegative},
+			Description: "Changes buffered before a flush (changes of one key are reduced to the last); 0 flushes at checkpoints only.", Check: connector.NonNegative},
 		{Key: "sink.buffer-flush.interval", Type: connector.Duration, Default: "1 s",
 			Description: "The longest time changes wait in the buffer while more arrive; '0 s' flushes at checkpoints and by size only."},
 		{Key: "sink.delivery-guarantee", Type: connector.Enum, Values: []string{"exactly-once", "at-least-once"},
 			Description: "'exactly-once' (the default for a table with a primary key): the changes between two checkpoints are written in one database transaction when the checkpoint completes, so the table only ever holds changes the job will not roll back; 'at-least-once' (the only choice without a primary key): changes are written as the buffer fills and at checkpoints, sooner, and a replay after a failure writes them again."},
 		{Key: "sink.max-retries", Type: connector.Int, Default: "3",
-			Description: "How many times a failed flush is retried (on a new connection) before the job fails.", Check: nonNegative},
+			Description: "How many times a failed flush is retried (on a new connection) before the job fails.", Check: connector.NonNegative},
 		{Key: "connection.max-retry-timeout", Type: connector.Duration, Default: "60 s",
 			Description: "How long to wait for a connection."},
 	}, readOptions...),
-}
-
-func nonNegative(v string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n < 0 {
-		return fmt.Errorf("want a number, 0 or more")
-	}
-	return nil
 }
 
 // dbURL is a parsed 'url'.

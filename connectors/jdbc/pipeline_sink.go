@@ -34,7 +34,7 @@ func pipelineSpec(name, example string) connector.Spec {
 			{Key: "username", Type: connector.String, Description: "The user to connect as; it needs to create and alter tables."},
 			{Key: "password", Type: connector.String, Secret: true, Description: "The user's password."},
 			{Key: "sink.max-retries", Type: connector.Int, Default: "3",
-				Description: "How many times a failed commit is retried (on a new connection) before the pipeline fails.", Check: nonNegative},
+				Description: "How many times a failed commit is retried (on a new connection) before the pipeline fails.", Check: connector.NonNegative},
 			{Key: "connection.max-retry-timeout", Type: connector.Duration, Default: "60 s",
 				Description: "How long to wait for a connection."},
 		},

@@ -2,7 +2,6 @@ package jdbc
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,19 +14,19 @@ var readOptions = []connector.Option{
 	{Key: "scan.partition.column", Type: connector.String,
 		Description: "Scan: the column the table is split on into 'scan.partition.num' ranges read in parallel; a numeric, DATE or TIMESTAMP column. The four 'scan.partition.*' options go together."},
 	{Key: "scan.partition.num", Type: connector.Int,
-		Description: "Scan: the number of ranges (splits) of the partition column.", Check: positive},
+		Description: "Scan: the number of ranges (splits) of the partition column.", Check: connector.Positive},
 	{Key: "scan.partition.lower-bound", Type: connector.String,
 		Description: "Scan: the smallest value of the first range: an integer, or for a DATE or TIMESTAMP column its literal ('2024-01-01', '2024-01-01 00:00:00') or an integer of milliseconds since the epoch. As in Flink, rows whose partition column is below it, above the upper bound or NULL are not read."},
 	{Key: "scan.partition.upper-bound", Type: connector.String,
 		Description: "Scan: the largest value of the last range, as the lower bound."},
 	{Key: "scan.fetch-size", Type: connector.Int, Default: "0",
-		Description: "Scan: the rows fetched per round trip; PostgreSQL reads through a cursor in batches of that many rows, 0 streams the whole result of one query (MySQL and MariaDB always stream: their driver has no fetch size).", Check: nonNegative},
+		Description: "Scan: the rows fetched per round trip; PostgreSQL reads through a cursor in batches of that many rows, 0 streams the whole result of one query (MySQL and MariaDB always stream: their driver has no fetch size).", Check: connector.NonNegative},
 	{Key: "scan.auto-commit", Type: connector.Bool, Default: "true",
 		Description: "Accepted for compatibility: a scan runs read-only queries, in one read-only transaction per cursor."},
 	{Key: "lookup.cache", Type: connector.Enum, Default: "NONE", Values: []string{"NONE", "PARTIAL"},
 		Description: "Lookup joins: 'NONE' queries the database for every key; 'PARTIAL' keeps the rows of keys looked up, as the 'lookup.partial-cache.*' options say (the rows found may then be stale)."},
 	{Key: "lookup.partial-cache.max-rows", Type: connector.Int,
-		Description: "With 'PARTIAL': the most rows the cache holds (a key that finds nothing counts as one); the least recently used keys go first.", Check: positive},
+		Description: "With 'PARTIAL': the most rows the cache holds (a key that finds nothing counts as one); the least recently used keys go first.", Check: connector.Positive},
 	{Key: "lookup.partial-cache.expire-after-write", Type: connector.Duration,
 		Description: "With 'PARTIAL': how long the rows of a key stay cached after they were read."},
 	{Key: "lookup.partial-cache.expire-after-access", Type: connector.Duration,
@@ -35,21 +34,13 @@ var readOptions = []connector.Option{
 	{Key: "lookup.partial-cache.cache-missing-key", Type: connector.Bool, Default: "true",
 		Description: "With 'PARTIAL': whether a key that finds no row is cached as such."},
 	{Key: "lookup.max-retries", Type: connector.Int, Default: "3",
-		Description: "Lookup joins: how many times a failed lookup is retried, on a new connection, before the job fails.", Check: nonNegative},
+		Description: "Lookup joins: how many times a failed lookup is retried, on a new connection, before the job fails.", Check: connector.NonNegative},
 	{Key: "lookup.cache.max-rows", Type: connector.Int, Default: "-1",
 		Description: "Deprecated (Flink's older name): with 'lookup.cache.ttl', a positive number turns on a partial cache of that many rows, whatever 'lookup.cache' says."},
 	{Key: "lookup.cache.ttl", Type: connector.Duration, Default: "10 s",
 		Description: "Deprecated: the expire-after-write time of the cache 'lookup.cache.max-rows' turns on."},
 	{Key: "lookup.cache.caching-missing-key", Type: connector.Bool, Default: "true",
 		Description: "Deprecated: whether the cache 'lookup.cache.max-rows' turns on caches keys that find no row."},
-}
-
-func positive(v string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n <= 0 {
-		return fmt.Errorf("want a number, 1 or more")
-	}
-	return nil
 }
 
 // partitionKeys are the options that go together.

@@ -346,7 +346,7 @@ func TestScanBadOptions(t *testing.T) {
 		{part("scan.partition.column", "at", "scan.partition.num", "4", "scan.partition.lower-bound", "soon", "scan.partition.upper-bound", "5"),
 			"scan.partition.lower-bound", "not a timestamp"},
 		{part("scan.partition.column", "id", "scan.partition.num", "0", "scan.partition.lower-bound", "1", "scan.partition.upper-bound", "5"),
-			"scan.partition.num", "1 or more"},
+			"scan.partition.num", "positive"},
 		{part("lookup.cache", "PARTIAL"), "lookup.cache", "needs a bound"},
 	} {
 		_, err := connector.OpenTableSource(connector.Default, "jdbc", c.opts, tab)

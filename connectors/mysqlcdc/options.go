@@ -20,7 +20,7 @@ var spec = connector.Spec{
 		"The server needs log_bin on, binlog_format=ROW and binlog_row_image=FULL.",
 	Options: []connector.Option{
 		{Key: "hostname", Type: connector.String, Required: true, Description: "The host name or IP address of the MySQL or MariaDB server."},
-		{Key: "port", Type: connector.Int, Default: "3306", Description: "The server's port.", Check: portNumber},
+		{Key: "port", Type: connector.Int, Default: "3306", Description: "The server's port.", Check: connector.PortNumber},
 		{Key: "username", Type: connector.String, Required: true,
 			Description: "The user to connect as; it needs SELECT, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."},
 		{Key: "password", Type: connector.String, Secret: true, Description: "The user's password."},
@@ -37,49 +37,25 @@ var spec = connector.Spec{
 		{Key: "scan.startup.specific-offset.file", Type: connector.String,
 			Description: "With 'specific-offset': the binlog file to start in (as SHOW MASTER STATUS names it)."},
 		{Key: "scan.startup.specific-offset.pos", Type: connector.Int,
-			Description: "With 'specific-offset': the position in that file to start at.", Check: nonNegative},
+			Description: "With 'specific-offset': the position in that file to start at.", Check: connector.NonNegative},
 		{Key: "scan.startup.timestamp-millis", Type: connector.Int,
-			Description: "With 'timestamp': the time to start at, in milliseconds since the Unix epoch.", Check: nonNegative},
+			Description: "With 'timestamp': the time to start at, in milliseconds since the Unix epoch.", Check: connector.NonNegative},
 		{Key: "scan.incremental.snapshot.chunk.size", Type: connector.Int, Default: "8096",
-			Description: "The rows of a snapshot chunk: tables are split into chunks of their chunk key, read in parallel.", Check: positive},
+			Description: "The rows of a snapshot chunk: tables are split into chunks of their chunk key, read in parallel.", Check: connector.Positive},
 		{Key: "scan.incremental.snapshot.chunk.key-column", Type: connector.String,
 			Description: "The column tables are split on; by default the first column of the primary key. Tables without a primary key need it."},
 		{Key: "scan.snapshot.fetch.size", Type: connector.Int, Default: "1024",
-			Description: "Accepted for compatibility: a chunk is read in one query.", Check: positive},
+			Description: "Accepted for compatibility: a chunk is read in one query.", Check: connector.Positive},
 		{Key: "server-time-zone", Type: connector.String,
 			Description: "The time zone of the server's DATETIME values shown as TIMESTAMP_LTZ, and of TIMESTAMP values read into TIMESTAMP columns (an IANA name such as 'Asia/Shanghai'); UTC by default.",
 			Check:       checkZone},
 		{Key: "connect.timeout", Type: connector.Duration, Default: "30 s", Description: "How long to wait for a connection to the server."},
-		{Key: "connect.max-retries", Type: connector.Int, Default: "3", Description: "How many times a failed connection is retried.", Check: nonNegative},
+		{Key: "connect.max-retries", Type: connector.Int, Default: "3", Description: "How many times a failed connection is retried.", Check: connector.NonNegative},
 		{Key: "heartbeat.interval", Type: connector.Duration, Default: "30 s",
 			Description: "How often the server sends a heartbeat on an idle binlog, so that a stalled connection is noticed; '0 s' disables it."},
 		{Key: "scan.incremental.snapshot.enabled", Type: connector.Bool, Default: "true",
 			Description: "Accepted for compatibility; the snapshot is always incremental (chunked, lock-free and checkpointed)."},
 	},
-}
-
-func portNumber(v string) error {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n <= 0 || n > 65535 {
-		return fmt.Errorf("want a port number from 1 to 65535")
-	}
-	return nil
-}
-
-func positive(v string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n <= 0 {
-		return fmt.Errorf("want a positive number")
-	}
-	return nil
-}
-
-func nonNegative(v string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n < 0 {
-		return fmt.Errorf("want a number, 0 or more")
-	}
-	return nil
 }
 
 func checkZone(v string) error {

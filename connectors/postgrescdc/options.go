@@ -3,7 +3,6 @@ package postgrescdc
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +19,7 @@ var spec = connector.Spec{
 		"changelog-mode 'all' needs REPLICA IDENTITY FULL on the tables.",
 	Options: []connector.Option{
 		{Key: "hostname", Type: connector.String, Required: true, Description: "The host name or IP address of the PostgreSQL server."},
-		{Key: "port", Type: connector.Int, Default: "5432", Description: "The server's port.", Check: portNumber},
+		{Key: "port", Type: connector.Int, Default: "5432", Description: "The server's port.", Check: connector.PortNumber},
 		{Key: "username", Type: connector.String, Required: true,
 			Description: "The user to connect as; it needs the REPLICATION attribute, SELECT on the tables, and (to create the publication) ownership of the tables or superuser."},
 		{Key: "password", Type: connector.String, Secret: true, Description: "The user's password."},
@@ -39,15 +38,15 @@ var spec = connector.Spec{
 			Values:      []string{"initial", "latest-offset", "committed-offset", "snapshot"},
 			Description: "Where reading starts: 'initial' (a snapshot of the tables, then the changes after it), 'latest-offset' (the changes after the start), 'committed-offset' (the changes after the slot's confirmed_flush_lsn), 'snapshot' (the snapshot alone, then the job's input ends)."},
 		{Key: "scan.incremental.snapshot.chunk.size", Type: connector.Int, Default: "8096",
-			Description: "The rows of a snapshot chunk: tables are split into chunks of their chunk key, read in parallel.", Check: positive},
+			Description: "The rows of a snapshot chunk: tables are split into chunks of their chunk key, read in parallel.", Check: connector.Positive},
 		{Key: "scan.incremental.snapshot.chunk.key-column", Type: connector.String,
 			Description: "The column tables are split on; by default the first column of the primary key. Tables without a primary key need it."},
 		{Key: "scan.snapshot.fetch.size", Type: connector.Int, Default: "1024",
-			Description: "Accepted for compatibility: a chunk is read in one query, streamed row by row.", Check: positive},
+			Description: "Accepted for compatibility: a chunk is read in one query, streamed row by row.", Check: connector.Positive},
 		{Key: "heartbeat.interval.ms", Type: connector.Duration, Default: "30 s",
 			Description: "How often the source reports its position to the server and asks for the server's: while the captured tables are idle, the position follows the WAL the server writes, so that the slot does not hold it back after the next checkpoint."},
 		{Key: "connect.timeout", Type: connector.Duration, Default: "30 s", Description: "How long to wait for a connection to the server."},
-		{Key: "connect.max-retries", Type: connector.Int, Default: "3", Description: "How many times a failed connection is retried.", Check: nonNegative},
+		{Key: "connect.max-retries", Type: connector.Int, Default: "3", Description: "How many times a failed connection is retried.", Check: connector.NonNegative},
 		{Key: "scan.incremental.snapshot.enabled", Type: connector.Bool, Default: "true",
 			Description: "Accepted for compatibility; the snapshot is always incremental (chunked, lock-free and checkpointed)."},
 		{Key: "debezium.publication.name", Type: connector.String, Default: "dbz_publication",
@@ -58,30 +57,6 @@ var spec = connector.Spec{
 		{Key: "debezium.slot.drop.on.stop", Type: connector.Bool, Default: "false",
 			Description: "Drop the slot when the job stops without failing (cancelled, or its input ended): a later job cannot resume from it. Off by default; for tests and one-off jobs."},
 	},
-}
-
-func portNumber(v string) error {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n <= 0 || n > 65535 {
-		return fmt.Errorf("want a port number from 1 to 65535")
-	}
-	return nil
-}
-
-func positive(v string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n <= 0 {
-		return fmt.Errorf("want a positive number")
-	}
-	return nil
-}
-
-func nonNegative(v string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n < 0 {
-		return fmt.Errorf("want a number, 0 or more")
-	}
-	return nil
 }
 
 var slotNameRE = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
