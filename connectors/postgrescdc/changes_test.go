@@ -117,7 +117,8 @@ func TestChangesUnderLoad(t *testing.T) {
 
 	sink := connectortest.NewMemorySink[connector.TableRecord]()
 	var seen atomic.Int64
-	failAt := map[int64]bool{2000: true, 5000: true, 8000: true}
+	failAt := map[int64]bool{1000: true, 2000: true, 3000: true}
+	var streamFailed atomic.Bool
 	var failMu sync.Mutex
 	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithCheckpointing(30*time.Millisecond),
 		eddy.WithCheckpointDir(filepath.Join(t.TempDir(), "checkpoints")),
@@ -131,6 +132,11 @@ func TestChangesUnderLoad(t *testing.T) {
 		failMu.Unlock()
 		if fail {
 			panic(fmt.Sprintf("failure injected at record %d", n))
+		}
+		// And once in the stream, at its first update (the snapshot's rows
+		// are all inserts), when the load outlasts the snapshot.
+		if r.Kind == changelog.UpdateBefore && streamFailed.CompareAndSwap(false, true) {
+			panic(fmt.Sprintf("failure injected at record %d, the stream's first update", n))
 		}
 		return r
 	}).Name("failure hook")
