@@ -5,21 +5,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/sql/types"
-)
-
-// Events between the enumerator and the readers.
-const (
-	// eventChunkDone, from a reader: a chunk's rows are emitted (the
-	// chunk's split state follows).
-	eventChunkDone = 'D'
-	// eventChunkAck, from the enumerator: the chunk whose id follows is
-	// recorded; the reader lets go of it.
-	eventChunkAck = 'A'
 )
 
 // enumerator splits the tables into chunks, hands them out on request,
@@ -30,90 +19,51 @@ type enumerator struct {
 	cfg    *config
 	schema *types.RowType
 
-	// The state that travels in checkpoints.
-	started        bool     // the chunks (or the binlog's start) are known
-	remaining      []*chunk // chunks not handed out
-	total          int      // chunks in all
-	finished       map[string]*chunk
-	binlogAssigned bool
-	start          position // the binlog's start, for startup modes without a snapshot
-	fromMillis     int64
+	// chunks keeps the snapshot's chunks and hands out the splits; the
+	// binlog split waits for the snapshot's rows to be downstream.
+	chunks *cdc.Chunks[*chunk]
+	// The binlog's start, for startup modes without a snapshot; travels
+	// in checkpoints with chunks.
+	start      position
+	fromMillis int64
+}
 
-	starting bool
-	waiting  []int // readers that asked for a split and got none yet
-	// tableChunks and tableDone count, per table, its chunks and those
-	// read, for the snapshot's progress in the log.
-	tableChunks, tableDone map[string]int
-	lastProgress           time.Time
-	// gate holds back the binlog split until the snapshot's rows are
-	// downstream.
-	gate cdc.StreamGate
+// newEnumerator returns the enumerator of a source, restored from a
+// checkpoint's state if it has one.
+func newEnumerator(ctx connector.EnumeratorContext, cfg *config, schema *types.RowType, restored []byte) (*enumerator, error) {
+	e := &enumerator{ctx: ctx, cfg: cfg, schema: schema}
+	splits := cdc.Splits[*chunk]{Codec: chunkCodec}
+	if cfg.startup != "snapshot" {
+		splits.Stream = func() connector.Split { return encodeBinlogSplit(e.binlogSplit()) }
+	}
+	e.chunks = cdc.NewChunks(ctx, splits)
+	if restored == nil {
+		return e, nil
+	}
+	d, err := e.chunks.Restore(restored)
+	if err != nil {
+		return nil, err
+	}
+	e.start = readPosition(d)
+	e.fromMillis = int64(d.Uvarint())
+	return e, d.Err
 }
 
 func (e *enumerator) snapshot() bool {
 	return e.cfg.startup == "initial" || e.cfg.startup == "snapshot"
 }
 
-func (e *enumerator) restore(b []byte) error {
-	if len(b) < 1 || b[0] != splitVersion {
-		return fmt.Errorf("mysql-cdc: the enumerator state has an encoding this version does not read")
-	}
-	d := &decoder{b: b[1:]}
-	e.started = d.uvarint() == 1
-	e.binlogAssigned = d.uvarint() == 1
-	e.total = int(d.uvarint())
-	n := d.uvarint()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		e.remaining = append(e.remaining, d.chunk())
-	}
-	n = d.uvarint()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		c := d.chunk()
-		e.finished[c.id()] = c
-	}
-	e.start = d.position()
-	e.fromMillis = int64(d.uvarint())
-	return d.err
-}
-
+// SnapshotState returns the enumerator's state: the chunks and where the
+// binlog starts.
 func (e *enumerator) SnapshotState(id int64) ([]byte, error) {
-	e.gate.Snapshot(id)
-	b := []byte{splitVersion}
-	flag := func(v bool) uint64 {
-		if v {
-			return 1
-		}
-		return 0
-	}
-	b = binary.AppendUvarint(b, flag(e.started))
-	b = binary.AppendUvarint(b, flag(e.binlogAssigned))
-	b = binary.AppendUvarint(b, uint64(e.total))
-	b = binary.AppendUvarint(b, uint64(len(e.remaining)))
-	for _, c := range e.remaining {
-		b = appendChunk(b, c)
-	}
-	b = binary.AppendUvarint(b, uint64(len(e.finished)))
-	for _, id := range e.finishedIDs() {
-		b = appendChunk(b, e.finished[id])
-	}
-	b = appendPosition(b, e.start)
+	e.chunks.Snapshot(id)
+	b := appendPosition(e.chunks.AppendState(), e.start)
 	return binary.AppendUvarint(b, uint64(e.fromMillis)), nil
 }
 
-func (e *enumerator) finishedIDs() []string {
-	ids := make([]string, 0, len(e.finished))
-	for id := range e.finished {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
+// AddReader starts the discovery with the first reader.
 func (e *enumerator) AddReader(int) error {
-	if !e.started && !e.starting {
-		e.starting = true
-		e.ctx.CallAsync(e.discover, e.discovered)
-	}
+	e.chunks.Discover(e.discover, e.discovered)
 	return nil
 }
 
@@ -171,50 +121,21 @@ func (e *enumerator) discover() (any, error) {
 }
 
 func (e *enumerator) discovered(result any, err error) error {
-	e.starting = false
 	if err != nil {
 		return err
 	}
 	d := result.(discovery)
-	e.started = true
-	e.remaining, e.total = d.chunks, len(d.chunks)
+	e.chunks.Start(d.chunks)
 	e.start, e.fromMillis = d.start, d.fromMillis
-	e.ctx.Log().Info("mysql-cdc: source discovered", "chunks", e.total, "startup", e.cfg.startup)
-	e.countChunks()
-	e.serveWaiting()
+	e.ctx.Log().Info("mysql-cdc: source discovered", "chunks", len(d.chunks), "startup", e.cfg.startup)
+	e.chunks.ServeWaiting()
 	return nil
 }
 
+// HandleSplitRequest answers a reader's request for a split.
 func (e *enumerator) HandleSplitRequest(subtask int) error {
-	if !e.started {
-		if !slices.Contains(e.waiting, subtask) {
-			e.waiting = append(e.waiting, subtask)
-		}
-		return nil
-	}
-	e.serve(subtask)
+	e.chunks.Request(subtask)
 	return nil
-}
-
-// serve answers a reader's request for a split.
-func (e *enumerator) serve(subtask int) {
-	switch {
-	case len(e.remaining) > 0:
-		c := e.remaining[0]
-		e.remaining = e.remaining[1:]
-		e.ctx.AssignSplits(subtask, encodeChunkSplit(c))
-	case e.cfg.startup == "snapshot" || e.binlogAssigned:
-		e.ctx.SignalNoMoreSplits(subtask)
-	case len(e.finished) < e.total || !e.gate.Open():
-		// The binlog split waits for the last chunks.
-		if !slices.Contains(e.waiting, subtask) {
-			e.waiting = append(e.waiting, subtask)
-		}
-	default:
-		e.binlogAssigned = true
-		e.ctx.AssignSplits(subtask, encodeBinlogSplit(e.binlogSplit()))
-		e.ctx.SignalNoMoreSplits(subtask)
-	}
 }
 
 // binlogSplit returns the binlog split: after a snapshot, from the lowest
@@ -224,92 +145,27 @@ func (e *enumerator) binlogSplit() *binlogSplit {
 	if !e.snapshot() {
 		return &binlogSplit{pos: e.start, fromMillis: e.fromMillis}
 	}
-	s := &binlogSplit{}
-	for _, id := range e.finishedIDs() {
-		c := e.finished[id]
+	s := &binlogSplit{chunks: e.chunks.Finished()}
+	for _, c := range s.chunks {
 		if s.pos.isZero() || c.high.compare(s.pos) < 0 {
 			s.pos = c.high
 		}
-		s.chunks = append(s.chunks, c)
 	}
 	return s
 }
 
+// HandleEvent records the chunks the readers report read.
 func (e *enumerator) HandleEvent(subtask int, event []byte) error {
-	if len(event) == 0 || event[0] != eventChunkDone {
-		return fmt.Errorf("mysql-cdc: unknown reader event %q", event)
-	}
-	c, _, err := decodeSplit(connector.Split{ID: "event", State: event[1:]})
-	if err != nil || c == nil {
-		return fmt.Errorf("mysql-cdc: bad chunk event: %v", err)
-	}
-	_, known := e.finished[c.id()]
-	e.finished[c.id()] = c
-	e.ctx.SendEvent(subtask, append([]byte{eventChunkAck}, c.id()...))
-	if !known {
-		e.progress(c.table)
-	}
-	if len(e.finished) == e.total && !known {
-		if !e.binlogAssigned && e.gate.Shut(e.ctx) {
-			return nil // until a checkpoint carries the chunks' rows
-		}
-		e.serveWaiting()
-	}
-	return nil
+	_, err := e.chunks.HandleEvent(subtask, event)
+	return err
 }
 
-// countChunks counts the chunks of each table and those read, from the
-// chunks the enumerator knows: a table's last chunk has no end.
-func (e *enumerator) countChunks() {
-	e.tableChunks, e.tableDone = map[string]int{}, map[string]int{}
-	for _, c := range e.remaining {
-		if c.end == "" {
-			e.tableChunks[c.table] = c.index + 1
-		}
-	}
-	for _, c := range e.finished {
-		e.tableDone[c.table]++
-		if c.end == "" {
-			e.tableChunks[c.table] = c.index + 1
-		}
-	}
-}
-
-// progress logs the snapshot's progress when a chunk of table is read:
-// the table once all its chunks are, and the whole every few seconds.
-func (e *enumerator) progress(table string) {
-	if e.tableDone == nil {
-		e.countChunks()
-	} else {
-		e.tableDone[table]++
-	}
-	log := e.ctx.Log()
-	if n := e.tableChunks[table]; n > 0 && e.tableDone[table] == n {
-		log.Info("mysql-cdc: snapshot of a table read", "table", table, "chunks", n)
-	}
-	if len(e.finished) == e.total {
-		log.Info("mysql-cdc: snapshot read", "tables", len(e.tableChunks), "chunks", e.total)
-	} else if time.Since(e.lastProgress) >= 3*time.Second {
-		e.lastProgress = time.Now()
-		log.Info("mysql-cdc: snapshot progress", "read", len(e.finished), "chunks", e.total)
-	}
-}
-
-// NotifyCheckpointComplete opens the gate of the binlog split.
+// NotifyCheckpointComplete opens the gate of the binlog split once the
+// checkpoint taken after the last chunk's report has completed.
 func (e *enumerator) NotifyCheckpointComplete(id int64) error {
-	if e.gate.Complete(id) {
-		e.serveWaiting()
-	}
+	e.chunks.CheckpointComplete(id)
 	return nil
 }
 
-// serveWaiting serves the readers waiting for a split.
-func (e *enumerator) serveWaiting() {
-	waiting := e.waiting
-	e.waiting = nil
-	for _, r := range waiting {
-		e.serve(r)
-	}
-}
-
+// Close does nothing: the enumerator holds no connection.
 func (e *enumerator) Close() error { return nil }

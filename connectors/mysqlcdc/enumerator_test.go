@@ -2,10 +2,12 @@ package mysqlcdc
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 )
 
 // gateCtx records what an enumerator hands out.
@@ -44,8 +46,13 @@ func (c *gateCtx) binlogAssigned() bool {
 // readers, and reports them done; subtask 0 then asks for the binlog split.
 func finishChunks(t *testing.T, ctx *gateCtx) *enumerator {
 	t.Helper()
-	e := &enumerator{ctx: ctx, cfg: &config{startup: "initial"}, finished: map[string]*chunk{}}
-	e.discovered(discovery{chunks: chunksOf("db.t", []string{"100"})}, nil)
+	e, err := newEnumerator(ctx, &config{startup: "initial"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.discovered(discovery{chunks: chunksOf("db.t", []string{"100"})}, nil); err != nil {
+		t.Fatal(err)
+	}
 	for r := 0; r < 2; r++ {
 		if err := e.HandleSplitRequest(r); err != nil {
 			t.Fatal(err)
@@ -56,13 +63,13 @@ func finishChunks(t *testing.T, ctx *gateCtx) *enumerator {
 		if err != nil || c == nil {
 			t.Fatalf("reader %d got %v (%v), not a chunk", r, ctx.assigned[r], err)
 		}
-		c.done, c.high = true, position{File: "binlog.000001", Pos: uint32(400 + r)}
+		c.done, c.rows, c.high = true, int64(10+r), position{File: "binlog.000001", Pos: uint32(400 + r)}
 		if r == 0 {
 			if err := e.HandleSplitRequest(0); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := e.HandleEvent(r, append([]byte{eventChunkDone}, encodeChunkSplit(c).State...)); err != nil {
+		if err := e.HandleEvent(r, append([]byte{cdc.EventChunkDone}, encodeChunkSplit(c).State...)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -108,5 +115,43 @@ func TestBinlogSplitWithoutCheckpoints(t *testing.T) {
 	finishChunks(t, ctx)
 	if !ctx.binlogAssigned() {
 		t.Fatal("without checkpoints the binlog split waited")
+	}
+}
+
+// TestEnumeratorStateRoundTrip: a restored enumerator has the chunks read,
+// with their high positions and rows, and the snapshot's progress per
+// table; the binlog split it hands out starts at the lowest high position.
+func TestEnumeratorStateRoundTrip(t *testing.T) {
+	ctx := &gateCtx{p: 2, checkpointing: true, assigned: map[int][]connector.Split{}}
+	e := finishChunks(t, ctx)
+	state, err := e.SnapshotState(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx2 := &gateCtx{p: 1, assigned: map[int][]connector.Split{}}
+	r, err := newEnumerator(ctx2, &config{startup: "initial"}, nil, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.chunks.Progress()
+	if len(p) != 1 || p[0].Table != "db.t" || p[0].Chunks != 2 || p[0].Read != 2 || p[0].Rows != 21 || !p[0].Done() {
+		t.Fatalf("restored progress %+v, want db.t with 2 of 2 chunks and 21 rows read", p)
+	}
+	if err := r.HandleSplitRequest(0); err != nil {
+		t.Fatal(err)
+	}
+	if len(ctx2.assigned[0]) != 1 {
+		t.Fatalf("the restored enumerator handed out %v, want the binlog split", ctx2.assigned[0])
+	}
+	_, b, err := decodeSplit(ctx2.assigned[0][0])
+	if err != nil || b == nil {
+		t.Fatalf("the restored enumerator handed out %v (%v), not the binlog split", ctx2.assigned[0], err)
+	}
+	if b.pos.Pos != 400 || len(b.chunks) != 2 {
+		t.Fatalf("binlog split at %v with %d chunks, want binlog.000001:400 with 2", b.pos, len(b.chunks))
+	}
+	old := append([]byte{1}, state[1:]...)
+	if _, err := newEnumerator(ctx2, &config{startup: "initial"}, nil, old); err == nil || !strings.Contains(err.Error(), "encoding this version does not read") {
+		t.Fatalf("a state of encoding version 1 gave %v, want it refused", err)
 	}
 }

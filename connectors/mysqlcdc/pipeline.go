@@ -2,12 +2,10 @@ package mysqlcdc
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/pipeline"
 	"github.com/eddystream/eddy/sql/types"
 )
@@ -16,27 +14,15 @@ import (
 // options of the mysql-cdc connector, with 'tables' in place of
 // 'database-name' and 'table-name', as Flink CDC's pipeline connector has
 // them.
-var pipelineSpec = func() connector.Spec {
-	s := connector.Spec{Name: "mysql", Kind: connector.SourceKind,
-		Description: "Reads every table of a MySQL or MariaDB server that 'tables' matches, for a pipeline: a lock-free, parallel " +
-			"snapshot of their rows, then their changes and schema changes from the binary log, exactly once through checkpoints."}
-	s.Options = append(s.Options,
-		connector.Option{Key: "tables", Type: connector.String, Required: true,
-			Description: "The tables to capture: comma-separated 'database.table' patterns whose parts are regular expressions matched whole; '\\.' is a regular expression's '.' (app_db.\\.* is every table of app_db)."},
-		connector.Option{Key: "tables.exclude", Type: connector.String,
-			Description: "Tables not to capture among those 'tables' matches, in the same form."},
-		connector.Option{Key: "treat-tinyint1-as-boolean.enabled", Type: connector.Bool, Default: "true",
-			Description: "Whether TINYINT(1) columns are BOOLEAN (otherwise TINYINT)."},
-		connector.Option{Key: "schema-change.enabled", Type: connector.Bool, Default: "true",
-			Description: "Whether schema changes (ALTER, CREATE, TRUNCATE and DROP TABLE) go down the pipeline as events; without them the sink follows a table's new columns from its rows."},
-	)
-	for _, o := range spec.Options {
-		if o.Key != "database-name" && o.Key != "table-name" {
-			s.Options = append(s.Options, o)
-		}
-	}
-	return s
-}()
+var pipelineSpec = cdc.PipelineSpec(spec, "mysql",
+	"Reads every table of a MySQL or MariaDB server that 'tables' matches, for a pipeline: a lock-free, parallel "+
+		"snapshot of their rows, then their changes and schema changes from the binary log, exactly once through checkpoints.",
+	"The tables to capture: comma-separated 'database.table' patterns whose parts are regular expressions matched whole; '\\.' is a regular expression's '.' (app_db.\\.* is every table of app_db).",
+	"ALTER, CREATE, TRUNCATE and DROP TABLE",
+	[]string{"database-name", "table-name"},
+	connector.Option{Key: "treat-tinyint1-as-boolean.enabled", Type: connector.Bool, Default: "true",
+		Description: "Whether TINYINT(1) columns are BOOLEAN (otherwise TINYINT)."},
+)
 
 // PipelineSource is a mysql source of pipeline events.
 type PipelineSource struct{ cfg *config }
@@ -53,23 +39,15 @@ func NewPipelineSource(o connector.Options) (*PipelineSource, error) {
 
 // NewEnumerator returns the source's enumerator.
 func (s *PipelineSource) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
-	e := &enumerator{ctx: ctx, cfg: s.cfg, finished: map[string]*chunk{}}
-	if restored != nil {
-		if err := e.restore(restored); err != nil {
-			return nil, err
-		}
-	}
-	return e, nil
+	return newEnumerator(ctx, s.cfg, nil, restored)
 }
 
 // NewReader returns the reader of one subtask.
 func (s *PipelineSource) NewReader(ctx connector.ReaderContext) (connector.Reader[pipeline.Event], error) {
-	r := &reader[pipeline.Event]{ctx: ctx, cfg: s.cfg, pending: map[string]*chunk{}, meta: metaColumns{-1, -1, -1, -1},
-		record: func(t *tableInfo, kind changelog.Kind, row types.Row) pipeline.Event {
-			return pipeline.Event{Kind: pipeline.DataChange, Table: t.tableID(), Schema: t.schema, Change: changelog.Change[types.Row]{Kind: kind, Row: row}}
-		},
-		schemaEvent: func(e pipeline.Event) pipeline.Event { return e },
-	}
+	r := newReader(ctx, s.cfg, nil, func(t *tableInfo, kind changelog.Kind, row types.Row) pipeline.Event {
+		return cdc.DataChange(t.tableID(), t.schema, kind, row)
+	})
+	r.schemaEvent = func(e pipeline.Event) pipeline.Event { return e }
 	if _, err := r.serverID(); err != nil {
 		return nil, err
 	}
@@ -93,42 +71,18 @@ func (c *config) pipelineTable(t *tableInfo, version int) error {
 		fields[i] = types.F(t.cols[i].name, ty)
 		t.toRow[i] = i
 	}
-	key := make([]string, len(t.pk))
-	for i, k := range t.pk {
-		key[i] = t.cols[k].name
-		fields[k].Type = fields[k].Type.NotNull()
-	}
-	rt, err := types.NewRowType(fields...)
+	schema, err := cdc.PipelineSchema(fields, t.pk, version)
 	if err != nil {
 		return fmt.Errorf("mysql-cdc: table %s: %w", t.id(), err)
 	}
-	t.rt, t.w = rt, types.NewRowWriter(rt, types.NewArena(64<<10))
-	t.schema = &pipeline.Schema{Columns: rt, PrimaryKey: key, Version: version}
+	t.schema, t.rt, t.w = schema, schema.Columns, types.NewRowWriter(schema.Columns, types.NewArena(64<<10))
 	return nil
-}
-
-// typeParams returns the numbers in the parentheses of a column type:
-// varchar(20) gives 20, decimal(10,2) gives 10 and 2.
-func typeParams(columnType string) []int {
-	open, close := strings.IndexByte(columnType, '('), strings.IndexByte(columnType, ')')
-	if open < 0 || close < open {
-		return nil
-	}
-	var out []int
-	for _, p := range strings.Split(columnType[open+1:close], ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil {
-			return nil
-		}
-		out = append(out, n)
-	}
-	return out
 }
 
 // typeOf returns the SQL type of a column in a pipeline, as Flink CDC maps
 // MySQL's types.
 func (c *config) typeOf(col *column) (types.Type, error) {
-	ps := typeParams(col.columnType)
+	ps := cdc.TypeParams(col.columnType)
 	param := func(i, def int) int {
 		if i < len(ps) {
 			return ps[i]
@@ -222,11 +176,4 @@ func (pipelineFactory) NewSource(ctx connector.Context) (any, error) {
 func init() { pipeline.Sources.Register(pipelineFactory{}) }
 
 // sortedTables returns the tables sorted by id.
-func sortedTables(m map[string]*tableInfo) []*tableInfo {
-	out := make([]*tableInfo, 0, len(m))
-	for _, t := range m {
-		out = append(out, t)
-	}
-	slices.SortFunc(out, func(a, b *tableInfo) int { return strings.Compare(a.id(), b.id()) })
-	return out
-}
+func sortedTables(m map[string]*tableInfo) []*tableInfo { return cdc.SortedValues(m) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/eddystream/eddy/internal/cdc"
 )
 
 // position is a place in the server's binary log: a file and a byte offset
@@ -33,52 +35,11 @@ func (p position) compare(o position) int {
 func (p position) isZero() bool { return p.File == "" }
 
 func appendPosition(b []byte, p position) []byte {
-	b = binary.AppendUvarint(b, uint64(len(p.File)))
-	b = append(b, p.File...)
+	b = cdc.AppendString(b, p.File)
 	return binary.AppendUvarint(b, uint64(p.Pos))
 }
 
-// decoder reads the encodings of the source's splits and state.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = fmt.Errorf("mysql-cdc: split or state encoding is truncated")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)) {
-		d.err = fmt.Errorf("mysql-cdc: split or state encoding is truncated")
-		return nil
-	}
-	v := d.b[:n]
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) string() string { return string(d.bytes()) }
-
-func (d *decoder) position() position {
-	f := d.string()
-	return position{File: f, Pos: uint32(d.uvarint())}
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
+func readPosition(d *cdc.Decoder) position {
+	f := d.String()
+	return position{File: f, Pos: uint32(d.Uvarint())}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/pipeline"
 	"github.com/eddystream/eddy/sql/types"
 )
@@ -25,7 +26,7 @@ type reader[T any] struct {
 	schema *types.RowType
 	rt     *types.RowType
 	w      *types.RowWriter
-	meta   metaColumns
+	meta   cdc.MetaColumns
 	// record makes the record of a change of a table's row.
 	record func(t *tableInfo, kind changelog.Kind, row types.Row) T
 	// schemaEvent, in a pipeline, makes the record of a schema event; nil
@@ -36,99 +37,54 @@ type reader[T any] struct {
 	flavor string
 	tables map[string]*tableInfo // by db.table, once discovered
 
-	chunks    []*chunk          // chunks to read, in order
-	pending   map[string]*chunk // read, waiting for the enumerator's ack
-	acked     []string          // acknowledged, to be finished
-	binlog    *binlogReader[T]
-	requested bool // a split request is outstanding
-	noMore    bool
+	chunks *cdc.ReaderChunks[*chunk]
+	binlog *binlogReader[T]
 }
 
-// metaColumns are the indexes in the rows of the metadata columns the table
-// asks for, -1 for those it does not.
-type metaColumns struct{ database, table, opTS, rowKind int }
-
+// AddSplits takes chunks and the binlog split.
 func (r *reader[T]) AddSplits(splits []connector.Split) error {
-	for _, s := range splits {
-		c, b, err := decodeSplit(s)
-		if err != nil {
-			return err
-		}
-		switch {
-		case c != nil && c.done:
-			// Read before a failure; the enumerator may not have heard.
-			r.pending[c.id()] = c
-			r.report(c)
-		case c != nil:
-			r.chunks = append(r.chunks, c)
-		default:
-			r.binlog = &binlogReader[T]{r: r, split: b}
-		}
-		r.requested = false
-	}
-	return nil
+	return r.chunks.AddSplits(splits, 'b', func(d *cdc.Decoder) {
+		r.binlog = &binlogReader[T]{r: r, split: readBinlogSplit(d)}
+	})
 }
 
-func (r *reader[T]) NoMoreSplits() { r.noMore = true }
+// NoMoreSplits notes that the enumerator has no more splits for the reader.
+func (r *reader[T]) NoMoreSplits() { r.chunks.NoMoreSplits() }
 
+// HandleEvent takes the enumerator's acknowledgements.
 func (r *reader[T]) HandleEvent(event []byte) error {
-	if len(event) == 0 || event[0] != eventChunkAck {
+	if !r.chunks.HandleAck(event) {
 		return fmt.Errorf("mysql-cdc: unknown enumerator event %q", event)
 	}
-	id := string(event[1:])
-	if _, ok := r.pending[id]; ok {
-		// Finished in the next Read; until then checkpoints still hold it
-		// (a restore reports it again, which does no harm).
-		r.acked = append(r.acked, id)
-	}
 	return nil
 }
 
-func (r *reader[T]) report(c *chunk) {
-	r.ctx.SendEvent(append([]byte{eventChunkDone}, encodeChunkSplit(c).State...))
-}
-
+// Read reads the next chunk, or the changes of the binlog available now.
 func (r *reader[T]) Read(out connector.Output[T]) error {
-	for _, id := range r.acked {
-		if _, ok := r.pending[id]; ok {
-			delete(r.pending, id)
-			out.Split(id).Finish()
-		}
-	}
-	r.acked = r.acked[:0]
+	r.chunks.FinishAcked(func(id string) { out.Split(id).Finish() })
 	if out.Room() <= 0 {
 		return nil
 	}
-	switch {
-	case len(r.chunks) > 0:
-		c := r.chunks[0]
-		if err := r.readChunk(out, c); err != nil {
+	if c, ok := r.chunks.Next(); ok {
+		rows, err := r.readChunk(out, c)
+		if err != nil {
 			return err
 		}
-		r.chunks = r.chunks[1:]
-		c.done = true
-		r.pending[c.id()] = c
-		r.report(c)
+		c.done, c.rows = true, rows
+		r.chunks.Read(c)
 		return nil
-	case r.binlog != nil:
+	}
+	if r.binlog != nil {
 		return r.binlog.read(out)
 	}
-	if !r.requested && !r.noMore {
-		r.requested = true
-		r.ctx.RequestSplit()
-	}
-	time.Sleep(2 * time.Millisecond)
+	r.chunks.Idle()
 	return nil
 }
 
+// SnapshotState returns the chunks the reader holds and the binlog's
+// position.
 func (r *reader[T]) SnapshotState(int64) ([]connector.Split, error) {
-	var out []connector.Split
-	for _, c := range r.chunks {
-		out = append(out, encodeChunkSplit(c))
-	}
-	for _, c := range r.pending {
-		out = append(out, encodeChunkSplit(c))
-	}
+	out := r.chunks.Splits()
 	if r.binlog != nil {
 		out = append(out, encodeBinlogSplit(r.binlog.state()))
 	}
@@ -143,6 +99,19 @@ func (r *reader[T]) Close() error {
 		r.conn.Close()
 	}
 	return nil
+}
+
+// newReader returns a reader of a SQL table's rows, or for a pipeline
+// (table nil) of each captured table's own; record makes the records.
+func newReader[T any](ctx connector.ReaderContext, cfg *config, table *connector.Table,
+	record func(t *tableInfo, kind changelog.Kind, row types.Row) T) *reader[T] {
+	r := &reader[T]{ctx: ctx, cfg: cfg, meta: cdc.NoMetaColumns, record: record,
+		chunks: cdc.NewReaderChunks(ctx, chunkCodec)}
+	if table != nil {
+		r.schema, r.rt, r.meta = table.Schema, table.RowType(), cdc.MetaColumnsOf(table)
+		r.w = types.NewRowWriter(r.rt, types.NewArena(64<<10))
+	}
+	return r
 }
 
 // connection returns the reader's connection to the server, and the
@@ -263,18 +232,7 @@ func (r *reader[T]) buildRow(t *tableInfo, row rowImage, kind changelog.Kind, op
 			return types.Row{}, fmt.Errorf("column %s (%s): %w", t.cols[j].name, t.cols[j].columnType, err)
 		}
 	}
-	if r.meta.database >= 0 {
-		w.SetString(r.meta.database, t.db)
-	}
-	if r.meta.table >= 0 {
-		w.SetString(r.meta.table, t.name)
-	}
-	if r.meta.opTS >= 0 {
-		w.SetTimestampMillis(r.meta.opTS, opTS)
-	}
-	if r.meta.rowKind >= 0 {
-		w.SetString(r.meta.rowKind, kind.String())
-	}
+	r.meta.Set(w, t.db, "", t.name, opTS, kind)
 	return w.Finish(), nil
 }
 
@@ -295,28 +253,28 @@ func (r *reader[T]) emit(out connector.Output[T], split connector.SplitOutput[T]
 // holds between the positions before and after the query (the chunk's low
 // and high), are the chunk's rows at its high position. They are emitted
 // in one Read, so that a checkpoint holds all of them or none.
-func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) error {
+func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, err error) {
 	conn, err := r.connection()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	t := r.tables[c.table]
 	if t == nil {
-		return fmt.Errorf("mysql-cdc: table %s of snapshot chunk %s is gone from the server", c.table, c.id())
+		return 0, fmt.Errorf("mysql-cdc: table %s of snapshot chunk %s is gone from the server", c.table, c.ID())
 	}
 	low, err := currentPosition(conn)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	q := chunkQuery(t, c)
 	res, err := conn.Execute(q)
 	if err != nil {
-		return fmt.Errorf("mysql-cdc: reading chunk %d of %s: %w", c.index, t.id(), err)
+		return 0, fmt.Errorf("mysql-cdc: reading chunk %d of %s: %w", c.index, t.id(), err)
 	}
 	defer res.Close()
 	high, err := currentPosition(conn)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	buf := newChunkBuffer(res.RowNumber())
 	for i := range res.Values {
@@ -328,19 +286,20 @@ func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) error {
 	}
 	if low.compare(high) < 0 {
 		if err := r.backfill(t, c, low, high, buf); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	split := out.Split(c.id())
+	split := out.Split(c.ID())
 	for _, k := range buf.order {
 		if row, ok := buf.rows[k]; ok {
 			if err := r.emit(out, split, t, row, changelog.Insert, 0, "snapshot chunk "+strconv.Itoa(c.index)); err != nil {
-				return err
+				return 0, err
 			}
+			rows++
 		}
 	}
 	c.high = high
-	return nil
+	return rows, nil
 }
 
 func chunkQuery(t *tableInfo, c *chunk) string {

@@ -2,16 +2,16 @@ package mysqlcdc
 
 import (
 	"encoding/binary"
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 )
 
 // splitVersion starts the encoding of every split and of the enumerator's
 // state.
-const splitVersion = 1
+const splitVersion = 2
 
 const binlogSplitID = "binlog"
 
@@ -22,14 +22,25 @@ type chunk struct {
 	table      string // db.table
 	index      int
 	start, end string // integers in decimal, "" when unbounded
-	// done is set once the chunk's rows are emitted; high is the binlog
-	// position they reflect: changes to the chunk's rows at or after it are
-	// read from the binlog.
+	// done is set once the chunk's rows are emitted, rows to their number;
+	// high is the binlog position they reflect: changes to the chunk's
+	// rows at or after it are read from the binlog.
 	done bool
+	rows int64
 	high position
 }
 
-func (c *chunk) id() string { return "chunk:" + c.table + ":" + strconv.Itoa(c.index) }
+// ID is the chunk's split id.
+func (c *chunk) ID() string { return "chunk:" + c.table + ":" + strconv.Itoa(c.index) }
+
+// Table is the id of the chunk's table.
+func (c *chunk) Table() string { return c.table }
+
+// Done reports whether the chunk is read.
+func (c *chunk) Done() bool { return c.done }
+
+// Rows is the number of the chunk's rows, once read.
+func (c *chunk) Rows() int64 { return c.rows }
 
 // contains tells whether a chunk key value (an integer in decimal, or
 // nullText) is in the chunk. NULL keys belong to the first chunk.
@@ -41,22 +52,20 @@ func (c *chunk) contains(k string) bool {
 }
 
 func appendChunk(b []byte, c *chunk) []byte {
-	b = appendString(b, c.table)
+	b = cdc.AppendString(b, c.table)
 	b = binary.AppendUvarint(b, uint64(c.index))
-	b = appendString(b, c.start)
-	b = appendString(b, c.end)
-	done := uint64(0)
-	if c.done {
-		done = 1
-	}
-	b = binary.AppendUvarint(b, done)
+	b = cdc.AppendString(b, c.start)
+	b = cdc.AppendString(b, c.end)
+	b = cdc.AppendFlag(b, c.done)
+	b = binary.AppendUvarint(b, uint64(c.rows))
 	return appendPosition(b, c.high)
 }
 
-func (d *decoder) chunk() *chunk {
-	c := &chunk{table: d.string(), index: int(d.uvarint()), start: d.string(), end: d.string()}
-	c.done = d.uvarint() == 1
-	c.high = d.position()
+func readChunk(d *cdc.Decoder) *chunk {
+	c := &chunk{table: d.String(), index: d.Int(), start: d.String(), end: d.String()}
+	c.done = d.Flag()
+	c.rows = int64(d.Uvarint())
+	c.high = readPosition(d)
 	return c
 }
 
@@ -76,10 +85,10 @@ type binlogSplit struct {
 	tables []*tableInfo
 }
 
-func encodeChunkSplit(c *chunk) connector.Split {
-	b := []byte{splitVersion, 'c'}
-	return connector.Split{ID: c.id(), State: appendChunk(b, c)}
-}
+// chunkCodec encodes and decodes the chunks.
+var chunkCodec = cdc.ChunkCodec[*chunk]{Source: "mysql-cdc", Version: splitVersion, Append: appendChunk, Read: readChunk}
+
+func encodeChunkSplit(c *chunk) connector.Split { return chunkCodec.Split(c) }
 
 func encodeBinlogSplit(s *binlogSplit) connector.Split {
 	b := []byte{splitVersion, 'b'}
@@ -99,35 +108,25 @@ func encodeBinlogSplit(s *binlogSplit) connector.Split {
 
 // decodeSplit decodes a split: a chunk or the binlog split.
 func decodeSplit(s connector.Split) (*chunk, *binlogSplit, error) {
-	if len(s.State) < 2 || s.State[0] != splitVersion {
-		return nil, nil, fmt.Errorf("mysql-cdc: split %q has an encoding this version does not read", s.ID)
+	var bs *binlogSplit
+	c, err := chunkCodec.DecodeSplit(s, 'b', func(d *cdc.Decoder) { bs = readBinlogSplit(d) })
+	if err != nil {
+		return nil, nil, err
 	}
-	d := &decoder{b: s.State[2:]}
-	switch s.State[1] {
-	case 'c':
-		c := d.chunk()
-		if d.err != nil {
-			return nil, nil, fmt.Errorf("split %q: %w", s.ID, d.err)
-		}
-		return c, nil, nil
-	case 'b':
-		bs := &binlogSplit{pos: d.position(), skip: int(d.uvarint()), fromMillis: int64(d.uvarint())}
-		n := d.uvarint()
-		for i := uint64(0); i < n && d.err == nil; i++ {
-			bs.chunks = append(bs.chunks, d.chunk())
-		}
-		if len(d.b) > 0 {
-			n = d.uvarint()
-			for i := uint64(0); i < n && d.err == nil; i++ {
-				bs.tables = append(bs.tables, d.table())
-			}
-		}
-		if d.err != nil {
-			return nil, nil, fmt.Errorf("split %q: %w", s.ID, d.err)
-		}
-		return nil, bs, nil
+	return c, bs, nil
+}
+
+func readBinlogSplit(d *cdc.Decoder) *binlogSplit {
+	bs := &binlogSplit{pos: readPosition(d), skip: d.Int(), fromMillis: int64(d.Uvarint())}
+	n := d.Uvarint()
+	for i := uint64(0); i < n && d.Err == nil; i++ {
+		bs.chunks = append(bs.chunks, readChunk(d))
 	}
-	return nil, nil, fmt.Errorf("mysql-cdc: split %q is of an unknown kind", s.ID)
+	n = d.Uvarint()
+	for i := uint64(0); i < n && d.Err == nil; i++ {
+		bs.tables = append(bs.tables, readTable(d))
+	}
+	return bs
 }
 
 // compareInts compares two integers written in decimal.
@@ -161,46 +160,36 @@ func compareMagnitudes(a, b string) int {
 // appendTable encodes a pipeline's table as the server describes it, and
 // its schema's version.
 func appendTable(b []byte, t *tableInfo) []byte {
-	b = appendString(b, t.db)
-	b = appendString(b, t.name)
+	b = cdc.AppendString(b, t.db)
+	b = cdc.AppendString(b, t.name)
 	b = binary.AppendUvarint(b, uint64(len(t.cols)))
 	for _, c := range t.cols {
-		b = appendString(b, c.name)
-		b = appendString(b, c.dataType)
-		b = appendString(b, c.columnType)
-		notNull := uint64(0)
-		if c.notNull {
-			notNull = 1
-		}
-		b = binary.AppendUvarint(b, notNull)
+		b = cdc.AppendString(b, c.name)
+		b = cdc.AppendString(b, c.dataType)
+		b = cdc.AppendString(b, c.columnType)
+		b = cdc.AppendFlag(b, c.notNull)
 	}
-	b = binary.AppendUvarint(b, uint64(len(t.pk)))
-	for _, k := range t.pk {
-		b = binary.AppendUvarint(b, uint64(k))
-	}
+	b = cdc.AppendInts(b, t.pk)
 	b = binary.AppendUvarint(b, uint64(t.chunkKey+1))
 	return binary.AppendUvarint(b, uint64(t.schema.Version))
 }
 
 // table decodes what appendTable wrote; the caller gives it its row type
 // (config.pipelineTable) with the version it returns in version.
-func (d *decoder) table() *tableInfo {
-	t := &tableInfo{db: d.string(), name: d.string()}
-	n := d.uvarint()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		c := column{name: d.string(), dataType: d.string(), columnType: d.string()}
-		c.notNull = d.uvarint() == 1
+func readTable(d *cdc.Decoder) *tableInfo {
+	t := &tableInfo{db: d.String(), name: d.String()}
+	n := d.Uvarint()
+	for i := uint64(0); i < n && d.Err == nil; i++ {
+		c := column{name: d.String(), dataType: d.String(), columnType: d.String()}
+		c.notNull = d.Flag()
 		c.unsigned = strings.Contains(c.columnType, "unsigned")
 		if c.dataType == "enum" || c.dataType == "set" {
 			c.values = enumValues(c.columnType)
 		}
 		t.cols = append(t.cols, c)
 	}
-	n = d.uvarint()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		t.pk = append(t.pk, int(d.uvarint()))
-	}
-	t.chunkKey = int(d.uvarint()) - 1
-	t.version = int(d.uvarint())
+	t.pk = d.Ints()
+	t.chunkKey = d.Int() - 1
+	t.version = d.Int()
 	return t
 }

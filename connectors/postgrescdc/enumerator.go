@@ -19,14 +19,9 @@ import (
 	"github.com/eddystream/eddy/sql/types"
 )
 
-// Events between the enumerator and the readers.
+// Events between the enumerator and the readers, besides those of the
+// chunks (cdc.EventChunkDone, cdc.EventChunkAck).
 const (
-	// eventChunkDone, from a reader: a chunk's rows are emitted (the
-	// chunk's split state follows).
-	eventChunkDone = 'D'
-	// eventChunkAck, from the enumerator: the chunk whose id follows is
-	// recorded; the reader lets go of it.
-	eventChunkAck = 'A'
 	// eventNeedSnapshot, from a reader: it holds a chunk whose snapshot
 	// this run of the job did not export (one restored from a checkpoint).
 	eventNeedSnapshot = 'S'
@@ -54,20 +49,14 @@ type enumerator struct {
 	cfg    *config
 	schema *types.RowType
 
-	// The state that travels in checkpoints.
-	started        bool     // the chunks (or the stream's start) are known
-	remaining      []*chunk // chunks not handed out
-	total          int      // chunks in all
-	finished       map[string]*chunk
-	streamAssigned bool
-	start          uint64 // the stream's start, for startup modes without a snapshot
+	// chunks keeps the snapshot's chunks and hands out the splits; the
+	// stream split waits for the snapshot's rows to be downstream.
+	chunks *cdc.Chunks[*chunk]
+	// start is the stream's start, for startup modes without a snapshot;
+	// it travels in checkpoints with chunks.
+	start uint64
 
-	starting    bool
-	waiting     []int // readers that asked for a split and got none yet
 	snapWaiting []int // readers that asked for the live snapshot
-	// gate holds back the stream split until the snapshot's rows are
-	// downstream.
-	gate cdc.StreamGate
 	// The snapshot of this run, and the connection that keeps it valid.
 	live      string
 	liveLSN   uint64
@@ -132,71 +121,40 @@ func (e *enumerator) held(result any, err error) (any, error) {
 	return result, nil
 }
 
+// newEnumerator returns the enumerator of a source, restored from a
+// checkpoint's state if it has one.
+func newEnumerator(ctx connector.EnumeratorContext, cfg *config, schema *types.RowType, restored []byte) (*enumerator, error) {
+	e := &enumerator{ctx: ctx, cfg: cfg, schema: schema}
+	splits := cdc.Splits[*chunk]{Codec: chunkCodec, Ready: e.ready}
+	if cfg.startup != "snapshot" {
+		splits.Stream = func() connector.Split { return encodeStreamSplit(e.streamSplit()) }
+	}
+	e.chunks = cdc.NewChunks(ctx, splits)
+	if restored == nil {
+		return e, nil
+	}
+	d, err := e.chunks.Restore(restored)
+	if err != nil {
+		return nil, err
+	}
+	e.start = d.Uvarint()
+	return e, d.Err
+}
+
 func (e *enumerator) snapshot() bool {
 	return e.cfg.startup == "initial" || e.cfg.startup == "snapshot"
 }
 
-func (e *enumerator) restore(b []byte) error {
-	if len(b) < 1 || b[0] != splitVersion {
-		return fmt.Errorf("postgres-cdc: the enumerator state has an encoding this version does not read")
-	}
-	d := &decoder{b: b[1:]}
-	e.started = d.uvarint() == 1
-	e.streamAssigned = d.uvarint() == 1
-	e.total = int(d.uvarint())
-	n := d.uvarint()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		e.remaining = append(e.remaining, d.chunk())
-	}
-	n = d.uvarint()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		c := d.chunk()
-		e.finished[c.id()] = c
-	}
-	e.start = d.uvarint()
-	return d.err
-}
-
-// SnapshotState returns the enumerator's state: the chunks not handed
-// out, the finished chunks and where the stream starts.
+// SnapshotState returns the enumerator's state: the chunks and where the
+// stream starts.
 func (e *enumerator) SnapshotState(id int64) ([]byte, error) {
-	e.gate.Snapshot(id)
-	b := []byte{splitVersion}
-	flag := func(v bool) uint64 {
-		if v {
-			return 1
-		}
-		return 0
-	}
-	b = binary.AppendUvarint(b, flag(e.started))
-	b = binary.AppendUvarint(b, flag(e.streamAssigned))
-	b = binary.AppendUvarint(b, uint64(e.total))
-	b = binary.AppendUvarint(b, uint64(len(e.remaining)))
-	for _, c := range e.remaining {
-		b = appendChunk(b, c)
-	}
-	b = binary.AppendUvarint(b, uint64(len(e.finished)))
-	for _, id := range e.finishedIDs() {
-		b = appendChunk(b, e.finished[id])
-	}
-	return binary.AppendUvarint(b, e.start), nil
-}
-
-func (e *enumerator) finishedIDs() []string {
-	ids := make([]string, 0, len(e.finished))
-	for id := range e.finished {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
+	e.chunks.Snapshot(id)
+	return binary.AppendUvarint(e.chunks.AppendState(), e.start), nil
 }
 
 // AddReader starts the discovery with the first reader.
 func (e *enumerator) AddReader(int) error {
-	if !e.started && !e.starting {
-		e.starting = true
-		e.ctx.CallAsync(e.discoverHeld, e.discovered)
-	}
+	e.chunks.Discover(e.discoverHeld, e.discovered)
 	return nil
 }
 
@@ -371,17 +329,15 @@ func (e *enumerator) export() (any, error) {
 }
 
 func (e *enumerator) discovered(result any, err error) error {
-	e.starting = false
 	if err != nil {
 		return err
 	}
 	d := result.(discovery)
 	e.take(d.holder)
-	e.started = true
-	e.remaining, e.total = d.chunks, len(d.chunks)
+	e.chunks.Start(d.chunks)
 	e.start = d.start
 	e.holder, e.live, e.liveLSN = d.holder, d.live, d.liveLSN
-	e.ctx.Log().Info("postgres-cdc: source discovered", "chunks", e.total, "startup", e.cfg.startup)
+	e.ctx.Log().Info("postgres-cdc: source discovered", "chunks", len(d.chunks), "startup", e.cfg.startup)
 	e.serveWaiting()
 	return nil
 }
@@ -394,7 +350,7 @@ func (e *enumerator) exported(result any, err error) error {
 	d := result.(discovery)
 	e.take(d.holder)
 	e.holder, e.live, e.liveLSN = d.holder, d.live, d.liveLSN
-	e.ctx.Log().Info("postgres-cdc: exported a snapshot for the chunks left", "chunks", e.total-len(e.finished), "lsn", pglogrepl.LSN(e.liveLSN))
+	e.ctx.Log().Info("postgres-cdc: exported a snapshot for the chunks left", "chunks", e.chunks.Unread(), "lsn", pglogrepl.LSN(e.liveLSN))
 	e.serveWaiting()
 	return nil
 }
@@ -414,11 +370,7 @@ func (e *enumerator) serveWaiting() {
 		}
 		e.snapWaiting = nil
 	}
-	waiting := e.waiting
-	e.waiting = nil
-	for _, r := range waiting {
-		e.serve(r)
-	}
+	e.chunks.ServeWaiting()
 }
 
 func (e *enumerator) sendSnapshot(subtask int) {
@@ -428,44 +380,19 @@ func (e *enumerator) sendSnapshot(subtask int) {
 
 // HandleSplitRequest answers a reader's request for a split.
 func (e *enumerator) HandleSplitRequest(subtask int) error {
-	if !e.started {
-		e.wait(subtask)
-		return nil
-	}
-	e.serve(subtask)
+	e.chunks.Request(subtask)
 	return nil
 }
 
-func (e *enumerator) wait(subtask int) {
-	if !slices.Contains(e.waiting, subtask) {
-		e.waiting = append(e.waiting, subtask)
+// ready has a chunk read in this run's snapshot; a reader asking for it
+// waits while there is none, and one is exported.
+func (e *enumerator) ready(c *chunk) bool {
+	if e.live == "" {
+		e.ensureLive()
+		return false
 	}
-}
-
-// serve answers a reader's request for a split.
-func (e *enumerator) serve(subtask int) {
-	switch {
-	case len(e.remaining) > 0:
-		if e.live == "" {
-			e.wait(subtask)
-			e.ensureLive()
-			return
-		}
-		c := e.remaining[0]
-		e.remaining = e.remaining[1:]
-		c.snapshot, c.lsn = e.live, e.liveLSN
-		e.ctx.AssignSplits(subtask, encodeChunkSplit(c))
-	case e.cfg.startup == "snapshot" || e.streamAssigned:
-		e.ctx.SignalNoMoreSplits(subtask)
-	case len(e.finished) < e.total || !e.gate.Open():
-		// The stream split waits for the last chunks, and for the
-		// checkpoint that carries their rows.
-		e.wait(subtask)
-	default:
-		e.streamAssigned = true
-		e.ctx.AssignSplits(subtask, encodeStreamSplit(e.streamSplit()))
-		e.ctx.SignalNoMoreSplits(subtask)
-	}
+	c.snapshot, c.lsn = e.live, e.liveLSN
+	return true
 }
 
 // streamSplit returns the stream split: after a snapshot, from the lowest
@@ -475,13 +402,11 @@ func (e *enumerator) streamSplit() *streamSplit {
 	if !e.snapshot() {
 		return &streamSplit{pos: e.start}
 	}
-	s := &streamSplit{}
-	for _, id := range e.finishedIDs() {
-		c := e.finished[id]
+	s := &streamSplit{chunks: e.chunks.Finished()}
+	for _, c := range s.chunks {
 		if s.pos == 0 || c.lsn < s.pos {
 			s.pos = c.lsn
 		}
-		s.chunks = append(s.chunks, c)
 	}
 	return s
 }
@@ -498,32 +423,18 @@ func (e *enumerator) HandleEvent(subtask int, event []byte) error {
 		e.ensureLive()
 		return nil
 	}
-	if len(event) == 0 || event[0] != eventChunkDone {
-		return fmt.Errorf("postgres-cdc: unknown reader event %q", event)
-	}
-	c, _, err := decodeSplit(connector.Split{ID: "event", State: event[1:]})
-	if err != nil || c == nil {
-		return fmt.Errorf("postgres-cdc: bad chunk event: %v", err)
-	}
-	_, known := e.finished[c.id()]
-	e.finished[c.id()] = c
-	e.ctx.SendEvent(subtask, append([]byte{eventChunkAck}, c.id()...))
-	if len(e.finished) == e.total && !known {
+	last, err := e.chunks.HandleEvent(subtask, event)
+	if last {
+		// Every chunk is read: the snapshot is no longer needed.
 		e.release()
-		if !e.streamAssigned && e.gate.Shut(e.ctx) {
-			return nil // until a checkpoint carries the chunks' rows
-		}
-		e.serveWaiting()
 	}
-	return nil
+	return err
 }
 
 // NotifyCheckpointComplete opens the gate of the stream split once the
 // checkpoint taken after the last chunk's report has completed.
 func (e *enumerator) NotifyCheckpointComplete(id int64) error {
-	if e.gate.Complete(id) {
-		e.serveWaiting()
-	}
+	e.chunks.CheckpointComplete(id)
 	return nil
 }
 

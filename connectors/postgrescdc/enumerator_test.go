@@ -3,10 +3,12 @@ package postgrescdc
 import (
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 )
 
 // gateCtx records what an enumerator hands out.
@@ -46,7 +48,10 @@ func (c *gateCtx) streamAssigned() bool {
 // asks for the stream split before the last report.
 func finishChunks(t *testing.T, ctx *gateCtx) *enumerator {
 	t.Helper()
-	e := &enumerator{ctx: ctx, cfg: &config{startup: "initial"}, finished: map[string]*chunk{}}
+	e, err := newEnumerator(ctx, &config{startup: "initial"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := e.discovered(discovery{chunks: chunksOf("public.t", []int64{100}), live: "00000003-00000002-1", liveLSN: 4000}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -63,13 +68,13 @@ func finishChunks(t *testing.T, ctx *gateCtx) *enumerator {
 		if err != nil || c == nil {
 			t.Fatalf("reader %d got %v (%v), not a chunk", r, ctx.assigned[r], err)
 		}
-		c.done = true
+		c.done, c.rows = true, int64(10+r)
 		if r == 0 {
 			if err := e.HandleSplitRequest(0); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := e.HandleEvent(r, append([]byte{eventChunkDone}, encodeChunkSplit(c).State...)); err != nil {
+		if err := e.HandleEvent(r, append([]byte{cdc.EventChunkDone}, encodeChunkSplit(c).State...)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -211,5 +216,44 @@ func TestClosedEnumeratorClosesSnapshot(t *testing.T) {
 			}
 			t.Errorf("with the enumerator closed %s the discovery ended, %s replication connections and temporary slots are still open", when, n)
 		}
+	}
+}
+
+// TestEnumeratorStateRoundTrip: a restored enumerator has the chunks read,
+// with their consistent points and rows, and the snapshot's progress per
+// table; the stream split it hands out starts at their consistent point.
+// A state of an older encoding is refused.
+func TestEnumeratorStateRoundTrip(t *testing.T) {
+	ctx := &gateCtx{p: 2, checkpointing: true, assigned: map[int][]connector.Split{}}
+	e := finishChunks(t, ctx)
+	state, err := e.SnapshotState(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx2 := &gateCtx{p: 1, assigned: map[int][]connector.Split{}}
+	r, err := newEnumerator(ctx2, &config{startup: "initial"}, nil, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.chunks.Progress()
+	if len(p) != 1 || p[0].Table != "public.t" || p[0].Chunks != 2 || p[0].Read != 2 || p[0].Rows != 21 || !p[0].Done() {
+		t.Fatalf("restored progress %+v, want public.t with 2 of 2 chunks and 21 rows read", p)
+	}
+	if err := r.HandleSplitRequest(0); err != nil {
+		t.Fatal(err)
+	}
+	if len(ctx2.assigned[0]) != 1 {
+		t.Fatalf("the restored enumerator handed out %v, want the stream split", ctx2.assigned[0])
+	}
+	_, s, err := decodeSplit(ctx2.assigned[0][0])
+	if err != nil || s == nil {
+		t.Fatalf("the restored enumerator handed out %v (%v), not the stream split", ctx2.assigned[0], err)
+	}
+	if s.pos != 4000 || len(s.chunks) != 2 {
+		t.Fatalf("stream split at %d with %d chunks, want 4000 with 2", s.pos, len(s.chunks))
+	}
+	old := append([]byte{1}, state[1:]...)
+	if _, err := newEnumerator(ctx2, &config{startup: "initial"}, nil, old); err == nil || !strings.Contains(err.Error(), "encoding this version does not read") {
+		t.Fatalf("a state of encoding version 1 gave %v, want it refused", err)
 	}
 }

@@ -3,14 +3,13 @@ package postgrescdc
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pglogrepl"
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/pipeline"
 	"github.com/eddystream/eddy/sql/types"
 )
@@ -21,30 +20,16 @@ import (
 // 'schema-name' and 'table-name', 'heartbeat.interval' in place of
 // 'heartbeat.interval.ms', and no 'changelog-mode' (each table's changes
 // carry their old rows when its replica identity is FULL).
-var pipelineSpec = func() connector.Spec {
-	s := connector.Spec{Name: "postgres", Kind: connector.SourceKind,
-		Description: "Reads every table of a PostgreSQL database that 'tables' matches, for a pipeline: a lock-free, parallel " +
-			"snapshot of their rows, then their changes and schema changes from a logical replication slot (pgoutput), exactly once " +
-			"through checkpoints. The server needs wal_level = logical."}
-	s.Options = append(s.Options,
-		connector.Option{Key: "tables", Type: connector.String, Required: true,
-			Description: "The tables to capture: comma-separated 'database.schema.table' patterns, all of one database (a name), whose schema and table parts are regular expressions matched whole; '\\.' is a regular expression's '.' (app_db.public.\\.* is every table of schema public)."},
-		connector.Option{Key: "tables.exclude", Type: connector.String,
-			Description: "Tables not to capture among those 'tables' matches, in the same form."},
-		connector.Option{Key: "schema-change.enabled", Type: connector.Bool, Default: "true",
-			Description: "Whether schema changes (columns added, dropped or retyped, new tables, TRUNCATE) go down the pipeline as events; without them the sink follows a table's new columns from its rows."},
-		connector.Option{Key: "heartbeat.interval", Type: connector.Duration, Default: "30 s",
-			Description: "How often the source reports its position to the server and asks for the server's: while the captured tables are idle, the position follows the WAL the server writes, so that the slot does not hold it back after the next checkpoint."},
-	)
-	for _, o := range spec.Options {
-		switch o.Key {
-		case "database-name", "schema-name", "table-name", "heartbeat.interval.ms", "changelog-mode":
-		default:
-			s.Options = append(s.Options, o)
-		}
-	}
-	return s
-}()
+var pipelineSpec = cdc.PipelineSpec(spec, "postgres",
+	"Reads every table of a PostgreSQL database that 'tables' matches, for a pipeline: a lock-free, parallel "+
+		"snapshot of their rows, then their changes and schema changes from a logical replication slot (pgoutput), exactly once "+
+		"through checkpoints. The server needs wal_level = logical.",
+	"The tables to capture: comma-separated 'database.schema.table' patterns, all of one database (a name), whose schema and table parts are regular expressions matched whole; '\\.' is a regular expression's '.' (app_db.public.\\.* is every table of schema public).",
+	"columns added, dropped or retyped, new tables, TRUNCATE",
+	[]string{"database-name", "schema-name", "table-name", "heartbeat.interval.ms", "changelog-mode"},
+	connector.Option{Key: "heartbeat.interval", Type: connector.Duration, Default: "30 s",
+		Description: "How often the source reports its position to the server and asks for the server's: while the captured tables are idle, the position follows the WAL the server writes, so that the slot does not hold it back after the next checkpoint."},
+)
 
 // PipelineSource is a postgres source of pipeline events.
 type PipelineSource struct{ cfg *config }
@@ -61,24 +46,16 @@ func NewPipelineSource(o connector.Options) (*PipelineSource, error) {
 
 // NewEnumerator returns the source's enumerator.
 func (s *PipelineSource) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
-	e := &enumerator{ctx: ctx, cfg: s.cfg, finished: map[string]*chunk{}}
-	if restored != nil {
-		if err := e.restore(restored); err != nil {
-			return nil, err
-		}
-	}
-	return e, nil
+	return newEnumerator(ctx, s.cfg, nil, restored)
 }
 
 // NewReader returns the reader of one subtask.
 func (s *PipelineSource) NewReader(ctx connector.ReaderContext) (connector.Reader[pipeline.Event], error) {
-	return &reader[pipeline.Event]{ctx: ctx, cfg: s.cfg, pending: map[string]*chunk{}, live: map[string]uint64{},
-		meta: metaColumns{-1, -1, -1, -1, -1},
-		record: func(t *tableInfo, kind changelog.Kind, row types.Row) pipeline.Event {
-			return pipeline.Event{Kind: pipeline.DataChange, Table: t.tableID(), Schema: t.schema, Change: changelog.Change[types.Row]{Kind: kind, Row: row}}
-		},
-		schemaEvent: func(e pipeline.Event) pipeline.Event { return e },
-	}, nil
+	r := newReader(ctx, s.cfg, nil, func(t *tableInfo, kind changelog.Kind, row types.Row) pipeline.Event {
+		return cdc.DataChange(t.tableID(), t.schema, kind, row)
+	})
+	r.schemaEvent = func(e pipeline.Event) pipeline.Event { return e }
+	return r, nil
 }
 
 type pipelineFactory struct{}
@@ -107,38 +84,12 @@ func (c *config) pipelineTable(t *tableInfo, version int) error {
 		fields[i] = types.F(t.cols[i].name, pipelineType(&t.cols[i]))
 		t.toRow[i] = i
 	}
-	key := make([]string, len(t.pk))
-	for i, k := range t.pk {
-		key[i] = t.cols[k].name
-		fields[k].Type = fields[k].Type.NotNull()
-	}
-	rt, err := types.NewRowType(fields...)
+	schema, err := cdc.PipelineSchema(fields, t.pk, version)
 	if err != nil {
 		return fmt.Errorf("postgres-cdc: table %s: %w", t.id(), err)
 	}
-	t.rt, t.w = rt, types.NewRowWriter(rt, types.NewArena(64<<10))
-	t.schema = &pipeline.Schema{Columns: rt, PrimaryKey: key, Version: version}
+	t.schema, t.rt, t.w = schema, schema.Columns, types.NewRowWriter(schema.Columns, types.NewArena(64<<10))
 	return nil
-}
-
-// typeParams returns the numbers in the first parentheses of a type as
-// format_type writes it: character varying(20) gives 20, numeric(10,2)
-// gives 10 and 2, timestamp(3) with time zone gives 3.
-func typeParams(typeName string) []int {
-	open := strings.IndexByte(typeName, '(')
-	end := strings.IndexByte(typeName, ')')
-	if open < 0 || end < open {
-		return nil
-	}
-	var out []int
-	for _, p := range strings.Split(typeName[open+1:end], ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil {
-			return nil
-		}
-		out = append(out, n)
-	}
-	return out
 }
 
 // pipelineType returns the SQL type of a column in a pipeline. Types the
@@ -149,7 +100,7 @@ func typeParams(typeName string) []int {
 // type (interval, money, inet, bit, arrays, ranges, xml, ...) is STRING
 // too, the server's text of the value.
 func pipelineType(col *column) types.Type {
-	ps := typeParams(col.typeName)
+	ps := cdc.TypeParams(col.typeName)
 	param := func(i, def int) int {
 		if i < len(ps) {
 			return ps[i]
@@ -197,14 +148,7 @@ func pipelineType(col *column) types.Type {
 }
 
 // sortedTables returns the tables sorted by id.
-func sortedTables(m map[string]*tableInfo) []*tableInfo {
-	out := make([]*tableInfo, 0, len(m))
-	for _, t := range m {
-		out = append(out, t)
-	}
-	slices.SortFunc(out, func(a, b *tableInfo) int { return strings.Compare(a.id(), b.id()) })
-	return out
-}
+func sortedTables(m map[string]*tableInfo) []*tableInfo { return cdc.SortedValues(m) }
 
 // announce emits, in a pipeline, the schema of every captured table when
 // the stream starts to be read, so that the sink creates the tables that

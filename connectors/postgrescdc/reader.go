@@ -12,6 +12,7 @@ import (
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/pipeline"
 	"github.com/eddystream/eddy/sql/types"
 )
@@ -27,7 +28,7 @@ type reader[T any] struct {
 	rt     *types.RowType
 	w      *types.RowWriter
 	conv   converter
-	meta   metaColumns
+	meta   cdc.MetaColumns
 	// record makes the record of a change of a table's row.
 	record func(t *tableInfo, kind changelog.Kind, row types.Row) T
 	// schemaEvent, in a pipeline, makes the record of a schema event; nil
@@ -37,48 +38,38 @@ type reader[T any] struct {
 	conn   *pgconn.PgConn
 	tables map[string]*tableInfo // by schema.table, once discovered
 
-	chunks  []*chunk          // chunks to read, in order
-	pending map[string]*chunk // read, waiting for the enumerator's ack
-	acked   []string          // acknowledged, to be finished
+	chunks *cdc.ReaderChunks[*chunk]
 	// live holds the snapshots this run of the job exported, by name, with
 	// their consistent points; newest is the last the enumerator sent.
 	live      map[string]uint64
 	newest    string
 	askedLive bool
 	stream    *streamReader[T]
-	requested bool // a split request is outstanding
-	noMore    bool
 	failed    bool // Read returned an error
 }
 
-// metaColumns are the indexes in the rows of the metadata columns the table
-// asks for, -1 for those it does not.
-type metaColumns struct{ database, schema, table, opTS, rowKind int }
+// newReader returns a reader of a SQL table's rows, or for a pipeline
+// (table nil) of each captured table's own; record makes the records.
+func newReader[T any](ctx connector.ReaderContext, cfg *config, table *connector.Table,
+	record func(t *tableInfo, kind changelog.Kind, row types.Row) T) *reader[T] {
+	r := &reader[T]{ctx: ctx, cfg: cfg, meta: cdc.NoMetaColumns, record: record, live: map[string]uint64{},
+		chunks: cdc.NewReaderChunks(ctx, chunkCodec)}
+	if table != nil {
+		r.schema, r.rt, r.meta = table.Schema, table.RowType(), cdc.MetaColumnsOf(table)
+		r.w = types.NewRowWriter(r.rt, types.NewArena(64<<10))
+	}
+	return r
+}
 
 // AddSplits takes chunks and the stream split.
 func (r *reader[T]) AddSplits(splits []connector.Split) error {
-	for _, s := range splits {
-		c, ss, err := decodeSplit(s)
-		if err != nil {
-			return err
-		}
-		switch {
-		case c != nil && c.done:
-			// Read before a failure; the enumerator may not have heard.
-			r.pending[c.id()] = c
-			r.report(c)
-		case c != nil:
-			r.chunks = append(r.chunks, c)
-		default:
-			r.stream = &streamReader[T]{r: r, split: ss}
-		}
-		r.requested = false
-	}
-	return nil
+	return r.chunks.AddSplits(splits, 's', func(d *cdc.Decoder) {
+		r.stream = &streamReader[T]{r: r, split: readStreamSplit(d)}
+	})
 }
 
 // NoMoreSplits notes that the enumerator has no more splits for the reader.
-func (r *reader[T]) NoMoreSplits() { r.noMore = true }
+func (r *reader[T]) NoMoreSplits() { r.chunks.NoMoreSplits() }
 
 // HandleEvent takes the enumerator's acknowledgements and snapshots.
 func (r *reader[T]) HandleEvent(event []byte) error {
@@ -88,20 +79,10 @@ func (r *reader[T]) HandleEvent(event []byte) error {
 		r.live[name] = binary.BigEndian.Uint64(event[1:9])
 		r.newest, r.askedLive = name, false
 		return nil
-	case len(event) > 0 && event[0] == eventChunkAck:
-		id := string(event[1:])
-		if _, ok := r.pending[id]; ok {
-			// Finished in the next Read; until then checkpoints still hold
-			// it (a restore reports it again, which does no harm).
-			r.acked = append(r.acked, id)
-		}
+	case r.chunks.HandleAck(event):
 		return nil
 	}
 	return fmt.Errorf("postgres-cdc: unknown enumerator event %q", event)
-}
-
-func (r *reader[T]) report(c *chunk) {
-	r.ctx.SendEvent(append([]byte{eventChunkDone}, encodeChunkSplit(c).State...))
 }
 
 // Read reads the next chunk, or the changes of the stream available now.
@@ -114,19 +95,11 @@ func (r *reader[T]) Read(out connector.Output[T]) error {
 }
 
 func (r *reader[T]) read(out connector.Output[T]) error {
-	for _, id := range r.acked {
-		if _, ok := r.pending[id]; ok {
-			delete(r.pending, id)
-			out.Split(id).Finish()
-		}
-	}
-	r.acked = r.acked[:0]
+	r.chunks.FinishAcked(func(id string) { out.Split(id).Finish() })
 	if out.Room() <= 0 {
 		return nil
 	}
-	switch {
-	case len(r.chunks) > 0:
-		c := r.chunks[0]
+	if c, ok := r.chunks.Next(); ok {
 		if _, ok := r.live[c.snapshot]; !ok {
 			if r.newest == "" {
 				// A chunk restored from a checkpoint: its snapshot is gone.
@@ -139,35 +112,25 @@ func (r *reader[T]) read(out connector.Output[T]) error {
 			}
 			c.snapshot, c.lsn = r.newest, r.live[r.newest]
 		}
-		if err := r.readChunk(out, c); err != nil {
+		rows, err := r.readChunk(out, c)
+		if err != nil {
 			return err
 		}
-		r.chunks = r.chunks[1:]
-		c.done = true
-		r.pending[c.id()] = c
-		r.report(c)
+		c.done, c.rows = true, rows
+		r.chunks.Read(c)
 		return nil
-	case r.stream != nil:
+	}
+	if r.stream != nil {
 		return r.stream.read(out)
 	}
-	if !r.requested && !r.noMore {
-		r.requested = true
-		r.ctx.RequestSplit()
-	}
-	time.Sleep(2 * time.Millisecond)
+	r.chunks.Idle()
 	return nil
 }
 
 // SnapshotState returns the chunks the reader holds and the stream's
 // position.
 func (r *reader[T]) SnapshotState(id int64) ([]connector.Split, error) {
-	var out []connector.Split
-	for _, c := range r.chunks {
-		out = append(out, encodeChunkSplit(c))
-	}
-	for _, c := range r.pending {
-		out = append(out, encodeChunkSplit(c))
-	}
+	out := r.chunks.Splits()
 	if r.stream != nil {
 		out = append(out, encodeStreamSplit(r.stream.state(id)))
 	}
@@ -236,22 +199,7 @@ func (r *reader[T]) writer(t *tableInfo) (*types.RowWriter, *types.RowType) {
 
 // setMeta sets the metadata columns of a row of t.
 func (r *reader[T]) setMeta(t *tableInfo, kind changelog.Kind, opTS int64) {
-	w := r.w
-	if r.meta.database >= 0 {
-		w.SetString(r.meta.database, r.cfg.database)
-	}
-	if r.meta.schema >= 0 {
-		w.SetString(r.meta.schema, t.namespace)
-	}
-	if r.meta.table >= 0 {
-		w.SetString(r.meta.table, t.name)
-	}
-	if r.meta.opTS >= 0 {
-		w.SetTimestampMillis(r.meta.opTS, opTS)
-	}
-	if r.meta.rowKind >= 0 {
-		w.SetString(r.meta.rowKind, kind.String())
-	}
+	r.meta.Set(r.w, r.cfg.database, t.namespace, t.name, opTS, kind)
 }
 
 // badRecord reports a row that could not be converted.
@@ -325,17 +273,17 @@ func chunkQuery(t *tableInfo, c *chunk) (string, []int) {
 // readChunk reads a chunk of a table's snapshot in the chunk's exported
 // snapshot, without locks, and emits its rows as inserts in one Read, so
 // that a checkpoint holds all of them or none.
-func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) error {
+func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, err error) {
 	conn, err := r.connection()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	t := r.tables[c.table]
 	if t == nil {
-		return fmt.Errorf("postgres-cdc: table %s of snapshot chunk %s is gone from the server", c.table, c.id())
+		return 0, fmt.Errorf("postgres-cdc: table %s of snapshot chunk %s is gone from the server", c.table, c.ID())
 	}
 	q, cols := chunkQuery(t, c)
-	split := out.Split(c.id())
+	split := out.Split(c.ID())
 	where := "snapshot chunk " + strconv.Itoa(c.index)
 	mrr := conn.Exec(context.Background(), q)
 	var emitErr error
@@ -347,6 +295,7 @@ func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) error {
 				continue
 			}
 			emitErr = r.emitSnapshotRow(out, split, t, cols, vals, where)
+			rows++
 		}
 		if _, err := rr.Close(); err != nil && emitErr == nil {
 			emitErr = err
@@ -360,9 +309,9 @@ func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) error {
 		// next chunk.
 		conn.Close(context.Background())
 		r.conn = nil
-		return fmt.Errorf("postgres-cdc: reading chunk %d of %s in snapshot %s: %w", c.index, t.id(), c.snapshot, emitErr)
+		return 0, fmt.Errorf("postgres-cdc: reading chunk %d of %s in snapshot %s: %w", c.index, t.id(), c.snapshot, emitErr)
 	}
-	return nil
+	return rows, nil
 }
 
 func (r *reader[T]) emitSnapshotRow(out connector.Output[T], split connector.SplitOutput[T],

@@ -5,20 +5,12 @@ import (
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
-	"github.com/eddystream/eddy/sql/types"
+	"github.com/eddystream/eddy/internal/cdc"
 )
 
-// Metadata keys the source offers (METADATA FROM '...'), with Flink CDC's
-// names and types.
-var metadataTypes = map[string]types.Type{
-	"database_name": types.String(),
-	"schema_name":   types.String(),
-	"table_name":    types.String(),
-	"op_ts":         types.TimestampLTZType(3),
-	"row_kind":      types.String(),
-}
-
-var metadataKeys = []string{"database_name", "schema_name", "table_name", "op_ts", "row_kind"}
+// metadataKeys are the metadata keys the source offers (METADATA FROM
+// '...').
+var metadataKeys = []string{cdc.MetaDatabase, cdc.MetaSchema, cdc.MetaTable, cdc.MetaOpTS, cdc.MetaRowKind}
 
 // Source is a postgres-cdc source of a SQL table's changelog.
 type Source struct {
@@ -33,10 +25,8 @@ func NewTableSource(t *connector.Table, o connector.Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range t.Metadata {
-		if _, ok := metadataTypes[k]; !ok {
-			return nil, connector.UnknownMetadata("postgres-cdc", k, metadataKeys...)
-		}
+	if err := cdc.CheckMetadata("postgres-cdc", t, metadataKeys...); err != nil {
+		return nil, err
 	}
 	if cfg.upsert && len(t.PrimaryKey) == 0 {
 		return nil, fmt.Errorf("postgres-cdc: 'changelog-mode' = 'upsert' keys the changes by the table's primary key, and the table declares none: add PRIMARY KEY (...) NOT ENFORCED, or use 'changelog-mode' = 'all'")
@@ -59,38 +49,12 @@ func (s *Source) ChangelogMode() changelog.Mode {
 
 // NewEnumerator returns the source's enumerator.
 func (s *Source) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
-	e := &enumerator{ctx: ctx, cfg: s.cfg, schema: s.table.Schema, finished: map[string]*chunk{}}
-	if restored != nil {
-		if err := e.restore(restored); err != nil {
-			return nil, err
-		}
-	}
-	return e, nil
+	return newEnumerator(ctx, s.cfg, s.table.Schema, restored)
 }
 
 // NewReader returns the reader of one subtask.
 func (s *Source) NewReader(ctx connector.ReaderContext) (connector.Reader[connector.TableRecord], error) {
-	rt := s.table.RowType()
-	r := &reader[connector.TableRecord]{ctx: ctx, cfg: s.cfg, schema: s.table.Schema, rt: rt, w: types.NewRowWriter(rt, types.NewArena(64<<10)),
-		pending: map[string]*chunk{}, live: map[string]uint64{}, meta: metaColumns{-1, -1, -1, -1, -1},
-		record: func(_ *tableInfo, kind changelog.Kind, row types.Row) connector.TableRecord {
-			return connector.TableRecord{Kind: kind, Row: row}
-		}}
-	n := s.table.Schema.Len()
-	for i, k := range s.table.Metadata {
-		switch k {
-		case "database_name":
-			r.meta.database = n + i
-		case "schema_name":
-			r.meta.schema = n + i
-		case "table_name":
-			r.meta.table = n + i
-		case "op_ts":
-			r.meta.opTS = n + i
-		case "row_kind":
-			r.meta.rowKind = n + i
-		}
-	}
+	r := newReader(ctx, s.cfg, s.table, cdc.TableRecord[*tableInfo])
 	return r, nil
 }
 

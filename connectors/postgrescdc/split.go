@@ -4,13 +4,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 )
 
 // splitVersion starts the encoding of every split and of the enumerator's
 // state.
-const splitVersion = 1
+const splitVersion = 2
 
 const streamSplitID = "stream"
 
@@ -28,11 +30,22 @@ type chunk struct {
 	// chunk's rows in transactions whose commit is before it.
 	snapshot string
 	lsn      uint64
-	// done is set once the chunk's rows are emitted.
+	// done is set once the chunk's rows are emitted, rows to their number.
 	done bool
+	rows int64
 }
 
-func (c *chunk) id() string { return fmt.Sprintf("chunk:%s:%d", c.table, c.index) }
+// ID is the chunk's split id.
+func (c *chunk) ID() string { return "chunk:" + c.table + ":" + strconv.Itoa(c.index) }
+
+// Table is the id of the chunk's table.
+func (c *chunk) Table() string { return c.table }
+
+// Done reports whether the chunk is read.
+func (c *chunk) Done() bool { return c.done }
+
+// Rows is the number of the chunk's rows, once read.
+func (c *chunk) Rows() int64 { return c.rows }
 
 // contains tells whether a chunk key value is in the chunk; ok is false
 // for NULL, which belongs to the first chunk.
@@ -50,8 +63,18 @@ const (
 )
 
 func appendChunk(b []byte, c *chunk) []byte {
-	b = appendString(b, c.table)
+	b = cdc.AppendString(b, c.table)
 	b = binary.AppendUvarint(b, uint64(c.index))
+	b = binary.AppendUvarint(b, c.flags())
+	b = binary.AppendVarint(b, c.start)
+	b = binary.AppendVarint(b, c.end)
+	b = cdc.AppendString(b, c.snapshot)
+	b = binary.AppendUvarint(b, c.lsn)
+	return binary.AppendUvarint(b, uint64(c.rows))
+}
+
+// flags returns the flags of the chunk's encodings.
+func (c *chunk) flags() uint64 {
 	flags := uint64(0)
 	if c.hasStart {
 		flags |= flagStart
@@ -62,20 +85,21 @@ func appendChunk(b []byte, c *chunk) []byte {
 	if c.done {
 		flags |= flagDone
 	}
-	b = binary.AppendUvarint(b, flags)
-	b = binary.AppendVarint(b, c.start)
-	b = binary.AppendVarint(b, c.end)
-	b = appendString(b, c.snapshot)
-	return binary.AppendUvarint(b, c.lsn)
+	return flags
 }
 
-func (d *decoder) chunk() *chunk {
-	c := &chunk{table: d.string(), index: int(d.uvarint())}
-	flags := d.uvarint()
+// setFlags sets what flags says of the chunk.
+func (c *chunk) setFlags(flags uint64) {
 	c.hasStart, c.hasEnd, c.done = flags&flagStart != 0, flags&flagEnd != 0, flags&flagDone != 0
-	c.start, c.end = d.varint(), d.varint()
-	c.snapshot = d.string()
-	c.lsn = d.uvarint()
+}
+
+func readChunk(d *cdc.Decoder) *chunk {
+	c := &chunk{table: d.String(), index: d.Int()}
+	c.setFlags(d.Uvarint())
+	c.start, c.end = d.Varint(), d.Varint()
+	c.snapshot = d.String()
+	c.lsn = d.Uvarint()
+	c.rows = int64(d.Uvarint())
 	return c
 }
 
@@ -94,10 +118,10 @@ type streamSplit struct {
 	tables []*tableInfo
 }
 
-func encodeChunkSplit(c *chunk) connector.Split {
-	b := []byte{splitVersion, 'c'}
-	return connector.Split{ID: c.id(), State: appendChunk(b, c)}
-}
+// chunkCodec encodes and decodes the chunks.
+var chunkCodec = cdc.ChunkCodec[*chunk]{Source: "postgres-cdc", Version: splitVersion, Append: appendChunk, Read: readChunk}
+
+func encodeChunkSplit(c *chunk) connector.Split { return chunkCodec.Split(c) }
 
 // encodeStreamSplit encodes the stream split. Its chunks are kept by
 // table, each with its bounds and its consistent point as a difference
@@ -120,18 +144,11 @@ func encodeStreamSplit(s *streamSplit) connector.Split {
 	for _, n := range names {
 		cs := byTable[n]
 		sortChunks(cs)
-		b = appendString(b, n)
+		b = cdc.AppendString(b, n)
 		b = binary.AppendUvarint(b, uint64(len(cs)))
 		prev := uint64(0)
 		for _, c := range cs {
-			flags := uint64(0)
-			if c.hasStart {
-				flags |= flagStart
-			}
-			if c.hasEnd {
-				flags |= flagEnd
-			}
-			b = binary.AppendUvarint(b, flags)
+			b = binary.AppendUvarint(b, c.flags()&^flagDone)
 			if c.hasStart {
 				b = binary.AppendVarint(b, c.start)
 			}
@@ -151,32 +168,31 @@ func encodeStreamSplit(s *streamSplit) connector.Split {
 	return connector.Split{ID: streamSplitID, State: b}
 }
 
-func (d *decoder) streamSplit() *streamSplit {
-	s := &streamSplit{pos: d.uvarint(), skip: int(d.uvarint())}
-	tables := d.uvarint()
-	for i := uint64(0); i < tables && d.err == nil; i++ {
-		name := d.string()
-		n := d.uvarint()
+func readStreamSplit(d *cdc.Decoder) *streamSplit {
+	s := &streamSplit{pos: d.Uvarint(), skip: d.Int()}
+	tables := d.Uvarint()
+	for i := uint64(0); i < tables && d.Err == nil; i++ {
+		name := d.String()
+		n := d.Uvarint()
 		prev := uint64(0)
-		for j := uint64(0); j < n && d.err == nil; j++ {
-			c := &chunk{table: name, index: int(j), done: true}
-			flags := d.uvarint()
-			c.hasStart, c.hasEnd = flags&flagStart != 0, flags&flagEnd != 0
+		for j := uint64(0); j < n && d.Err == nil; j++ {
+			c := &chunk{table: name, index: int(j)}
+			c.setFlags(d.Uvarint() | flagDone)
 			if c.hasStart {
-				c.start = d.varint()
+				c.start = d.Varint()
 			}
 			if c.hasEnd {
-				c.end = d.varint()
+				c.end = d.Varint()
 			}
-			c.lsn = prev + uint64(d.varint())
+			c.lsn = prev + uint64(d.Varint())
 			prev = c.lsn
 			s.chunks = append(s.chunks, c)
 		}
 	}
-	if len(d.b) > 0 {
-		n := d.uvarint()
-		for i := uint64(0); i < n && d.err == nil; i++ {
-			s.tables = append(s.tables, d.table())
+	if d.More() {
+		n := d.Uvarint()
+		for i := uint64(0); i < n && d.Err == nil; i++ {
+			s.tables = append(s.tables, readTable(d))
 		}
 	}
 	return s
@@ -185,85 +201,59 @@ func (d *decoder) streamSplit() *streamSplit {
 // appendTable encodes a pipeline's table as the server describes it, and
 // its schema's version.
 func appendTable(b []byte, t *tableInfo) []byte {
-	b = appendString(b, t.namespace)
-	b = appendString(b, t.name)
+	b = cdc.AppendString(b, t.namespace)
+	b = cdc.AppendString(b, t.name)
 	b = binary.AppendUvarint(b, uint64(t.oid))
-	flags := uint64(0)
-	if t.full {
-		flags = 1
-	}
-	b = binary.AppendUvarint(b, flags)
+	b = cdc.AppendFlag(b, t.full)
 	b = binary.AppendUvarint(b, uint64(len(t.cols)))
 	for _, c := range t.cols {
-		b = appendString(b, c.name)
-		b = appendString(b, c.typeName)
-		b = appendString(b, c.typname)
+		b = cdc.AppendString(b, c.name)
+		b = cdc.AppendString(b, c.typeName)
+		b = cdc.AppendString(b, c.typname)
 		b = binary.AppendUvarint(b, uint64(c.kind))
 		b = binary.AppendUvarint(b, uint64(c.typeOID))
 		b = binary.AppendVarint(b, int64(c.typmod))
-		notNull := uint64(0)
-		if c.notNull {
-			notNull = 1
-		}
-		b = binary.AppendUvarint(b, notNull)
+		b = cdc.AppendFlag(b, c.notNull)
 	}
-	b = binary.AppendUvarint(b, uint64(len(t.pk)))
-	for _, k := range t.pk {
-		b = binary.AppendUvarint(b, uint64(k))
-	}
+	b = cdc.AppendInts(b, t.pk)
 	b = binary.AppendUvarint(b, uint64(t.chunkKey+1))
 	return binary.AppendUvarint(b, uint64(t.schema.Version))
 }
 
 // table decodes what appendTable wrote; the caller gives it its row type
 // (config.pipelineTable) with the version it returns in version.
-func (d *decoder) table() *tableInfo {
-	t := &tableInfo{namespace: d.string(), name: d.string(), oid: uint32(d.uvarint())}
-	t.full = d.uvarint() == 1
-	n := d.uvarint()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		c := column{name: d.string(), typeName: d.string(), typname: d.string(), kind: valueKind(d.uvarint())}
-		c.typeOID, c.typmod = uint32(d.uvarint()), int32(d.varint())
-		c.notNull = d.uvarint() == 1
+func readTable(d *cdc.Decoder) *tableInfo {
+	t := &tableInfo{namespace: d.String(), name: d.String(), oid: uint32(d.Uvarint())}
+	t.full = d.Flag()
+	n := d.Uvarint()
+	for i := uint64(0); i < n && d.Err == nil; i++ {
+		c := column{name: d.String(), typeName: d.String(), typname: d.String(), kind: valueKind(d.Uvarint())}
+		c.typeOID, c.typmod = uint32(d.Uvarint()), int32(d.Varint())
+		c.notNull = d.Flag()
 		t.cols = append(t.cols, c)
 	}
-	n = d.uvarint()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		if k := int(d.uvarint()); k < len(t.cols) {
-			t.pk = append(t.pk, k)
-		} else if d.err == nil {
-			d.err = fmt.Errorf("postgres-cdc: split encoding has a key column out of range")
+	t.pk = d.Ints()
+	for _, k := range t.pk {
+		if k >= len(t.cols) && d.Err == nil {
+			d.Err = fmt.Errorf("postgres-cdc: split encoding has a key column out of range")
 		}
 	}
-	t.chunkKey = int(d.uvarint()) - 1
+	t.chunkKey = d.Int() - 1
 	if t.chunkKey >= len(t.cols) {
 		t.chunkKey = -1
 	}
-	t.version = int(d.uvarint())
+	t.version = d.Int()
 	return t
 }
 
 // decodeSplit decodes a split: a chunk or the stream split.
 func decodeSplit(s connector.Split) (*chunk, *streamSplit, error) {
-	if len(s.State) < 2 || s.State[0] != splitVersion {
-		return nil, nil, fmt.Errorf("postgres-cdc: split %q has an encoding this version does not read", s.ID)
+	var ss *streamSplit
+	c, err := chunkCodec.DecodeSplit(s, 's', func(d *cdc.Decoder) { ss = readStreamSplit(d) })
+	if err != nil {
+		return nil, nil, err
 	}
-	d := &decoder{b: s.State[2:]}
-	switch s.State[1] {
-	case 'c':
-		c := d.chunk()
-		if d.err != nil {
-			return nil, nil, fmt.Errorf("split %q: %w", s.ID, d.err)
-		}
-		return c, nil, nil
-	case 's':
-		ss := d.streamSplit()
-		if d.err != nil {
-			return nil, nil, fmt.Errorf("split %q: %w", s.ID, d.err)
-		}
-		return nil, ss, nil
-	}
-	return nil, nil, fmt.Errorf("postgres-cdc: split %q is of an unknown kind", s.ID)
+	return c, ss, nil
 }
 
 func sortChunks(cs []*chunk) {
@@ -274,55 +264,4 @@ func sortChunks(cs []*chunk) {
 		}
 		return a.start < b.start
 	})
-}
-
-// decoder reads the encodings of the source's splits and state.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = fmt.Errorf("postgres-cdc: split or state encoding is truncated")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = fmt.Errorf("postgres-cdc: split or state encoding is truncated")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) string() string {
-	n := d.uvarint()
-	if d.err != nil {
-		return ""
-	}
-	if n > uint64(len(d.b)) {
-		d.err = fmt.Errorf("postgres-cdc: split or state encoding is truncated")
-		return ""
-	}
-	v := string(d.b[:n])
-	d.b = d.b[n:]
-	return v
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
 }
