@@ -1,35 +1,15 @@
 package mysqlcdc
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/internal/cdc/cdctest"
 	"github.com/eddystream/eddy/pipeline"
 )
-
-// syncBuffer is a buffer safe for the print sink's writers and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestPipelineSourceSchemaChanges reads a database as a pipeline's mysql
 // source while its tables change: a column added, one renamed, a table
@@ -40,7 +20,7 @@ func TestPipelineSourceSchemaChanges(t *testing.T) {
 	s := startServer(t)
 	c := s.conn()
 	db := s.newDatabase(c)
-	exec(t, c,
+	c.Exec(t,
 		"CREATE TABLE "+db+".a (id INT PRIMARY KEY, name VARCHAR(10), flag TINYINT(1), amount DECIMAL(8, 2) NOT NULL)",
 		"CREATE TABLE "+db+".b (id BIGINT UNSIGNED PRIMARY KEY)",
 		"INSERT INTO "+db+".a VALUES (1, 'x', 1, 1.50)",
@@ -57,40 +37,20 @@ func TestPipelineSourceSchemaChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out cdctest.SyncBuffer
 	env := eddy.NewEnvironment(eddy.WithParallelism(1))
 	eddy.WriteTo(pipeline.Apply(eddy.FromSource(env, "mysql", src, eddy.NoWatermarks[pipeline.Event]()), def), "print", pipeline.NewPrintSink(&out))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- env.Execute(ctx, "pipeline source") }()
-	defer func() { cancel(); <-done }()
+	r := cdctest.Execute(t, env, "pipeline source", 2*time.Minute)
 
 	wait := func(lines ...string) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			got := out.String()
-			missing := ""
-			for _, l := range lines {
-				if !strings.Contains(got, strings.ReplaceAll(l, "DB", db)+"\n") {
-					missing = l
-					break
-				}
-			}
-			if missing == "" {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no line %q in the events:\n%s", missing, got)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		cdctest.WaitLines(t, r.Ctx, out.String, "DB", db, lines...)
 	}
 	wait("CREATE TABLE DB.a (id INT NOT NULL, name VARCHAR(10), flag BOOLEAN, amount DECIMAL(8, 2) NOT NULL, PRIMARY KEY (id))",
 		"+I DB.a[1, x, true, 1.50]",
 		"CREATE TABLE DB.b (id DECIMAL(20, 0) NOT NULL, PRIMARY KEY (id))",
 		"+I DB.b[18446744073709551615]")
-	exec(t, c,
+	c.Exec(t,
 		"ALTER TABLE "+db+".a ADD COLUMN note TEXT",
 		"INSERT INTO "+db+".a VALUES (2, 'y', 0, 2.50, 'hello')",
 		"ALTER TABLE "+db+".a RENAME COLUMN name TO label",

@@ -1,18 +1,14 @@
 package mysqlcdc
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/client"
 
-	"github.com/eddystream/eddy/changelog"
-	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc/cdctest"
 	"github.com/eddystream/eddy/internal/testservers"
-	"github.com/eddystream/eddy/sql/types"
 )
 
 func TestMain(m *testing.M) { testservers.Main(m) }
@@ -27,19 +23,22 @@ func startServer(t testing.TB, extra ...string) *server {
 	return &server{MariaDB: testservers.StartMariaDB(t, extra...), t: t}
 }
 
+// conn is a connection to the server, as cdctest uses it.
+type conn struct{ *client.Conn }
+
 // conn opens a connection as root.
-func (s *server) conn() *client.Conn {
+func (s *server) conn() *conn {
 	s.t.Helper()
 	c, err := client.Connect(s.Addr(), "root", "", "")
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	s.t.Cleanup(func() { c.Close() })
-	return c
+	return &conn{c}
 }
 
-// exec runs statements, failing the test on an error.
-func exec(t testing.TB, c *client.Conn, stmts ...string) {
+// Exec runs statements, failing the test on an error.
+func (c *conn) Exec(t testing.TB, stmts ...string) {
 	t.Helper()
 	for _, q := range stmts {
 		if _, err := c.Execute(q); err != nil {
@@ -48,70 +47,17 @@ func exec(t testing.TB, c *client.Conn, stmts ...string) {
 	}
 }
 
-var dbSeq atomic.Int64
-
-// newDatabase creates a database of its own for a test.
-func (s *server) newDatabase(c *client.Conn) string {
-	db := fmt.Sprintf("db%d", dbSeq.Add(1))
-	exec(s.t, c, "CREATE DATABASE "+db)
-	return db
-}
-
-// options returns the connector's options for tables of db.
-func (s *server) options(db, table string, extra ...string) map[string]string {
-	o := map[string]string{
-		"hostname": s.Host, "port": fmt.Sprint(s.Port), "username": "root", "password": "",
-		"database-name": db, "table-name": table, "server-id": "5400-5420",
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		o[extra[i]] = extra[i+1]
-	}
-	return o
-}
-
-// openSource opens a mysql-cdc source of a table with the given schema.
-func openSource(t testing.TB, options map[string]string, tab *connector.Table) connector.Source[connector.TableRecord] {
+// Tx runs statements in one transaction.
+func (c *conn) Tx(t testing.TB, stmts ...string) {
 	t.Helper()
-	src, err := connector.OpenTableSource(connector.Default, "mysql-cdc", options, tab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return src
+	c.Exec(t, "BEGIN")
+	c.Exec(t, stmts...)
+	c.Exec(t, "COMMIT")
 }
 
-// recordKey renders a record for multiset comparisons: its kind and the
-// text of its fields.
-func recordKey(rt *types.RowType) func(connector.TableRecord) string {
-	return func(r connector.TableRecord) string {
-		var b []byte
-		b = append(b, r.Kind.String()...)
-		for i := 0; i < rt.Len(); i++ {
-			b = append(b, '|')
-			b = types.AppendText(b, rt, r.Row, i, nil)
-		}
-		return string(b)
-	}
-}
-
-// record builds a record from the text of its fields.
-func record(t testing.TB, rt *types.RowType, kind changelog.Kind, fields ...string) connector.TableRecord {
-	t.Helper()
-	w := types.NewRowWriter(rt, types.NewArena(256))
-	for i, f := range fields {
-		if f == "NULL" {
-			w.SetNull(i)
-			continue
-		}
-		if err := w.ParseText(i, f, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return connector.TableRecord{Kind: kind, Row: w.Finish().Clone()}
-}
-
-// query returns the rows of a query as text, one string a row with fields
+// Query returns the rows of a query as text, one string a row with fields
 // separated by '|'.
-func query(t testing.TB, c *client.Conn, q string) []string {
+func (c *conn) Query(t testing.TB, q string) []string {
 	t.Helper()
 	r, err := c.Execute(q)
 	if err != nil {
@@ -120,21 +66,59 @@ func query(t testing.TB, c *client.Conn, q string) []string {
 	defer r.Close()
 	var out []string
 	for i := range r.Values {
-		var f []string
+		var row []byte
 		for j := range r.Values[i] {
-			v := r.Values[i][j]
-			switch x := v.Value().(type) {
+			if j > 0 {
+				row = append(row, '|')
+			}
+			switch x := r.Values[i][j].Value().(type) {
 			case nil:
-				f = append(f, "NULL")
+				row = append(row, "NULL"...)
 			case []byte:
-				f = append(f, string(x))
+				row = append(row, x...)
 			default:
-				f = append(f, fmt.Sprint(x))
+				row = fmt.Append(row, x)
 			}
 		}
-		out = append(out, strings.Join(f, "|"))
+		out = append(out, string(row))
 	}
 	return out
 }
 
-var _ = context.Background
+var dbSeq atomic.Int64
+
+// newDatabase creates a database of its own for a test.
+func (s *server) newDatabase(c *conn) string {
+	db := fmt.Sprintf("db%d", dbSeq.Add(1))
+	c.Exec(s.t, "CREATE DATABASE "+db)
+	return db
+}
+
+// createAccounts creates db.accounts with rows 1..n (cdctest.FillAccounts).
+func createAccounts(t testing.TB, c *conn, db string, n int) {
+	t.Helper()
+	c.Exec(t, "CREATE TABLE "+db+".accounts "+cdctest.AccountsColumns)
+	cdctest.FillAccounts(t, c, db+".accounts", 1, n)
+}
+
+// options returns the connector's options for tables of db.
+func (s *server) options(db, table string, extra ...string) map[string]string {
+	return cdctest.Options(map[string]string{
+		"hostname": s.Host, "port": fmt.Sprint(s.Port), "username": "root", "password": "",
+		"database-name": db, "table-name": table, "server-id": "5400-5420",
+	}, extra...)
+}
+
+// accountsTable is the SQL table of db.accounts.
+var accountsTable = cdctest.AccountsTable
+
+// mysqlCDC is the connector under test.
+const mysqlCDC = cdctest.Connector("mysql-cdc")
+
+// openSource opens a source of mysqlCDC, job makes a job of one, and runFails
+// runs one and returns its error.
+var (
+	openSource = mysqlCDC.OpenSource
+	job        = mysqlCDC.Job
+	runFails   = mysqlCDC.RunFails
+)
