@@ -1,212 +1,28 @@
 package postgrescdc
 
 import (
-	"context"
-	"fmt"
-	"math/rand/v2"
-	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/eddystream/eddy"
-	"github.com/eddystream/eddy/changelog"
-	"github.com/eddystream/eddy/connector"
-	"github.com/eddystream/eddy/connector/connectortest"
-	"github.com/eddystream/eddy/sql/types"
+	"github.com/eddystream/eddy/internal/cdc/cdctest"
 )
-
-var accountsTable = &connector.Table{
-	Schema: types.MustRowType(
-		types.F("id", types.Int().NotNull()),
-		types.F("balance", types.BigInt()),
-		types.F("note", types.String()),
-	),
-	PrimaryKey: []int{0},
-}
-
-// createAccounts creates schema.accounts with REPLICA IDENTITY FULL and
-// rows 1..n.
-func createAccounts(t testing.TB, c *pgconn.PgConn, schema string, n int) {
-	t.Helper()
-	run(t, c, "CREATE TABLE "+schema+".accounts (id INT PRIMARY KEY, balance BIGINT, note VARCHAR(32))",
-		"ALTER TABLE "+schema+".accounts REPLICA IDENTITY FULL")
-	for i := 1; i <= n; i += 2000 {
-		var vals []string
-		for j := i; j < i+2000 && j <= n; j++ {
-			vals = append(vals, fmt.Sprintf("(%d, %d, 'n%d')", j, j*10, j))
-		}
-		run(t, c, "INSERT INTO "+schema+".accounts VALUES "+strings.Join(vals, ","))
-	}
-}
-
-// materialize applies a changelog as a multiset: each row's additions
-// minus its retractions. A mirror of the table holds each of its rows once
-// and nothing else.
-func materialize(rt *types.RowType, changes []connector.TableRecord) map[string]int {
-	key := recordKey(rt)
-	m := map[string]int{}
-	for _, c := range changes {
-		k := key(connector.TableRecord{Kind: changelog.Insert, Row: c.Row})
-		k = strings.TrimPrefix(k, "+I|")
-		if c.Kind.IsAddition() {
-			m[k]++
-		} else {
-			m[k]--
-		}
-		if m[k] == 0 {
-			delete(m, k)
-		}
-	}
-	return m
-}
-
-// load runs n random transactions of one to three statements on
-// schema.accounts: updates, deletes, inserts and primary key changes.
-func load(t testing.TB, c *pgconn.PgConn, schema string, seed uint64, first, n int) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 2))
-	next := first
-	for tx := 0; tx < n; tx++ {
-		stmts := []string{"BEGIN"}
-		for k := 0; k <= rng.IntN(3); k++ {
-			id := 1 + rng.IntN(next)
-			switch op := rng.IntN(10); {
-			case op < 5:
-				stmts = append(stmts, fmt.Sprintf("UPDATE %s.accounts SET balance = balance + %d, note = 'u%d' WHERE id = %d", schema, rng.IntN(100)-50, tx, id))
-			case op < 7:
-				stmts = append(stmts, fmt.Sprintf("DELETE FROM %s.accounts WHERE id = %d", schema, id))
-			case op < 9:
-				stmts = append(stmts, fmt.Sprintf("INSERT INTO %s.accounts VALUES (%d, %d, 'i%d')", schema, next, tx, tx))
-				next++
-			default:
-				stmts = append(stmts, fmt.Sprintf("UPDATE %s.accounts SET id = %d WHERE id = %d", schema, next, id))
-				next++
-			}
-		}
-		run(t, c, strings.Join(append(stmts, "COMMIT"), "; "))
-	}
-}
-
-// tableCounts returns the rows of schema.accounts as a multiset.
-func tableCounts(t testing.TB, c *pgconn.PgConn, schema string) map[string]int {
-	want := map[string]int{}
-	for _, r := range rows(t, c, "SELECT id, balance, note FROM "+schema+".accounts") {
-		want[r]++
-	}
-	return want
-}
 
 // TestChangesUnderLoad mirrors a table that a concurrent load inserts
 // into, updates (primary keys too) and deletes from while the source reads
 // its snapshot at parallelism 2 and then its slot, with failures injected
-// downstream three times: at the end the changelog, applied as a multiset,
-// equals the table row for row.
+// downstream: at the end the changelog, applied as a multiset, equals the
+// table row for row.
 func TestChangesUnderLoad(t *testing.T) {
 	s := startServer(t)
 	admin := s.conn()
 	schema, slot := s.newSchema(admin)
-	const initial = 4000
-	createAccounts(t, admin, schema, initial)
-	src := openSource(t, s.options(schema, "accounts", slot, "scan.incremental.snapshot.chunk.size", "300"), accountsTable)
-
-	sink := connectortest.NewMemorySink[connector.TableRecord]()
-	var seen atomic.Int64
-	failAt := map[int64]bool{1000: true, 2000: true, 3000: true}
-	var streamFailed atomic.Bool
-	var failMu sync.Mutex
-	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithCheckpointing(30*time.Millisecond),
-		eddy.WithCheckpointDir(filepath.Join(t.TempDir(), "checkpoints")),
-		eddy.WithRestartStrategy(eddy.FixedDelayRestart(20, 10*time.Millisecond)))
-	st := eddy.FromSource(env, "postgres-cdc", src, eddy.WatermarkStrategy[connector.TableRecord]{})
-	st = eddy.Map(st, func(r connector.TableRecord) connector.TableRecord {
-		n := seen.Add(1)
-		failMu.Lock()
-		fail := failAt[n]
-		delete(failAt, n)
-		failMu.Unlock()
-		if fail {
-			panic(fmt.Sprintf("failure injected at record %d", n))
-		}
-		// And once in the stream, at its first update (the snapshot's rows
-		// are all inserts), when the load outlasts the snapshot.
-		if r.Kind == changelog.UpdateBefore && streamFailed.CompareAndSwap(false, true) {
-			panic(fmt.Sprintf("failure injected at record %d, the stream's first update", n))
-		}
-		return r
-	}).Name("failure hook")
-	eddy.WriteTo(st, "memory sink", sink.Sink())
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- env.Execute(ctx, "postgres-cdc under load") }()
-
-	load(t, s.conn(), schema, 1, initial+1, 1500)
-	want := tableCounts(t, admin, schema)
-	got := waitMirror(t, sink, want, done)
-	cancel()
-	<-done
-	if p := sink.Problems(); len(p) > 0 {
-		t.Errorf("sink problems: %v", p)
-	}
-	if len(failAt) != 0 {
-		t.Errorf("failures not injected (the job read fewer records than expected): %v", failAt)
-	}
-	if !mapsEqual(got, want) {
-		t.Fatalf("the changelog does not mirror the table:\n%s", diffCounts(got, want))
-	}
-}
-
-// waitMirror waits (up to two minutes) for the committed changelog of sink
-// to mirror want, and returns what it mirrors.
-func waitMirror(t testing.TB, sink *connectortest.MemorySink[connector.TableRecord], want map[string]int, done chan error) map[string]int {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		got := materialize(accountsTable.Schema, sink.Committed())
-		if mapsEqual(got, want) || time.Now().After(deadline) {
-			return got
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the job ended: %v", err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-func mapsEqual(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-func diffCounts(got, want map[string]int) string {
-	var lines []string
-	for k, v := range got {
-		if want[k] != v {
-			lines = append(lines, fmt.Sprintf("  %s: %d in the mirror, %d in the table", k, v, want[k]))
-		}
-	}
-	for k, v := range want {
-		if _, ok := got[k]; !ok {
-			lines = append(lines, fmt.Sprintf("  %s: 0 in the mirror, %d in the table", k, v))
-		}
-	}
-	slices.Sort(lines)
-	if len(lines) > 30 {
-		lines = append(lines[:30], fmt.Sprintf("  ... and %d more", len(lines)-30))
-	}
-	return strings.Join(lines, "\n")
+	const rows = 4000
+	createAccounts(t, admin, schema, rows)
+	cdctest.ChangesUnderLoad(t, cdctest.LoadCase{
+		Connector: postgresCDC,
+		Admin:     admin,
+		Load:      s.conn(),
+		Table:     schema + ".accounts",
+		Rows:      rows,
+		Source:    openSource(t, s.options(schema, "accounts", slot, "scan.incremental.snapshot.chunk.size", "300"), accountsTable),
+	})
 }

@@ -4,50 +4,14 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/connector"
-	"github.com/eddystream/eddy/connector/connectortest"
+	"github.com/eddystream/eddy/internal/cdc/cdctest"
 	"github.com/eddystream/eddy/sql/types"
 )
-
-// runFails runs a job of a postgres-cdc source and returns its error.
-func runFails(t *testing.T, options map[string]string, tab *connector.Table) error {
-	t.Helper()
-	src, err := connector.OpenTableSource(connector.Default, "postgres-cdc", options, tab)
-	if err != nil {
-		return err
-	}
-	env := eddy.NewEnvironment(eddy.WithParallelism(1))
-	eddy.WriteTo(eddy.FromSource(env, "postgres-cdc", src, eddy.WatermarkStrategy[connector.TableRecord]{}),
-		"memory sink", connectortest.NewMemorySink[connector.TableRecord]().Sink())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err = env.Execute(ctx, "bad setup")
-	if err == nil {
-		t.Fatal("the job did not fail")
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("the job did not fail within a minute: %v", err)
-	}
-	return err
-}
-
-func wantError(t *testing.T, err error, parts ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error; want one saying %q", parts)
-	}
-	for _, p := range parts {
-		if !strings.Contains(err.Error(), p) {
-			t.Errorf("error %q does not say %q", err, p)
-		}
-	}
-}
 
 // TestBadServerSetups checks the errors of a server whose settings a CDC
 // source cannot work with: each names the setting and the fix.
@@ -57,7 +21,7 @@ func TestBadServerSetups(t *testing.T) {
 		c := s.conn()
 		schema, slot := s.newSchema(c)
 		createAccounts(t, c, schema, 1)
-		wantError(t, runFails(t, s.options(schema, "accounts", slot), accountsTable), "wal_level", "'replica'", "wal_level = logical")
+		cdctest.WantError(t, runFails(t, s.options(schema, "accounts", slot), accountsTable), "wal_level", "'replica'", "wal_level = logical")
 	})
 	t.Run("no free replication slot", func(t *testing.T) {
 		s := startServer(t, "max_replication_slots=1")
@@ -65,7 +29,7 @@ func TestBadServerSetups(t *testing.T) {
 		schema, slot := s.newSchema(c)
 		createAccounts(t, c, schema, 1)
 		run(t, c, "SELECT pg_create_logical_replication_slot('other', 'pgoutput')")
-		wantError(t, runFails(t, s.options(schema, "accounts", slot), accountsTable), "max_replication_slots", "pg_drop_replication_slot")
+		cdctest.WantError(t, runFails(t, s.options(schema, "accounts", slot), accountsTable), "max_replication_slots", "pg_drop_replication_slot")
 	})
 }
 
@@ -86,14 +50,14 @@ func TestBadSetups(t *testing.T) {
 		"GRANT SELECT ON ALL TABLES IN SCHEMA "+schema+" TO eddy")
 	t.Run("wrong password", func(t *testing.T) {
 		err := runFails(t, s.options(schema, "accounts", slot, "username", "eddy", "password", "wr0ng-secret"), accountsTable)
-		wantError(t, err, "refused user 'eddy'", "'password'")
+		cdctest.WantError(t, err, "refused user 'eddy'", "'password'")
 		if strings.Contains(err.Error(), "wr0ng-secret") {
 			t.Errorf("the error shows the password: %v", err)
 		}
 	})
 	t.Run("missing replication attribute", func(t *testing.T) {
 		err := runFails(t, s.options(schema, "accounts", slot, "username", "eddy", "password", "right"), accountsTable)
-		wantError(t, err, "REPLICATION", "ALTER ROLE")
+		cdctest.WantError(t, err, "REPLICATION", "ALTER ROLE")
 		if strings.Contains(err.Error(), "right") {
 			t.Errorf("the error shows the password: %v", err)
 		}
@@ -102,33 +66,33 @@ func TestBadSetups(t *testing.T) {
 		run(t, c, "ALTER ROLE eddy REPLICATION")
 		defer run(t, c, "ALTER ROLE eddy NOREPLICATION")
 		err := runFails(t, s.options(schema, "accounts", slot, "username", "eddy", "password", "right"), accountsTable)
-		wantError(t, err, "CREATE PUBLICATION", "superuser", "debezium.publication.autocreate.mode")
+		cdctest.WantError(t, err, "CREATE PUBLICATION", "superuser", "debezium.publication.autocreate.mode")
 	})
 	t.Run("no such table", func(t *testing.T) {
-		wantError(t, runFails(t, s.options(schema, "nosuch", slot), accountsTable), "no table", "'table-name' = 'nosuch'", "'schema-name' = '"+schema+"'")
+		cdctest.WantError(t, runFails(t, s.options(schema, "nosuch", slot), accountsTable), "no table", "'table-name' = 'nosuch'", "'schema-name' = '"+schema+"'")
 	})
 	t.Run("no primary key", func(t *testing.T) {
-		wantError(t, runFails(t, s.options(schema, "nokey", slot, "changelog-mode", "upsert"), accountsTable),
+		cdctest.WantError(t, runFails(t, s.options(schema, "nokey", slot, "changelog-mode", "upsert"), accountsTable),
 			"nokey has no primary key", "scan.incremental.snapshot.chunk.key-column")
 	})
 	t.Run("no REPLICA IDENTITY FULL", func(t *testing.T) {
-		wantError(t, runFails(t, s.options(schema, "plain", slot), accountsTable),
+		cdctest.WantError(t, runFails(t, s.options(schema, "plain", slot), accountsTable),
 			schema+".plain", "REPLICA IDENTITY FULL", "ALTER TABLE", "'changelog-mode' = 'upsert'")
 	})
 	t.Run("missing column", func(t *testing.T) {
 		tab := &connector.Table{Schema: types.MustRowType(types.F("id", types.Int()), types.F("missing", types.Int()))}
-		wantError(t, runFails(t, s.options(schema, "accounts", slot), tab), `has no column "missing"`, "id, balance, note")
+		cdctest.WantError(t, runFails(t, s.options(schema, "accounts", slot), tab), `has no column "missing"`, "id, balance, note")
 	})
 	t.Run("unmapped type", func(t *testing.T) {
-		wantError(t, runFails(t, s.options(schema, "shapes", slot), accountsTable), `column "note"`, schema+".shapes", "point", "STRING")
+		cdctest.WantError(t, runFails(t, s.options(schema, "shapes", slot), accountsTable), `column "note"`, schema+".shapes", "point", "STRING")
 	})
 	t.Run("wrong type", func(t *testing.T) {
 		tab := &connector.Table{Schema: types.MustRowType(types.F("id", types.Int()), types.F("note", types.Int()))}
-		wantError(t, runFails(t, s.options(schema, "accounts", slot), tab), `column "note"`, schema+".accounts", "character varying(32)", "INT")
+		cdctest.WantError(t, runFails(t, s.options(schema, "accounts", slot), tab), `column "note"`, schema+".accounts", "character varying(32)", "INT")
 	})
 	t.Run("publication without the table", func(t *testing.T) {
 		run(t, c, "CREATE PUBLICATION partial FOR TABLE "+schema+".plain")
-		wantError(t, runFails(t, s.options(schema, "accounts", slot, "debezium.publication.name", "partial"), accountsTable),
+		cdctest.WantError(t, runFails(t, s.options(schema, "accounts", slot, "debezium.publication.name", "partial"), accountsTable),
 			"publication 'partial'", schema+".accounts", "ALTER PUBLICATION")
 	})
 	t.Run("slot in use", func(t *testing.T) {
@@ -142,39 +106,23 @@ func TestBadSetups(t *testing.T) {
 			PluginArgs: []string{"proto_version '1'", "publication_names 'partial'"}}); err != nil {
 			t.Fatal(err)
 		}
-		wantError(t, runFails(t, s.options(schema, "accounts", "busy", "connect.timeout", "1s"), accountsTable), "slot 'busy'", "in use", "'slot.name' of its own")
+		cdctest.WantError(t, runFails(t, s.options(schema, "accounts", "busy", "connect.timeout", "1s"), accountsTable), "slot 'busy'", "in use", "'slot.name' of its own")
 	})
 }
 
 // TestBadOptions checks option errors, before any connection.
 func TestBadOptions(t *testing.T) {
 	base := map[string]string{"hostname": "localhost", "username": "u", "database-name": "d", "schema-name": "s", "table-name": "t", "slot.name": "x"}
-	for _, tc := range []struct {
-		set  map[string]string
-		want []string
-	}{
-		{map[string]string{"decoding.plugin.name": "wal2json"}, []string{"'decoding.plugin.name' = 'wal2json'", "pgoutput"}},
-		{map[string]string{"slot.name": "Bad-Name"}, []string{"slot.name", "lower-case"}},
-		{map[string]string{"table-name": "("}, []string{"'table-name'", "regular expression"}},
-		{map[string]string{"changelog-mode": "retract"}, []string{"changelog-mode", "upsert"}},
-		{map[string]string{"scan.startup.mode": "earliest-offset"}, []string{"scan.startup.mode", "committed-offset"}},
-		{map[string]string{"debezium.publication.autocreate.mode": "some"}, []string{"debezium.publication.autocreate.mode", "filtered"}},
-		{map[string]string{"hostnmae": "x"}, []string{"hostnmae", "hostname"}},
-	} {
-		o := map[string]string{}
-		for k, v := range base {
-			o[k] = v
-		}
-		for k, v := range tc.set {
-			o[k] = v
-		}
-		_, err := connector.OpenTableSource(connector.Default, "postgres-cdc", o, accountsTable)
-		wantError(t, err, tc.want...)
-	}
-	o := map[string]string{"changelog-mode": "upsert"}
-	for k, v := range base {
-		o[k] = v
-	}
-	_, err := connector.OpenTableSource(connector.Default, "postgres-cdc", o, &connector.Table{Schema: accountsTable.Schema})
-	wantError(t, err, "'changelog-mode' = 'upsert'", "PRIMARY KEY")
+	postgresCDC.BadOptions(t, base, accountsTable, []cdctest.BadOption{
+		{Set: map[string]string{"decoding.plugin.name": "wal2json"}, Want: []string{"'decoding.plugin.name' = 'wal2json'", "pgoutput"}},
+		{Set: map[string]string{"slot.name": "Bad-Name"}, Want: []string{"slot.name", "lower-case"}},
+		{Set: map[string]string{"table-name": "("}, Want: []string{"'table-name'", "regular expression"}},
+		{Set: map[string]string{"changelog-mode": "retract"}, Want: []string{"changelog-mode", "upsert"}},
+		{Set: map[string]string{"scan.startup.mode": "earliest-offset"}, Want: []string{"scan.startup.mode", "committed-offset"}},
+		{Set: map[string]string{"debezium.publication.autocreate.mode": "some"}, Want: []string{"debezium.publication.autocreate.mode", "filtered"}},
+		{Set: map[string]string{"hostnmae": "x"}, Want: []string{"hostnmae", "hostname"}},
+	})
+	postgresCDC.BadOptions(t, base, &connector.Table{Schema: accountsTable.Schema}, []cdctest.BadOption{
+		{Set: map[string]string{"changelog-mode": "upsert"}, Want: []string{"'changelog-mode' = 'upsert'", "PRIMARY KEY"}},
+	})
 }

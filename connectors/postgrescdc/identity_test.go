@@ -1,19 +1,15 @@
 package postgrescdc
 
 import (
-	"bytes"
-	"context"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
-	"github.com/eddystream/eddy/connector/connectortest"
+	"github.com/eddystream/eddy/internal/cdc/cdctest"
 )
 
 // bigValue is a value of 32000 characters that the server stores out of
@@ -57,7 +53,7 @@ func TestUpsertMode(t *testing.T) {
 	run(t, c, "CREATE TABLE "+schema+".accounts (id INT PRIMARY KEY, balance BIGINT, note TEXT)",
 		"ALTER TABLE "+schema+".accounts ALTER COLUMN note SET STORAGE EXTERNAL",
 		"INSERT INTO "+schema+".accounts VALUES (1, 10, 'a'), (2, 20, 'b')")
-	var logs lockedBuffer
+	var logs cdctest.SyncBuffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 	defer slog.SetDefault(prev)
@@ -70,48 +66,19 @@ func TestUpsertMode(t *testing.T) {
 		run(t, c, "UPDATE "+schema+".accounts SET balance = 11 WHERE id = 1", "DELETE FROM "+schema+".accounts WHERE id = 2",
 			"UPDATE "+schema+".accounts SET id = 3 WHERE id = 1")
 	}, 6)
-	want := []string{"+I|1|10|a", "+I|2|20|b", "+I|3|11|a", "+U|1|11|a", "-D|1|NULL|NULL", "-D|2|NULL|NULL"}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %q, want %q", got, want)
-	}
+	cdctest.WantKeys(t, got, "+I|1|10|a", "+I|2|20|b", "+I|3|11|a", "+U|1|11|a", "-D|1|NULL|NULL", "-D|2|NULL|NULL")
 	if l := logs.String(); !strings.Contains(l, "REPLICA IDENTITY FULL") || !strings.Contains(l, schema+".accounts") || !strings.Contains(l, "TOAST") {
 		t.Errorf("no warning of the table without REPLICA IDENTITY FULL in the log:\n%s", l)
 	}
 
 	run(t, c, "UPDATE "+schema+".accounts SET note = "+bigValue)
 	src = openSource(t, s.options(schema, "accounts", slot, "changelog-mode", "upsert", "scan.startup.mode", "committed-offset"), accountsTable)
-	env := eddy.NewEnvironment(eddy.WithParallelism(1))
-	eddy.WriteTo(eddy.FromSource(env, "postgres-cdc", src, eddy.WatermarkStrategy[connector.TableRecord]{}),
-		"memory sink", connectortest.NewMemorySink[connector.TableRecord]().Sink())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- env.Execute(ctx, "toast") }()
+	r := job(src).Start(t)
 	time.Sleep(500 * time.Millisecond)
 	run(t, c, "UPDATE "+schema+".accounts SET balance = 12")
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
+	err := r.Wait()
+	if r.Ctx.Err() != nil {
 		t.Fatal("the job did not stop")
 	}
-	wantError(t, err, schema+".accounts", `column "note"`, "TOAST", "REPLICA IDENTITY FULL")
-}
-
-// lockedBuffer is a log destination safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	cdctest.WantError(t, err, schema+".accounts", `column "note"`, "TOAST", "REPLICA IDENTITY FULL")
 }

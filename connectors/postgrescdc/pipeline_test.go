@@ -1,7 +1,6 @@
 package postgrescdc
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,21 +10,18 @@ import (
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/connector/connectortest"
+	"github.com/eddystream/eddy/internal/cdc/cdctest"
 	"github.com/eddystream/eddy/pipeline"
 )
 
 // pipelineOptions returns the options of a 'type: postgres' source block
 // for the tables of schema.
 func (s *server) pipelineOptions(schema, slot string, extra ...string) map[string]string {
-	o := map[string]string{
+	return cdctest.Options(map[string]string{
 		"hostname": s.Host, "port": fmt.Sprint(s.Port), "username": "postgres", "password": "",
 		"tables": "postgres." + schema + `.\.*`, "slot.name": slot,
 		"debezium.publication.name": "pub_" + slot, "heartbeat.interval": "100ms",
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		o[extra[i]] = extra[i+1]
-	}
-	return o
+	}, extra...)
 }
 
 // TestPipelineSourceSchemaChanges reads a schema as a pipeline's postgres
@@ -79,31 +75,11 @@ func TestPipelineSourceSchemaChanges(t *testing.T) {
 		return l
 	}).Name("failure hook")
 	eddy.WriteTo(lines, "memory sink", sink.Sink())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- env.Execute(ctx, "pipeline source") }()
-	defer func() { cancel(); <-done }()
+	r := cdctest.Execute(t, env, "pipeline source", 2*time.Minute)
 
 	wait := func(want ...string) {
 		t.Helper()
-		for {
-			got := strings.Join(sink.Committed(), "\n") + "\n"
-			missing := ""
-			for _, l := range want {
-				if !strings.Contains(got, strings.ReplaceAll(l, "S.", schema+".")+"\n") {
-					missing = l
-					break
-				}
-			}
-			if missing == "" {
-				return
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("no line %q in the events:\n%s", missing, got)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		cdctest.WaitLines(t, r.Ctx, func() string { return strings.Join(sink.Committed(), "\n") + "\n" }, "S.", schema+".", want...)
 	}
 	wait("CREATE TABLE S.a (id INT NOT NULL, name VARCHAR(10), amount DECIMAL(8, 2) NOT NULL, big STRING, at TIMESTAMP_LTZ(3), d DATE, PRIMARY KEY (id))",
 		"+I S.a[1, x, 1.50, 123456789012345678901234567890.123456789, 2024-05-06T05:08:09.123Z, 2024-05-06]",

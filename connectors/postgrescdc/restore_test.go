@@ -1,77 +1,38 @@
 package postgrescdc
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/eddystream/eddy"
-	"github.com/eddystream/eddy/connector"
-	"github.com/eddystream/eddy/connector/connectortest"
+	"github.com/eddystream/eddy/internal/cdc/cdctest"
 )
 
 // restoreRun runs a job of a fresh schema's accounts (3000 rows, chunks of
 // 200) that, once the snapshot is read, gets one transaction of 20000
 // inserts and 3000 updates; failAt injects failures downstream at those
 // records. It returns the committed records.
-func restoreRun(t *testing.T, s *server, failAt map[int64]bool) []string {
+func restoreRun(t *testing.T, s *server, failAt ...int64) []string {
 	t.Helper()
 	admin := s.conn()
 	schema, slot := s.newSchema(admin)
 	createAccounts(t, admin, schema, 3000)
-	src := openSource(t, s.options(schema, "accounts", slot, "scan.incremental.snapshot.chunk.size", "200"), accountsTable)
-	sink := connectortest.NewMemorySink[connector.TableRecord]()
-	var seen atomic.Int64
-	var mu sync.Mutex
-	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithCheckpointing(5*time.Millisecond),
-		eddy.WithCheckpointDir(filepath.Join(t.TempDir(), "checkpoints")),
-		eddy.WithRestartStrategy(eddy.FixedDelayRestart(20, 10*time.Millisecond)))
-	st := eddy.FromSource(env, "postgres-cdc", src, eddy.WatermarkStrategy[connector.TableRecord]{})
-	st = eddy.Map(st, func(r connector.TableRecord) connector.TableRecord {
-		n := seen.Add(1)
-		mu.Lock()
-		fail := failAt[n]
-		delete(failAt, n)
-		mu.Unlock()
-		if fail {
-			panic(fmt.Sprintf("failure injected at record %d", n))
-		}
-		return r
-	}).Name("failure hook")
-	eddy.WriteTo(st, "memory sink", sink.Sink())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- env.Execute(ctx, "restore") }()
-	if err := sink.WaitFor(ctx, 3000); err != nil {
-		t.Fatalf("the snapshot: %v", err)
-	}
-	run(t, admin, "BEGIN; INSERT INTO "+schema+".accounts SELECT g, g, 'big' FROM generate_series(100001, 120000) g; "+
-		"UPDATE "+schema+".accounts SET balance = balance + 1 WHERE id <= 3000; COMMIT")
+	failures := cdctest.NewFailures(false, failAt...)
+	j := job(openSource(t, s.options(schema, "accounts", slot, "scan.incremental.snapshot.chunk.size", "200"), accountsTable))
+	j.Parallelism, j.Checkpoints, j.Restarts, j.Timeout, j.Hook = 2, 5*time.Millisecond, 20, 2*time.Minute, failures.Hook
+	r := j.Start(t)
+	r.WaitFor(t, 3000) // the snapshot
+	admin.Tx(t, "INSERT INTO "+schema+".accounts SELECT g, g, 'big' FROM generate_series(100001, 120000) g",
+		"UPDATE "+schema+".accounts SET balance = balance + 1 WHERE id <= 3000")
 	const total = 3000 + 20000 + 2*3000
-	if err := sink.WaitFor(ctx, total); err != nil {
-		t.Fatalf("the transaction: %v", err)
-	}
+	r.WaitFor(t, total)                // the transaction
 	time.Sleep(200 * time.Millisecond) // anything more would be a duplicate
-	cancel()
-	<-done
-	mu.Lock()
-	defer mu.Unlock()
-	if len(failAt) != 0 {
-		t.Errorf("failures not injected: %v", failAt)
+	r.Stop()
+	if left := failures.Left(); len(left) != 0 {
+		t.Errorf("failures not injected: %v", left)
 	}
-	key := recordKey(accountsTable.Schema)
-	var out []string
-	for _, r := range sink.Committed() {
-		out = append(out, key(r))
-	}
-	slices.Sort(out)
-	return out
+	return cdctest.Keys(accountsTable.Schema, r.Sink.Committed())
 }
 
 // TestRestoreMidSnapshotAndTransaction compares the output of a job that
@@ -82,8 +43,8 @@ func restoreRun(t *testing.T, s *server, failAt map[int64]bool) []string {
 // be the same records, each once.
 func TestRestoreMidSnapshotAndTransaction(t *testing.T) {
 	s := startServer(t)
-	want := restoreRun(t, s, map[int64]bool{})
-	got := restoreRun(t, s, map[int64]bool{1500: true, 3000 + 9000: true, 3000 + 21000: true})
+	want := restoreRun(t, s)
+	got := restoreRun(t, s, 1500, 3000+9000, 3000+21000)
 	if !slices.Equal(got, want) {
 		t.Fatalf("with failures the job emitted %d records, without %d; first differences:\n%s", len(got), len(want), firstDiffs(got, want))
 	}

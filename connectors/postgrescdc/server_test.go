@@ -9,10 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/eddystream/eddy/changelog"
-	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc/cdctest"
 	"github.com/eddystream/eddy/internal/testservers"
-	"github.com/eddystream/eddy/sql/types"
 )
 
 func TestMain(m *testing.M) { testservers.Main(m) }
@@ -27,32 +25,41 @@ func startServer(t testing.TB, extra ...string) *server {
 	return &server{Postgres: testservers.StartPostgres(t, extra...), t: t}
 }
 
+// conn is a connection to the server, as cdctest uses it.
+type conn struct{ *pgconn.PgConn }
+
 // conn opens a connection to database postgres as user postgres.
-func (s *server) conn() *pgconn.PgConn {
+func (s *server) conn() *conn {
 	s.t.Helper()
 	c, err := pgconn.Connect(context.Background(), s.DSN("postgres"))
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	s.t.Cleanup(func() { c.Close(context.Background()) })
-	return c
+	return &conn{c}
 }
 
-// run runs statements, failing the test on an error.
-func run(t testing.TB, c *pgconn.PgConn, stmts ...string) {
+// Exec runs statements, failing the test on an error.
+func (c *conn) Exec(t testing.TB, stmts ...string) {
 	t.Helper()
 	for _, q := range stmts {
-		if _, err := c.Exec(context.Background(), q).ReadAll(); err != nil {
+		if _, err := c.PgConn.Exec(context.Background(), q).ReadAll(); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 }
 
-// rows returns the rows of a query as text, one string a row with fields
-// separated by '|'.
-func rows(t testing.TB, c *pgconn.PgConn, q string) []string {
+// Tx runs statements in one transaction, sent at once.
+func (c *conn) Tx(t testing.TB, stmts ...string) {
 	t.Helper()
-	res, err := c.Exec(context.Background(), q).ReadAll()
+	c.Exec(t, "BEGIN; "+strings.Join(stmts, "; ")+"; COMMIT")
+}
+
+// Query returns the rows of a query as text, one string a row with fields
+// separated by '|'.
+func (c *conn) Query(t testing.TB, q string) []string {
+	t.Helper()
+	res, err := c.PgConn.Exec(context.Background(), q).ReadAll()
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
@@ -73,69 +80,59 @@ func rows(t testing.TB, c *pgconn.PgConn, q string) []string {
 	return out
 }
 
+// run runs statements, failing the test on an error.
+func run(t testing.TB, c *conn, stmts ...string) {
+	t.Helper()
+	c.Exec(t, stmts...)
+}
+
+// rows returns the rows of a query as text (conn.Query).
+func rows(t testing.TB, c *conn, q string) []string {
+	t.Helper()
+	return c.Query(t, q)
+}
+
 var seq atomic.Int64
 
 // newSchema creates a schema of its own for a test, and returns it with a
 // slot name of its own; the slot is dropped when the test ends.
-func (s *server) newSchema(c *pgconn.PgConn) (schema, slot string) {
+func (s *server) newSchema(c *conn) (schema, slot string) {
 	n := seq.Add(1)
 	schema, slot = fmt.Sprintf("s%d", n), fmt.Sprintf("eddy_slot_%d", n)
-	run(s.t, c, "CREATE SCHEMA "+schema)
+	c.Exec(s.t, "CREATE SCHEMA "+schema)
 	s.t.Cleanup(func() {
-		_, _ = c.Exec(context.Background(), "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"+slot+"' AND NOT active").ReadAll()
+		_, _ = c.PgConn.Exec(context.Background(), "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"+slot+"' AND NOT active").ReadAll()
 	})
 	return schema, slot
 }
 
 // options returns the connector's options for tables of schema.
 func (s *server) options(schema, table, slot string, extra ...string) map[string]string {
-	o := map[string]string{
+	return cdctest.Options(map[string]string{
 		"hostname": s.Host, "port": fmt.Sprint(s.Port), "username": "postgres", "password": "",
 		"database-name": "postgres", "schema-name": schema, "table-name": table, "slot.name": slot,
 		"debezium.publication.name": "pub_" + slot, "heartbeat.interval.ms": "100ms",
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		o[extra[i]] = extra[i+1]
-	}
-	return o
+	}, extra...)
 }
 
-// openSource opens a postgres-cdc source of a table with the given schema.
-func openSource(t testing.TB, options map[string]string, tab *connector.Table) connector.Source[connector.TableRecord] {
+// accountsTable is the SQL table of schema.accounts.
+var accountsTable = cdctest.AccountsTable
+
+// createAccounts creates schema.accounts with REPLICA IDENTITY FULL and
+// rows 1..n (cdctest.FillAccounts).
+func createAccounts(t testing.TB, c *conn, schema string, n int) {
 	t.Helper()
-	src, err := connector.OpenTableSource(connector.Default, "postgres-cdc", options, tab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return src
+	c.Exec(t, "CREATE TABLE "+schema+".accounts "+cdctest.AccountsColumns, "ALTER TABLE "+schema+".accounts REPLICA IDENTITY FULL")
+	cdctest.FillAccounts(t, c, schema+".accounts", 1, n)
 }
 
-// recordKey renders a record for multiset comparisons: its kind and the
-// text of its fields.
-func recordKey(rt *types.RowType) func(connector.TableRecord) string {
-	return func(r connector.TableRecord) string {
-		var b []byte
-		b = append(b, r.Kind.String()...)
-		for i := 0; i < rt.Len(); i++ {
-			b = append(b, '|')
-			b = types.AppendText(b, rt, r.Row, i, nil)
-		}
-		return string(b)
-	}
-}
+// postgresCDC is the connector under test.
+const postgresCDC = cdctest.Connector("postgres-cdc")
 
-// record builds a record from the text of its fields.
-func record(t testing.TB, rt *types.RowType, kind changelog.Kind, fields ...string) connector.TableRecord {
-	t.Helper()
-	w := types.NewRowWriter(rt, types.NewArena(256))
-	for i, f := range fields {
-		if f == "NULL" {
-			w.SetNull(i)
-			continue
-		}
-		if err := w.ParseText(i, f, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return connector.TableRecord{Kind: kind, Row: w.Finish().Clone()}
-}
+// openSource opens a source of postgresCDC, job makes a job of one, and runFails
+// runs one and returns its error.
+var (
+	openSource = postgresCDC.OpenSource
+	job        = postgresCDC.Job
+	runFails   = postgresCDC.RunFails
+)

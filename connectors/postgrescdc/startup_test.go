@@ -1,17 +1,13 @@
 package postgrescdc
 
 import (
-	"context"
-	"slices"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jackc/pglogrepl"
 
-	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/connector"
-	"github.com/eddystream/eddy/connector/connectortest"
+	"github.com/eddystream/eddy/internal/cdc/cdctest"
 )
 
 // startupRun runs a source of schema.accounts (tab, or accountsTable),
@@ -22,39 +18,11 @@ func startupRun(t *testing.T, options map[string]string, tab *connector.Table, d
 	if tab == nil {
 		tab = accountsTable
 	}
-	src := openSource(t, options, tab)
-	sink := connectortest.NewMemorySink[connector.TableRecord]()
-	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithCheckpointing(20*time.Millisecond),
-		eddy.WithCheckpointDir(t.TempDir()))
-	eddy.WriteTo(eddy.FromSource(env, "postgres-cdc", src, eddy.WatermarkStrategy[connector.TableRecord]{}), "memory sink", sink.Sink())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- env.Execute(ctx, "startup") }()
-	if during != nil {
-		// The job creates its slot, or reads its start position, first.
-		time.Sleep(700 * time.Millisecond)
-		during()
-	}
-	if n < 0 {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		if err := sink.WaitFor(ctx, n); err != nil {
-			t.Fatalf("waiting for %d records: %v (got %d)", n, err, len(sink.Committed()))
-		}
-		time.Sleep(100 * time.Millisecond) // more would be wrong
-		cancel()
-		<-done
-	}
-	key := recordKey(tab.Schema)
-	var out []string
-	for _, r := range sink.Committed() {
-		out = append(out, key(r))
-	}
-	slices.Sort(out)
-	return out
+	j := job(openSource(t, options, tab))
+	j.Parallelism, j.Checkpoints, j.Timeout = 2, 20*time.Millisecond, 30*time.Second
+	// The job creates its slot, or reads its start position, first; after
+	// n records, more would be wrong.
+	return cdctest.Read(t, j, cdctest.Reading{Schema: tab.Schema, Settle: 700 * time.Millisecond, During: during, N: n, Linger: 100 * time.Millisecond})
 }
 
 // TestStartupModes checks where each 'scan.startup.mode' starts reading.
@@ -62,16 +30,12 @@ func TestStartupModes(t *testing.T) {
 	s := startServer(t)
 	c := s.conn()
 	schema, slot := s.newSchema(c)
-	run(t, c, "CREATE TABLE "+schema+".accounts (id INT PRIMARY KEY, balance BIGINT, note VARCHAR(32))",
-		"ALTER TABLE "+schema+".accounts REPLICA IDENTITY FULL",
-		"INSERT INTO "+schema+".accounts VALUES (1, 10, 'a'), (2, 20, 'b')")
+	createAccounts(t, c, schema, 0)
+	c.Exec(t, "INSERT INTO "+schema+".accounts VALUES (1, 10, 'a'), (2, 20, 'b')")
 
 	t.Run("snapshot", func(t *testing.T) {
 		got := startupRun(t, s.options(schema, "accounts", slot, "scan.startup.mode", "snapshot"), nil, nil, -1)
-		want := []string{"+I|1|10|a", "+I|2|20|b"}
-		if !slices.Equal(got, want) {
-			t.Errorf("got %q, want %q", got, want)
-		}
+		cdctest.WantKeys(t, got, "+I|1|10|a", "+I|2|20|b")
 		if rows(t, c, "SELECT count(*) FROM pg_replication_slots")[0] != "0" {
 			t.Error("a snapshot alone created a replication slot")
 		}
@@ -81,29 +45,20 @@ func TestStartupModes(t *testing.T) {
 			"SELECT pg_create_logical_replication_slot('"+slot+"', 'pgoutput')",
 			"UPDATE "+schema+".accounts SET balance = 11 WHERE id = 1", "DELETE FROM "+schema+".accounts WHERE id = 2")
 		got := startupRun(t, s.options(schema, "accounts", slot, "scan.startup.mode", "committed-offset"), nil, nil, 3)
-		want := []string{"+U|1|11|a", "-D|2|20|b", "-U|1|10|a"}
-		if !slices.Equal(got, want) {
-			t.Errorf("got %q, want %q", got, want)
-		}
+		cdctest.WantKeys(t, got, "+U|1|11|a", "-D|2|20|b", "-U|1|10|a")
 	})
 	t.Run("latest-offset", func(t *testing.T) {
 		run(t, c, "INSERT INTO "+schema+".accounts VALUES (3, 30, 'c')")
 		got := startupRun(t, s.options(schema, "accounts", slot, "scan.startup.mode", "latest-offset"), nil, func() {
 			run(t, c, "INSERT INTO "+schema+".accounts VALUES (4, 40, 'd')")
 		}, 1)
-		want := []string{"+I|4|40|d"}
-		if !slices.Equal(got, want) {
-			t.Errorf("got %q, want %q", got, want)
-		}
+		cdctest.WantKeys(t, got, "+I|4|40|d")
 	})
 	t.Run("initial with an existing slot", func(t *testing.T) {
 		got := startupRun(t, s.options(schema, "accounts", slot), nil, func() {
 			run(t, c, "INSERT INTO "+schema+".accounts VALUES (5, 50, 'e')")
 		}, 4)
-		want := []string{"+I|1|11|a", "+I|3|30|c", "+I|4|40|d", "+I|5|50|e"}
-		if !slices.Equal(got, want) {
-			t.Errorf("got %q, want %q", got, want)
-		}
+		cdctest.WantKeys(t, got, "+I|1|11|a", "+I|3|30|c", "+I|4|40|d", "+I|5|50|e")
 	})
 	t.Run("drop on stop", func(t *testing.T) {
 		_, other := s.newSchema(c)
@@ -128,16 +83,10 @@ func TestHeartbeatAdvancesSlot(t *testing.T) {
 	run(t, c, "CREATE TABLE "+schema+".other (id SERIAL PRIMARY KEY, v TEXT)")
 	src := openSource(t, s.options(schema, "accounts", slot, "debezium.publication.autocreate.mode", "filtered",
 		"heartbeat.interval.ms", "50ms"), accountsTable)
-	sink := connectortest.NewMemorySink[connector.TableRecord]()
-	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
-	eddy.WriteTo(eddy.FromSource(env, "postgres-cdc", src, eddy.WatermarkStrategy[connector.TableRecord]{}), "memory sink", sink.Sink())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- env.Execute(ctx, "heartbeat") }()
-	if err := sink.WaitFor(ctx, 10); err != nil {
-		t.Fatal(err)
-	}
+	j := job(src)
+	j.Checkpoints = 20 * time.Millisecond
+	r := j.Start(t)
+	r.WaitFor(t, 10)
 	confirmed := func() pglogrepl.LSN {
 		r := rows(t, c, "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '"+slot+"'")
 		lsn, err := pglogrepl.ParseLSN(r[0])
@@ -160,13 +109,11 @@ func TestHeartbeatAdvancesSlot(t *testing.T) {
 			break
 		}
 	}
-	cancel()
-	<-done
+	r.Stop()
 	if got < end {
 		t.Fatalf("confirmed_flush_lsn is %s (was %s before the writes), and the WAL of other tables reached %s", got, before, end)
 	}
-	if len(sink.Committed()) != 10 {
-		t.Errorf("the source emitted %d records, want the 10 of its snapshot", len(sink.Committed()))
+	if n := len(r.Sink.Committed()); n != 10 {
+		t.Errorf("the source emitted %d records, want the 10 of its snapshot", n)
 	}
-	_ = strconv.Itoa
 }
