@@ -16,6 +16,7 @@ import (
 	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/connector/connectortest"
 	_ "github.com/eddystream/eddy/connectors/jdbc"
+	"github.com/eddystream/eddy/internal/cdc/cdctest"
 	"github.com/eddystream/eddy/internal/testservers"
 	"github.com/eddystream/eddy/sql"
 	"github.com/eddystream/eddy/sql/types"
@@ -142,19 +143,10 @@ func texts(vals []*string) []string {
 	return out
 }
 
-// row builds a record from the text of its fields.
+// row builds a record of schema from the text of its fields.
 func row(t testing.TB, kind changelog.Kind, fields ...string) connector.TableRecord {
-	w := types.NewRowWriter(schema, types.NewArena(256))
-	for i, f := range fields {
-		if f == "NULL" {
-			w.SetNull(i)
-			continue
-		}
-		if err := w.ParseText(i, f, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return connector.TableRecord{Kind: kind, Row: w.Finish().Clone()}
+	t.Helper()
+	return cdctest.Record(t, schema, kind, fields...)
 }
 
 // fieldsKey renders a record's fields, without its kind.
