@@ -5,39 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/eddystream/eddy/internal/cdc"
 )
 
 // connect opens a connection to the server, retrying as
 // 'connect.max-retries' says. Errors never show the password.
 func (c *config) connect(ctx context.Context) (*client.Conn, error) {
-	var last error
-	for attempt := 0; attempt <= c.retries; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
-			}
-		}
+	open := func() (*client.Conn, error) {
 		conn, err := client.ConnectWithContext(ctx, c.addr(), c.user, c.password, "", c.connectTimeout)
-		if err == nil {
-			// TIMESTAMP values come out in UTC, as the binary log has them.
-			if _, err = conn.Execute("SET time_zone = '+00:00'"); err == nil {
-				return conn, nil
-			}
+		if err != nil {
+			return nil, err
+		}
+		// TIMESTAMP values come out in UTC, as the binary log has them.
+		if _, err = conn.Execute("SET time_zone = '+00:00'"); err != nil {
 			conn.Close()
+			return nil, err
 		}
-		last = err
-		var me *mysql.MyError
-		if errors.As(err, &me) && (me.Code == mysql.ER_ACCESS_DENIED_ERROR || me.Code == mysql.ER_DBACCESS_DENIED_ERROR) {
-			break // a wrong password does not get better
-		}
+		return conn, nil
 	}
-	return nil, c.connError(last)
+	// A wrong password does not get better.
+	denied := func(err error) bool {
+		var me *mysql.MyError
+		return errors.As(err, &me) && (me.Code == mysql.ER_ACCESS_DENIED_ERROR || me.Code == mysql.ER_DBACCESS_DENIED_ERROR)
+	}
+	return cdc.Connect(ctx, c.retries, open, denied, c.connError)
 }
 
 // connError says what a connection failure means and what to do.

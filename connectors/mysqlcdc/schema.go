@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 
+	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/pipeline"
 	"github.com/eddystream/eddy/sql/types"
 )
@@ -171,23 +172,12 @@ func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType
 }
 
 // column returns the index of the column called name (without regard to
-// case), or -1.
-func (t *tableInfo) column(name string) int {
-	for i := range t.cols {
-		if strings.EqualFold(t.cols[i].name, name) {
-			return i
-		}
-	}
-	return -1
-}
+// case, as MySQL compares column names), or -1.
+func (t *tableInfo) column(name string) int { return cdc.ColumnIndex(t.cols, columnName, name) }
 
-func (t *tableInfo) columnNames() string {
-	names := make([]string, len(t.cols))
-	for i, c := range t.cols {
-		names[i] = c.name
-	}
-	return strings.Join(names, ", ")
-}
+func (t *tableInfo) columnNames() string { return cdc.ColumnNames(t.cols, columnName) }
+
+func columnName(c *column) string { return c.name }
 
 // enumValues parses the members of enum('a','b') or set('a','b').
 func enumValues(columnType string) []string {

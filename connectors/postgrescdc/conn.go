@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/eddystream/eddy/internal/cdc"
 )
 
 // sessionParams are the settings of every connection of the source: the
@@ -51,25 +53,11 @@ func (c *config) connect(ctx context.Context, replication bool) (*pgconn.PgConn,
 	if err != nil {
 		return nil, err
 	}
-	var last error
-	for attempt := 0; attempt <= c.retries; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
-			}
-		}
-		conn, err := pgconn.ConnectConfig(ctx, pc)
-		if err == nil {
-			return conn, nil
-		}
-		last = err
-		if code := pgCode(err); code != "" {
-			break // the server answered: trying again gives the same answer
-		}
-	}
-	return nil, c.connError(last, replication)
+	return cdc.Connect(ctx, c.retries,
+		func() (*pgconn.PgConn, error) { return pgconn.ConnectConfig(ctx, pc) },
+		// The server answered: trying again gives the same answer.
+		func(err error) bool { return pgCode(err) != "" },
+		func(err error) error { return c.connError(err, replication) })
 }
 
 // pgCode returns the SQLSTATE of a server error, "" for other errors.

@@ -92,6 +92,14 @@ func (c *config) pipelineTable(t *tableInfo, version int) error {
 	return nil
 }
 
+// plainTypes are the SQL types in a pipeline of the column types that take
+// no parameters, by typname.
+var plainTypes = map[string]types.Type{
+	"int2": types.SmallInt(), "int4": types.Int(), "int8": types.BigInt(),
+	"float4": types.Float(), "float8": types.Double(), "bool": types.Boolean(),
+	"bytea": types.Bytes(), "date": types.DateType(),
+}
+
 // pipelineType returns the SQL type of a column in a pipeline. Types the
 // source reads as values map to their SQL types (the mapping the SQL
 // source's compatibility check accepts); numeric without a precision (or
@@ -108,38 +116,26 @@ func pipelineType(col *column) types.Type {
 		return def
 	}
 	precision := func() int { return min(max(param(0, 6), 0), types.MaxTimePrecision) }
-	t := types.String()
+	t, ok := plainTypes[col.typname]
 	switch {
-	case col.typname == "int2":
-		t = types.SmallInt()
-	case col.typname == "int4":
-		t = types.Int()
-	case col.typname == "int8":
-		t = types.BigInt()
+	case ok:
 	case col.typname == "numeric":
+		t = types.String()
 		if p, s := param(0, 0), param(1, 0); p >= 1 && p <= types.MaxDecimalPrecision && s >= 0 && s <= p {
 			t = types.DecimalType(p, s)
 		}
-	case col.typname == "float4":
-		t = types.Float()
-	case col.typname == "float8":
-		t = types.Double()
-	case col.typname == "bool":
-		t = types.Boolean()
 	case col.typname == "bpchar":
 		t = types.Char(max(param(0, 1), 1))
 	case col.typname == "varchar" && len(ps) == 1 && ps[0] >= 1:
 		t = types.VarChar(ps[0])
-	case col.typname == "bytea":
-		t = types.Bytes()
-	case col.typname == "date":
-		t = types.DateType()
 	case col.typname == "time":
 		t = types.TimeType(precision())
 	case col.typname == "timestamp":
 		t = types.TimestampType(precision())
 	case col.typname == "timestamptz":
 		t = types.TimestampLTZType(precision())
+	default:
+		t = types.String()
 	}
 	if col.notNull {
 		t = t.NotNull()

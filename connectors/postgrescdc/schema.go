@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/pipeline"
 	"github.com/eddystream/eddy/sql/types"
 )
@@ -110,27 +111,11 @@ func (t *tableInfo) quoted() string { return quoteIdent(t.namespace) + "." + quo
 
 // column returns the index of the column called name (an exact match
 // first, then without regard to case), or -1.
-func (t *tableInfo) column(name string) int {
-	for i := range t.cols {
-		if t.cols[i].name == name {
-			return i
-		}
-	}
-	for i := range t.cols {
-		if strings.EqualFold(t.cols[i].name, name) {
-			return i
-		}
-	}
-	return -1
-}
+func (t *tableInfo) column(name string) int { return cdc.ColumnIndex(t.cols, columnName, name) }
 
-func (t *tableInfo) columnNames() string {
-	names := make([]string, len(t.cols))
-	for i, c := range t.cols {
-		names[i] = c.name
-	}
-	return strings.Join(names, ", ")
-}
+func (t *tableInfo) columnNames() string { return cdc.ColumnNames(t.cols, columnName) }
+
+func columnName(c *column) string { return c.name }
 
 // discover lists the tables the source captures, with their columns, and
 // maps them onto the SQL table's schema. With identity, it checks their
