@@ -131,8 +131,8 @@ func WithoutChaining() Option { return func(e *Environment) { e.cfg.DisableChain
 // WithLogger sets the logger of the job.
 func WithLogger(l *slog.Logger) Option { return func(e *Environment) { e.cfg.Log = l } }
 
-// WithCheckpointing takes a checkpoint every interval (which must be
-// positive), into the directory set by WithCheckpointDir. With checkpoints,
+// WithCheckpointing starts a checkpoint every interval (which must be
+// positive; see WithMinPauseBetweenCheckpoints), into the directory set by WithCheckpointDir. With checkpoints,
 // a failed job restarts from the latest one (see WithRestartStrategy) and
 // exactly-once sinks commit when one completes.
 func WithCheckpointing(interval time.Duration) Option {
@@ -142,6 +142,21 @@ func WithCheckpointing(interval time.Duration) Option {
 			return
 		}
 		e.cfg.Checkpoints.Interval = interval
+	}
+}
+
+// WithMinPauseBetweenCheckpoints sets the least time between the end of
+// one checkpoint and the start of the next (default 0), as Flink's
+// 'execution.checkpointing.min-pause' does: checkpoints start every
+// interval, and one that takes longer than the interval is followed by the
+// next once it ends and the pause has passed.
+func WithMinPauseBetweenCheckpoints(d time.Duration) Option {
+	return func(e *Environment) {
+		if d < 0 {
+			e.badOption("WithMinPauseBetweenCheckpoints", d, "the pause must not be negative")
+			return
+		}
+		e.cfg.Checkpoints.MinPause = d
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/eddystream/eddy"
-	"github.com/eddystream/eddy/connector"
 	_ "github.com/eddystream/eddy/connectors/all" // the built-in connectors and formats
 	"github.com/eddystream/eddy/sql"
 )
@@ -18,7 +17,8 @@ import (
 // runSQL runs the SQL script in file as a job: its DDL builds the catalog,
 // its INSERTs (and queries, which print their changes) run as one job.
 // The settings parallelism.default, execution.checkpointing.interval and
-// pipeline.name apply when the matching flag is not given.
+// pipeline.name apply when the matching flag is not given, as does
+// execution.checkpointing.min-pause.
 func runSQL(cmd *cobra.Command, file string, parallelism int, opts []eddy.Option, rest restFlags) error {
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -56,13 +56,11 @@ func runSQL(cmd *cobra.Command, file string, parallelism int, opts []eddy.Option
 		}
 		opts = append(opts, eddy.WithParallelism(p))
 	}
-	if v, ok := set["execution.checkpointing.interval"]; ok && !cmd.Flags().Changed("checkpoint-interval") {
-		d, err := connector.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("%s: SET 'execution.checkpointing.interval' = '%s': want a positive duration such as '10 s'", file, v)
-		}
-		opts = append(opts, eddy.WithCheckpointing(d))
+	ckpt, err := checkpointSettings(set, !cmd.Flags().Changed("checkpoint-interval"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
 	}
+	opts = append(opts, ckpt...)
 	env := eddy.NewEnvironment(opts...)
 	if err := s.Build(env); err != nil {
 		return fmt.Errorf("%s: %w", file, err)

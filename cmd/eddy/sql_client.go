@@ -16,7 +16,6 @@ import (
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/changelog"
-	"github.com/eddystream/eddy/connector"
 	_ "github.com/eddystream/eddy/connectors/all" // the built-in connectors and formats
 	"github.com/eddystream/eddy/sql"
 	"github.com/eddystream/eddy/sql/types"
@@ -527,7 +526,8 @@ func (c *sqlClient) jobName(text string) string {
 }
 
 // newEnv returns the environment of a job with the session's settings:
-// its parallelism, checkpoints ('execution.checkpointing.interval', under
+// its parallelism, checkpoints ('execution.checkpointing.interval' and
+// 'execution.checkpointing.min-pause', under
 // 'state.checkpoints.dir'/<job id>) and the savepoint to start from
 // ('execution.savepoint.path').
 func (c *sqlClient) newEnv(id string) (*eddy.Environment, error) {
@@ -537,13 +537,11 @@ func (c *sqlClient) newEnv(id string) (*eddy.Environment, error) {
 	}
 	opts := []eddy.Option{eddy.WithParallelism(p)}
 	set := c.session.Settings()
-	if v, ok := set["execution.checkpointing.interval"]; ok {
-		d, err := connector.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("SET 'execution.checkpointing.interval' = '%s': want a positive duration such as '10 s'", v)
-		}
-		opts = append(opts, eddy.WithCheckpointing(d))
+	ckpt, err := checkpointSettings(set, true)
+	if err != nil {
+		return nil, err
 	}
+	opts = append(opts, ckpt...)
 	if v, ok := set["state.checkpoints.dir"]; ok && v != "" {
 		opts = append(opts, eddy.WithCheckpointDir(filepath.Join(strings.TrimPrefix(v, "file://"), id)))
 	}
@@ -826,6 +824,6 @@ query's result shows: a table kept up to date in place, the changes as they come
 printed as they come. q or Ctrl-C stops the query. Other settings of the client:
 'table.dml-sync' = 'true' (an INSERT runs to its end before the next statement),
 'sql-client.execution.max-table-result.rows', 'parallelism.default',
-'execution.checkpointing.interval', 'state.checkpoints.dir', 'state.savepoints.dir',
+'execution.checkpointing.interval', 'execution.checkpointing.min-pause', 'state.checkpoints.dir', 'state.savepoints.dir',
 'execution.savepoint.path' (the savepoint the next jobs start from), 'pipeline.name'.
 `

@@ -159,6 +159,13 @@ SELECT id, sent_us FROM events;
 	}
 	report("postgres", pgLat)
 	report("query", blackhole)
+	var ckpt []time.Duration
+	for _, c := range env.CheckpointStats() {
+		ckpt = append(ckpt, c.Duration)
+	}
+	if len(ckpt) > 0 {
+		report("checkpoint", ckpt)
+	}
 	b.ReportMetric(float64(total)/wall.Seconds(), "changes/s")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(total), "CPU-µs/change")
 }

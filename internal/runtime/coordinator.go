@@ -103,7 +103,10 @@ type coordinator struct {
 	finished   map[*task]bool
 	pending    *pending
 	lastDone   time.Time
-	stop       bool
+	// lastTriggered is when the last checkpoint started (the job's start
+	// before the first).
+	lastTriggered time.Time
+	stop          bool
 
 	statsMu sync.Mutex
 	stats   []CheckpointStats
@@ -139,7 +142,7 @@ func newCoordinator(cfg Config, restore *checkpoint.Loaded, done <-chan struct{}
 	c := &coordinator{
 		done: done,
 		cfg:  cfg, acks: make(chan ack, 64), resolved: make(chan resolution, 64), savepoints: make(chan savepointRequest),
-		nextID: 1, finished: map[*task]bool{}, lastDone: time.Now(),
+		nextID: 1, finished: map[*task]bool{}, lastTriggered: time.Now(),
 	}
 	if restore != nil {
 		c.nextID = restore.Metadata.ID + 1
@@ -196,13 +199,31 @@ func (c *coordinator) savepoint(ctx context.Context, dir string, stop bool) (str
 
 func (c *coordinator) run(ctx context.Context) error {
 	interval := c.cfg.Checkpoints.Interval
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(time.Second) // for timeouts
 	if interval > 0 {
 		tick.Reset(min(interval, 100*time.Millisecond))
 	}
 	defer tick.Stop()
+	// due fires when the next periodic checkpoint is due: interval after
+	// the start of the last one, and at least the minimum pause after its
+	// end.
+	due := time.NewTimer(time.Hour)
+	defer due.Stop()
 	for {
+		var dueC <-chan time.Time
+		if interval > 0 && c.pending == nil {
+			at := c.lastTriggered.Add(interval)
+			if p := c.lastDone.Add(c.cfg.Checkpoints.MinPause); p.After(at) {
+				at = p
+			}
+			due.Reset(time.Until(at))
+			dueC = due.C
+		}
 		select {
+		case <-dueC:
+			if c.pending == nil {
+				c.trigger(nil)
+			}
 		case <-ctx.Done():
 			c.abort("the job stopped")
 			return nil
@@ -218,9 +239,6 @@ func (c *coordinator) run(ctx context.Context) error {
 					return fmt.Errorf("runtime: the final checkpoint %d of job %q timed out after %v; raise the checkpoint timeout (eddy.WithCheckpointTimeout)", p.id, c.cfg.Name, c.cfg.Checkpoints.Timeout)
 				}
 				c.abort(fmt.Sprintf("checkpoint %d timed out after %v", p.id, c.cfg.Checkpoints.Timeout))
-			}
-			if interval > 0 && c.pending == nil && now.Sub(c.lastDone) >= interval {
-				c.trigger(nil)
 			}
 		case a := <-c.acks:
 			if a.ended {
@@ -322,7 +340,8 @@ var errStopped = errors.New("runtime: job stopped with a savepoint")
 func (c *coordinator) trigger(sp *savepointRequest) {
 	id := c.nextID
 	c.nextID++
-	c.pending = &pending{id: id, started: time.Now(), acks: map[*task][]*OperatorSnapshot{}, finished: map[*task]bool{}, savepoint: sp}
+	c.lastTriggered = time.Now()
+	c.pending = &pending{id: id, started: c.lastTriggered, acks: map[*task][]*OperatorSnapshot{}, finished: map[*task]bool{}, savepoint: sp}
 	if sp != nil {
 		c.savepointsMu.Lock()
 		if c.savepointIDs == nil {

@@ -53,9 +53,13 @@ type Config struct {
 
 // CheckpointConfig configures checkpointing.
 type CheckpointConfig struct {
-	// Interval is the time between the end of one checkpoint and the start
-	// of the next; 0 disables periodic checkpoints.
+	// Interval is the time between the starts of two checkpoints; 0
+	// disables periodic checkpoints. A checkpoint that takes longer than
+	// Interval is followed by the next once it ends (and MinPause passed).
 	Interval time.Duration
+	// MinPause is the least time between the end of one checkpoint and the
+	// start of the next.
+	MinPause time.Duration
 	// Timeout aborts a checkpoint that has not completed in this time.
 	Timeout time.Duration
 	// Storage keeps completed checkpoints; required when Interval > 0.
