@@ -29,6 +29,10 @@ type Definition struct {
 	Parallelism int
 	// Behavior is 'pipeline.schema.change.behavior' (default lenient).
 	Behavior Behavior
+	// SchemaChanges are the types of schema change the sink applies, from
+	// its keys 'include.schema.changes' and 'exclude.schema.changes'; nil
+	// for all.
+	SchemaChanges SchemaChangeTypes
 	// LocalTimeZone is 'pipeline.local-time-zone', empty if not set.
 	LocalTimeZone string
 }
@@ -103,7 +107,9 @@ func Parse(src []byte, file string) (*Definition, error) {
 		case "source":
 			d.Source, err = endpoint(file, kv)
 		case "sink":
-			d.Sink, err = endpoint(file, kv)
+			if d.Sink, err = endpoint(file, kv); err == nil {
+				err = d.schemaChangeTypes()
+			}
 		case "route":
 			err = d.routes(kv)
 		case "transform":
@@ -238,8 +244,15 @@ func endpoint(file string, kv keyValue) (Endpoint, error) {
 		return e, err
 	}
 	for _, o := range kvs {
-		v, err := scalar(file, o.value)
-		if err != nil {
+		var v string
+		if o.key == "include.schema.changes" || o.key == "exclude.schema.changes" {
+			// Flink CDC writes these as YAML lists.
+			l, err := list(file, o.value)
+			if err != nil {
+				return e, err
+			}
+			v = strings.Join(l, ",")
+		} else if v, err = scalar(file, o.value); err != nil {
 			return e, err
 		}
 		switch o.key {
@@ -255,6 +268,36 @@ func endpoint(file string, kv keyValue) (Endpoint, error) {
 		return e, definitionError(file, kv.line, "the %s block has no 'type'", kv.key)
 	}
 	return e, nil
+}
+
+// schemaChangeTypes takes the sink block's 'include.schema.changes' and
+// 'exclude.schema.changes' out of its options.
+func (d *Definition) schemaChangeTypes() error {
+	var lists [2][]string
+	line := d.Sink.Line
+	for i, key := range []string{"include.schema.changes", "exclude.schema.changes"} {
+		v, ok := d.Sink.Options[key]
+		if !ok {
+			continue
+		}
+		line = d.Sink.Lines[key]
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				lists[i] = append(lists[i], n)
+			}
+		}
+		delete(d.Sink.Options, key)
+		delete(d.Sink.Lines, key)
+	}
+	if lists[0] == nil && lists[1] == nil {
+		return nil
+	}
+	t, err := ParseSchemaChangeTypes(lists[0], lists[1])
+	if err != nil {
+		return definitionError(d.File, line, "%v", err)
+	}
+	d.SchemaChanges = t
+	return nil
 }
 
 // sequence returns the mappings of a sequence of mappings.

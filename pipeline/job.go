@@ -47,6 +47,6 @@ func Apply(events *eddy.Stream[Event], d *Definition) *eddy.Stream[Event] {
 	}).Name("transform and route").UID("pipeline-transform")
 	bySinkTable := eddy.KeyBy(routedEvents, func(r routed) string { return r.Event.Table.String() })
 	return eddy.ProcessKeyed(bySinkTable, func() eddy.KeyedProcessFunction[string, routed, Event] {
-		return &schemaOperator{behavior: d.Behavior}
+		return &schemaOperator{behavior: d.Behavior, applies: d.SchemaChanges}
 	}).Name("schema operator").UID("pipeline-schema")
 }

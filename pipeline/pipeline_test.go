@@ -52,7 +52,11 @@ func parseCase(input string) (*Definition, []Event, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("no '---' between the definition and the events")
 	}
-	def, err := Parse([]byte("source:\n  type: test\nsink:\n  type: test\n"+yaml), "case.yaml")
+	head := "source:\n  type: test\n"
+	if !strings.Contains(yaml, "sink:\n") {
+		head += "sink:\n  type: test\n"
+	}
+	def, err := Parse([]byte(head+yaml), "case.yaml")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -23,8 +23,11 @@ type sinkTable struct {
 // table's events stay in order.
 type schemaOperator struct {
 	behavior Behavior
-	tables   state.Value[sinkTable]
-	arena    *types.Arena
+	// applies are the types of schema change the sink applies (nil: all);
+	// the sink table keeps its schema for the others.
+	applies SchemaChangeTypes
+	tables  state.Value[sinkTable]
+	arena   *types.Arena
 	// cache holds the decoded state of the sink tables seen, with the
 	// source schemas (as the source shares them) known to be current.
 	cache map[string]*cachedTable
@@ -95,6 +98,13 @@ func (o *schemaOperator) ProcessElement(ctx *eddy.KeyedContext[string, Event], r
 		case Exception:
 			return fmt.Errorf("pipeline: %s of %s (%s): 'schema.change.behavior' is exception", e.Kind, r.Source, e.DDL)
 		case Evolve, TryEvolve:
+			name := TruncateTableType
+			if e.Kind == DropTable {
+				name = DropTableType
+			}
+			if !o.applies.Applies(name) {
+				break
+			}
 			ctx.Emit(Event{Kind: e.Kind, Table: e.Table, Schema: st.Sink, DDL: e.DDL, Tolerant: o.behavior == TryEvolve})
 			if e.Kind == DropTable {
 				delete(o.cache, ctx.Key())
@@ -149,6 +159,9 @@ func (o *schemaOperator) evolve(ctx *eddy.KeyedContext[string, Event], st *sinkT
 		return -1
 	}
 	for _, c := range changes {
+		if !o.applies.Applies(c.Kind.typeName()) {
+			continue
+		}
 		lenient := o.behavior == Lenient
 		switch c.Kind {
 		case AddColumn:
@@ -167,7 +180,7 @@ func (o *schemaOperator) evolve(ctx *eddy.KeyedContext[string, Event], st *sinkT
 			}
 			if lenient {
 				// The column stays, NULL from then on: it must take NULL.
-				if nullable := keepNullable(fields, i, key); nullable != nil {
+				if nullable := o.keepNullable(fields, i, key); nullable != nil {
 					apply = append(apply, *nullable)
 				}
 				continue
@@ -182,10 +195,10 @@ func (o *schemaOperator) evolve(ctx *eddy.KeyedContext[string, Event], st *sinkT
 				continue
 			}
 			if lenient {
-				if nullable := keepNullable(fields, i, key); nullable != nil {
+				if nullable := o.keepNullable(fields, i, key); nullable != nil {
 					apply = append(apply, *nullable)
 				}
-				if index(c.NewName) < 0 {
+				if index(c.NewName) < 0 && o.applies.Applies(AddColumnType) {
 					t := fields[i].Type.Nullable()
 					fields = append(fields, types.F(c.NewName, t))
 					apply = append(apply, SchemaChange{Kind: AddColumn, Column: c.NewName, Type: t, Position: len(fields) - 1})
@@ -222,9 +235,10 @@ func (o *schemaOperator) evolve(ctx *eddy.KeyedContext[string, Event], st *sinkT
 // keepNullable makes the column fields[i], which lenient keeps in the sink
 // table though the source has it no more, nullable, and returns the change
 // that says so; nil if it takes NULL already or is part of the key (whose
-// rows then fail, naming the column).
-func keepNullable(fields []types.Field, i int, key []string) *SchemaChange {
-	if fields[i].Type.IsNullable() || slices.Contains(key, fields[i].Name) {
+// rows then fail, naming the column), or if the sink does not apply
+// alter.column.type.
+func (o *schemaOperator) keepNullable(fields []types.Field, i int, key []string) *SchemaChange {
+	if fields[i].Type.IsNullable() || slices.Contains(key, fields[i].Name) || !o.applies.Applies(AlterColumnTypeType) {
 		return nil
 	}
 	fields[i].Type = fields[i].Type.Nullable()
