@@ -11,13 +11,45 @@ import (
 	"github.com/eddystream/eddy/sql/types"
 )
 
+// valueOptions are the options of reading values: 'server-time-zone' and
+// 'jdbc.properties.zeroDateTimeBehavior'.
+type valueOptions struct {
+	zone      *time.Location
+	zeroDates string // CONVERT_TO_NULL, ROUND or EXCEPTION
+}
+
+// zeroDate handles a zero date ('0000-00-00', with a time or not), which
+// no SQL date or timestamp holds, as 'jdbc.properties.zeroDateTimeBehavior'
+// says: as text into a STRING column; otherwise NULL (CONVERT_TO_NULL,
+// the default; an error for a NOT NULL column), the first day of year 1
+// (ROUND), or an error (EXCEPTION). It returns the text to read instead
+// and true, or false once it has set the field or failed.
+func (o valueOptions) zeroDate(w *types.RowWriter, i int, t types.Type, s string) (string, bool, error) {
+	if t.IsString() {
+		w.SetString(i, s)
+		return "", false, nil
+	}
+	switch o.zeroDates {
+	case "ROUND":
+		return "0001-01-01" + s[len("0000-00-00"):], true, nil
+	case "EXCEPTION":
+		return "", false, fmt.Errorf("the zero date %q and 'jdbc.properties.zeroDateTimeBehavior' is EXCEPTION: set it to CONVERT_TO_NULL (NULL) or ROUND (0001-01-01)", s)
+	}
+	if !t.IsNullable() {
+		return "", false, fmt.Errorf("the zero date %q cannot be read into a NOT NULL column as NULL: declare the column nullable or set 'jdbc.properties.zeroDateTimeBehavior' = 'ROUND' (0001-01-01)", s)
+	}
+	w.SetNull(i)
+	return "", false, nil
+}
+
 // setValue sets field i of w (of type t) from a value of column c: a value
 // of the snapshot's text protocol (int64, uint64, float64, []byte) or one
 // the binary log decoded (the integer types, float32, float64, string,
-// []byte). zone is 'server-time-zone'. ENUM and SET values come as their
-// names from a snapshot and as numbers from the binary log; BIT values as
-// big-endian bytes and as a number.
-func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, zone *time.Location) error {
+// []byte), as o says. ENUM and SET values come as their names from a
+// snapshot and as numbers from the binary log; BIT values as big-endian
+// bytes and as a number.
+func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, o valueOptions) error {
+	zone := o.zone
 	if v == nil {
 		w.SetNull(i)
 		return nil
@@ -48,15 +80,22 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, zone *t
 		}
 	case "date":
 		if s, ok := textOf(v); ok && strings.HasPrefix(s, "0000-00-00") {
-			return setZeroDate(w, i, t, s)
+			r, read, err := o.zeroDate(w, i, t, s)
+			if !read {
+				return err
+			}
+			v = r
 		}
-	case "datetime":
+	case "datetime", "timestamp":
 		if s, ok := textOf(v); ok {
-			return setDateTime(w, i, t, s, zone, false)
-		}
-	case "timestamp":
-		if s, ok := textOf(v); ok {
-			return setDateTime(w, i, t, s, zone, true)
+			if strings.HasPrefix(s, "0000-00-00") {
+				r, read, err := o.zeroDate(w, i, t, s)
+				if !read {
+					return err
+				}
+				s = r
+			}
+			return setDateTime(w, i, t, s, zone, c.dataType == "timestamp")
 		}
 	}
 	if c.isInteger() {
@@ -234,22 +273,8 @@ func setText(w *types.RowWriter, i int, t types.Type, s string, zone *time.Locat
 // clock: as a TIMESTAMP it is taken as it is, as a TIMESTAMP_LTZ it is read
 // in the server's time zone. A TIMESTAMP is an instant, which the source
 // reads in UTC: as a TIMESTAMP_LTZ it is that instant, as a TIMESTAMP the
-// wall clock of the server's time zone. Zero dates ('0000-00-00 ...') are
-// NULL.
-// setZeroDate sets a zero date ('0000-00-00'), which no SQL type holds, as
-// NULL.
-func setZeroDate(w *types.RowWriter, i int, t types.Type, s string) error {
-	if !t.IsNullable() {
-		return fmt.Errorf("the zero date %q cannot be read into a NOT NULL column", s)
-	}
-	w.SetNull(i)
-	return nil
-}
-
+// wall clock of the server's time zone.
 func setDateTime(w *types.RowWriter, i int, t types.Type, s string, zone *time.Location, instant bool) error {
-	if strings.HasPrefix(s, "0000-00-00") {
-		return setZeroDate(w, i, t, s)
-	}
 	if t.IsString() {
 		w.SetString(i, s)
 		return nil

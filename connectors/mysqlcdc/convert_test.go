@@ -1,6 +1,7 @@
 package mysqlcdc
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -10,10 +11,15 @@ import (
 // convert sets a one-column row from a value of column c and returns the
 // field's text, "NULL" for NULL.
 func convert(t *testing.T, typ types.Type, c *column, v any) (string, error) {
+	return convertWith(t, typ, c, v, valueOptions{zone: time.UTC})
+}
+
+// convertWith is convert with the options o.
+func convertWith(t *testing.T, typ types.Type, c *column, v any, o valueOptions) (string, error) {
 	t.Helper()
 	rt := types.MustRowType(types.Field{Name: "v", Type: typ})
 	w := types.NewRowWriter(rt, types.NewArena(256))
-	if err := setValue(w, 0, typ, c, v, time.UTC); err != nil {
+	if err := setValue(w, 0, typ, c, v, o); err != nil {
 		return "", err
 	}
 	row := w.Finish()
@@ -57,26 +63,43 @@ func TestUnsignedFromBinlog(t *testing.T) {
 }
 
 // TestZeroDates reads zero dates of DATE, DATETIME and TIMESTAMP columns,
-// from the snapshot ([]byte) and the binary log (string), as NULL, and
-// refuses them for NOT NULL columns.
+// from the snapshot ([]byte) and the binary log (string), as each
+// 'jdbc.properties.zeroDateTimeBehavior' says: NULL by default (refused for
+// NOT NULL columns), 0001-01-01 with ROUND, an error with EXCEPTION, and
+// always as text into a STRING column.
 func TestZeroDates(t *testing.T) {
 	for _, tc := range []struct {
 		dataType string
 		typ      types.Type
 		v        any
+		round    string
 	}{
-		{"date", types.DateType(), "0000-00-00"},
-		{"date", types.DateType(), []byte("0000-00-00")},
-		{"datetime", types.TimestampType(3), "0000-00-00 00:00:00"},
-		{"timestamp", types.TimestampLTZType(3), []byte("0000-00-00 00:00:00.000")},
+		{"date", types.DateType(), "0000-00-00", "0001-01-01"},
+		{"date", types.DateType(), []byte("0000-00-00"), "0001-01-01"},
+		{"datetime", types.TimestampType(3), "0000-00-00 00:00:00", "0001-01-01 00:00:00.000"},
+		{"timestamp", types.TimestampLTZType(3), []byte("0000-00-00 00:00:00.000"), "0001-01-01 00:00:00.000"},
 	} {
 		c := &column{name: "v", dataType: tc.dataType, columnType: tc.dataType}
 		got, err := convert(t, tc.typ, c, tc.v)
 		if err != nil || got != "NULL" {
 			t.Errorf("%s %q: got %q, %v; want NULL", tc.dataType, tc.v, got, err)
 		}
-		if _, err := convert(t, tc.typ.NotNull(), c, tc.v); err == nil {
-			t.Errorf("%s %q into a NOT NULL column: no error", tc.dataType, tc.v)
+		if _, err := convert(t, tc.typ.NotNull(), c, tc.v); err == nil || !strings.Contains(err.Error(), "zeroDateTimeBehavior") {
+			t.Errorf("%s %q into a NOT NULL column: got %v, want an error naming the option", tc.dataType, tc.v, err)
+		}
+		round := valueOptions{zone: time.UTC, zeroDates: "ROUND"}
+		if got, err := convertWith(t, tc.typ.NotNull(), c, tc.v, round); err != nil || got != tc.round {
+			t.Errorf("%s %q with ROUND: got %q, %v; want %s", tc.dataType, tc.v, got, err, tc.round)
+		}
+		if _, err := convertWith(t, tc.typ, c, tc.v, valueOptions{zone: time.UTC, zeroDates: "EXCEPTION"}); err == nil {
+			t.Errorf("%s %q with EXCEPTION: no error", tc.dataType, tc.v)
+		}
+		text, ok := tc.v.(string)
+		if !ok {
+			text = string(tc.v.([]byte))
+		}
+		if got, err := convertWith(t, types.String(), c, tc.v, round); err != nil || got != text {
+			t.Errorf("%s %q into STRING: got %q, %v; want the text", tc.dataType, tc.v, got, err)
 		}
 	}
 }

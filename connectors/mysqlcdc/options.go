@@ -49,6 +49,9 @@ var spec = connector.Spec{
 		{Key: "server-time-zone", Type: connector.String,
 			Description: "The time zone of the server's DATETIME values shown as TIMESTAMP_LTZ, and of TIMESTAMP values read into TIMESTAMP columns (an IANA name such as 'Asia/Shanghai'); UTC by default.",
 			Check:       checkZone},
+		{Key: "jdbc.properties.zeroDateTimeBehavior", Type: connector.Enum, Default: "CONVERT_TO_NULL",
+			Values:      []string{"CONVERT_TO_NULL", "ROUND", "EXCEPTION"},
+			Description: "How zero dates ('0000-00-00', which no SQL date holds) are read into DATE and TIMESTAMP columns: as NULL ('CONVERT_TO_NULL'; a NOT NULL column then fails the job), as 0001-01-01 ('ROUND'), or as an error ('EXCEPTION'). A STRING column gets them as text."},
 		{Key: "connect.timeout", Type: connector.Duration, Default: "30 s", Description: "How long to wait for a connection to the server."},
 		{Key: "connect.max-retries", Type: connector.Int, Default: "3", Description: "How many times a failed connection is retried.", Check: connector.NonNegative},
 		{Key: "heartbeat.interval", Type: connector.Duration, Default: "30 s",
@@ -98,7 +101,7 @@ type config struct {
 	startupTS            int64
 	chunkSize            int
 	chunkKey             string
-	zone                 *time.Location
+	values               valueOptions
 	connectTimeout       time.Duration
 	retries              int
 	heartbeat            time.Duration
@@ -135,7 +138,7 @@ func newConfigFor(o connector.Options, pipe bool) (*config, error) {
 		port: int(o.Int("port")), startup: strings.ToLower(o.String("scan.startup.mode")),
 		chunkSize: int(o.Int("scan.incremental.snapshot.chunk.size")), chunkKey: o.String("scan.incremental.snapshot.chunk.key-column"),
 		connectTimeout: o.Duration("connect.timeout"), retries: int(o.Int("connect.max-retries")),
-		heartbeat: o.Duration("heartbeat.interval"), zone: time.UTC,
+		heartbeat: o.Duration("heartbeat.interval"), values: valueOptions{zone: time.UTC, zeroDates: strings.ToUpper(o.String("jdbc.properties.zeroDateTimeBehavior"))},
 	}
 	var err error
 	if pipe {
@@ -165,7 +168,7 @@ func newConfigFor(o connector.Options, pipe bool) (*config, error) {
 		c.serverIDHi = c.serverIDLo + 63
 	}
 	if o.IsSet("server-time-zone") {
-		c.zone, _ = time.LoadLocation(strings.TrimSpace(o.String("server-time-zone")))
+		c.values.zone, _ = time.LoadLocation(strings.TrimSpace(o.String("server-time-zone")))
 	}
 	switch c.startup {
 	case "specific-offset":

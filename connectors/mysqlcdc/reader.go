@@ -228,7 +228,7 @@ func (r *reader[T]) buildRow(t *tableInfo, row rowImage, kind changelog.Kind, op
 		if j < len(row) {
 			v = row[j]
 		}
-		if err := setValue(w, i, rt.Field(i).Type, &t.cols[j], v, r.cfg.zone); err != nil {
+		if err := setValue(w, i, rt.Field(i).Type, &t.cols[j], v, r.cfg.values); err != nil {
 			return types.Row{}, fmt.Errorf("column %s (%s): %w", t.cols[j].name, t.cols[j].columnType, err)
 		}
 	}

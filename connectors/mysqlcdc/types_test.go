@@ -39,3 +39,25 @@ SELECT * FROM t;
 		Stream:  "binlog",
 	})
 }
+
+// TestZeroDatesFromServer reads zero dates from the snapshot and the
+// binlog with 'jdbc.properties.zeroDateTimeBehavior' = 'ROUND': as
+// 0001-01-01 into DATE and TIMESTAMP columns, as the server's text into a
+// STRING column.
+func TestZeroDatesFromServer(t *testing.T) {
+	s := startServer(t)
+	c := s.conn()
+	c.Exec(t, "CREATE DATABASE zd", "SET SESSION sql_mode = ''", "CREATE TABLE zd.t (id INT PRIMARY KEY, d DATE, dt DATETIME(3), ds DATE)")
+	cdctest.Types(t, cdctest.TypesCase{
+		Conn:   c,
+		Table:  "zd.t",
+		Values: `'0000-00-00', '0000-00-00 00:00:00', '0000-00-00'`,
+		Script: fmt.Sprintf(`
+CREATE TABLE t (id INT, d DATE, dt TIMESTAMP(3), ds STRING, PRIMARY KEY (id) NOT ENFORCED) WITH (%s);
+SELECT * FROM t;
+`, mysqlCDC.With(s.options("zd", "t", "server-id", "5620-5630", "jdbc.properties.zeroDateTimeBehavior", "ROUND"))),
+		Want:    "+I 1 | 0001-01-01 | 0001-01-01 00:00:00.000 | 0000-00-00",
+		Columns: 3,
+		Stream:  "binlog",
+	})
+}
