@@ -15,14 +15,20 @@ func checkpointSettings(set map[string]string, withInterval bool) ([]eddy.Option
 	var opts []eddy.Option
 	if v, ok := set["execution.checkpointing.interval"]; ok && withInterval {
 		d, err := connector.ParseDuration(v)
-		if err != nil || d <= 0 {
+		if err != nil {
+			return nil, fmt.Errorf("SET 'execution.checkpointing.interval' = '%s': %w", v, err)
+		}
+		if d <= 0 {
 			return nil, fmt.Errorf("SET 'execution.checkpointing.interval' = '%s': want a positive duration such as '10 s'", v)
 		}
 		opts = append(opts, eddy.WithCheckpointing(d))
 	}
 	if v, ok := set["execution.checkpointing.min-pause"]; ok {
 		d, err := connector.ParseDuration(v)
-		if err != nil || d < 0 {
+		if err != nil {
+			return nil, fmt.Errorf("SET 'execution.checkpointing.min-pause' = '%s': %w", v, err)
+		}
+		if d < 0 {
 			return nil, fmt.Errorf("SET 'execution.checkpointing.min-pause' = '%s': want a duration such as '0 s' or '500 ms'", v)
 		}
 		opts = append(opts, eddy.WithMinPauseBetweenCheckpoints(d))

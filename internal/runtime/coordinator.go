@@ -106,7 +106,10 @@ type coordinator struct {
 	// lastTriggered is when the last checkpoint started (the job's start
 	// before the first).
 	lastTriggered time.Time
-	stop          bool
+	// queued is a savepoint asked for while a checkpoint was in flight: it
+	// starts when that one ends, before the next periodic checkpoint.
+	queued *savepointRequest
+	stop   bool
 
 	statsMu sync.Mutex
 	stats   []CheckpointStats
@@ -210,6 +213,11 @@ func (c *coordinator) run(ctx context.Context) error {
 	due := time.NewTimer(time.Hour)
 	defer due.Stop()
 	for {
+		if c.pending == nil && c.queued != nil {
+			sp := c.queued
+			c.queued = nil
+			c.trigger(sp)
+		}
 		var dueC <-chan time.Time
 		if interval > 0 && c.pending == nil {
 			at := c.lastTriggered.Add(interval)
@@ -226,13 +234,19 @@ func (c *coordinator) run(ctx context.Context) error {
 			}
 		case <-ctx.Done():
 			c.abort("the job stopped")
+			if c.queued != nil {
+				c.queued.reply <- savepointReply{err: errors.New("runtime: savepoint aborted: the job stopped")}
+			}
 			return nil
 		case r := <-c.savepoints:
-			if c.pending != nil {
-				r.reply <- savepointReply{err: errors.New("runtime: cannot take a savepoint now: a checkpoint is in flight; try again")}
-				continue
+			switch {
+			case c.pending == nil:
+				c.trigger(&r)
+			case c.queued != nil || c.pending.savepoint != nil:
+				r.reply <- savepointReply{err: errors.New("runtime: cannot take a savepoint now: another savepoint is in progress; try again when it completes")}
+			default:
+				c.queued = &r // after the checkpoint in flight
 			}
-			c.trigger(&r)
 		case now := <-tick.C:
 			if p := c.pending; p != nil && now.Sub(p.started) > c.cfg.Checkpoints.Timeout {
 				if p.final {
@@ -416,6 +430,7 @@ func (c *coordinator) complete(id int64, p *pending, final bool) error {
 	case savepoint:
 		d, err := checkpoint.NewSavepointDir(p.savepoint.dir)
 		if err != nil {
+			c.lastDone = time.Now()
 			p.savepoint.reply <- savepointReply{err: err}
 			return nil
 		}
@@ -429,6 +444,7 @@ func (c *coordinator) complete(id int64, p *pending, final bool) error {
 		ref, err := storage.Write(m, files)
 		if err != nil {
 			if savepoint {
+				c.lastDone = time.Now()
 				p.savepoint.reply <- savepointReply{err: err}
 				return nil
 			}
