@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/eddystream/eddy/changelog"
@@ -16,16 +17,26 @@ import (
 // in commit order. Its position is the start of the transaction being read
 // and the number of rows of the captured tables read in it, so that a
 // restore re-reads the transaction and skips them: transactions are never
-// split across a checkpoint's position.
+// split across a checkpoint's position. The position carries the GTID set
+// executed before the transaction, where known: a restore then resumes by
+// it, on the server or on any replica that has the same transactions, and
+// skips the rows of that transaction, known by its GTID.
 type binlogReader[T any] struct {
 	r     *reader[T]
 	split *binlogSplit
 	s     *stream
 
 	txStart position // where the transaction being read starts
+	txGTID  string   // its GTID, "" if it has none or none is known
 	rows    int      // rows of captured tables read in it
 	skip    int      // rows of it to skip, read before a restore
 	inTx    bool
+	// gtids is the GTID set executed before the position being read.
+	gtids gtidTracker
+	// pending are, after a restore by GTID, the rows already read of the
+	// transactions read in part, by GTID, until they come again: on
+	// another server, other transactions may come first.
+	pending map[string]int
 	// xa is set in an XA transaction: its rows are written to the binary
 	// log when it is prepared, before it commits or rolls back.
 	xa bool
@@ -60,6 +71,11 @@ func (b *binlogReader[T]) open() error {
 		}
 	}
 	b.txStart, b.skip = sp.pos, sp.skip
+	b.gtids.start(b.r.flavor, sp.pos)
+	b.pending = map[string]int{}
+	for g, n := range sp.skipped {
+		b.pending[g] = n
+	}
 	b.chunks = map[string][]*chunk{}
 	for _, c := range sp.chunks {
 		b.chunks[c.table] = append(b.chunks[c.table], c)
@@ -70,7 +86,13 @@ func (b *binlogReader[T]) open() error {
 	for _, cs := range b.chunks {
 		sortChunks(cs)
 	}
-	b.s, err = b.r.cfg.openStream(id, b.r.flavor, sp.pos, b.r.ctx.Log())
+	from := sp.pos
+	if len(b.chunks) > 0 {
+		// The chunks' high positions are files and offsets of the server
+		// they were read on: the changes are compared with them there.
+		from.HasGTIDs = false
+	}
+	b.s, err = b.r.cfg.openStream(id, b.r.flavor, from, b.r.ctx.Log())
 	b.timeout = 5 * time.Millisecond
 	return err
 }
@@ -80,7 +102,18 @@ func (b *binlogReader[T]) state() *binlogSplit {
 	if b.s == nil {
 		return b.split
 	}
-	s := &binlogSplit{pos: b.txStart, skip: max(b.rows, b.skip), fromMillis: b.split.fromMillis}
+	s := &binlogSplit{pos: b.txStart, fromMillis: b.split.fromMillis}
+	if rows := max(b.rows, b.skip); b.inTx && b.txGTID != "" {
+		s.skipped = map[string]int{b.txGTID: rows}
+	} else {
+		s.skip = rows
+	}
+	for g, n := range b.pending {
+		if s.skipped == nil {
+			s.skipped = map[string]int{}
+		}
+		s.skipped[g] = max(s.skipped[g], n)
+	}
 	if b.r.schemaEvent != nil {
 		s.tables = sortedTables(b.r.tables)
 	}
@@ -121,13 +154,23 @@ func (b *binlogReader[T]) read(out connector.Output[T]) error {
 		switch e := ev.Event.(type) {
 		case *replication.RotateEvent:
 			if !b.inTx {
-				b.txStart = next
+				b.txStart = b.gtids.at(next)
 			}
 		case *replication.MariadbGTIDEvent:
-			b.begin(start)
+			g, _ := eventGTID(e)
+			b.begin(start, g)
 			b.xa = e.Flags&mariadbPreparedXA != 0
-		case *replication.GTIDEvent:
-			b.begin(start)
+		case *replication.GTIDEvent, *replication.GtidTaggedLogEvent:
+			g, _ := eventGTID(e)
+			b.begin(start, g)
+		case *replication.PreviousGTIDsEvent:
+			// A MySQL binary log file starts with the GTID set executed
+			// before it: where the start's set is not known, it is from
+			// here on.
+			if !b.gtids.known() && !b.inTx && start != next && b.txStart.File == start.File {
+				b.gtids.start(mysql.MySQLFlavor, position{GTIDs: e.GTIDSets, HasGTIDs: true})
+				b.txStart = b.gtids.at(b.txStart)
+			}
 		case *replication.QueryEvent:
 			q := strings.TrimSpace(string(e.Query))
 			switch {
@@ -135,7 +178,7 @@ func (b *binlogReader[T]) read(out connector.Output[T]) error {
 				b.xa = true
 			case strings.EqualFold(q, "BEGIN"):
 				if !b.inTx {
-					b.begin(start)
+					b.begin(start, "")
 				}
 			case strings.EqualFold(q, "COMMIT"):
 				b.commit(next)
@@ -156,16 +199,29 @@ func (b *binlogReader[T]) read(out connector.Output[T]) error {
 	return nil
 }
 
-func (b *binlogReader[T]) begin(start position) {
-	b.txStart, b.rows, b.inTx, b.xa = start, 0, true, false
+// begin notes the start of a transaction, and its GTID if it has one.
+func (b *binlogReader[T]) begin(start position, gtid string) {
+	b.txStart, b.txGTID, b.rows, b.inTx, b.xa = b.gtids.at(start), gtid, 0, true, false
+	if n, ok := b.pending[gtid]; ok && gtid != "" {
+		b.skip = n
+		delete(b.pending, gtid)
+	}
 }
 
 // mariadbPreparedXA is the flag of a MariaDB GTID event that starts the
 // prepared part of an XA transaction.
 const mariadbPreparedXA = 0x40
 
+// commit notes the end of the transaction being read: the next one starts
+// at next, and the set executed before it holds this one.
 func (b *binlogReader[T]) commit(next position) {
-	b.txStart, b.rows, b.skip, b.inTx = next, 0, 0, false
+	b.gtids.add(b.txGTID)
+	b.txStart, b.txGTID, b.rows, b.skip, b.inTx = b.gtids.at(next), "", 0, 0, false
+	for g := range b.pending {
+		if b.gtids.contains(g) {
+			delete(b.pending, g) // passed without coming again
+		}
+	}
 }
 
 // rowsEvent emits the changes of a rows event of a captured table.

@@ -94,8 +94,9 @@ func flavor(conn *client.Conn) string {
 	return mysql.MySQLFlavor
 }
 
-// currentPosition returns the end of the server's binary log.
-func currentPosition(conn *client.Conn) (position, error) {
+// binlogEnd returns the end of the server's binary log; for MySQL with the
+// GTID set SHOW MASTER STATUS shows executed (Executed_Gtid_Set).
+func binlogEnd(conn *client.Conn) (position, error) {
 	r, err := conn.Execute("SHOW MASTER STATUS")
 	if err != nil {
 		// MySQL 8.4 renamed it.
@@ -110,11 +111,84 @@ func currentPosition(conn *client.Conn) (position, error) {
 	}
 	file := text(r, 0, 0)
 	pos, _ := r.GetUint(0, 1)
-	return position{File: file, Pos: uint32(pos)}, nil
+	p := position{File: file, Pos: uint32(pos)}
+	if !isMariaDB(conn) && len(r.Fields) > 4 {
+		p.GTIDs, p.HasGTIDs = strings.Join(strings.Fields(text(r, 0, 4)), ""), true
+	}
+	return p, nil
+}
+
+// currentPosition returns the end of the server's binary log with the GTID
+// set executed there. MariaDB shows the set (@@gtid_binlog_pos) apart from
+// the position: it is read between two readings of the position, again
+// until they agree (no transaction was written in between), and after a few
+// tries the server computes it for the position (BINLOG_GTID_POS, which reads
+// the binary log file up to it).
+func currentPosition(conn *client.Conn) (position, error) {
+	maria := isMariaDB(conn)
+	for try := 0; ; try++ {
+		p, err := binlogEnd(conn)
+		if err != nil {
+			return position{}, err
+		}
+		var gtids string
+		if maria {
+			if gtids, err = selectText(conn, "SELECT @@gtid_binlog_pos"); err != nil {
+				return position{}, err
+			}
+		}
+		again, err := binlogEnd(conn)
+		if err != nil {
+			return position{}, err
+		}
+		if again == p {
+			if maria {
+				p.GTIDs, p.HasGTIDs = gtids, true
+			}
+			return p, nil
+		}
+		if try == 4 {
+			return gtidsAt(conn, again)
+		}
+	}
+}
+
+// gtidsAt returns a position with the GTID set executed at it where the
+// server can tell (MariaDB's BINLOG_GTID_POS); without one otherwise.
+func gtidsAt(conn *client.Conn, p position) (position, error) {
+	p.GTIDs, p.HasGTIDs = "", false
+	if !isMariaDB(conn) {
+		return p, nil
+	}
+	r, err := conn.Execute(fmt.Sprintf("SELECT BINLOG_GTID_POS(%s, %d)", quoteString(p.File), p.Pos))
+	if err != nil {
+		return position{}, fmt.Errorf("mysql-cdc: reading the GTID set at binlog %s: %w", p, err)
+	}
+	defer r.Close()
+	if r.RowNumber() == 0 {
+		return p, nil
+	}
+	if v, _ := r.GetValue(0, 0); v != nil {
+		p.GTIDs, p.HasGTIDs = text(r, 0, 0), true
+	}
+	return p, nil
+}
+
+// selectText returns the one value a query selects, as text.
+func selectText(conn *client.Conn, q string) (string, error) {
+	r, err := conn.Execute(q)
+	if err != nil {
+		return "", fmt.Errorf("mysql-cdc: %s: %w", q, err)
+	}
+	defer r.Close()
+	if r.RowNumber() == 0 {
+		return "", nil
+	}
+	return text(r, 0, 0), nil
 }
 
 // earliestPosition returns the start of the oldest binary log the server
-// has.
+// has, with the GTID set executed there where the server can tell.
 func earliestPosition(conn *client.Conn) (position, error) {
 	r, err := conn.Execute("SHOW BINARY LOGS")
 	if err != nil {
@@ -125,7 +199,7 @@ func earliestPosition(conn *client.Conn) (position, error) {
 		return position{}, fmt.Errorf("mysql-cdc: the server has no binary logs: start it with --log-bin")
 	}
 	file := text(r, 0, 0)
-	return position{File: file, Pos: 4}, nil
+	return gtidsAt(conn, position{File: file, Pos: 4})
 }
 
 // binlogFiles lists the server's binary logs, oldest first.

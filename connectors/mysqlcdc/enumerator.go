@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/sql/types"
@@ -108,16 +111,44 @@ func (e *enumerator) discover() (any, error) {
 		d.start, err = earliestPosition(conn)
 		d.fromMillis = e.cfg.startupTS
 	case "specific-offset":
+		if e.cfg.specificGTIDs != "" {
+			d.start, err = specificGTIDs(conn, e.cfg.specificGTIDs)
+			break
+		}
 		d.start = position{File: e.cfg.specificFile, Pos: e.cfg.specificPos}
 		var files []string
 		if files, err = binlogFiles(conn); err == nil && !slices.Contains(files, d.start.File) {
 			err = fmt.Errorf("mysql-cdc: 'scan.startup.specific-offset.file' = '%s' is not a binary log of the server; it has %v", d.start.File, files)
+		}
+		if err == nil {
+			d.start, err = gtidsAt(conn, d.start)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// specificGTIDs returns the start of 'specific-offset' by a GTID set, which
+// must be of the server's flavour.
+func specificGTIDs(conn *client.Conn, set string) (position, error) {
+	fl := flavor(conn)
+	if want, _ := gtidSetFlavor(set); want != fl {
+		return position{}, fmt.Errorf("mysql-cdc: 'scan.startup.specific-offset.gtid-set' = '%s' is a %s GTID set, and the server is %s", set, want, fl)
+	}
+	parsed, err := parseGTIDs(fl, set)
+	if err != nil {
+		return position{}, fmt.Errorf("mysql-cdc: 'scan.startup.specific-offset.gtid-set' = '%s': %w", set, err)
+	}
+	if m, ok := parsed.(*mysql.MariadbGTIDSet); ok {
+		for domain, ids := range m.Sets {
+			if len(ids) > 1 {
+				return position{}, fmt.Errorf("mysql-cdc: 'scan.startup.specific-offset.gtid-set' = '%s' has %d GTIDs of domain %d: a MariaDB position has one of each domain, its last (as @@gtid_binlog_pos shows it)", set, len(ids), domain)
+			}
+		}
+	}
+	return position{GTIDs: parsed.String(), HasGTIDs: true}, nil
 }
 
 func (e *enumerator) discovered(result any, err error) error {

@@ -84,6 +84,8 @@ func TestBadOptions(t *testing.T) {
 	mysqlCDC.BadOptions(t, map[string]string{"hostname": "localhost", "username": "u", "database-name": "d", "table-name": "t"}, accountsTable, []cdctest.BadOption{
 		{Set: map[string]string{"server-id": "10-5"}, Want: []string{"server-id", "range"}},
 		{Set: map[string]string{"scan.startup.mode": "specific-offset"}, Want: []string{"scan.startup.specific-offset.file"}},
+		{Set: map[string]string{"scan.startup.mode": "specific-offset", "scan.startup.specific-offset.gtid-set": "0-1"}, Want: []string{"scan.startup.specific-offset.gtid-set", "not a GTID set"}},
+		{Set: map[string]string{"scan.startup.mode": "specific-offset", "scan.startup.specific-offset.gtid-set": "nouuid:1-5"}, Want: []string{"scan.startup.specific-offset.gtid-set", "not a MySQL GTID set"}},
 		{Set: map[string]string{"scan.startup.mode": "timestamp"}, Want: []string{"scan.startup.timestamp-millis"}},
 		{Set: map[string]string{"table-name": "("}, Want: []string{"'table-name'", "regular expression"}},
 		{Set: map[string]string{"server-time-zone": "Mars/Base"}, Want: []string{"server-time-zone"}},

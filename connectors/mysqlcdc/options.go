@@ -33,7 +33,10 @@ var spec = connector.Spec{
 			Check:       checkServerID},
 		{Key: "scan.startup.mode", Type: connector.Enum, Default: "initial",
 			Values:      []string{"initial", "snapshot", "latest-offset", "earliest-offset", "specific-offset", "timestamp"},
-			Description: "Where reading starts: 'initial' (a snapshot of the tables, then the binlog), 'snapshot' (the snapshot alone, then the job's input ends), 'latest-offset' (changes after the start), 'earliest-offset' (the oldest binlog the server has), 'specific-offset' (a binlog file and position), 'timestamp' (the first binlog event at or after 'scan.startup.timestamp-millis')."},
+			Description: "Where reading starts: 'initial' (a snapshot of the tables, then the binlog), 'snapshot' (the snapshot alone, then the job's input ends), 'latest-offset' (changes after the start), 'earliest-offset' (the oldest binlog the server has), 'specific-offset' (a GTID set, or a binlog file and position), 'timestamp' (the first binlog event at or after 'scan.startup.timestamp-millis')."},
+		{Key: "scan.startup.specific-offset.gtid-set", Type: connector.String,
+			Description: "With 'specific-offset': the GTID set to start after, MySQL's ('3e11fa47-71ca-11e1-9e33-c80aa9429562:1-100,...', as Executed_Gtid_Set shows it) or MariaDB's ('0-1-42,...', as @@gtid_binlog_pos shows it): reading starts at the first transaction not in it. It wins over the file and position.",
+			Check:       checkGTIDSet},
 		{Key: "scan.startup.specific-offset.file", Type: connector.String,
 			Description: "With 'specific-offset': the binlog file to start in (as SHOW MASTER STATUS names it)."},
 		{Key: "scan.startup.specific-offset.pos", Type: connector.Int,
@@ -98,6 +101,7 @@ type config struct {
 	startup              string
 	specificFile         string
 	specificPos          uint32
+	specificGTIDs        string
 	startupTS            int64
 	chunkSize            int
 	chunkKey             string
@@ -172,8 +176,12 @@ func newConfigFor(o connector.Options, pipe bool) (*config, error) {
 	}
 	switch c.startup {
 	case "specific-offset":
+		if o.IsSet("scan.startup.specific-offset.gtid-set") {
+			c.specificGTIDs = strings.Join(strings.Fields(o.String("scan.startup.specific-offset.gtid-set")), "")
+			break
+		}
 		if !o.IsSet("scan.startup.specific-offset.file") || !o.IsSet("scan.startup.specific-offset.pos") {
-			return nil, fmt.Errorf("'scan.startup.mode' = 'specific-offset' needs 'scan.startup.specific-offset.file' and 'scan.startup.specific-offset.pos' (SHOW MASTER STATUS on the server shows them)")
+			return nil, fmt.Errorf("'scan.startup.mode' = 'specific-offset' needs 'scan.startup.specific-offset.gtid-set', or 'scan.startup.specific-offset.file' and 'scan.startup.specific-offset.pos' (SHOW MASTER STATUS on the server shows them)")
 		}
 		c.specificFile = o.String("scan.startup.specific-offset.file")
 		c.specificPos = uint32(o.Int("scan.startup.specific-offset.pos"))

@@ -262,7 +262,7 @@ func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, er
 	if t == nil {
 		return 0, fmt.Errorf("mysql-cdc: table %s of snapshot chunk %s is gone from the server", c.table, c.ID())
 	}
-	low, err := currentPosition(conn)
+	low, err := binlogEnd(conn)
 	if err != nil {
 		return 0, err
 	}
@@ -362,7 +362,7 @@ func (r *reader[T]) backfill(t *tableInfo, c *chunk, low, high position, buf *ch
 	if err != nil {
 		return err
 	}
-	s, err := r.cfg.openStream(id, r.flavor, low, r.ctx.Log())
+	s, err := r.cfg.openStream(id, r.flavor, position{File: low.File, Pos: low.Pos}, r.ctx.Log())
 	if err != nil {
 		return err
 	}

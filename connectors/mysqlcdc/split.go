@@ -2,6 +2,8 @@ package mysqlcdc
 
 import (
 	"encoding/binary"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,7 +76,11 @@ func readChunk(d *cdc.Decoder) *chunk {
 // snapshot chunks whose changes before their high positions it skips.
 type binlogSplit struct {
 	pos  position // where the transaction being read starts
-	skip int      // rows of it already read
+	skip int      // rows of it already read, if it has no GTID
+	// skipped are the rows already read of transactions by GTID: the one
+	// at pos, if it has a GTID, and, after a restore by GTID set, others
+	// read in part that have not come again yet.
+	skipped map[string]int
 	// chunks are the snapshot's chunks, while the binlog is before the
 	// highest of their high positions.
 	chunks []*chunk
@@ -94,6 +100,12 @@ func encodeBinlogSplit(s *binlogSplit) connector.Split {
 	b := []byte{splitVersion, 'b'}
 	b = appendPosition(b, s.pos)
 	b = binary.AppendUvarint(b, uint64(s.skip))
+	gtids := slices.Sorted(maps.Keys(s.skipped))
+	b = binary.AppendUvarint(b, uint64(len(gtids)))
+	for _, g := range gtids {
+		b = cdc.AppendString(b, g)
+		b = binary.AppendUvarint(b, uint64(s.skipped[g]))
+	}
 	b = binary.AppendUvarint(b, uint64(s.fromMillis))
 	b = binary.AppendUvarint(b, uint64(len(s.chunks)))
 	for _, c := range s.chunks {
@@ -117,8 +129,17 @@ func decodeSplit(s connector.Split) (*chunk, *binlogSplit, error) {
 }
 
 func readBinlogSplit(d *cdc.Decoder) *binlogSplit {
-	bs := &binlogSplit{pos: readPosition(d), skip: d.Int(), fromMillis: int64(d.Uvarint())}
+	bs := &binlogSplit{pos: readPosition(d), skip: d.Int()}
 	n := d.Uvarint()
+	for i := uint64(0); i < n && d.Err == nil; i++ {
+		if bs.skipped == nil {
+			bs.skipped = map[string]int{}
+		}
+		g := d.String()
+		bs.skipped[g] = d.Int()
+	}
+	bs.fromMillis = int64(d.Uvarint())
+	n = d.Uvarint()
 	for i := uint64(0); i < n && d.Err == nil; i++ {
 		bs.chunks = append(bs.chunks, readChunk(d))
 	}

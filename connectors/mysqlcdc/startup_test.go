@@ -34,6 +34,7 @@ func TestStartupModes(t *testing.T) {
 		midPos.Pos = uint32(p)
 		r.Close()
 	}
+	midGTIDs := c.Query(t, "SELECT @@gtid_binlog_pos")[0]
 	c.Exec(t, "UPDATE "+db+".accounts SET balance = 11 WHERE id = 1", "DELETE FROM "+db+".accounts WHERE id = 2")
 
 	t.Run("snapshot", func(t *testing.T) {
@@ -52,6 +53,18 @@ func TestStartupModes(t *testing.T) {
 		got := startupRun(t, s.options(db, "accounts", "scan.startup.mode", "specific-offset",
 			"scan.startup.specific-offset.file", midPos.File, "scan.startup.specific-offset.pos", fmt.Sprint(midPos.Pos)), nil, 3)
 		cdctest.WantKeys(t, got, "+U|1|11|a", "-D|2|20|b", "-U|1|10|a")
+	})
+	t.Run("specific-offset by GTID set", func(t *testing.T) {
+		// The set wins over a file and position, as in Flink CDC.
+		got := startupRun(t, s.options(db, "accounts", "scan.startup.mode", "specific-offset",
+			"scan.startup.specific-offset.gtid-set", midGTIDs,
+			"scan.startup.specific-offset.file", "nosuch.000009", "scan.startup.specific-offset.pos", "4"), nil, 3)
+		cdctest.WantKeys(t, got, "+U|1|11|a", "-D|2|20|b", "-U|1|10|a")
+	})
+	t.Run("specific-offset by a GTID set of MySQL", func(t *testing.T) {
+		err := runFails(t, s.options(db, "accounts", "scan.startup.mode", "specific-offset",
+			"scan.startup.specific-offset.gtid-set", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"), accountsTable)
+		cdctest.WantError(t, err, "'scan.startup.specific-offset.gtid-set'", "mysql GTID set", "server is mariadb")
 	})
 	t.Run("latest-offset", func(t *testing.T) {
 		load := s.conn()

@@ -19,7 +19,8 @@ type stream struct {
 }
 
 // openStream starts reading the binary log at from, as the replica
-// serverID.
+// serverID: by its GTID set if it has one that is not empty (at the first
+// transaction not in it), otherwise at its file and offset.
 func (c *config) openStream(serverID uint32, flavor string, from position, log *slog.Logger) (*stream, error) {
 	cfg := replication.BinlogSyncerConfig{
 		ServerID: serverID, Flavor: flavor, Host: c.host, Port: uint16(c.port), User: c.user, Password: c.password,
@@ -33,7 +34,18 @@ func (c *config) openStream(serverID uint32, flavor string, from position, log *
 		cfg.ReadTimeout = 3 * cfg.HeartbeatPeriod
 	}
 	s := replication.NewBinlogSyncer(cfg)
-	st, err := s.StartSync(mysql.Position{Name: from.File, Pos: from.Pos})
+	var st *replication.BinlogStreamer
+	var err error
+	if from.byGTID() {
+		var set mysql.GTIDSet
+		if set, err = parseGTIDs(flavor, from.GTIDs); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("mysql-cdc: the GTID set '%s' is not one of the server's flavour (%s): %w", from.GTIDs, flavor, err)
+		}
+		st, err = s.StartSyncGTID(set)
+	} else {
+		st, err = s.StartSync(mysql.Position{Name: from.File, Pos: from.Pos})
+	}
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("mysql-cdc: reading the binary log at %s as replica server id %d (the user needs REPLICATION SLAVE): %w", from, serverID, err)
