@@ -2,12 +2,13 @@ package runtime
 
 import (
 	"errors"
-
 	"fmt"
-	"github.com/eddystream/eddy/internal/checkpoint"
 	"log/slog"
+	goruntime "runtime"
 	"runtime/debug"
 	"time"
+
+	"github.com/eddystream/eddy/internal/checkpoint"
 )
 
 // Context gives an operator subtask its identity and the services of the
@@ -91,8 +92,17 @@ type PanicError struct {
 	Stack []byte
 }
 
-// Error renders the panic value.
-func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+// Error renders the panic value: an error raised on purpose (such as a
+// SQL expression's, which evaluation raises as a panic) as itself, others
+// after "panic: ".
+func (e *PanicError) Error() string {
+	if err, ok := e.Value.(error); ok {
+		if _, fault := err.(goruntime.Error); !fault {
+			return err.Error()
+		}
+	}
+	return fmt.Sprintf("panic: %v", e.Value)
+}
 
 // Unwrap returns the panic value if it is an error.
 func (e *PanicError) Unwrap() error {

@@ -654,6 +654,12 @@ func (a *Analyzer) funcCall(n *parser.FuncCall) (Expr, error) {
 //	JSON_OBJECT('NULL'|'ABSENT', key1, value1, ...)
 //	JSON_ARRAY('ABSENT'|'NULL', value1, ...)
 func (a *Analyzer) jsonFunc(n *parser.JSONFunc) (Expr, error) {
+	if call, ok := JSONAggregateCall(n); ok {
+		if len(n.OrderBy) > 0 {
+			return nil, a.Errorf(n.Pos, "%s ... ORDER BY is not supported: the values are in arrival order", n.Name)
+		}
+		return a.funcCall(call)
+	}
 	b, ok := a.Funcs.Lookup(n.Name)
 	if !ok {
 		return nil, a.Errorf(n.Pos, "%s is not supported", n.Name)

@@ -54,11 +54,13 @@ const (
 	kHLL // APPROX_COUNT_DISTINCT (aggfuncs_approx.go)
 	kKLL // APPROX_PERCENTILE (aggfuncs_approx.go)
 	// The aggregates of values (aggfuncs_value.go).
-	kFirst   // FIRST_VALUE
-	kLast    // LAST_VALUE
-	kListAgg // LISTAGG
-	kArray   // ARRAY_AGG
-	kCollect // COLLECT
+	kFirst      // FIRST_VALUE
+	kLast       // LAST_VALUE
+	kListAgg    // LISTAGG
+	kArray      // ARRAY_AGG
+	kCollect    // COLLECT
+	kJSONArray  // JSON_ARRAYAGG
+	kJSONObject // JSON_OBJECTAGG
 )
 
 // aggSlots is the place of one call in the accumulator.
@@ -226,7 +228,7 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 			if err := a.approxSlots(c, &s, retract); err != nil {
 				return nil, err
 			}
-		case "FIRST_VALUE", "LAST_VALUE", "LISTAGG", "ARRAY_AGG", "COLLECT":
+		case "FIRST_VALUE", "LAST_VALUE", "LISTAGG", "ARRAY_AGG", "COLLECT", "JSON_ARRAYAGG", "JSON_OBJECTAGG":
 			a.valueSlots(c, &s, retract)
 		default:
 			return nil, fmt.Errorf("aggregate %s is not supported", c.Name)
@@ -517,7 +519,7 @@ func (a *sqlAgg) fold(i int, c *aggCall, s *aggSlots, acc *Acc, in types.Row, v 
 		a.extremumWord(c, s, acc, x, v, first, sign)
 	case kHLL, kKLL:
 		a.foldApprox(i, c, s, acc, in, sign)
-	case kFirst, kLast, kListAgg, kArray, kCollect:
+	case kFirst, kLast, kListAgg, kArray, kCollect, kJSONArray, kJSONObject:
 		acc.W[s.w] -= uint64(sign) // the fold counts the values it keeps
 		a.foldValue(i, c, s, acc, in, v, first, sign)
 	case kMinMaxStr:
@@ -616,7 +618,7 @@ func (a *sqlAgg) result(c *aggCall, s *aggSlots, acc Acc, w *types.RowWriter, i 
 	case kHLL, kKLL:
 		a.resultApprox(c, s, acc, w, i)
 		return
-	case kFirst, kLast, kListAgg, kArray, kCollect:
+	case kFirst, kLast, kListAgg, kArray, kCollect, kJSONArray, kJSONObject:
 		a.resultValue(i, c, s, acc, w)
 		return
 	}
@@ -748,7 +750,7 @@ func aggResultType(name string, arg types.Type, star bool) (types.Type, error) {
 		return types.Double().Nullable(), nil
 	case "APPROX_COUNT_DISTINCT", "APPROX_PERCENTILE":
 		return approxResultType(name, arg)
-	case "FIRST_VALUE", "LAST_VALUE", "LISTAGG", "ARRAY_AGG", "COLLECT":
+	case "FIRST_VALUE", "LAST_VALUE", "LISTAGG", "ARRAY_AGG", "COLLECT", "JSON_ARRAYAGG", "JSON_OBJECTAGG":
 		return valueResultType(name, arg)
 	}
 	return types.Type{}, fmt.Errorf("aggregate %s is not supported", name)
@@ -812,7 +814,7 @@ func (a *sqlAgg) merged(x, y Acc, keep []bool) Acc {
 			}
 		case kHLL, kKLL:
 			a.mergeApprox(s, &out, y)
-		case kFirst, kLast, kListAgg, kArray, kCollect:
+		case kFirst, kLast, kListAgg, kArray, kCollect, kJSONArray, kJSONObject:
 			mergeValue(s, &out, x, y)
 		}
 	}

@@ -28,6 +28,14 @@ import (
 //     no rows.
 //   - COLLECT(x): the non-NULL values as a MULTISET (each distinct value
 //     with its count), empty for none.
+//   - JSON_ARRAYAGG(x [NULL | ABSENT ON NULL]) and JSON_OBJECTAGG([KEY] k
+//     VALUE v [NULL | ABSENT ON NULL]): a JSON array of the values, a JSON
+//     object of the pairs, in arrival order; '[]' or '{}' for none. The
+//     argument is the JSON of the row's element or member, made by
+//     JSON_ARRAY or JSON_OBJECT (expr.JSONAggregateCall), so that values
+//     are written as those write them; the lists keep the text between
+//     its brackets, none for a value left out (ABSENT ON NULL). A key
+//     that two members of the object share fails the query, as in Flink.
 //
 // A retraction of LISTAGG, ARRAY_AGG and COLLECT takes the earliest equal
 // value out of the list, as Flink's with-retract functions remove the
@@ -55,7 +63,8 @@ import (
 
 // valueSlots places an aggregate of values in the accumulator.
 func (a *sqlAgg) valueSlots(c *aggCall, s *aggSlots, retract bool) {
-	s.kind = map[string]aggKind{"FIRST_VALUE": kFirst, "LAST_VALUE": kLast, "LISTAGG": kListAgg, "ARRAY_AGG": kArray, "COLLECT": kCollect}[c.Name]
+	s.kind = map[string]aggKind{"FIRST_VALUE": kFirst, "LAST_VALUE": kLast, "LISTAGG": kListAgg, "ARRAY_AGG": kArray, "COLLECT": kCollect,
+		"JSON_ARRAYAGG": kJSONArray, "JSON_OBJECTAGG": kJSONObject}[c.Name]
 	s.s = a.strs
 	a.strs++
 	if s.kind == kFirst || s.kind == kLast {
@@ -120,6 +129,8 @@ func valueResultType(name string, arg types.Type) (types.Type, error) {
 		return types.ArrayOf(arg).Nullable(), nil
 	case "COLLECT":
 		return types.MultisetOf(arg).NotNull(), nil
+	case "JSON_ARRAYAGG", "JSON_OBJECTAGG":
+		return types.String().NotNull(), nil
 	}
 	return arg.Nullable(), nil
 }
@@ -128,9 +139,16 @@ func valueResultType(name string, arg types.Type) (types.Type, error) {
 // argument in in; acc.W[s.w] counts the values kept.
 func (a *sqlAgg) foldValue(i int, c *aggCall, s *aggSlots, acc *Acc, in types.Row, v agg.Views, first int, sign int64) {
 	var x string
-	if s.kind == kListAgg {
+	switch s.kind {
+	case kListAgg:
 		x = in.String(c.Arg)
-	} else {
+	case kJSONArray, kJSONObject:
+		// The text between the brackets: the element or member, if any.
+		j := in.String(c.Arg)
+		if x = j[1 : len(j)-1]; x == "" {
+			return
+		}
+	default:
 		x = a.keys[i].Key(in)
 	}
 	if s.kind != kFirst && s.kind != kLast {
@@ -258,7 +276,7 @@ func mergeValue(s *aggSlots, out *Acc, x, y Acc) {
 // resultValue writes the result of an aggregate of values into field i.
 func (a *sqlAgg) resultValue(i int, c *aggCall, s *aggSlots, acc Acc, w *types.RowWriter) {
 	n := int64(acc.W[s.w])
-	if n <= 0 && s.kind != kCollect {
+	if n <= 0 && s.kind != kCollect && s.kind != kJSONArray && s.kind != kJSONObject {
 		w.SetNull(i)
 		return
 	}
@@ -279,6 +297,8 @@ func (a *sqlAgg) resultValue(i int, c *aggCall, s *aggSlots, acc Acc, w *types.R
 			b.WriteString(e)
 		}
 		w.SetString(i, b.String())
+	case kJSONArray, kJSONObject:
+		err = a.resultJSON(s.kind, acc.S[s.s], i, w)
 	case kArray:
 		vs := make([]types.Value, 0, n)
 		for l := acc.S[s.s]; l != ""; {
@@ -306,4 +326,46 @@ func (a *sqlAgg) resultValue(i int, c *aggCall, s *aggSlots, acc Acc, w *types.R
 	if err != nil {
 		panic(&expr.Error{Expr: c.text, Err: err})
 	}
+}
+
+// resultJSON writes the JSON array (kJSONArray) or object of a list of
+// elements or members into field i, refusing a key two members share.
+func (a *sqlAgg) resultJSON(kind aggKind, l string, i int, w *types.RowWriter) error {
+	open, end := byte('['), byte(']')
+	var keys map[string]bool
+	if kind == kJSONObject {
+		open, end, keys = '{', '}', map[string]bool{}
+	}
+	b := []byte{open}
+	for k := 0; l != ""; k++ {
+		var e string
+		e, l = nextEntry(l)
+		if keys != nil {
+			key := memberKey(e)
+			if keys[key] {
+				return fmt.Errorf("the key %s occurs twice in the object", key)
+			}
+			keys[key] = true
+		}
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e...)
+	}
+	w.SetString(i, string(append(b, end)))
+	return nil
+}
+
+// memberKey returns the key of a JSON object's member "key":value, as
+// JSON text.
+func memberKey(m string) string {
+	for j := 1; j < len(m); j++ {
+		switch m[j] {
+		case '\\':
+			j++
+		case '"':
+			return m[:j+1]
+		}
+	}
+	return m
 }

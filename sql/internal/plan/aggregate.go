@@ -55,6 +55,9 @@ func (g *aggregation) call(c *parser.FuncCall) (expr.Expr, bool, error) {
 		name = map[string]string{"STDDEV": "STDDEV_SAMP", "VARIANCE": "VAR_SAMP"}[name]
 	}
 	ac := &aggCall{Name: name, Star: c.Star, Distinct: c.Distinct, Arg: -1, Filter: -1, text: c.String()}
+	if t := expr.JSONAggregateText(c); t != "" && (name == "JSON_ARRAYAGG" || name == "JSON_OBJECTAGG") {
+		ac.text = t
+	}
 	var arg, filter expr.Expr
 	switch {
 	case c.Star:

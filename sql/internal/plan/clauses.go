@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 
+	"github.com/eddystream/eddy/sql/internal/expr"
 	"github.com/eddystream/eddy/sql/parser"
 )
 
@@ -56,6 +57,10 @@ func walkCalls(e parser.Expr, fn func(*parser.FuncCall)) {
 		switch n := n.(type) {
 		case *parser.FuncCall:
 			fn(n)
+		case *parser.JSONFunc:
+			if c, ok := expr.JSONAggregateCall(n); ok {
+				fn(c)
+			}
 		case *parser.Subquery, *parser.Exists, *parser.InQuery:
 			return false
 		}
