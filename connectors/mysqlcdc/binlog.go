@@ -151,49 +151,65 @@ func (b *binlogReader[T]) read(out connector.Output[T]) error {
 		if ev == nil {
 			return nil
 		}
-		switch e := ev.Event.(type) {
-		case *replication.RotateEvent:
+		if err := b.event(out, split, ev, start, next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// event reads one event of the binary log, which starts at start and ends
+// at next. A compressed transaction (MySQL's binlog_transaction_compression)
+// is one event whose events are read in turn, each at its place.
+func (b *binlogReader[T]) event(out connector.Output[T], split connector.SplitOutput[T], ev *replication.BinlogEvent, start, next position) error {
+	switch e := ev.Event.(type) {
+	case *replication.RotateEvent:
+		if !b.inTx {
+			b.txStart = b.gtids.at(next)
+		}
+	case *replication.MariadbGTIDEvent:
+		g, _ := eventGTID(e)
+		b.begin(start, g)
+		b.xa = e.Flags&mariadbPreparedXA != 0
+	case *replication.GTIDEvent, *replication.GtidTaggedLogEvent:
+		g, _ := eventGTID(e)
+		b.begin(start, g)
+	case *replication.PreviousGTIDsEvent:
+		// A MySQL binary log file starts with the GTID set executed
+		// before it: where the start's set is not known, it is from
+		// here on.
+		if !b.gtids.known() && !b.inTx && start != next && b.txStart.File == start.File {
+			b.gtids.start(mysql.MySQLFlavor, position{GTIDs: e.GTIDSets, HasGTIDs: true})
+			b.txStart = b.gtids.at(b.txStart)
+		}
+	case *replication.QueryEvent:
+		q := strings.TrimSpace(string(e.Query))
+		switch {
+		case len(q) >= 8 && strings.EqualFold(q[:8], "XA START"):
+			b.xa = true
+		case strings.EqualFold(q, "BEGIN"):
 			if !b.inTx {
-				b.txStart = b.gtids.at(next)
+				b.begin(start, "")
 			}
-		case *replication.MariadbGTIDEvent:
-			g, _ := eventGTID(e)
-			b.begin(start, g)
-			b.xa = e.Flags&mariadbPreparedXA != 0
-		case *replication.GTIDEvent, *replication.GtidTaggedLogEvent:
-			g, _ := eventGTID(e)
-			b.begin(start, g)
-		case *replication.PreviousGTIDsEvent:
-			// A MySQL binary log file starts with the GTID set executed
-			// before it: where the start's set is not known, it is from
-			// here on.
-			if !b.gtids.known() && !b.inTx && start != next && b.txStart.File == start.File {
-				b.gtids.start(mysql.MySQLFlavor, position{GTIDs: e.GTIDSets, HasGTIDs: true})
-				b.txStart = b.gtids.at(b.txStart)
-			}
-		case *replication.QueryEvent:
-			q := strings.TrimSpace(string(e.Query))
-			switch {
-			case len(q) >= 8 && strings.EqualFold(q[:8], "XA START"):
-				b.xa = true
-			case strings.EqualFold(q, "BEGIN"):
-				if !b.inTx {
-					b.begin(start, "")
-				}
-			case strings.EqualFold(q, "COMMIT"):
-				b.commit(next)
-			default:
-				if err := b.ddl(split, string(e.Schema), q, start); err != nil {
-					return err
-				}
-				b.commit(next)
-			}
-		case *replication.XIDEvent:
+		case strings.EqualFold(q, "COMMIT"):
 			b.commit(next)
-		case *replication.RowsEvent:
-			if err := b.rowsEvent(out, split, e, start, int64(ev.Header.Timestamp)*1000); err != nil {
+		default:
+			if err := b.ddl(split, string(e.Schema), q, start); err != nil {
 				return err
 			}
+			b.commit(next)
+		}
+	case *replication.XIDEvent:
+		b.commit(next)
+	case *replication.TransactionPayloadEvent:
+		for _, in := range e.Events {
+			if err := b.event(out, split, in, start, next); err != nil {
+				return err
+			}
+		}
+	case *replication.RowsEvent:
+		if err := b.rowsEvent(out, split, e, start, int64(ev.Header.Timestamp)*1000); err != nil {
+			return err
 		}
 	}
 	return nil
