@@ -159,10 +159,14 @@ func (o *schemaOperator) evolve(ctx *eddy.KeyedContext[string, Event], st *sinkT
 		return -1
 	}
 	for _, c := range changes {
-		if !o.applies.Applies(c.Kind.typeName()) {
+		lenient := o.behavior == Lenient
+		// Lenient turns a dropped or renamed column into changes of other
+		// types, which are filtered by theirs (keepNullable, the added
+		// column); the others are filtered by their own type.
+		converted := lenient && (c.Kind == DropColumn || c.Kind == RenameColumn)
+		if !converted && !o.applies.Applies(c.Kind.typeName()) {
 			continue
 		}
-		lenient := o.behavior == Lenient
 		switch c.Kind {
 		case AddColumn:
 			if i := index(c.Column); i >= 0 {
