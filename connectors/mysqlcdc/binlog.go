@@ -3,6 +3,7 @@ package mysqlcdc
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -194,6 +195,10 @@ func (b *binlogReader[T]) event(out connector.Output[T], split connector.SplitOu
 		case strings.EqualFold(q, "COMMIT"):
 			b.commit(next)
 		default:
+			if b.skip == math.MaxInt {
+				b.commit(next) // a statement read before, sent again
+				break
+			}
 			if err := b.ddl(split, string(e.Schema), q, start); err != nil {
 				return err
 			}
@@ -216,7 +221,22 @@ func (b *binlogReader[T]) event(out connector.Output[T], split connector.SplitOu
 }
 
 // begin notes the start of a transaction, and its GTID if it has one.
+//
+// The binlog client reconnects by itself after a read error, by GTID from
+// the set before the last transaction it saw start: the server then sends
+// that transaction again, whether it was being read or already committed.
+// The one being read starts again where it started, its rows read so far
+// skipped; one already committed is skipped whole.
 func (b *binlogReader[T]) begin(start position, gtid string) {
+	switch {
+	case gtid != "" && b.inTx && gtid == b.txGTID:
+		b.skip, b.rows, b.xa = max(b.skip, b.rows), 0, false
+		return
+	case gtid != "" && b.gtids.contains(gtid):
+		b.txStart, b.txGTID, b.rows, b.inTx, b.xa = b.gtids.at(start), gtid, 0, true, false
+		b.skip = math.MaxInt // until it commits
+		return
+	}
 	b.txStart, b.txGTID, b.rows, b.inTx, b.xa = b.gtids.at(start), gtid, 0, true, false
 	if n, ok := b.pending[gtid]; ok && gtid != "" {
 		b.skip = n
