@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -71,6 +72,38 @@ func TestSavepointBetweenBackToBackCheckpoints(t *testing.T) {
 		}
 		if _, err := checkpoint.LoadPath(path); err != nil {
 			t.Fatalf("savepoint %d at %s: %v", i, path, err)
+		}
+	}
+}
+
+// TestSavepointGivenUpWhileQueued asks for savepoints whose askers have
+// already given up, while checkpoints run back to back: none is taken,
+// and a savepoint asked for afterwards is.
+func TestSavepointGivenUpWhileQueued(t *testing.T) {
+	job, cancel, done := startPaced(t, 0)
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}()
+	gone, giveUp := context.WithCancel(context.Background())
+	giveUp()
+	var dirs []string
+	for i := 0; i < 20; i++ {
+		dir := t.TempDir()
+		dirs = append(dirs, dir)
+		if _, err := job.TriggerSavepoint(gone, dir, false); err == nil {
+			t.Fatalf("savepoint %d was taken for an asker who gave up", i)
+		}
+	}
+	// Once this one is taken, no request before it is left in the queue.
+	if _, err := job.TriggerSavepoint(context.Background(), t.TempDir(), false); err != nil {
+		t.Fatal(err)
+	}
+	for i, dir := range dirs {
+		if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+			t.Fatalf("savepoint %d, given up, was written: %v %v", i, entries, err)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	goruntime "runtime"
 	"runtime/debug"
 	"time"
 
@@ -92,14 +91,15 @@ type PanicError struct {
 	Stack []byte
 }
 
-// Error renders the panic value: an error raised on purpose (such as a
-// SQL expression's, which evaluation raises as a panic) as itself, others
-// after "panic: ".
+// Error renders the panic value: an error raised as a panic on purpose
+// (one with a RaisedAsPanic method, such as a SQL expression's) as itself,
+// others after "panic: ".
 func (e *PanicError) Error() string {
-	if err, ok := e.Value.(error); ok {
-		if _, fault := err.(goruntime.Error); !fault {
-			return err.Error()
-		}
+	if err, ok := e.Value.(interface {
+		error
+		RaisedAsPanic()
+	}); ok {
+		return err.Error()
 	}
 	return fmt.Sprintf("panic: %v", e.Value)
 }

@@ -39,6 +39,9 @@ type resolution struct {
 
 // savepointRequest asks the coordinator for a savepoint.
 type savepointRequest struct {
+	// ctx is the asker's: a request queued behind a checkpoint is dropped
+	// if the asker gave up meanwhile.
+	ctx   context.Context
 	dir   string
 	stop  bool
 	reply chan savepointReply
@@ -177,7 +180,7 @@ func (c *coordinator) ack(a ack) error {
 
 // savepoint asks for a savepoint and waits for it.
 func (c *coordinator) savepoint(ctx context.Context, dir string, stop bool) (string, error) {
-	r := savepointRequest{dir: dir, stop: stop, reply: make(chan savepointReply, 1)}
+	r := savepointRequest{ctx: ctx, dir: dir, stop: stop, reply: make(chan savepointReply, 1)}
 	select {
 	case c.savepoints <- r:
 	case <-ctx.Done():
@@ -216,7 +219,11 @@ func (c *coordinator) run(ctx context.Context) error {
 		if c.pending == nil && c.queued != nil {
 			sp := c.queued
 			c.queued = nil
-			c.trigger(sp)
+			if err := sp.ctx.Err(); err != nil {
+				sp.reply <- savepointReply{err: err}
+			} else {
+				c.trigger(sp)
+			}
 		}
 		var dueC <-chan time.Time
 		if interval > 0 && c.pending == nil {
@@ -239,7 +246,13 @@ func (c *coordinator) run(ctx context.Context) error {
 			}
 			return nil
 		case r := <-c.savepoints:
+			if q := c.queued; q != nil && q.ctx.Err() != nil {
+				q.reply <- savepointReply{err: q.ctx.Err()} // its asker gave up
+				c.queued = nil
+			}
 			switch {
+			case r.ctx.Err() != nil:
+				r.reply <- savepointReply{err: r.ctx.Err()}
 			case c.pending == nil:
 				c.trigger(&r)
 			case c.queued != nil || c.pending.savepoint != nil:
@@ -259,8 +272,13 @@ func (c *coordinator) run(ctx context.Context) error {
 				c.finished[a.task] = true
 				if len(c.finished) == len(c.tasks) {
 					// Every task has finished: the final checkpoint
-					// supersedes one in flight.
+					// supersedes one in flight, and a savepoint asked
+					// for.
 					c.abort("the job finished")
+					if c.queued != nil {
+						c.queued.reply <- savepointReply{err: errors.New("runtime: savepoint aborted: the job finished")}
+						c.queued = nil
+					}
 					if c.cfg.Checkpoints.Storage == nil {
 						return c.complete(c.nextID, nil, true)
 					}

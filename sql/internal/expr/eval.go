@@ -222,6 +222,10 @@ func (e *Error) Error() string { return fmt.Sprintf("evaluating %s: %v", e.Expr,
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// RaisedAsPanic marks the error as one evaluation raises by panicking on
+// purpose: the runtime reports it as the error it is, not as a panic.
+func (e *Error) RaisedAsPanic() {}
+
 // fail panics with an *Error for expression x.
 func fail(x Expr, format string, args ...any) {
 	panic(&Error{Expr: x.String(), Err: fmt.Errorf(format, args...)})

@@ -732,7 +732,7 @@ func compileJSONObject(c *Call, args []*Eval) (*Eval, error) {
 		for i := range keys {
 			k, null := keys[i](r)
 			if null {
-				fail(c, "a key is NULL")
+				fail(c, "a key is NULL (the keys of JSON_OBJECT and JSON_OBJECTAGG must not be NULL)")
 			}
 			vnull := nulls[i](r)
 			if vnull && onNull == "ABSENT" {
