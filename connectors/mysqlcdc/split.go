@@ -12,8 +12,9 @@ import (
 )
 
 // splitVersion starts the encoding of every split and of the enumerator's
-// state.
-const splitVersion = 2
+// state. Version 3: positions carry their GTID set, the binlog split the
+// rows already read of transactions by GTID.
+const splitVersion = 3
 
 const binlogSplitID = "binlog"
 
