@@ -208,6 +208,9 @@ func (b *binlogReader[T]) event(out connector.Output[T], split connector.SplitOu
 		b.commit(next)
 	case *replication.TransactionPayloadEvent:
 		for _, in := range e.Events {
+			if re, ok := in.Event.(*replication.RowsEvent); ok {
+				b.payloadTimestamps(re)
+			}
 			if err := b.event(out, split, in, start, next); err != nil {
 				return err
 			}
@@ -218,6 +221,49 @@ func (b *binlogReader[T]) event(out connector.Output[T], split connector.SplitOu
 		}
 	}
 	return nil
+}
+
+// payloadTimestamps makes the TIMESTAMP values of a rows event of a
+// compressed transaction UTC text, as those of the binary log are: the
+// binlog client decodes the events of a payload with a parser of its own,
+// which writes them in the process's local time zone. A wall clock of the
+// hour a daylight saving change repeats is read as its first instant.
+func (b *binlogReader[T]) payloadTimestamps(e *replication.RowsEvent) {
+	if time.Local == time.UTC || e.Table == nil {
+		return
+	}
+	t := b.r.tables[string(e.Table.Schema)+"."+string(e.Table.Table)]
+	if t == nil {
+		return
+	}
+	for _, row := range e.Rows {
+		for j, v := range row {
+			if j >= len(t.cols) || t.cols[j].dataType != "timestamp" {
+				continue
+			}
+			if s, ok := v.(string); ok {
+				row[j] = localToUTC(s)
+			}
+		}
+	}
+}
+
+// localToUTC rewrites the text of a TIMESTAMP value in the local time zone
+// ('2006-01-02 15:04:05', with up to 6 digits of fraction) in UTC. A zero
+// date, or text it does not read, stays as it is.
+func localToUTC(s string) string {
+	if strings.HasPrefix(s, "0000-00-00") {
+		return s
+	}
+	layout := "2006-01-02 15:04:05"
+	if dot := strings.IndexByte(s, '.'); dot >= 0 {
+		layout += "." + strings.Repeat("0", len(s)-dot-1)
+	}
+	tm, err := time.ParseInLocation(layout, s, time.Local)
+	if err != nil {
+		return s
+	}
+	return tm.UTC().Format(layout)
 }
 
 // begin notes the start of a transaction, and its GTID if it has one.

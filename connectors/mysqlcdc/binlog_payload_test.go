@@ -1,7 +1,10 @@
 package mysqlcdc
 
 import (
+	"math"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -41,5 +44,45 @@ func TestCompressedTransaction(t *testing.T) {
 	}}
 	if err := b.event(nil, nil, ev(ddl), at(400), at(500)); err == nil {
 		t.Fatal("a captured table's DDL in a compressed transaction was not seen")
+	}
+}
+
+// TestCompressedTransactionTimestamps reads the TIMESTAMP values of a
+// compressed transaction in UTC, as those of the binary log, though the
+// binlog client decodes a payload's events in the local time zone.
+func TestCompressedTransactionTimestamps(t *testing.T) {
+	local := time.Local
+	time.Local = time.FixedZone("UTC+5:30", 5*3600+1800)
+	defer func() { time.Local = local }()
+	orders := &tableInfo{db: "shop", name: "orders", cols: []column{{name: "id", dataType: "int"}, {name: "at", dataType: "timestamp"}, {name: "due", dataType: "datetime"}}}
+	b := &binlogReader[connector.TableRecord]{
+		r: &reader[connector.TableRecord]{tables: map[string]*tableInfo{"shop.orders": orders}},
+		// Every row is older than the start: read, never emitted.
+		split: &binlogSplit{fromMillis: math.MaxInt64},
+	}
+	rows := &replication.RowsEvent{Table: &replication.TableMapEvent{Schema: []byte("shop"), Table: []byte("orders")}, ColumnCount: 3,
+		Rows: [][]any{
+			{int32(1), "2024-03-01 17:30:00", "2024-03-01 17:30:00"},
+			{int32(2), "2024-03-01 05:00:00.123", nil},
+			{int32(3), "0000-00-00 00:00:00", nil},
+			{int32(4), nil, nil},
+		}}
+	payload := &replication.TransactionPayloadEvent{Events: []*replication.BinlogEvent{
+		{Header: &replication.EventHeader{}, Event: &replication.QueryEvent{Query: []byte("BEGIN")}},
+		{Header: &replication.EventHeader{EventType: replication.WRITE_ROWS_EVENTv2}, Event: rows},
+		{Header: &replication.EventHeader{}, Event: &replication.XIDEvent{}},
+	}}
+	at := position{File: "binlog.000001", Pos: 100}
+	if err := b.event(nil, nil, &replication.BinlogEvent{Header: &replication.EventHeader{}, Event: payload}, at, at); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]any{
+		{int32(1), "2024-03-01 12:00:00", "2024-03-01 17:30:00"},
+		{int32(2), "2024-02-29 23:30:00.123", nil},
+		{int32(3), "0000-00-00 00:00:00", nil},
+		{int32(4), nil, nil},
+	}
+	if !reflect.DeepEqual(rows.Rows, want) {
+		t.Fatalf("rows of a compressed transaction %v, want TIMESTAMP values in UTC: %v", rows.Rows, want)
 	}
 }
