@@ -179,9 +179,19 @@ func (b *binlogReader[T]) event(out connector.Output[T], split connector.SplitOu
 		// A MySQL binary log file starts with the GTID set executed
 		// before it: where the start's set is not known, it is from
 		// here on.
-		if !b.gtids.known() && !b.inTx && start != next && b.txStart.File == start.File {
+		// Where it is known, the file's set is merged into it: a set read
+		// a little behind its position (SHOW MASTER STATUS shows the file
+		// and offset and the executed set apart) is whole from the next
+		// file on.
+		switch {
+		case !b.gtids.known() && !b.inTx && start != next && b.txStart.File == start.File:
 			b.gtids.start(mysql.MySQLFlavor, position{GTIDs: e.GTIDSets, HasGTIDs: true})
 			b.txStart = b.gtids.at(b.txStart)
+		case b.gtids.known() && b.gtids.flavor == mysql.MySQLFlavor:
+			b.gtids.merge(e.GTIDSets)
+			if !b.inTx {
+				b.txStart = b.gtids.at(b.txStart)
+			}
 		}
 	case *replication.QueryEvent:
 		q := strings.TrimSpace(string(e.Query))

@@ -126,6 +126,23 @@ func (g *gtidTracker) add(gtid string) {
 	g.text = g.set.String()
 }
 
+// merge adds a MySQL GTID set's transactions to the set; one that does not
+// parse is passed over.
+func (g *gtidTracker) merge(text string) {
+	set, ok := g.set.(*mysql.MysqlGTIDSet)
+	if !ok {
+		return
+	}
+	more, err := parseGTIDs(mysql.MySQLFlavor, text)
+	if err != nil {
+		return
+	}
+	for _, u := range more.(*mysql.MysqlGTIDSet).Sets {
+		set.AddSet(u)
+	}
+	g.text = set.String()
+}
+
 // contains tells whether the set holds a transaction's GTID: for MariaDB,
 // whether its domain is at or past its sequence number.
 func (g *gtidTracker) contains(gtid string) bool {

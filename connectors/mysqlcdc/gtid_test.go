@@ -6,6 +6,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/eddystream/eddy/connector"
 )
 
 // TestPositionEncodingRoundTrip: a binlog split's position, with a GTID set
@@ -113,5 +115,43 @@ func TestGTIDSetFlavor(t *testing.T) {
 		if _, err := gtidSetFlavor(bad); err == nil {
 			t.Errorf("gtidSetFlavor(%q) accepted it", bad)
 		}
+	}
+}
+
+// TestPreviousGTIDsMerged merges the GTID set a MySQL binary log file
+// starts with into the tracked set: one read a little behind its position
+// is whole from the next file on.
+func TestPreviousGTIDsMerged(t *testing.T) {
+	const a, c = "3e11fa47-71ca-11e1-9e33-c80aa9429562", "4f22ab58-82db-22f2-af44-d91bb0530673"
+	b := &binlogReader[connector.TableRecord]{r: &reader[connector.TableRecord]{tables: map[string]*tableInfo{}}}
+	// Transactions a:6 and c:1 were written before the position, but the
+	// set was read without them.
+	b.gtids.start(mysql.MySQLFlavor, position{GTIDs: a + ":1-5", HasGTIDs: true})
+	ev := func(e replication.Event) *replication.BinlogEvent {
+		return &replication.BinlogEvent{Header: &replication.EventHeader{}, Event: e}
+	}
+	next := position{File: "binlog.000002", Pos: 4}
+	if err := b.event(nil, nil, ev(&replication.RotateEvent{NextLogName: []byte(next.File), Position: 4}), next, next); err != nil {
+		t.Fatal(err)
+	}
+	prev := &replication.PreviousGTIDsEvent{GTIDSets: a + ":1-6,\n" + c + ":1"}
+	if err := b.event(nil, nil, ev(prev), position{File: next.File, Pos: 126}, position{File: next.File, Pos: 197}); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []string{a + ":6", c + ":1", a + ":3"} {
+		if !b.gtids.contains(g) {
+			t.Errorf("after the next file's previous GTIDs, the set %q lacks %s", b.gtids.text, g)
+		}
+	}
+	if b.txStart.GTIDs != b.gtids.text || !b.txStart.HasGTIDs {
+		t.Errorf("the position %v does not carry the merged set %q", b.txStart, b.gtids.text)
+	}
+	// A set that does not parse leaves the tracked one as it is.
+	before := b.gtids.text
+	if err := b.event(nil, nil, ev(&replication.PreviousGTIDsEvent{GTIDSets: "nonsense"}), position{File: next.File, Pos: 197}, position{File: next.File, Pos: 230}); err != nil {
+		t.Fatal(err)
+	}
+	if !b.gtids.known() || b.gtids.text != before {
+		t.Errorf("a set that does not parse changed the tracked set to %q (known %v), want %q", b.gtids.text, b.gtids.known(), before)
 	}
 }
