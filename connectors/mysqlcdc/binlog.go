@@ -307,7 +307,9 @@ const mariadbPreparedXA = 0x40
 // commit notes the end of the transaction being read: the next one starts
 // at next, and the set executed before it holds this one.
 func (b *binlogReader[T]) commit(next position) {
-	b.gtids.add(b.txGTID)
+	if err := b.gtids.add(b.txGTID); err != nil && b.r.ctx != nil {
+		warnGTIDsOff(b.r.ctx.Log(), b.txGTID, err)
+	}
 	b.txStart, b.txGTID, b.rows, b.skip, b.inTx = b.gtids.at(next), "", 0, 0, false
 	for g := range b.pending {
 		if b.gtids.contains(g) {

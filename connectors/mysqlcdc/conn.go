@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -96,7 +98,9 @@ func flavor(conn *client.Conn) string {
 
 // binlogEnd returns the end of the server's binary log; for MySQL with the
 // GTID set SHOW MASTER STATUS shows executed (Executed_Gtid_Set).
-func binlogEnd(conn *client.Conn) (position, error) {
+// A set that does not parse (MySQL 8.3's tagged GTIDs, 'uuid:tag:n') is
+// left out, as log says once: positions then have no GTID set.
+func binlogEnd(conn *client.Conn, log *slog.Logger) (position, error) {
 	r, err := conn.Execute("SHOW MASTER STATUS")
 	if err != nil {
 		// MySQL 8.4 renamed it.
@@ -113,9 +117,34 @@ func binlogEnd(conn *client.Conn) (position, error) {
 	pos, _ := r.GetUint(0, 1)
 	p := position{File: file, Pos: uint32(pos)}
 	if !isMariaDB(conn) && len(r.Fields) > 4 {
-		p.GTIDs, p.HasGTIDs = strings.Join(strings.Fields(text(r, 0, 4)), ""), true
+		p = withExecutedGTIDs(p, text(r, 0, 4), log)
 	}
 	return p, nil
+}
+
+// withExecutedGTIDs returns p with a MySQL server's executed GTID set, if
+// it parses; otherwise without one, as log says once.
+func withExecutedGTIDs(p position, set string, log *slog.Logger) position {
+	set = strings.Join(strings.Fields(set), "")
+	if _, err := parseGTIDs(mysql.MySQLFlavor, set); err != nil {
+		warnGTIDsOff(log, set, err)
+		p.GTIDs, p.HasGTIDs = "", false
+		return p
+	}
+	p.GTIDs, p.HasGTIDs = set, true
+	return p
+}
+
+// gtidsOff makes warnGTIDsOff log once.
+var gtidsOff sync.Once
+
+// warnGTIDsOff logs, once, that the server's GTID set is not read and that
+// positions go by file and offset.
+func warnGTIDsOff(log *slog.Logger, set string, err error) {
+	gtidsOff.Do(func() {
+		log.Warn("mysql-cdc: the server's GTID set is not read (tagged GTIDs, 'uuid:tag:n', are not supported): binlog positions carry no GTID set, and a restore resumes at its binary log file and offset, on the same server only",
+			"gtid_set", set, "error", err)
+	})
 }
 
 // currentPosition returns the end of the server's binary log with the GTID
@@ -124,10 +153,10 @@ func binlogEnd(conn *client.Conn) (position, error) {
 // until they agree (no transaction was written in between), and after a few
 // tries the server computes it for the position (BINLOG_GTID_POS, which reads
 // the binary log file up to it).
-func currentPosition(conn *client.Conn) (position, error) {
+func currentPosition(conn *client.Conn, log *slog.Logger) (position, error) {
 	maria := isMariaDB(conn)
 	for try := 0; ; try++ {
-		p, err := binlogEnd(conn)
+		p, err := binlogEnd(conn, log)
 		if err != nil {
 			return position{}, err
 		}
@@ -137,7 +166,7 @@ func currentPosition(conn *client.Conn) (position, error) {
 				return position{}, err
 			}
 		}
-		again, err := binlogEnd(conn)
+		again, err := binlogEnd(conn, log)
 		if err != nil {
 			return position{}, err
 		}

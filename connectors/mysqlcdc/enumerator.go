@@ -104,7 +104,7 @@ func (e *enumerator) discover() (any, error) {
 			d.chunks = append(d.chunks, cs...)
 		}
 	case "latest-offset":
-		d.start, err = currentPosition(conn)
+		d.start, err = currentPosition(conn, e.ctx.Log())
 	case "earliest-offset":
 		d.start, err = earliestPosition(conn)
 	case "timestamp":

@@ -104,26 +104,28 @@ func (g *gtidTracker) at(p position) position {
 	return p
 }
 
-// add adds the GTID of a committed transaction.
-func (g *gtidTracker) add(gtid string) {
+// add adds the GTID of a committed transaction. One the set does not take
+// (MySQL 8.3's tagged GTIDs) stops the tracking, with the error.
+func (g *gtidTracker) add(gtid string) error {
 	if g.set == nil || gtid == "" {
-		return
+		return nil
 	}
 	switch set := g.set.(type) {
 	case *mysql.MariadbGTIDSet:
 		id, err := mysql.ParseMariadbGTID(gtid)
 		if err != nil {
 			g.set, g.text = nil, ""
-			return
+			return fmt.Errorf("the GTID %s: %w", gtid, err)
 		}
 		set.Sets[id.DomainID] = map[uint32]*mysql.MariadbGTID{id.ServerID: id}
 	default:
 		if err := g.set.Update(gtid); err != nil {
 			g.set, g.text = nil, ""
-			return
+			return fmt.Errorf("the GTID %s: %w", gtid, err)
 		}
 	}
 	g.text = g.set.String()
+	return nil
 }
 
 // merge adds a MySQL GTID set's transactions to the set; one that does not

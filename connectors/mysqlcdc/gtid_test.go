@@ -1,7 +1,11 @@
 package mysqlcdc
 
 import (
+	"bytes"
+	"log/slog"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -153,5 +157,33 @@ func TestPreviousGTIDsMerged(t *testing.T) {
 	}
 	if !b.gtids.known() || b.gtids.text != before {
 		t.Errorf("a set that does not parse changed the tracked set to %q (known %v), want %q", b.gtids.text, b.gtids.known(), before)
+	}
+}
+
+// TestTaggedGTIDs: MySQL's tagged GTIDs ('uuid:tag:n') are not read: a
+// position whose executed set has one carries no GTID set, a restore then
+// resumes by file and offset, and a tagged transaction stops the tracking.
+// Either is logged once, as a warning.
+func TestTaggedGTIDs(t *testing.T) {
+	const a = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+	gtidsOff = sync.Once{}
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	p := withExecutedGTIDs(position{File: "binlog.000003", Pos: 900}, a+":1-5,\n"+a+":etl:1-2", log)
+	if p.HasGTIDs || p.GTIDs != "" || p.byGTID() || p.File != "binlog.000003" || p.Pos != 900 {
+		t.Errorf("a position with tagged GTIDs is %+v, want binlog.000003:900 without a GTID set", p)
+	}
+	if p := withExecutedGTIDs(position{File: "binlog.000003", Pos: 900}, a+":1-5", log); !p.HasGTIDs || p.GTIDs != a+":1-5" {
+		t.Errorf("a position with plain GTIDs is %+v, want its set", p)
+	}
+	withExecutedGTIDs(position{File: "binlog.000003", Pos: 950}, a+":etl:1-3", log)
+	if n := strings.Count(logged.String(), "level=WARN"); n != 1 || !strings.Contains(logged.String(), "tagged GTIDs") {
+		t.Errorf("logged %q, want one warning about tagged GTIDs", logged.String())
+	}
+
+	var g gtidTracker
+	g.start(mysql.MySQLFlavor, position{GTIDs: a + ":1-5", HasGTIDs: true})
+	if err := g.add(a + ":etl:1"); err == nil || g.known() {
+		t.Errorf("a tagged GTID gave %v and the set known %v, want an error and the tracking stopped", err, g.known())
 	}
 }

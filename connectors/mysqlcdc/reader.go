@@ -262,7 +262,7 @@ func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, er
 	if t == nil {
 		return 0, fmt.Errorf("mysql-cdc: table %s of snapshot chunk %s is gone from the server", c.table, c.ID())
 	}
-	low, err := binlogEnd(conn)
+	low, err := binlogEnd(conn, r.ctx.Log())
 	if err != nil {
 		return 0, err
 	}
@@ -272,7 +272,7 @@ func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, er
 		return 0, fmt.Errorf("mysql-cdc: reading chunk %d of %s: %w", c.index, t.id(), err)
 	}
 	defer res.Close()
-	high, err := currentPosition(conn)
+	high, err := currentPosition(conn, r.ctx.Log())
 	if err != nil {
 		return 0, err
 	}
