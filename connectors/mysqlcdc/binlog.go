@@ -87,15 +87,23 @@ func (b *binlogReader[T]) open() error {
 	for _, cs := range b.chunks {
 		sortChunks(cs)
 	}
-	from := sp.pos
-	if len(b.chunks) > 0 {
-		// The chunks' high positions are files and offsets of the server
-		// they were read on: the changes are compared with them there.
-		from.HasGTIDs = false
-	}
-	b.s, err = b.r.cfg.openStream(id, b.r.flavor, from, b.r.ctx.Log())
+	b.s, err = b.r.cfg.openStream(id, b.r.flavor, streamStart(sp, len(b.chunks) > 0), b.r.ctx.Log())
 	b.timeout = 5 * time.Millisecond
 	return err
+}
+
+// streamStart returns where a restore reads the binary log of a split
+// from: by the position's GTID set where it has one, otherwise, and while
+// snapshot chunks are compared with it, at its file and offset. The chunks'
+// high positions are files and offsets of the server they were read on,
+// and rows of a transaction without GTID to skip are known by its place
+// only: on another server, another transaction may come first.
+func streamStart(sp *binlogSplit, chunks bool) position {
+	from := sp.pos
+	if chunks || sp.skip > 0 {
+		from.HasGTIDs = false
+	}
+	return from
 }
 
 // state returns the split as a checkpoint holds it.

@@ -75,3 +75,27 @@ func TestTransactionSentAgain(t *testing.T) {
 		t.Fatalf("the next transaction: skip %d, rows %d, start %v; want none skipped, 2 rows, from 350", b.skip, b.rows, b.txStart)
 	}
 }
+
+// TestRestoreStart: a restore resumes by GTID set, but at the file and
+// offset when rows of a transaction without GTID are to be skipped (only
+// its place names it) or snapshot chunks are compared with the changes.
+func TestRestoreStart(t *testing.T) {
+	const set = "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"
+	pos := position{File: "binlog.000002", Pos: 800, GTIDs: set, HasGTIDs: true}
+	for _, c := range []struct {
+		name   string
+		sp     binlogSplit
+		chunks bool
+		byGTID bool
+	}{
+		{"between transactions", binlogSplit{pos: pos}, false, true},
+		{"in a transaction with a GTID", binlogSplit{pos: pos, skipped: map[string]int{"3e11fa47-71ca-11e1-9e33-c80aa9429562:6": 2}}, false, true},
+		{"in an anonymous transaction", binlogSplit{pos: pos, skip: 2}, false, false},
+		{"with snapshot chunks", binlogSplit{pos: pos}, true, false},
+	} {
+		from := streamStart(&c.sp, c.chunks)
+		if from.byGTID() != c.byGTID || from.File != pos.File || from.Pos != pos.Pos {
+			t.Errorf("%s: a restore reads from %+v, by GTID %v; want by GTID %v at %v", c.name, from, from.byGTID(), c.byGTID, pos)
+		}
+	}
+}
