@@ -88,14 +88,17 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, o value
 		}
 	case "datetime", "timestamp":
 		if s, ok := textOf(v); ok {
+			instant := c.dataType == "timestamp"
 			if strings.HasPrefix(s, "0000-00-00") {
 				r, read, err := o.zeroDate(w, i, t, s)
 				if !read {
 					return err
 				}
-				s = r
+				// A zero date rounded is 0001-01-01 00:00:00 as it is,
+				// in no time zone.
+				s, zone, instant = r, time.UTC, false
 			}
-			return setDateTime(w, i, t, s, zone, c.dataType == "timestamp")
+			return setDateTime(w, i, t, s, zone, instant)
 		}
 	}
 	if c.isInteger() {

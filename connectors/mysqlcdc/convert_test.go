@@ -78,6 +78,8 @@ func TestZeroDates(t *testing.T) {
 		{"date", types.DateType(), []byte("0000-00-00"), "0001-01-01"},
 		{"datetime", types.TimestampType(3), "0000-00-00 00:00:00", "0001-01-01 00:00:00.000"},
 		{"timestamp", types.TimestampLTZType(3), []byte("0000-00-00 00:00:00.000"), "0001-01-01 00:00:00.000"},
+		{"timestamp", types.TimestampType(0), "0000-00-00 00:00:00", "0001-01-01 00:00:00"},
+		{"datetime", types.TimestampLTZType(0), "0000-00-00 00:00:00", "0001-01-01 00:00:00"},
 	} {
 		c := &column{name: "v", dataType: tc.dataType, columnType: tc.dataType}
 		got, err := convert(t, tc.typ, c, tc.v)
@@ -90,6 +92,12 @@ func TestZeroDates(t *testing.T) {
 		round := valueOptions{zone: time.UTC, zeroDates: "ROUND"}
 		if got, err := convertWith(t, tc.typ.NotNull(), c, tc.v, round); err != nil || got != tc.round {
 			t.Errorf("%s %q with ROUND: got %q, %v; want %s", tc.dataType, tc.v, got, err, tc.round)
+		}
+		// Whatever 'server-time-zone' says, a rounded value is exactly
+		// the first day of year 1 at midnight.
+		east := valueOptions{zone: time.FixedZone("UTC+5:30", 5*3600+1800), zeroDates: "ROUND"}
+		if got, err := convertWith(t, tc.typ.NotNull(), c, tc.v, east); err != nil || got != tc.round {
+			t.Errorf("%s %q into %s with ROUND and server time zone UTC+5:30: got %q, %v; want %s", tc.dataType, tc.v, tc.typ, got, err, tc.round)
 		}
 		if _, err := convertWith(t, tc.typ, c, tc.v, valueOptions{zone: time.UTC, zeroDates: "EXCEPTION"}); err == nil {
 			t.Errorf("%s %q with EXCEPTION: no error", tc.dataType, tc.v)
