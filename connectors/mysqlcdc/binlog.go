@@ -51,7 +51,8 @@ type binlogReader[T any] struct {
 }
 
 func (b *binlogReader[T]) open() error {
-	if _, err := b.r.connection(); err != nil {
+	conn, err := b.r.connection()
+	if err != nil {
 		return err
 	}
 	id, err := b.r.serverID()
@@ -59,6 +60,14 @@ func (b *binlogReader[T]) open() error {
 		return err
 	}
 	sp := b.split
+	if len(sp.chunks) > 0 && !sp.pos.HasGTIDs {
+		// After a snapshot, the lowest high position of its chunks, of
+		// which MariaDB tells the GTID set now, once; the chunks' high
+		// positions are compared as files and offsets only.
+		if sp.pos, err = gtidsAt(conn, sp.pos); err != nil {
+			return err
+		}
+	}
 	if len(sp.tables) > 0 {
 		// The tables as they were at the split's position, not as they
 		// are now: the binary log from there holds their changes.
@@ -86,6 +95,9 @@ func (b *binlogReader[T]) open() error {
 	}
 	for _, cs := range b.chunks {
 		sortChunks(cs)
+		for _, c := range cs {
+			c.high.GTIDs, c.high.HasGTIDs = "", false
+		}
 	}
 	b.s, err = b.r.cfg.openStream(id, b.r.flavor, streamStart(sp, len(b.chunks) > 0), b.r.ctx.Log())
 	b.timeout = 5 * time.Millisecond

@@ -272,7 +272,10 @@ func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, er
 		return 0, fmt.Errorf("mysql-cdc: reading chunk %d of %s: %w", c.index, t.id(), err)
 	}
 	defer res.Close()
-	high, err := currentPosition(conn, r.ctx.Log())
+	// A file and offset: the binlog split's start, the lowest of the
+	// chunks' high positions, has its GTID set read once, when the binary
+	// log is read from there.
+	high, err := binlogEnd(conn, r.ctx.Log())
 	if err != nil {
 		return 0, err
 	}
