@@ -122,8 +122,11 @@ func TestFailoverToReplica(t *testing.T) {
 	pc.Tx(t, "UPDATE "+db+".accounts SET note = 'x' WHERE id = 3", "DELETE FROM "+db+".accounts WHERE id = 1000",
 		"INSERT INTO "+db+".accounts VALUES (12, 120, 'n12')")
 	want = append(want, "-U|3|30|n3", "+U|3|30|x", "-D|1000|10000|n1000", "+I|12|120|n12")
+	// A last change, after which nothing more comes: any record emitted
+	// twice before it is in the output then.
+	pc.Exec(t, "INSERT INTO "+db+".accounts VALUES (13, 130, 'last')")
+	want = append(want, "+I|13|130|last")
 	second.WaitFor(t, len(want))
-	time.Sleep(200 * time.Millisecond) // for anything more, which would be wrong
 	if err := second.Stop(); err != nil && second.Ctx.Err() == nil {
 		t.Fatal(err)
 	}
