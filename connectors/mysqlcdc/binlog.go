@@ -207,6 +207,9 @@ func (b *binlogReader[T]) event(out connector.Output[T], split connector.SplitOu
 		case !b.gtids.known() && !b.inTx && start != next && b.txStart.File == start.File:
 			b.gtids.start(mysql.MySQLFlavor, position{GTIDs: e.GTIDSets, HasGTIDs: true})
 			b.txStart = b.gtids.at(b.txStart)
+			if _, err := parseGTIDs(mysql.MySQLFlavor, e.GTIDSets); err != nil && b.r.ctx != nil {
+				warnGTIDsOff(b.r.ctx.Log(), e.GTIDSets, err)
+			}
 		case b.gtids.known() && b.gtids.flavor == mysql.MySQLFlavor:
 			b.gtids.merge(e.GTIDSets)
 			if !b.inTx {
