@@ -160,49 +160,16 @@ pipeline:
 	runs.startLast()
 
 	mariadb := func(q string) []string {
-		r, err := my.Execute(q)
+		out, err := testservers.MariaDBRows(my, q)
 		if err != nil {
 			t.Fatal(err)
-		}
-		defer r.Close()
-		var out []string
-		for i := range r.Values {
-			var cols []string
-			for j := range r.Values[i] {
-				switch v := r.Values[i][j].Value().(type) {
-				case nil:
-					cols = append(cols, "NULL")
-				case []byte:
-					cols = append(cols, string(v))
-				default:
-					cols = append(cols, fmt.Sprint(v))
-				}
-			}
-			out = append(out, strings.Join(cols, "|"))
 		}
 		return out
 	}
 	postgres := func(q string) []string {
-		rows, err := pg.Query(ctx, q)
+		out, err := testservers.PostgresRows(ctx, pg, q)
 		if err != nil {
 			return []string{err.Error()}
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			vals, err := rows.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cols []string
-			for _, v := range vals {
-				if v == nil {
-					cols = append(cols, "NULL")
-				} else {
-					cols = append(cols, fmt.Sprint(v))
-				}
-			}
-			out = append(out, strings.Join(cols, "|"))
 		}
 		return out
 	}

@@ -142,48 +142,17 @@ pipeline:
 	}
 	runs.startLast()
 
-	text := func(v any) string {
-		switch v := v.(type) {
-		case nil:
-			return "NULL"
-		case []byte:
-			return string(v)
-		}
-		return fmt.Sprint(v)
-	}
 	mariadb := func(q string) []string {
-		r, err := my.Execute(q)
+		out, err := testservers.MariaDBRows(my, q)
 		if err != nil {
 			return []string{err.Error()}
-		}
-		defer r.Close()
-		var out []string
-		for i := range r.Values {
-			var cols []string
-			for j := range r.Values[i] {
-				cols = append(cols, text(r.Values[i][j].Value()))
-			}
-			out = append(out, strings.Join(cols, "|"))
 		}
 		return out
 	}
 	postgres := func(q string) []string {
-		rows, err := pg.Query(ctx, q)
+		out, err := testservers.PostgresRows(ctx, pg, q)
 		if err != nil {
 			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			vals, err := rows.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cols []string
-			for _, v := range vals {
-				cols = append(cols, text(v))
-			}
-			out = append(out, strings.Join(cols, "|"))
 		}
 		return out
 	}
