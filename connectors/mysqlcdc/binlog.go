@@ -423,9 +423,9 @@ func (b *binlogReader[T]) covered(t *tableInfo, row rowImage, start position) bo
 	if len(cs) == 0 {
 		return false
 	}
-	k := chunkKeyOf(t, row)
+	k, null := chunkKeyOf(t, row)
 	for _, c := range cs {
-		if t.chunkKey < 0 || c.contains(k) {
+		if t.chunkKey < 0 || c.contains(t.order, k, null) {
 			return start.compare(c.high) < 0
 		}
 	}

@@ -7,12 +7,14 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 )
 
-// Chunks of a table's snapshot are split on its chunk key, an integer
-// column. Keys spread evenly over their range (the range over the row count
-// between 0.05 and 1000, as Flink CDC's even splitting takes them) are cut
-// into equal steps; other tables are cut by querying the key that ends each
-// chunk. The first and last chunks are unbounded below and above, so that
-// rows inserted beyond the range during the snapshot fall in a chunk.
+// Chunks of a table's snapshot are split on its chunk key, a column whose
+// order the source reproduces (keyOrder). Integer keys spread evenly over
+// their range (the range over the row count between 0.05 and 1000, as
+// Flink CDC's even splitting takes them) are cut into equal steps; other
+// tables are cut by querying the key that ends each chunk, so that the
+// server chooses every bound. The first and last chunks are unbounded below
+// and above, so that rows inserted beyond the range during the snapshot
+// fall in a chunk.
 const (
 	evenFactorLow  = 0.05
 	evenFactorHigh = 1000.0
@@ -24,9 +26,10 @@ func (c *config) splitTable(conn *client.Conn, t *tableInfo) ([]*chunk, error) {
 	if t.chunkKey < 0 {
 		return one, nil
 	}
-	key := quote(t.cols[t.chunkKey].name)
+	col := &t.cols[t.chunkKey]
+	key := quote(col.name)
 	from := quote(t.db) + "." + quote(t.name)
-	r, err := conn.Execute("SELECT MIN(" + key + "), MAX(" + key + "), COUNT(*) FROM " + from)
+	r, err := conn.Execute("SELECT " + keySelect(t.order, "MIN("+key+")") + ", " + keySelect(t.order, "MAX("+key+")") + ", COUNT(*) FROM " + from)
 	if err != nil {
 		return nil, fmt.Errorf("mysql-cdc: reading the key range of %s: %w", t.id(), err)
 	}
@@ -34,15 +37,15 @@ func (c *config) splitTable(conn *client.Conn, t *tableInfo) ([]*chunk, error) {
 	if null, _ := r.IsNull(0, 0); null {
 		return one, nil
 	}
-	minS := text(r, 0, 0)
-	maxS := text(r, 0, 1)
+	minS := keyBound(t.order, text(r, 0, 0))
+	maxS := keyBound(t.order, text(r, 0, 1))
 	count, _ := r.GetInt(0, 2)
-	lo, err1 := strconv.ParseInt(minS, 10, 64)
-	hi, err2 := strconv.ParseInt(maxS, 10, 64)
 	if count <= int64(c.chunkSize) {
 		return one, nil
 	}
-	if err1 == nil && err2 == nil && hi-lo+1 > 0 {
+	lo, err1 := strconv.ParseInt(minS, 10, 64)
+	hi, err2 := strconv.ParseInt(maxS, 10, 64)
+	if t.order == orderInteger && err1 == nil && err2 == nil && hi-lo+1 > 0 {
 		factor := float64(hi-lo+1) / float64(count)
 		if factor >= evenFactorLow && factor <= evenFactorHigh {
 			step := max(int64(float64(c.chunkSize)*factor), 1)
@@ -57,14 +60,14 @@ func (c *config) splitTable(conn *client.Conn, t *tableInfo) ([]*chunk, error) {
 	var bounds []string
 	cur := minS
 	for {
-		q := fmt.Sprintf("SELECT MAX(k) FROM (SELECT %s AS k FROM %s WHERE %s > %s ORDER BY %s LIMIT %d) AS chunk",
-			key, from, key, cur, key, c.chunkSize)
+		q := fmt.Sprintf("SELECT %s FROM (SELECT %s AS k FROM %s WHERE %s > %s ORDER BY %s LIMIT %d) AS chunk",
+			keySelect(t.order, "MAX(k)"), key, from, key, keyLiteral(col, t.order, cur), key, c.chunkSize)
 		r, err := conn.Execute(q)
 		if err != nil {
 			return nil, fmt.Errorf("mysql-cdc: splitting %s into chunks: %w", t.id(), err)
 		}
 		null, _ := r.IsNull(0, 0)
-		next := text(r, 0, 0)
+		next := keyBound(t.order, text(r, 0, 0))
 		r.Close()
 		if null || next == cur {
 			break

@@ -44,7 +44,7 @@ func TestNullChunkKeys(t *testing.T) {
 func TestChunkContainsNull(t *testing.T) {
 	cs := chunksOf("db.t", []string{"10", "20"})
 	for i, c := range cs {
-		if got, want := c.contains(nullText), i == 0; got != want {
+		if got, want := c.contains(orderInteger, "", true), i == 0; got != want {
 			t.Errorf("chunk %d [%q, %q) contains NULL: %v, want %v", i, c.start, c.end, got, want)
 		}
 	}

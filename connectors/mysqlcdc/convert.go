@@ -55,6 +55,8 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, o value
 		return nil
 	}
 	switch c.dataType {
+	case "binary":
+		v = padBinary(c, v) // the binary log leaves out trailing zero bytes
 	case "float":
 		if x, ok := v.(float64); ok {
 			v = float32(x) // the snapshot's text of a FLOAT is a double's

@@ -177,6 +177,7 @@ func valueText(c *column, v any) string {
 	if v == nil {
 		return nullText
 	}
+	v = padBinary(c, v)
 	if n, ok := types.Int64Of(v); ok {
 		if c.unsigned {
 			if u, ok := unsignedOf(c, v, n).(uint64); ok {
@@ -203,13 +204,24 @@ func valueText(c *column, v any) string {
 	return fmt.Sprint(v)
 }
 
-// chunkKeyOf returns the chunk key of a row, "" for a table read as one
-// chunk.
-func chunkKeyOf(t *tableInfo, row rowImage) string {
-	if t.chunkKey < 0 || t.chunkKey >= len(row) {
-		return ""
+// chunkKeyOf returns the chunk key of a row, as valueText renders it, or
+// that it is NULL.
+func chunkKeyOf(t *tableInfo, row rowImage) (k string, null bool) {
+	if t.chunkKey < 0 || t.chunkKey >= len(row) || row[t.chunkKey] == nil {
+		return "", true
 	}
-	return valueText(&t.cols[t.chunkKey], row[t.chunkKey])
+	return valueText(&t.cols[t.chunkKey], row[t.chunkKey]), false
+}
+
+// inChunk tells whether a row of the binary log is in chunk c of its
+// table: by its chunk key, compared as the server orders it; every row is
+// in the one chunk of a table read as one.
+func inChunk(t *tableInfo, c *chunk, row rowImage) bool {
+	if t.chunkKey < 0 {
+		return true
+	}
+	k, null := chunkKeyOf(t, row)
+	return c.contains(t.order, k, null)
 }
 
 // buildRow writes a row of the SQL table from a row image.
@@ -318,16 +330,18 @@ func chunkQuery(t *tableInfo, c *chunk) string {
 	q := "SELECT " + strings.Join(cols, ", ") + " FROM " + quote(t.db) + "." + quote(t.name)
 	var where []string
 	if t.chunkKey >= 0 {
-		k := quote(t.cols[t.chunkKey].name)
+		col := &t.cols[t.chunkKey]
+		k := quote(col.name)
 		if c.start != "" {
-			where = append(where, k+" >= "+c.start)
+			where = append(where, k+" >= "+keyLiteral(col, t.order, c.start))
 		}
 		if c.end != "" {
+			end := keyLiteral(col, t.order, c.end)
 			if c.start == "" {
 				// NULL keys are in no range: the first chunk holds them.
-				where = append(where, "("+k+" < "+c.end+" OR "+k+" IS NULL)")
+				where = append(where, "("+k+" < "+end+" OR "+k+" IS NULL)")
 			} else {
-				where = append(where, k+" < "+c.end)
+				where = append(where, k+" < "+end)
 			}
 		}
 	}
@@ -391,7 +405,7 @@ func (r *reader[T]) backfill(t *tableInfo, c *chunk, low, high position, buf *ch
 
 // applyToChunk applies a rows event to the rows of a chunk.
 func applyToChunk(t *tableInfo, c *chunk, e *replication.RowsEvent, buf *chunkBuffer) {
-	in := func(row rowImage) bool { return c.contains(chunkKeyOf(t, row)) || t.chunkKey < 0 }
+	in := func(row rowImage) bool { return inChunk(t, c, row) }
 	switch e.Type() {
 	case replication.EnumRowsEventTypeInsert:
 		for _, row := range e.Rows {

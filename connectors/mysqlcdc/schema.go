@@ -19,6 +19,9 @@ type column struct {
 	columnType string // COLUMN_TYPE: int(10) unsigned, enum('a','b'), ...
 	unsigned   bool
 	notNull    bool
+	// charset and collation are a string column's CHARACTER_SET_NAME and
+	// COLLATION_NAME, "" for other columns.
+	charset, collation string
 	// values are the members of an ENUM or SET column.
 	values []string
 }
@@ -31,8 +34,13 @@ type tableInfo struct {
 	cols     []column
 	pk       []int // indexes in cols
 	// chunkKey is the index in cols of the column the snapshot splits the
-	// table on, -1 if it is read as one chunk.
+	// table on, -1 if it is read as one chunk; order is how the server
+	// orders its values (orderNone for a table read as one chunk).
 	chunkKey int
+	order    keyOrder
+	// engine is the table's storage engine, as the server names it
+	// (InnoDB, MyISAM, ...).
+	engine string
 	// toRow gives, for each column, the index of the SQL table's column it
 	// fills, -1 if the table declares no such column.
 	toRow []int
@@ -61,7 +69,7 @@ func (c *column) isInteger() bool {
 // discover lists the tables the source captures, with their columns, and
 // maps them onto the SQL table's schema.
 func (c *config) discover(conn *client.Conn, schema *types.RowType) ([]*tableInfo, error) {
-	r, err := conn.Execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
+	r, err := conn.Execute("SELECT TABLE_SCHEMA, TABLE_NAME, ENGINE FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
 	if err != nil {
 		return nil, fmt.Errorf("mysql-cdc: listing tables: %w", err)
 	}
@@ -72,7 +80,7 @@ func (c *config) discover(conn *client.Conn, schema *types.RowType) ([]*tableInf
 		if !c.captures(db, name) {
 			continue
 		}
-		tables = append(tables, &tableInfo{db: db, name: name, chunkKey: -1})
+		tables = append(tables, &tableInfo{db: db, name: name, chunkKey: -1, engine: text(r, i, 2)})
 	}
 	r.Close()
 	if len(tables) == 0 {
@@ -103,7 +111,7 @@ func (c *config) captures(db, name string) bool {
 // describe reads a table's columns and keys and maps them onto the SQL
 // table's schema, or, in a pipeline (schema nil), gives the table its own.
 func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType) error {
-	r, err := conn.Execute("SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+	r, err := conn.Execute("SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
 		quoteString(t.db) + " AND TABLE_NAME = " + quoteString(t.name) + " ORDER BY ORDINAL_POSITION")
 	if err != nil {
 		return fmt.Errorf("mysql-cdc: reading the columns of %s: %w", t.id(), err)
@@ -113,7 +121,8 @@ func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType
 		name := text(r, i, 0)
 		dt := text(r, i, 1)
 		ct := text(r, i, 2)
-		col := column{name: name, dataType: strings.ToLower(dt), columnType: strings.ToLower(ct), notNull: text(r, i, 3) == "NO"}
+		col := column{name: name, dataType: strings.ToLower(dt), columnType: strings.ToLower(ct), notNull: text(r, i, 3) == "NO",
+			charset: strings.ToLower(text(r, i, 4)), collation: strings.ToLower(text(r, i, 5))}
 		col.unsigned = strings.Contains(col.columnType, "unsigned")
 		if col.dataType == "enum" || col.dataType == "set" {
 			col.values = enumValues(ct)
@@ -146,7 +155,7 @@ func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType
 	default:
 		return fmt.Errorf("mysql-cdc: table %s has no primary key: give it one, or name a column to split its snapshot on with 'scan.incremental.snapshot.chunk.key-column' (an updated or deleted row is then matched by all its columns)", t.id())
 	}
-	if !t.cols[t.chunkKey].isInteger() {
+	if t.order = t.cols[t.chunkKey].keyOrder(); t.order == orderNone {
 		// Other keys are compared by the server's collation, which the
 		// source cannot reproduce: the table is read as one chunk.
 		t.chunkKey = -1

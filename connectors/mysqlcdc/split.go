@@ -13,8 +13,11 @@ import (
 
 // splitVersion starts the encoding of every split and of the enumerator's
 // state. Version 3: positions carry their GTID set, the binlog split the
-// rows already read of transactions by GTID.
-const splitVersion = 3
+// rows already read of transactions by GTID. Version 4: chunks of keys
+// other than integers have bounds (the raw bytes of strings, the text of
+// decimals and dates), and a pipeline's tables carry their columns'
+// character sets and collations.
+const splitVersion = 4
 
 const binlogSplitID = "binlog"
 
@@ -22,9 +25,11 @@ const binlogSplitID = "binlog"
 // [start, end), an absent bound being unbounded (a table read as one chunk
 // has neither).
 type chunk struct {
-	table      string // db.table
-	index      int
-	start, end string // integers in decimal, "" when unbounded
+	table string // db.table
+	index int
+	// start and end are keys as valueText renders them (integers in
+	// decimal, strings' raw bytes), "" when unbounded.
+	start, end string
 	// done is set once the chunk's rows are emitted, rows to their number;
 	// high is the binlog position they reflect: changes to the chunk's
 	// rows at or after it are read from the binlog.
@@ -45,13 +50,14 @@ func (c *chunk) Done() bool { return c.done }
 // Rows is the number of the chunk's rows, once read.
 func (c *chunk) Rows() int64 { return c.rows }
 
-// contains tells whether a chunk key value (an integer in decimal, or
-// nullText) is in the chunk. NULL keys belong to the first chunk.
-func (c *chunk) contains(k string) bool {
-	if k == nullText {
+// contains tells whether a chunk key value k (as valueText renders it),
+// or NULL, is in the chunk, its values ordered by o. NULL keys belong to
+// the first chunk.
+func (c *chunk) contains(o keyOrder, k string, null bool) bool {
+	if null {
 		return c.start == ""
 	}
-	return (c.start == "" || compareInts(k, c.start) >= 0) && (c.end == "" || compareInts(k, c.end) < 0)
+	return (c.start == "" || compareKeys(o, k, c.start) >= 0) && (c.end == "" || compareKeys(o, k, c.end) < 0)
 }
 
 func appendChunk(b []byte, c *chunk) []byte {
@@ -190,6 +196,8 @@ func appendTable(b []byte, t *tableInfo) []byte {
 		b = cdc.AppendString(b, c.dataType)
 		b = cdc.AppendString(b, c.columnType)
 		b = cdc.AppendFlag(b, c.notNull)
+		b = cdc.AppendString(b, c.charset)
+		b = cdc.AppendString(b, c.collation)
 	}
 	b = cdc.AppendInts(b, t.pk)
 	b = binary.AppendUvarint(b, uint64(t.chunkKey+1))
@@ -204,6 +212,7 @@ func readTable(d *cdc.Decoder) *tableInfo {
 	for i := uint64(0); i < n && d.Err == nil; i++ {
 		c := column{name: d.String(), dataType: d.String(), columnType: d.String()}
 		c.notNull = d.Flag()
+		c.charset, c.collation = d.String(), d.String()
 		c.unsigned = strings.Contains(c.columnType, "unsigned")
 		if c.dataType == "enum" || c.dataType == "set" {
 			c.values = enumValues(c.columnType)
@@ -212,6 +221,9 @@ func readTable(d *cdc.Decoder) *tableInfo {
 	}
 	t.pk = d.Ints()
 	t.chunkKey = d.Int() - 1
+	if t.chunkKey >= 0 && t.chunkKey < len(t.cols) {
+		t.order = t.cols[t.chunkKey].keyOrder()
+	}
 	t.version = d.Int()
 	return t
 }
