@@ -3,14 +3,30 @@ package mysqlcdc
 import (
 	"flag"
 	"fmt"
+	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/internal/cdc/cdctest"
+	"github.com/eddystream/eddy/sql/types"
 )
 
-var benchRows = flag.Int("rows", 1_000_000, "rows of the benchmarks' table")
+var (
+	benchRows = flag.Int("rows", 1_000_000, "rows of the benchmarks' table")
+	benchKey  = flag.String("key", "int", "the snapshot benchmark's key: int, varchar_bin (VARCHAR utf8mb4_bin), char_ci (CHAR utf8mb4_general_ci, InnoDB) or char_ci_myisam")
+)
+
+// benchKeys are the declarations of the snapshot benchmark's keys.
+var benchKeys = map[string]string{
+	"varchar_bin":    "VARCHAR(16) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+	"char_ci":        "CHAR(16) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci",
+	"char_ci_myisam": "CHAR(16) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci",
+}
 
 // fill inserts rows 1..n into db.accounts in statements of 2000 rows.
 func fill(b testing.TB, s *server, db string, n int) {
@@ -19,14 +35,65 @@ func fill(b testing.TB, s *server, db string, n int) {
 	cdctest.InsertRows(b, c, db+".accounts", 1, n, 2000, func(i int) string { return fmt.Sprintf("(%d,%d,'note %d')", i, i*7, i) })
 }
 
+// fillKeyed inserts rows 1..n into db.accounts keyed by strings ('k' or
+// 'K' and the row's number) of declaration decl.
+func fillKeyed(b testing.TB, s *server, db, decl, engine string, n int) {
+	c := s.conn()
+	c.Exec(b, "CREATE TABLE "+db+".accounts (id "+decl+" PRIMARY KEY, balance BIGINT, note VARCHAR(32)) ENGINE = "+engine)
+	cdctest.InsertRows(b, c, db+".accounts", 1, n, 2000, func(i int) string {
+		return fmt.Sprintf("('%c%09d',%d,'note %d')", "kK"[i%2], i, i*7, i)
+	})
+}
+
+// peakHeap runs f and reports the most heap memory in use while it ran,
+// sampled every 10 ms.
+func peakHeap(b *testing.B, f func()) {
+	runtime.GC()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		var ms runtime.MemStats
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-stopped
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
+}
+
 // BenchmarkSnapshot reads a table of -rows rows (1 M by default) as a
-// snapshot, beside a plain SELECT * of it through the same driver:
+// snapshot, beside a plain SELECT * of it through the same driver, keyed
+// by -key, and reports the most heap memory in use while the snapshot ran:
 //
-//	go test -run XXX -bench Snapshot -benchtime 1x ./connectors/mysqlcdc -args -rows=1000000
+//	go test -run XXX -bench Snapshot -benchtime 1x ./connectors/mysqlcdc -args -rows=1000000 -key=varchar_bin
 func BenchmarkSnapshot(b *testing.B) {
 	s := startServer(b)
 	db := s.newDatabase(s.conn())
-	fill(b, s, db, *benchRows)
+	table := accountsTable
+	if decl, ok := benchKeys[*benchKey]; ok {
+		engine := "InnoDB"
+		if strings.HasSuffix(*benchKey, "_myisam") {
+			engine = "MyISAM"
+		}
+		fillKeyed(b, s, db, decl, engine, *benchRows)
+		table = keyedAccounts
+	} else {
+		fill(b, s, db, *benchRows)
+	}
 	b.Run("select", func(b *testing.B) {
 		for range b.N {
 			c := s.conn()
@@ -41,8 +108,8 @@ func BenchmarkSnapshot(b *testing.B) {
 	for _, p := range []int{1, 2} {
 		b.Run(fmt.Sprintf("snapshot/p%d", p), func(b *testing.B) {
 			for range b.N {
-				src := openSource(b, s.options(db, "accounts", "scan.startup.mode", "snapshot"), accountsTable)
-				cdctest.RunCounting(b, mysqlCDC, src, p, int64(*benchRows))
+				src := openSource(b, s.options(db, "accounts", "scan.startup.mode", "snapshot"), table)
+				peakHeap(b, func() { cdctest.RunCounting(b, mysqlCDC, src, p, int64(*benchRows)) })
 			}
 		})
 	}
@@ -68,4 +135,14 @@ func BenchmarkBinlog(b *testing.B) {
 		src := openSource(b, s.options(db, "accounts", "scan.startup.mode", "earliest-offset"), accountsTable)
 		cdctest.RunCounting(b, mysqlCDC, src, 1, n)
 	}
+}
+
+// keyedAccounts is the SQL table of the accounts table keyed by strings.
+var keyedAccounts = &connector.Table{
+	Schema: types.MustRowType(
+		types.F("id", types.String().NotNull()),
+		types.F("balance", types.BigInt()),
+		types.F("note", types.String()),
+	),
+	PrimaryKey: []int{0},
 }

@@ -264,7 +264,9 @@ func (r *reader[T]) emit(out connector.Output[T], split connector.SplitOutput[T]
 // the query returns, brought up to date with the changes the binary log
 // holds between the positions before and after the query (the chunk's low
 // and high), are the chunk's rows at its high position. They are emitted
-// in one Read, so that a checkpoint holds all of them or none.
+// in one Read, so that a checkpoint holds all of them or none. A table
+// read as one chunk on MariaDB is read in a consistent snapshot instead
+// (readConsistentChunk).
 func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, err error) {
 	conn, err := r.connection()
 	if err != nil {
@@ -274,9 +276,15 @@ func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, er
 	if t == nil {
 		return 0, fmt.Errorf("mysql-cdc: table %s of snapshot chunk %s is gone from the server", c.table, c.ID())
 	}
+	if r.consistentSnapshot(t) {
+		return r.readConsistentChunk(out, t, c)
+	}
 	low, err := binlogEnd(conn, r.ctx.Log())
 	if err != nil {
 		return 0, err
+	}
+	if chunkQueryHook != nil {
+		chunkQueryHook(t.id())
 	}
 	q := chunkQuery(t, c)
 	res, err := conn.Execute(q)
