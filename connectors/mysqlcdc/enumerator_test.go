@@ -150,14 +150,17 @@ func TestEnumeratorStateRoundTrip(t *testing.T) {
 	if b.pos.Pos != 400 || len(b.chunks) != 2 {
 		t.Fatalf("binlog split at %v with %d chunks, want binlog.000001:400 with 2", b.pos, len(b.chunks))
 	}
-	// Version 2 had positions without GTID sets.
-	old := append([]byte{2}, state[1:]...)
-	if _, err := newEnumerator(ctx2, &config{startup: "initial"}, nil, old); err == nil || !strings.Contains(err.Error(), "encoding this version does not read") {
-		t.Fatalf("a state of encoding version 2 gave %v, want it refused", err)
-	}
-	split := encodeBinlogSplit(&binlogSplit{pos: position{File: "binlog.000001", Pos: 400}})
-	split.State[0] = 2
-	if _, _, err := decodeSplit(split); err == nil || !strings.Contains(err.Error(), "encoding this version does not read") {
-		t.Fatalf("a binlog split of encoding version 2 gave %v, want it refused", err)
+	// Version 2 had positions without GTID sets, version 3 no bounds of
+	// chunks of keys other than integers.
+	for _, v := range []byte{2, 3} {
+		old := append([]byte{v}, state[1:]...)
+		if _, err := newEnumerator(ctx2, &config{startup: "initial"}, nil, old); err == nil || !strings.Contains(err.Error(), "encoding this version does not read") {
+			t.Fatalf("a state of encoding version %d gave %v, want it refused", v, err)
+		}
+		split := encodeBinlogSplit(&binlogSplit{pos: position{File: "binlog.000001", Pos: 400}})
+		split.State[0] = v
+		if _, _, err := decodeSplit(split); err == nil || !strings.Contains(err.Error(), "encoding this version does not read") {
+			t.Fatalf("a binlog split of encoding version %d gave %v, want it refused", v, err)
+		}
 	}
 }
