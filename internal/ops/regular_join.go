@@ -60,6 +60,19 @@ type RegularJoinLogic[A, B comparable, O any] struct {
 	// TTL, if positive, forgets the rows of a join key when neither side of
 	// the key has been written for that long (idle state retention).
 	TTL time.Duration
+	// LeftExpiry, if set, bounds how long left rows are kept: a left row a
+	// can join no change of the right input that comes once the join's
+	// watermark has reached LeftExpiry(a), an addition or a retraction
+	// (the caller guarantees it). The row is then dropped from state by an
+	// event-time timer, which changes no result; a left row that arrives
+	// with its expiry already reached is joined with the right rows held
+	// and not kept. The left input must be insert-only (LeftInsertOnly),
+	// so that no retraction of a dropped row can come, and the join must
+	// not be a semi or anti join nor have a unique side. RightExpiry does
+	// the same for right rows. The state then holds each key's timer too,
+	// under a name of its own.
+	LeftExpiry  func(a A) int64
+	RightExpiry func(b B) int64
 }
 
 // joinRow is the state of one distinct row of a join input: how many times
@@ -178,22 +191,36 @@ func (s *rowSet[X]) remove(i int) {
 	}
 }
 
-// joinKeyState is the state of one join key: the tables of both sides.
+// joinKeyState is the state of one join key: the tables of both sides,
+// and, for a join whose rows expire, the time of the key's expiry timer.
 type joinKeyState[A, B comparable] struct {
 	left  rowSet[A]
 	right rowSet[B]
+	// timer is the time of the key's event-time timer if hasTimer: the
+	// earliest expiry of its rows.
+	timer    int64
+	hasTimer bool
 }
 
 // joinStateCodec encodes a joinKeyState: for each side, the number of rows,
-// then each row with its count and matches as varints.
+// then each row with its count and matches as varints; with timer, then a
+// byte that says whether the key has a timer, and its time as a varint.
 type joinStateCodec[A, B comparable] struct {
-	a codec.Codec[A]
-	b codec.Codec[B]
+	a     codec.Codec[A]
+	b     codec.Codec[B]
+	timer bool
 }
 
 func (c joinStateCodec[A, B]) Append(dst []byte, v joinKeyState[A, B]) []byte {
 	dst = appendRowSet(dst, c.a, &v.left)
-	return appendRowSet(dst, c.b, &v.right)
+	dst = appendRowSet(dst, c.b, &v.right)
+	if !c.timer {
+		return dst
+	}
+	if !v.hasTimer {
+		return append(dst, 0)
+	}
+	return binary.AppendVarint(append(dst, 1), v.timer)
 }
 
 func (c joinStateCodec[A, B]) Decode(src []byte) (v joinKeyState[A, B], n int, err error) {
@@ -204,7 +231,22 @@ func (c joinStateCodec[A, B]) Decode(src []byte) (v joinKeyState[A, B], n int, e
 	if v.right, m, err = decodeRowSet(src[n:], c.b); err != nil {
 		return v, 0, fmt.Errorf("join state, right rows: %w", err)
 	}
-	return v, n + m, nil
+	n += m
+	if !c.timer {
+		return v, n, nil
+	}
+	if n >= len(src) || src[n] > 1 {
+		return v, 0, fmt.Errorf("join state: short or invalid expiry timer flag")
+	}
+	n++
+	if src[n-1] == 1 {
+		if v.timer, m = binary.Varint(src[n:]); m <= 0 {
+			return v, 0, fmt.Errorf("join state: short or invalid expiry timer")
+		}
+		v.hasTimer = true
+		n += m
+	}
+	return v, n, nil
 }
 
 func appendRowSet[X comparable](dst []byte, c codec.Codec[X], s *rowSet[X]) []byte {
@@ -269,7 +311,12 @@ type joinSide[X comparable] struct {
 	// of the key arrives; from then on they are joined with it and not
 	// stored.
 	untilMatched bool
-	set          *rowSet[X]
+	// expire, if set, gives the time from which a row of the side can be
+	// dropped (RegularJoinLogic.LeftExpiry, RightExpiry); noStore says
+	// that the row being added has reached it: it is joined, not kept.
+	expire  func(X) int64
+	noStore bool
+	set     *rowSet[X]
 	// cur and prev hold the changed rows while their results are made, so
 	// that the pointers given to Output point into the operator rather
 	// than to copies on the heap.
@@ -340,6 +387,10 @@ type RegularJoin[K comparable, A, B comparable, O any] struct {
 	// cur is the state of the current key while a change is applied;
 	// left.set and right.set point into it.
 	cur joinKeyState[A, B]
+	// timers are the expiry timers of the keys, nil unless rows expire;
+	// wm is the last watermark.
+	timers state.Timers[K, state.VoidNamespace]
+	wm     int64
 }
 
 // NewRegularJoin returns the operator; it restores ctx.Restored.
@@ -348,12 +399,23 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 	if err != nil {
 		return nil, err
 	}
-	j := &RegularJoin[K, A, B, O]{relational: rel, logic: logic,
+	j := &RegularJoin[K, A, B, O]{relational: rel, logic: logic, wm: runtime.MinWatermark,
 		left: &joinSide[A]{outer: logic.LeftOuter, insertOnly: logic.LeftInsertOnly, unique: logic.LeftUnique,
-			untilMatched: logic.RightUnique && logic.RightInsertOnly && !logic.LeftUnique},
+			untilMatched: logic.RightUnique && logic.RightInsertOnly && !logic.LeftUnique, expire: logic.LeftExpiry},
 		right: &joinSide[B]{outer: logic.RightOuter, insertOnly: logic.RightInsertOnly, unique: logic.RightUnique,
-			untilMatched: logic.LeftUnique && logic.LeftInsertOnly && !logic.RightUnique}}
+			untilMatched: logic.LeftUnique && logic.LeftInsertOnly && !logic.RightUnique, expire: logic.RightExpiry}}
 	j.left.set, j.right.set = &j.cur.left, &j.cur.right
+	expiring := logic.LeftExpiry != nil || logic.RightExpiry != nil
+	if expiring {
+		if err := logic.checkExpiry(); err != nil {
+			rel.Close()
+			return nil, err
+		}
+		if j.timers, err = newExpiryTimers(rel.keyedBase); err != nil {
+			rel.Close()
+			return nil, err
+		}
+	}
 	if logic.Semi || logic.Anti {
 		if err := logic.checkSemi(); err != nil {
 			rel.Close()
@@ -375,6 +437,9 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 		j.unique, err = newUniqueLeft(rel, j.left, j.right, j.onL, j.outL, j.onR, j.outR)
 	case j.left.untilMatched:
 		j.unique, err = newUniqueRight(rel, j.left, j.right, j.onL, j.outL, j.onR, j.outR)
+	case expiring:
+		codec := joinStateCodec[A, B]{a: lazyCodec[A](), b: lazyCodec[B](), timer: true}
+		j.state, err = state.NewValueHandle[K, state.VoidNamespace, joinKeyState[A, B]](rel.store, nil, nil, "join-expiring", codec, rel.ttlConfig())
 	default:
 		codec := joinStateCodec[A, B]{a: lazyCodec[A](), b: lazyCodec[B]()}
 		j.state, err = state.NewValueHandle[K, state.VoidNamespace, joinKeyState[A, B]](rel.store, nil, nil, "join", codec, rel.ttlConfig())
@@ -401,7 +466,7 @@ func (j *RegularJoin[K, A, B, O]) ProcessBatch(b *runtime.Batch[Either[changelog
 	}
 	n := len(b.Data)
 	for i := 0; i < n; i++ {
-		j.setKeyAt(b, i)
+		kg := j.setKeyAt(b, i)
 		j.ts = b.TS[i]
 		j.cur, _ = j.state.Value()
 		e, f := &b.Data[i], &b.Data[i]
@@ -417,9 +482,19 @@ func (j *RegularJoin[K, A, B, O]) ProcessBatch(b *runtime.Batch[Either[changelog
 			}
 			i++
 		} else if e.IsRight {
+			expiry, expires := addedExpiry(j.right, e.Right.Kind, e.Right.Row, j.wm)
 			changed, err = changeOne(j.relational, j.right, j.left, j.onR, j.outR, e.Right.Kind, e.Right.Row, &j.res)
+			if expires && err == nil {
+				j.scheduleExpiry(kg, expiry)
+			}
+			j.right.noStore = false
 		} else {
+			expiry, expires := addedExpiry(j.left, e.Left.Kind, e.Left.Row, j.wm)
 			changed, err = changeOne(j.relational, j.left, j.right, j.onL, j.outL, e.Left.Kind, e.Left.Row, &j.res)
+			if expires && err == nil {
+				j.scheduleExpiry(kg, expiry)
+			}
+			j.left.noStore = false
 		}
 		if err != nil {
 			return j.changeError(err, e, f)
@@ -601,9 +676,11 @@ func addRow[X, Y comparable, O any](in *joinSide[X], other *joinSide[Y], on func
 				res.add(out(xp, &ys[i].row), ys[i].st.N)
 			}
 		}
-		if i >= 0 {
+		switch {
+		case in.noStore:
+		case i >= 0:
 			in.set.all()[i].st.N++
-		} else {
+		default:
 			in.set.add(x, joinRow{N: 1})
 		}
 		if other.untilMatched {
@@ -629,10 +706,12 @@ func addRow[X, Y comparable, O any](in *joinSide[X], other *joinSide[Y], on func
 	if matches == 0 && in.outer {
 		res.add(out(xp, nil), 1)
 	}
-	if i >= 0 {
+	switch {
+	case in.noStore:
+	case i >= 0:
 		in.set.all()[i].st.N++
 		in.set.all()[i].st.Matches = matches
-	} else {
+	default:
 		in.set.add(x, joinRow{N: 1, Matches: matches})
 	}
 	if other.untilMatched {

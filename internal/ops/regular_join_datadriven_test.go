@@ -11,6 +11,7 @@ import (
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/internal/ops/opstest"
+	"github.com/eddystream/eddy/internal/runtime"
 	"github.com/eddystream/eddy/internal/state"
 )
 
@@ -25,13 +26,22 @@ import (
 //
 // Commands:
 //
-//	new-join [kind=inner|left|right|full|semi|anti] [on=lt] [unique=left|right|both]
-//	         [insert-only=left|right|both] [ttl=MS] [unsorted]
+//	new-join [kind=inner|left|right|full|semi|anti] [on=lt|ge] [unique=left|right|both]
+//	         [insert-only=left|right|both] [expire=left|right|both] [ttl=MS] [unsorted]
 //	input [batch]
 //	rows KEY...
 //	state
+//	snapshot
+//	restore
 //
-// on=lt joins rows of a key only if the left value is below the right one.
+// on=lt joins rows of a key only if the left value is below the right one,
+// on=ge only if it is at or above it. expire=left makes left rows expire
+// (RegularJoinLogic.LeftExpiry) at their value: a left row v=10 is dropped
+// once the watermark reaches 10; expire=right does the same for right
+// rows. state then counts the expiry timers too. snapshot takes a
+// snapshot of the operator (as a checkpoint does); restore builds the
+// operator of the last new-join again from it, on a fresh harness (whose
+// watermark is the initial one again).
 // unique declares inputs unique on the join key; insert-only says that
 // inputs are insert-only. A record line is "left|right KEY TS v=V [KIND]",
 // a change of kind KIND (+I when absent) of the row (KEY, V); result rows
@@ -47,11 +57,21 @@ func TestRegularJoinDataDriven(t *testing.T) {
 	datadriven.Walk(t, "jointestdata", func(t *testing.T, path string) {
 		var h *opstest.Harness
 		var j *RegularJoin[string, opstest.Record, opstest.Record, string]
+		var created *datadriven.TestData
+		var snap *runtime.OperatorSnapshot
 		absent := int64(0)
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
-			if td.Cmd == "new-join" {
+			switch td.Cmd {
+			case "new-join", "restore":
+				if td.Cmd == "new-join" {
+					// The walker reuses td for the next directives.
+					c := *td
+					created, snap = &c, nil
+				} else if snap == nil {
+					td.Fatalf(t, "restore before snapshot")
+				}
 				var err error
-				if h, j, err = newJoinScriptHarness(td); err != nil {
+				if h, j, err = newJoinScriptHarness(created, snap); err != nil {
 					return "error: " + err.Error() + "\n"
 				}
 				absent = 0
@@ -70,6 +90,15 @@ func TestRegularJoinDataDriven(t *testing.T) {
 				return out
 			case "state":
 				return h.State() + "\n"
+			case "snapshot":
+				encode, err := j.SnapshotStateAsync(1)
+				if err != nil {
+					return "error: " + err.Error() + "\n"
+				}
+				if snap, err = encode(); err != nil {
+					return "error: " + err.Error() + "\n"
+				}
+				return "ok\n"
 			case "rows":
 				var out strings.Builder
 				for _, arg := range td.CmdArgs {
@@ -83,11 +112,11 @@ func TestRegularJoinDataDriven(t *testing.T) {
 	})
 }
 
-func newJoinScriptHarness(td *datadriven.TestData) (*opstest.Harness, *RegularJoin[string, opstest.Record, opstest.Record, string], error) {
+func newJoinScriptHarness(td *datadriven.TestData, restored *runtime.OperatorSnapshot) (*opstest.Harness, *RegularJoin[string, opstest.Record, opstest.Record, string], error) {
 	a := argsOf(td)
 	for k := range a {
 		switch k {
-		case "kind", "on", "unique", "insert-only", "ttl", "unsorted":
+		case "kind", "on", "unique", "insert-only", "expire", "ttl", "unsorted":
 		default:
 			return nil, nil, fmt.Errorf("unknown argument %q", k)
 		}
@@ -112,8 +141,10 @@ func newJoinScriptHarness(td *datadriven.TestData) (*opstest.Harness, *RegularJo
 	case "":
 	case "lt":
 		logic.On = func(l, r opstest.Record) bool { return l.Val < r.Val }
+	case "ge":
+		logic.On = func(l, r opstest.Record) bool { return l.Val >= r.Val }
 	default:
-		return nil, nil, fmt.Errorf("on=%s: want lt", a["on"])
+		return nil, nil, fmt.Errorf("on=%s: want lt or ge", a["on"])
 	}
 	sides := func(key string) (left, right bool, err error) {
 		switch a[key] {
@@ -135,12 +166,23 @@ func newJoinScriptHarness(td *datadriven.TestData) (*opstest.Harness, *RegularJo
 	if logic.LeftInsertOnly, logic.RightInsertOnly, err = sides("insert-only"); err != nil {
 		return nil, nil, err
 	}
+	expireLeft, expireRight, err := sides("expire")
+	if err != nil {
+		return nil, nil, err
+	}
+	if expireLeft {
+		logic.LeftExpiry = func(r opstest.Record) int64 { return r.Val }
+	}
+	if expireRight {
+		logic.RightExpiry = func(r opstest.Record) int64 { return r.Val }
+	}
 	ms, err := a.int("ttl", 0)
 	if err != nil {
 		return nil, nil, err
 	}
 	logic.TTL = time.Duration(ms) * time.Millisecond
 	h := opstest.New("join")
+	h.Context().Restored = restored
 	h.SortTies = !a.has("unsorted")
 	opstest.Output[changelog.Change[string]](h, "", nil)
 	spec := EitherKeySpec(joinRecordKey(), joinRecordKey())
@@ -150,6 +192,9 @@ func newJoinScriptHarness(td *datadriven.TestData) (*opstest.Harness, *RegularJo
 	}
 	if err := h.Start(joinChangeInputs(TwoInputs(j))); err != nil {
 		return nil, nil, err
+	}
+	if j.timers != nil {
+		h.Timers = j.timers.Len
 	}
 	return h, j, nil
 }

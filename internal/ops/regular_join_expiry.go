@@ -1,0 +1,144 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/internal/runtime"
+	"github.com/eddystream/eddy/internal/state"
+)
+
+// Expiry of regular join rows (RegularJoinLogic.LeftExpiry, RightExpiry).
+//
+// A row of an expiring side is kept until the join's watermark reaches its
+// expiry: each key has at most one event-time timer, at the earliest
+// expiry of the rows it keeps, whose time the key's state holds too (so
+// that a row expiring earlier moves the timer). When the timer fires, the
+// rows whose expiry the watermark has reached are dropped, and the timer
+// moves to the earliest expiry of the rows left. Dropping emits nothing:
+// the caller guarantees that no change to come of the other input can join
+// the row, and the row's own side is insert-only, so no retraction of it
+// can come either. A row that arrives with its expiry reached (a late row)
+// is joined with the rows of the other side held, as any row is, and not
+// kept.
+//
+// At the final watermark (the end of input) the timers do not fire: no
+// change can come any more, and dropping the rows would be work for
+// nothing.
+
+// checkExpiry checks that the rows of the sides that expire can be dropped
+// without a retraction of them coming later.
+func (l RegularJoinLogic[A, B, O]) checkExpiry() error {
+	switch {
+	case l.Semi || l.Anti:
+		return errors.New("join: rows of a semi or anti join do not expire; drop LeftExpiry and RightExpiry")
+	case l.LeftUnique || l.RightUnique:
+		return errors.New("join: rows of a join with a unique side do not expire; drop LeftExpiry and RightExpiry, or the unique declaration")
+	case l.LeftExpiry != nil && !l.LeftInsertOnly:
+		return errors.New("join: left rows expire, but the left input is not insert-only, and a retraction of an expired row would find nothing to retract; set LeftExpiry only for an insert-only left input")
+	case l.RightExpiry != nil && !l.RightInsertOnly:
+		return errors.New("join: right rows expire, but the right input is not insert-only, and a retraction of an expired row would find nothing to retract; set RightExpiry only for an insert-only right input")
+	}
+	return nil
+}
+
+// newExpiryTimers returns the expiry timers of a join, turning the panic
+// of newTimers into an error.
+func newExpiryTimers[K comparable, T any](k *keyedBase[K, T]) (ts state.Timers[K, state.VoidNamespace], err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ts, err = nil, fmt.Errorf("join expiry timers: %v", r)
+		}
+	}()
+	return newTimers[K, state.VoidNamespace](k, "join-expiry-timers"), nil
+}
+
+// addedExpiry returns the expiry of row x if the change adds it to a side
+// whose rows expire, and marks the side not to keep it if wm has reached
+// it already.
+func addedExpiry[X comparable](in *joinSide[X], kind changelog.Kind, x X, wm int64) (int64, bool) {
+	if in.expire == nil || !kind.IsAddition() {
+		return 0, false
+	}
+	at := in.expire(x)
+	if at <= wm {
+		in.noStore = true
+		return at, false
+	}
+	return at, true
+}
+
+// scheduleExpiry makes sure that the current key, of key group kg, has a
+// timer at or before at, the expiry of a row it keeps.
+func (j *RegularJoin[K, A, B, O]) scheduleExpiry(kg int, at int64) {
+	c := &j.cur
+	if c.hasTimer && c.timer <= at {
+		return
+	}
+	if c.hasTimer {
+		j.timers.DeleteEventTime(kg, j.kc.Key, state.VoidNamespace{}, c.timer)
+	}
+	j.timers.RegisterEventTime(kg, j.kc.Key, state.VoidNamespace{}, at)
+	c.timer, c.hasTimer = at, true
+}
+
+// ProcessWatermark drops the rows whose expiry wm reaches, if rows expire,
+// then forwards wm.
+func (j *RegularJoin[K, A, B, O]) ProcessWatermark(wm int64) error {
+	if j.timers != nil && wm > j.wm {
+		j.wm = wm
+		if wm != runtime.MaxWatermark {
+			if err := j.timers.AdvanceWatermark(wm, j.onExpiryTimer); err != nil {
+				return err
+			}
+		}
+	}
+	return j.relational.ProcessWatermark(wm)
+}
+
+// onExpiryTimer drops the rows of key k whose expiry the watermark has
+// reached and sets the key's timer at the earliest expiry of the rest.
+func (j *RegularJoin[K, A, B, O]) onExpiryTimer(kg int, k K, _ state.VoidNamespace, at int64) error {
+	j.setKey(kg, k)
+	cur, ok := j.state.Value()
+	if !ok || !cur.hasTimer || cur.timer != at {
+		// The key's state expired by its TTL, or is gone: nothing waits.
+		return nil
+	}
+	j.cur = cur
+	next := int64(math.MaxInt64)
+	expireRows(&j.cur.left, j.left.expire, j.wm, &next)
+	expireRows(&j.cur.right, j.right.expire, j.wm, &next)
+	j.cur.hasTimer = false
+	if next != math.MaxInt64 {
+		j.timers.RegisterEventTime(kg, k, state.VoidNamespace{}, next)
+		j.cur.timer, j.cur.hasTimer = next, true
+	}
+	if j.cur.left.len() == 0 && j.cur.right.len() == 0 {
+		j.state.Clear()
+	} else {
+		j.state.Update(j.cur)
+	}
+	j.cur = joinKeyState[A, B]{}
+	return nil
+}
+
+// expireRows removes the rows of s whose expiry wm has reached, and lowers
+// next to the earliest expiry of the others. A nil expire keeps them all.
+func expireRows[X comparable](s *rowSet[X], expire func(X) int64, wm int64, next *int64) {
+	if expire == nil {
+		return
+	}
+	// Backwards: remove moves the last row into the place it frees, and
+	// that row has been seen.
+	for i := s.len() - 1; i >= 0; i-- {
+		at := expire(s.all()[i].row)
+		if at <= wm {
+			s.remove(i)
+			continue
+		}
+		*next = min(*next, at)
+	}
+}
