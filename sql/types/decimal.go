@@ -290,6 +290,9 @@ func (d Decimal) Rescale(scale int) Decimal {
 // if it then has more than precision digits: the value of d as a
 // DECIMAL(precision, scale).
 func (d Decimal) Fit(precision, scale int) (Decimal, error) {
+	if d.b == nil && int(d.scale) == scale && (precision >= len(pow10) || (d.u < pow10[precision] && d.u > -pow10[precision])) {
+		return d, nil // an int64 has at most 19 digits
+	}
 	r := d.Rescale(scale)
 	if r.Digits() > precision {
 		return Decimal{}, fmt.Errorf("types: %s does not fit DECIMAL(%d, %d): %w", d, precision, scale, ErrOverflow)
