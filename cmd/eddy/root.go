@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -9,10 +10,11 @@ import (
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "eddy",
-		Short:         "eddy is a stream processing engine: event time, keyed state and windows in one binary",
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:              "eddy",
+		Short:            "eddy is a stream processing engine: event time, keyed state and windows in one binary",
+		SilenceUsage:     true,
+		SilenceErrors:    true,
+		PersistentPreRun: func(*cobra.Command, []string) { applyGCDefaults(os.Getenv) },
 	}
 	root.AddCommand(newDemoCmd(), newSavepointCmd(), newVersionCmd())
 	root.AddCommand(newNexmarkCmd(), newRunCmd(), newSQLCmd(), newPipelineCmd())

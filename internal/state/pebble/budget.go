@@ -1,16 +1,13 @@
 package pebble
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 
 	lsm "github.com/cockroachdb/pebble/v2"
+
+	"github.com/eddystream/eddy/internal/sysmem"
 )
 
 // DefaultMemoryBudgetCap bounds the default memory budget.
@@ -44,42 +41,13 @@ const (
 // physical memory is MemTotal of /proc/meminfo or the cgroup memory limit if
 // lower. If neither can be read it returns 256 MiB.
 func DefaultMemoryBudget() int64 {
-	phys := physicalMemory()
+	phys := sysmem.Physical()
 	if phys <= 0 {
 		return 256 << 20
 	}
 	return max(min(phys/4, DefaultMemoryBudgetCap), minMemoryBudget)
 }
 
-// physicalMemory returns the memory this process may use, or 0 if unknown.
-func physicalMemory() int64 {
-	var total int64
-	if f, err := os.Open("/proc/meminfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-				fields := strings.Fields(rest)
-				if len(fields) > 0 {
-					if kb, err := strconv.ParseInt(fields[0], 10, 64); err == nil {
-						total = kb << 10
-					}
-				}
-				break
-			}
-		}
-		f.Close()
-	}
-	// cgroup v2, then v1.
-	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
-		if b, err := os.ReadFile(p); err == nil {
-			if lim, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil && lim > 0 && (total == 0 || lim < total) {
-				total = lim
-			}
-			break
-		}
-	}
-	return total
-}
 
 // shared is the process-wide memory budget: the block cache and file cache
 // every open backend uses, and the reservation in the block cache that
