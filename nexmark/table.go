@@ -79,7 +79,7 @@ func intField(get func(*Event) int64) eventField {
 }
 
 func strField(get func(*Event) string) eventField {
-	return eventField{"string", func(e *Event, w *types.RowWriter, i int) { w.SetString(i, get(e)) }}
+	return eventField{"string", func(e *Event, w *types.RowWriter, i int) { w.SetStringRef(i, get(e)) }}
 }
 
 func timeField(get func(*Event) int64) eventField {

@@ -203,8 +203,12 @@ type RowWriter struct {
 	rt    *RowType
 	arena *Arena
 	n     int
-	fixed []uint64 // the null words then the slots: nulls and slots share it
-	full  []uint64 // the null words with every field NULL
+	// refs[i] holds field i's bytes when vstart[i] is refCell (set by
+	// SetStringRef); hasRefs says some are set.
+	refs    []string
+	hasRefs bool
+	fixed   []uint64 // the null words then the slots: nulls and slots share it
+	full    []uint64 // the null words with every field NULL
 }
 
 // NewRowWriter returns a writer of rows of type rt into arena (which may
@@ -236,6 +240,10 @@ func (w *RowWriter) Reset() {
 	clear(w.vlen)
 	w.vbuf = w.vbuf[:0]
 	w.ordered, w.lastVar = true, -1
+	if w.hasRefs {
+		clear(w.refs)
+		w.hasRefs = false
+	}
 }
 
 // Size returns the size of the row's encoding as set so far.
@@ -278,7 +286,11 @@ func (w *RowWriter) encodeRow(dst []byte) {
 				continue
 			}
 			st, l := int(w.vstart[i]), int(w.vlen[i])
-			copy(dst[off:off+l], w.vbuf[st:st+l])
+			if st == refCell {
+				copy(dst[off:off+l], w.refs[i])
+			} else {
+				copy(dst[off:off+l], w.vbuf[st:st+l])
+			}
 			w.slots[i] = uint64(off)<<32 | uint64(l)
 			off += l
 		}
@@ -340,6 +352,26 @@ func (w *RowWriter) SetFloat64(i int, v float64) { w.setFixed(i, Float64Bits(v))
 // SetString sets CHAR or VARCHAR field i (stored as given: CAST pads and
 // cuts to the length, the writer does not).
 func (w *RowWriter) SetString(i int, s string) { w.setVar(i, s) }
+
+// refCell is the vstart of a field whose bytes are in refs.
+const refCell = -1
+
+// SetStringRef sets CHAR or VARCHAR field i to s as SetString does, but
+// keeps s itself until Finish or AppendTo copies it into the row: one copy
+// instead of two. s must not change before then, so a Go string or a
+// string of a row that stays as it is will do, and a string viewing bytes
+// that are still being written will not.
+func (w *RowWriter) SetStringRef(i int, s string) {
+	if w.refs == nil {
+		w.refs = make([]string, w.n)
+	}
+	w.nulls[i>>6] &^= 1 << (i & 63)
+	w.ordered = false
+	w.vstart[i] = refCell
+	w.vlen[i] = int32(len(s))
+	w.refs[i] = s
+	w.hasRefs = true
+}
 
 // SetBytes sets BINARY or VARBINARY field i.
 func (w *RowWriter) SetBytes(i int, b []byte) { w.setVarBytes(i, b) }

@@ -153,3 +153,22 @@ func SetterOf(ev *Eval, i int) func(in types.Row, w *types.RowWriter) {
 		}
 	}
 }
+
+// RefSetterOf is SetterOf for a writer that is finished before the input
+// row's memory changes (the projection of one row into another): a string
+// value is kept by reference until the row is finished (see
+// types.RowWriter.SetStringRef) instead of copied twice. Strings the
+// expressions compute are Go strings, and the others view the input row.
+func RefSetterOf(ev *Eval, i int) func(in types.Row, w *types.RowWriter) {
+	if ev.Class() != ClassString || ev.T.IsBinary() {
+		return SetterOf(ev, i)
+	}
+	f := ev.Str
+	return func(in types.Row, w *types.RowWriter) {
+		if v, null := f(in); null {
+			w.SetNull(i)
+		} else {
+			w.SetStringRef(i, v)
+		}
+	}
+}

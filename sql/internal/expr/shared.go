@@ -50,6 +50,15 @@ func (s *Shared) Setter(e Expr, i int) (func(in types.Row, w *types.RowWriter), 
 	return SetterOf(ev, i), nil
 }
 
+// RefSetter is RefSetterOf for e compiled by s.
+func (s *Shared) RefSetter(e Expr, i int) (func(in types.Row, w *types.RowWriter), error) {
+	ev, err := s.Compile(e)
+	if err != nil {
+		return nil, err
+	}
+	return RefSetterOf(ev, i), nil
+}
+
 // Len returns the number of subexpressions s evaluates once per row.
 func (s *Shared) Len() int {
 	n := 0

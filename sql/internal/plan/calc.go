@@ -369,7 +369,7 @@ func newProjector(rt *types.RowType, exprs []expr.Expr) (*projector, error) {
 func newSharedProjector(rt *types.RowType, exprs []expr.Expr, shared *expr.Shared) (*projector, error) {
 	p := &projector{w: types.NewRowWriter(rt, types.NewArena(0)), shared: shared}
 	for i, e := range exprs {
-		set, err := shared.Setter(e, i)
+		set, err := shared.RefSetter(e, i)
 		if err != nil {
 			return nil, err
 		}
