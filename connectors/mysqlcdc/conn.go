@@ -22,8 +22,13 @@ func (c *config) connect(ctx context.Context) (*client.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		// TIMESTAMP values come out in UTC, as the binary log has them.
-		if _, err = conn.Execute("SET time_zone = '+00:00'"); err != nil {
+		// Statements are utf8mb4 text, whatever collation the client
+		// asked for when it logged in (one the server may not know, which
+		// leaves the session in the server's character set); results come
+		// as the bytes the columns store, as the binary log has them
+		// (decodeText). TIMESTAMP values come out in UTC, as the binary log
+		// has them.
+		if _, err = conn.Execute("SET NAMES utf8mb4, character_set_results = binary, time_zone = '+00:00'"); err != nil {
 			conn.Close()
 			return nil, err
 		}

@@ -45,7 +45,8 @@ func (o valueOptions) zeroDate(w *types.RowWriter, i int, t types.Type, s string
 // setValue sets field i of w (of type t) from a value of column c: a value
 // of the snapshot's text protocol (int64, uint64, float64, []byte) or one
 // the binary log decoded (the integer types, float32, float64, string,
-// []byte), as o says. ENUM and SET values come as their names from a
+// []byte), as o says. Text comes from both as the bytes of the column's
+// character set, which are decoded to UTF-8. ENUM and SET values come as their names from a
 // snapshot and as numbers from the binary log; BIT values as big-endian
 // bytes and as a number.
 func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, o valueOptions) error {
@@ -53,6 +54,16 @@ func setValue(w *types.RowWriter, i int, t types.Type, c *column, v any, o value
 	if v == nil {
 		w.SetNull(i)
 		return nil
+	}
+	if c.charset != "" {
+		// Text, as the bytes of its character set.
+		s, ok := textOf(v)
+		if ok {
+			var err error
+			if v, err = decodeText(c, s); err != nil {
+				return err
+			}
+		}
 	}
 	switch c.dataType {
 	case "binary":

@@ -165,12 +165,20 @@ func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType
 		t.toRow[i] = -1
 	}
 	if schema == nil {
+		for j := range t.cols {
+			if err := checkCharset(t, &t.cols[j]); err != nil {
+				return err
+			}
+		}
 		return c.pipelineTable(t, 1)
 	}
 	for i, f := range schema.Fields() {
 		j := t.column(f.Name)
 		if j < 0 {
 			return fmt.Errorf("mysql-cdc: table %s has no column %q of the SQL table; it has %s", t.id(), f.Name, t.columnNames())
+		}
+		if err := checkCharset(t, &t.cols[j]); err != nil {
+			return err
 		}
 		if err := compatible(&t.cols[j], f.Type); err != nil {
 			return fmt.Errorf("mysql-cdc: column %q of table %s (%s) cannot be read as %s: %w", f.Name, t.id(), t.cols[j].columnType, f.Type, err)

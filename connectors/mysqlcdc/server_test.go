@@ -26,11 +26,16 @@ func startServer(t testing.TB, extra ...string) *server {
 // conn is a connection to the server, as cdctest uses it.
 type conn struct{ *client.Conn }
 
-// conn opens a connection as root.
+// conn opens a connection as root, whose statements and results are
+// utf8mb4 text.
 func (s *server) conn() *conn {
 	s.t.Helper()
 	c, err := client.Connect(s.Addr(), "root", "", "")
 	if err != nil {
+		s.t.Fatal(err)
+	}
+	if _, err := c.Execute("SET NAMES utf8mb4"); err != nil {
+		c.Close()
 		s.t.Fatal(err)
 	}
 	s.t.Cleanup(func() { c.Close() })

@@ -13,7 +13,7 @@ import (
 func TestTypes(t *testing.T) {
 	s := startServer(t)
 	c := s.conn()
-	c.Exec(t, "CREATE DATABASE typ", `CREATE TABLE typ.t (id INT PRIMARY KEY, ti TINYINT, su SMALLINT UNSIGNED, mi MEDIUMINT, iu INT UNSIGNED,
+	c.Exec(t, "CREATE DATABASE typ CHARACTER SET utf8mb4", `CREATE TABLE typ.t (id INT PRIMARY KEY, ti TINYINT, su SMALLINT UNSIGNED, mi MEDIUMINT, iu INT UNSIGNED,
 		bu BIGINT UNSIGNED, f FLOAT, d DOUBLE, de DECIMAL(30, 10), ch CHAR(5), vc VARCHAR(20), tx TEXT, bl BLOB,
 		bi BINARY(4), en ENUM('red', 'green', 'blue'), st SET('a', 'b', 'c'), bt BIT(10), js JSON, dt DATE,
 		tm TIME(3), dtm DATETIME(6), ts TIMESTAMP(3) NULL, yr YEAR, bo TINYINT(1))`)
