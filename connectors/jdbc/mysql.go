@@ -57,11 +57,15 @@ func (m *mysql) connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("jdbc: connecting to %s as user %q (options 'url', 'username' and 'password'): %w", m.c.where(), m.c.user, err)
 	}
-	// TIMESTAMP_LTZ values go as their UTC wall clock: a TIMESTAMP column
-	// reads them in the session's time zone.
-	if _, err := conn.Execute("SET time_zone = '+00:00'"); err != nil {
+	// Text goes and comes as utf8mb4, whatever collation the client asked
+	// for when it logged in (one the server may not know, which leaves the
+	// session in the server's character set): the server converts it from
+	// and to each column's character set. TIMESTAMP_LTZ values go as their
+	// UTC wall clock: a TIMESTAMP column reads them in the session's time
+	// zone.
+	if _, err := conn.Execute("SET NAMES utf8mb4, time_zone = '+00:00'"); err != nil {
 		conn.Close()
-		return fmt.Errorf("jdbc: setting the session time zone of %s: %w", m.c.where(), err)
+		return fmt.Errorf("jdbc: setting the session's character set (utf8mb4) and time zone of %s: %w", m.c.where(), err)
 	}
 	m.conn, m.stmts = conn, map[string]*client.Stmt{}
 	return nil
