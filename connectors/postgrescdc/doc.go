@@ -30,10 +30,20 @@
 // carries no DDL, but pgoutput sends a relation message, the table's
 // columns at that point of the WAL, before the first change of a table
 // whose columns changed: the source decodes what follows with it and emits
-// the difference as an AlterTable event. TRUNCATE is a TruncateTable
-// event, and a table that 'tables' matches and that first appears in the
-// stream (created after the start, in a publication FOR ALL TABLES) a
-// CreateTable event. The stream split carries the tables as they are at
-// its position, so that a restored job compares the relations it reads
-// again with the columns of that point, not with the catalog's now.
+// the difference as an AlterTable event, a column of the same number
+// (attnum, from the catalog while it still has the relation's columns)
+// under a new name being a renamed one. With 'schema-change.capture' =
+// 'event-trigger', event triggers of the database write every CREATE,
+// ALTER and DROP TABLE into the WAL as logical decoding messages with the
+// table's columns by number (ddl_trigger.go), at their place in the DDL's
+// transaction: renamed columns, renamed tables (a DropTable and a
+// CreateTable, as mysql-cdc emits them) and dropped tables are then exact.
+// TRUNCATE is a TruncateTable event, and a table that 'tables' matches and
+// that first appears in the stream (created after the start, in a
+// publication FOR ALL TABLES) a CreateTable event. The stream split
+// carries the tables as they are at its position (in a transaction, at its
+// start, which a restore reads again), so that a restored job compares
+// the relations and messages it reads again with the columns of that
+// point, not with the catalog's now. A SQL table's job stops with an error
+// when its table is dropped, renamed, or its columns change.
 package postgrescdc

@@ -202,6 +202,10 @@ func (e *enumerator) discover() (result any, err error) {
 	if err := c.ensurePublication(ctx, conn, tables); err != nil {
 		return nil, err
 	}
+	// Before the slot: every DDL after its start writes its message.
+	if err := c.ensureDDLCapture(ctx, conn); err != nil {
+		return nil, err
+	}
 	s, err := slot(ctx, conn, c.slot)
 	// After a crash the server may not have noticed yet that the slot's
 	// last reader is gone: wait for it as long as for a connection.

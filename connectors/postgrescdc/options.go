@@ -54,6 +54,8 @@ var spec = connector.Spec{
 		{Key: "debezium.publication.autocreate.mode", Type: connector.Enum, Default: "all_tables",
 			Values:      []string{"all_tables", "filtered", "disabled"},
 			Description: "How a missing publication is created: 'all_tables' (FOR ALL TABLES; needs superuser), 'filtered' (FOR TABLE the captured tables; needs their ownership), 'disabled' (it must exist). An existing publication must include the captured tables."},
+		{Key: "schema-change.capture", Type: connector.Enum, Default: "relation", Values: []string{"relation", "event-trigger"},
+			Description: "How the source learns of schema changes, which logical replication does not carry: 'relation' (pgoutput's relation messages, which show a table's columns before its next change; a renamed column shows as dropped and added when the catalog has changed again since, and DROP and RENAME TABLE are not seen), 'event-trigger' (eddy's event triggers write every CREATE, ALTER and DROP TABLE into the WAL with the table's columns by number: renamed columns and tables and dropped tables are exact; PostgreSQL 14 or later, and a superuser to install the triggers once per database)."},
 		{Key: "debezium.slot.drop.on.stop", Type: connector.Bool, Default: "false",
 			Description: "Drop the slot when the job stops without failing (cancelled, or its input ended): a later job cannot resume from it. Off by default; for tests and one-off jobs."},
 	},
@@ -87,6 +89,9 @@ type config struct {
 	publication          string
 	autocreate           string
 	dropOnStop           bool
+	// ddlTrigger is set by 'schema-change.capture' = 'event-trigger': the
+	// stream reads the messages of eddy's event triggers.
+	ddlTrigger bool
 	// A pipeline's source selects its tables with 'tables' (and
 	// 'tables.exclude'), whose patterns name the database first, and
 	// follows their schema changes.
@@ -137,6 +142,7 @@ func newConfigFor(o connector.Options, pipe bool) (*config, error) {
 		connectTimeout: o.Duration("connect.timeout"),
 		retries:        int(o.Int("connect.max-retries")), publication: o.String("debezium.publication.name"),
 		autocreate: strings.ToLower(o.String("debezium.publication.autocreate.mode")), dropOnStop: o.Bool("debezium.slot.drop.on.stop"),
+		ddlTrigger: strings.EqualFold(o.String("schema-change.capture"), "event-trigger"),
 	}
 	if p := o.String("decoding.plugin.name"); !strings.EqualFold(strings.TrimSpace(p), "pgoutput") {
 		return nil, fmt.Errorf("postgres-cdc: option 'decoding.plugin.name' = '%s' is not supported: eddy decodes 'pgoutput', PostgreSQL's built-in plug-in (10 and later); set 'decoding.plugin.name' = 'pgoutput' or leave it out", p)

@@ -3,6 +3,8 @@ package postgrescdc
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/jackc/pglogrepl"
@@ -25,7 +27,7 @@ var pipelineSpec = cdc.PipelineSpec(spec, "postgres",
 		"snapshot of their rows, then their changes and schema changes from a logical replication slot (pgoutput), exactly once "+
 		"through checkpoints. The server needs wal_level = logical.",
 	"The tables to capture: comma-separated 'database.schema.table' patterns, all of one database (a name), whose schema and table parts are regular expressions matched whole; '\\.' is a regular expression's '.' (app_db.public.\\.* is every table of schema public).",
-	"columns added, dropped or retyped, new tables, TRUNCATE",
+	"columns added, dropped, renamed or retyped, new tables, TRUNCATE; with 'schema-change.capture' = 'event-trigger' also renamed and dropped tables",
 	[]string{"database-name", "schema-name", "table-name", "heartbeat.interval.ms", "changelog-mode"},
 	connector.Option{Key: "heartbeat.interval", Type: connector.Duration, Default: "30 s",
 		Description: "How often the source reports its position to the server and asks for the server's: while the captured tables are idle, the position follows the WAL the server writes, so that the slot does not hold it back after the next checkpoint."},
@@ -159,9 +161,24 @@ func (s *streamReader[T]) announce(split connector.SplitOutput[T]) {
 }
 
 // schemaChange emits a schema event of a pipeline, if the source is to.
+// It counts as one change of the transaction, so that a restore within
+// the transaction, which reads it again from its start, does not emit it
+// again.
 func (s *streamReader[T]) schemaChange(split connector.SplitOutput[T], e pipeline.Event) {
+	s.rows++
+	if s.rows <= s.skip {
+		return
+	}
 	if s.r.cfg.schemaChanges {
 		split.Emit(s.r.schemaEvent(e))
+	}
+}
+
+// saveTxTables keeps the tables as they were when the transaction began,
+// before a schema change in it changes them.
+func (s *streamReader[T]) saveTxTables() {
+	if s.inTx && s.txTables == nil {
+		s.txTables = maps.Clone(s.r.tables)
 	}
 }
 
@@ -169,15 +186,30 @@ func (s *streamReader[T]) schemaChange(split connector.SplitOutput[T], e pipelin
 // columns of a table at this point of the WAL, which pgoutput sends before
 // the first change of the table in a session and again after its columns
 // changed. The table's rows from here on are decoded with them; when they
-// differ from the table's schema so far, an AlterTable event says how (a
-// renamed column is a dropped and an added one: a relation does not say
-// which column was which). A captured table the source did not know yet
-// (created after the start, in a publication FOR ALL TABLES) gets a
-// CreateTable event.
+// differ from the table's schema so far, an AlterTable event says how. A
+// captured table the source did not know yet (created after the start, in
+// a publication FOR ALL TABLES) gets a CreateTable event. A known table
+// (by its oid) under a new name was renamed: it is dropped under its old
+// name and created under the new one, as a DDL message says it (ddl.go).
 func (s *streamReader[T]) pipelineRelation(split connector.SplitOutput[T], rel *pglogrepl.RelationMessage) error {
 	r := s.r
 	id := rel.Namespace + "." + rel.RelationName
 	old := r.tables[id]
+	byOID := r.tableByOID(rel.RelationID)
+	if old != nil && old.oid != rel.RelationID && old.oid != 0 {
+		// Another table has the name now: the one known by it was dropped
+		// or renamed.
+		s.saveTxTables()
+		delete(r.tables, id)
+		s.schemaChange(split, pipeline.Event{Kind: pipeline.DropTable, Table: old.tableID(), Schema: old.schema})
+		old = nil
+	}
+	if byOID != nil && byOID.id() != id {
+		s.saveTxTables()
+		delete(r.tables, byOID.id())
+		r.ctx.Log().Info("postgres-cdc: a captured table was renamed; it is dropped under its old name", "table", byOID.id(), "to", id, "lsn", pglogrepl.LSN(s.txLSN))
+		s.schemaChange(split, pipeline.Event{Kind: pipeline.DropTable, Table: byOID.tableID(), Schema: byOID.schema})
+	}
 	if old == nil && !r.cfg.captures(rel.Namespace, rel.RelationName) {
 		s.rels[rel.RelationID] = nil
 		return nil
@@ -186,29 +218,68 @@ func (s *streamReader[T]) pipelineRelation(split connector.SplitOutput[T], rel *
 	if err != nil {
 		return err
 	}
-	r.tables[id] = t
 	s.rels[rel.RelationID] = t
 	if old != nil && t.schema.Same(old.schema) {
 		// The same columns: the rows keep their schema object.
 		t.schema, t.rt, t.w = old.schema, old.rt, old.w
+		if !slices.Equal(attnums(t), attnums(old)) {
+			s.saveTxTables()
+			r.tables[id] = t
+		}
 		return nil
 	}
+	s.saveTxTables()
+	r.tables[id] = t
 	if old == nil {
-		r.ctx.Log().Info("postgres-cdc: a new table joins the pipeline; its changes are read from here on", "table", id, "lsn", pglogrepl.LSN(s.txLSN))
+		if byOID != nil {
+			r.ctx.Log().Warn("postgres-cdc: a table was renamed into the captured tables; its rows from before are not read, only its changes from now on",
+				"table", id, "lsn", pglogrepl.LSN(s.txLSN))
+		} else {
+			r.ctx.Log().Info("postgres-cdc: a new table joins the pipeline; its changes are read from here on", "table", id, "lsn", pglogrepl.LSN(s.txLSN))
+		}
 		s.schemaChange(split, pipeline.Event{Kind: pipeline.CreateTable, Table: t.tableID(), Schema: t.schema})
 		return nil
 	}
-	s.schemaChange(split, pipeline.Event{Kind: pipeline.AlterTable, Table: t.tableID(), Schema: t.schema,
-		Changes: pipeline.Diff(old.schema, t.schema, nil)})
+	changes := pipeline.Diff(old.schema, t.schema, renamesByAttnum(old, t))
+	if t.guessed && dropsAndAdds(changes) {
+		r.ctx.Log().Warn("postgres-cdc: a table's columns changed and its catalog has changed again since, so the source cannot tell a renamed column from a dropped and an added one: it reports them dropped and added (under 'evolve' the sink loses the values of a renamed column); 'schema-change.capture' = 'event-trigger' tells renames exactly",
+			"table", id, "lsn", pglogrepl.LSN(s.txLSN), "changes", fmt.Sprint(changes))
+	}
+	s.schemaChange(split, pipeline.Event{Kind: pipeline.AlterTable, Table: t.tableID(), Schema: t.schema, Changes: changes})
 	return nil
 }
 
-// relationTable makes the table a relation describes. Its columns' types
-// come from the relation (each type's name from the catalog, for a column
-// that is new or has a new type); a column stays NOT NULL while the catalog
-// says so, and a new one is as the catalog has it now (a relation does not
-// say). The primary key is the one known so far, less dropped columns, or
-// for a new table the catalog's.
+// dropsAndAdds tells whether changes drop a column and add one.
+func dropsAndAdds(changes []pipeline.SchemaChange) bool {
+	var drop, add bool
+	for _, c := range changes {
+		drop = drop || c.Kind == pipeline.DropColumn
+		add = add || c.Kind == pipeline.AddColumn
+	}
+	return drop && add
+}
+
+// attnums returns the numbers of a table's columns.
+func attnums(t *tableInfo) []int {
+	out := make([]int, len(t.cols))
+	for i := range t.cols {
+		out[i] = t.cols[i].attnum
+	}
+	return out
+}
+
+// relationTable makes the table a relation describes. A relation names
+// columns without their numbers: when the catalog's columns (read now, by
+// the relation's id) have the relation's names in its order, they are the
+// relation's, and give each its number, so that a column of a known
+// number under a new name is a renamed one; otherwise (the table has
+// changed again since) columns are matched by name, and the table is
+// marked guessed. Its columns' types come from the relation (each type's
+// name from the catalog, for a column that is new or has a new type); a
+// column stays NOT NULL while the catalog says so, and a new one is as the
+// catalog has it now (a relation does not say). The primary key is the
+// one known so far, less dropped columns, or for a new table the
+// catalog's.
 func (s *streamReader[T]) relationTable(old *tableInfo, rel *pglogrepl.RelationMessage) (*tableInfo, error) {
 	r := s.r
 	conn, err := r.connection()
@@ -218,25 +289,56 @@ func (s *streamReader[T]) relationTable(old *tableInfo, rel *pglogrepl.RelationM
 	ctx := context.Background()
 	t := &tableInfo{namespace: rel.Namespace, name: rel.RelationName, oid: rel.RelationID, chunkKey: -1, full: rel.ReplicaIdentity == 'f'}
 	oid := strconv.FormatUint(uint64(rel.RelationID), 10)
-	rows, err := query(ctx, conn, "SELECT attname, attnotnull FROM pg_attribute WHERE attrelid = "+oid+" AND attnum > 0 AND NOT attisdropped")
+	rows, err := query(ctx, conn, "SELECT attname, attnotnull, attnum, "+generatedExpr(ctx, conn)+
+		" FROM pg_attribute a WHERE attrelid = "+oid+" AND attnum > 0 AND NOT attisdropped ORDER BY attnum")
 	if err != nil {
 		return nil, fmt.Errorf("postgres-cdc: reading the columns of %s: %w", t.id(), err)
 	}
 	notNull := map[string]bool{}
+	var catalog []string
+	var numbers []int
 	for _, row := range rows {
 		notNull[string(row[0])] = string(row[1]) == "t"
+		if string(row[3]) != "t" {
+			n, _ := strconv.Atoi(string(row[2]))
+			catalog, numbers = append(catalog, string(row[0])), append(numbers, n)
+		}
 	}
-	for _, rc := range rel.Columns {
+	names := make([]string, len(rel.Columns))
+	for i, rc := range rel.Columns {
+		names[i] = rc.Name
+	}
+	exact := slices.Equal(names, catalog)
+	t.guessed = !exact
+	for i, rc := range rel.Columns {
 		nn, inCatalog := notNull[rc.Name]
+		attnum := 0
+		if exact {
+			attnum = numbers[i]
+		}
+		j := -1
 		if old != nil {
-			if j := old.exactColumn(rc.Name); j >= 0 && old.cols[j].typeOID == rc.DataType && old.cols[j].typmod == rc.TypeModifier {
-				c := old.cols[j]
-				c.notNull = c.notNull && (nn || !inCatalog)
-				t.cols = append(t.cols, c)
-				continue
+			if exact {
+				j = old.attnumColumn(attnum)
+			}
+			if j < 0 && (!exact || !old.numbered()) {
+				j = old.exactColumn(rc.Name)
 			}
 		}
-		c := column{name: rc.Name, typeOID: rc.DataType, typmod: rc.TypeModifier, notNull: nn}
+		if j >= 0 && old.cols[j].typeOID == rc.DataType && old.cols[j].typmod == rc.TypeModifier {
+			c := old.cols[j]
+			c.name = rc.Name
+			c.notNull = c.notNull && (nn || !inCatalog)
+			if exact {
+				c.attnum = attnum
+			}
+			t.cols = append(t.cols, c)
+			continue
+		}
+		if j >= 0 && !exact {
+			attnum = old.cols[j].attnum // the same name: taken for the same column
+		}
+		c := column{name: rc.Name, typeOID: rc.DataType, typmod: rc.TypeModifier, notNull: nn, attnum: attnum}
 		ty, err := query(ctx, conn, fmt.Sprintf("SELECT format_type(oid, %d), typname, typtype FROM pg_type WHERE oid = %d", rc.TypeModifier, rc.DataType))
 		if err != nil {
 			return nil, fmt.Errorf("postgres-cdc: reading the type of column %s of %s: %w", rc.Name, t.id(), err)
@@ -252,14 +354,7 @@ func (s *streamReader[T]) relationTable(old *tableInfo, rel *pglogrepl.RelationM
 	version := 1
 	if old != nil {
 		version = old.schema.Version + 1
-		for _, k := range old.pk {
-			if j := t.exactColumn(old.cols[k].name); j >= 0 {
-				t.pk = append(t.pk, j)
-			}
-		}
-		if old.chunkKey >= 0 {
-			t.chunkKey = t.exactColumn(old.cols[old.chunkKey].name)
-		}
+		t.pk, t.chunkKey = old.keysIn(t)
 	} else {
 		keys, err := query(ctx, conn, `SELECT a.attname FROM pg_index i
 			CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)

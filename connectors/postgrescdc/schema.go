@@ -74,6 +74,10 @@ type column struct {
 	typeOID uint32
 	typmod  int32
 	notNull bool
+	// attnum is the column's number in pg_attribute, which a rename keeps
+	// and no other column ever takes: schema changes match columns by it.
+	// 0 if unknown.
+	attnum int
 }
 
 // tableInfo is a captured table: its columns in the server's order, its
@@ -101,6 +105,10 @@ type tableInfo struct {
 	// version is the schema's version of a table decoded from a split,
 	// before it is given its schema.
 	version int
+	// guessed is set on a table made from a relation whose columns the
+	// catalog no longer had: they are matched with the table's earlier
+	// columns by name, not by number.
+	guessed bool
 }
 
 // id is the table's name as splits and messages name it: schema.table.
@@ -168,20 +176,28 @@ func (c *config) discover(ctx context.Context, conn *pgconn.PgConn, schema *type
 	return tables, nil
 }
 
+// generatedExpr returns the expression that tells, in a query of
+// pg_attribute a, whether a column is generated: generated columns came
+// with PostgreSQL 12.
+func generatedExpr(ctx context.Context, conn *pgconn.PgConn) string {
+	if v, err := query(ctx, conn, "SHOW server_version_num"); err == nil && len(v) == 1 {
+		if n, _ := strconv.Atoi(string(v[0][0])); n >= 120000 {
+			return "a.attgenerated <> ''"
+		}
+	}
+	return "false"
+}
+
+// numbered tells whether the table's columns have their numbers.
+func (t *tableInfo) numbered() bool { return len(t.cols) > 0 && t.cols[0].attnum != 0 }
+
 // describe reads a table's columns and keys. Its columns are those
 // pgoutput sends: generated columns are left out of its relations and
 // rows, so the snapshot leaves them out too.
 func (c *config) describe(ctx context.Context, conn *pgconn.PgConn, t *tableInfo, schema *types.RowType) error {
 	oid := strconv.FormatUint(uint64(t.oid), 10)
-	// Generated columns (attgenerated) came with PostgreSQL 12.
-	generatedExpr := "false"
-	if v, err := query(ctx, conn, "SHOW server_version_num"); err == nil && len(v) == 1 {
-		if n, _ := strconv.Atoi(string(v[0][0])); n >= 120000 {
-			generatedExpr = "a.attgenerated <> ''"
-		}
-	}
-	rows, err := query(ctx, conn, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), ty.typname, ty.typtype, `+generatedExpr+`,
-		a.atttypid, a.atttypmod, a.attnotnull
+	rows, err := query(ctx, conn, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), ty.typname, ty.typtype, `+generatedExpr(ctx, conn)+`,
+		a.atttypid, a.atttypmod, a.attnotnull, a.attnum
 		FROM pg_attribute a JOIN pg_type ty ON ty.oid = a.atttypid
 		WHERE a.attrelid = `+oid+` AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`)
 	if err != nil {
@@ -195,8 +211,9 @@ func (c *config) describe(ctx context.Context, conn *pgconn.PgConn, t *tableInfo
 		}
 		oid, _ := strconv.ParseUint(string(r[5]), 10, 32)
 		typmod, _ := strconv.ParseInt(string(r[6]), 10, 32)
+		attnum, _ := strconv.Atoi(string(r[8]))
 		t.cols = append(t.cols, column{name: string(r[0]), typeName: string(r[1]), kind: kindOf(string(r[2]), string(r[3])),
-			typname: string(r[2]), typeOID: uint32(oid), typmod: int32(typmod), notNull: string(r[7]) == "t"})
+			typname: string(r[2]), typeOID: uint32(oid), typmod: int32(typmod), notNull: string(r[7]) == "t", attnum: attnum})
 	}
 	keys, err := query(ctx, conn, `SELECT a.attname FROM pg_index i
 		CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)

@@ -12,7 +12,7 @@ import (
 
 // splitVersion starts the encoding of every split and of the enumerator's
 // state.
-const splitVersion = 2
+const splitVersion = 3
 
 const streamSplitID = "stream"
 
@@ -214,6 +214,7 @@ func appendTable(b []byte, t *tableInfo) []byte {
 		b = binary.AppendUvarint(b, uint64(c.typeOID))
 		b = binary.AppendVarint(b, int64(c.typmod))
 		b = cdc.AppendFlag(b, c.notNull)
+		b = binary.AppendUvarint(b, uint64(c.attnum))
 	}
 	b = cdc.AppendInts(b, t.pk)
 	b = binary.AppendUvarint(b, uint64(t.chunkKey+1))
@@ -230,6 +231,7 @@ func readTable(d *cdc.Decoder) *tableInfo {
 		c := column{name: d.String(), typeName: d.String(), typname: d.String(), kind: valueKind(d.Uvarint())}
 		c.typeOID, c.typmod = uint32(d.Uvarint()), int32(d.Varint())
 		c.notNull = d.Flag()
+		c.attnum = d.Int()
 		t.cols = append(t.cols, c)
 	}
 	t.pk = d.Ints()

@@ -57,6 +57,11 @@ type streamReader[T any] struct {
 
 	// announced is set once a pipeline's source has announced its tables.
 	announced bool
+	// txTables are, in a pipeline, the tables as they were when the
+	// transaction being read began, kept once a schema change in it
+	// changes them (nil before): a checkpoint in the transaction holds
+	// them, since a restore reads the transaction again from its start.
+	txTables map[string]*tableInfo
 
 	confirmed  uint64 // the slot's confirmed_flush_lsn as last sent
 	ckpts      []ckptPos
@@ -86,6 +91,9 @@ func (s *streamReader[T]) open() error {
 		sl, err = slot(ctx, qc, c.slot)
 	}
 	if err != nil {
+		return err
+	}
+	if err := c.ensureDDLCapture(ctx, qc); err != nil {
 		return err
 	}
 	s.pos, s.skip = s.split.pos, s.split.skip
@@ -126,9 +134,14 @@ func (s *streamReader[T]) open() error {
 	if s.conn, err = c.connect(ctx, true); err != nil {
 		return err
 	}
+	args := []string{"proto_version '1'", "publication_names " + quoteLiteral(quoteIdent(c.publication))}
+	if c.ddlTrigger {
+		// The event triggers' messages (PostgreSQL 14 and later).
+		args = append(args, "messages 'true'")
+	}
 	err = pglogrepl.StartReplication(ctx, s.conn, c.slot, pglogrepl.LSN(s.pos), pglogrepl.StartReplicationOptions{
 		Mode:       pglogrepl.LogicalReplication,
-		PluginArgs: []string{"proto_version '1'", "publication_names " + quoteLiteral(quoteIdent(c.publication))},
+		PluginArgs: args,
 	})
 	if err != nil {
 		s.conn.Close(ctx)
@@ -159,7 +172,11 @@ func (s *streamReader[T]) state(id int64) *streamSplit {
 		st.chunks = append(st.chunks, cs...)
 	}
 	if s.r.schemaEvent != nil {
-		st.tables = sortedTables(s.r.tables)
+		tables := s.r.tables
+		if s.inTx && s.txTables != nil {
+			tables = s.txTables
+		}
+		st.tables = sortedTables(tables)
 	}
 	s.ckpts = append(s.ckpts, ckptPos{id, s.pos})
 	return st
@@ -279,7 +296,7 @@ func (s *streamReader[T]) message(out connector.Output[T], split connector.Split
 			return fmt.Errorf("postgres-cdc: a BEGIN message: %w", err)
 		}
 		s.txLSN, s.txTime = uint64(b.FinalLSN), b.CommitTime.UnixMilli()
-		s.inTx, s.rows = true, 0
+		s.inTx, s.rows, s.txTables = true, 0, nil
 		s.skipTx = s.txLSN < s.pos
 		if s.txLSN > s.pos {
 			s.pos, s.skip = s.txLSN, 0
@@ -307,6 +324,8 @@ func (s *streamReader[T]) message(out connector.Output[T], split connector.Split
 			return s.pipelineRelation(split, &rel)
 		}
 		return s.relation(&rel)
+	case pglogrepl.MessageTypeMessage:
+		return s.logicalMessage(split, data)
 	case pglogrepl.MessageTypeInsert, pglogrepl.MessageTypeUpdate, pglogrepl.MessageTypeDelete:
 		return s.change(out, split, data)
 	case pglogrepl.MessageTypeTruncate:
@@ -331,9 +350,17 @@ func (s *streamReader[T]) message(out connector.Output[T], split connector.Split
 }
 
 // relation maps a relation of the stream to a captured table, and checks
-// that its columns are still those the job started with.
+// that its columns are still those the job started with, and its name.
 func (s *streamReader[T]) relation(rel *pglogrepl.RelationMessage) error {
-	t := s.r.tables[rel.Namespace+"."+rel.RelationName]
+	id := rel.Namespace + "." + rel.RelationName
+	t := s.r.tables[id]
+	if t != nil && t.oid != rel.RelationID {
+		t = nil // another table has the name now
+	}
+	if old := s.r.tableByOID(rel.RelationID); t == nil && old != nil {
+		return fmt.Errorf("postgres-cdc: table %s was renamed to %s (seen at commit %s): a SQL table's source reads the tables it found at the start; make 'schema-name' and 'table-name' match the new name and start the job again from a savepoint",
+			old.id(), id, pglogrepl.LSN(s.txLSN))
+	}
 	s.rels[rel.RelationID] = t
 	if t == nil {
 		return nil
@@ -544,10 +571,6 @@ func (s *streamReader[T]) truncate(split connector.SplitOutput[T], tr *pglogrepl
 	for _, id := range tr.RelationIDs {
 		t := s.rels[id]
 		if t == nil {
-			continue
-		}
-		s.rows++
-		if s.rows <= s.skip {
 			continue
 		}
 		s.schemaChange(split, pipeline.Event{Kind: pipeline.TruncateTable, Table: t.tableID(), Schema: t.schema, DDL: "TRUNCATE " + t.quoted()})
