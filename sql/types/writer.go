@@ -318,6 +318,18 @@ func (w *RowWriter) AppendTo(dst []byte) []byte {
 	return dst
 }
 
+// Encoded returns the encoding of the row written as a string of its own, in
+// one allocation, leaving the writer as it is.
+func (w *RowWriter) Encoded() string {
+	size := w.Size()
+	if size == 0 {
+		return ""
+	}
+	b := make([]byte, size)
+	w.encodeRow(b)
+	return unsafeString(b)
+}
+
 func grow(dst []byte, n int) []byte {
 	if cap(dst)-len(dst) < n {
 		nb := make([]byte, len(dst), 2*cap(dst)+n)

@@ -43,3 +43,19 @@ func TestSetStringRef(t *testing.T) {
 		t.Fatalf("a reset writer wrote field 0 = %q", r.String(0))
 	}
 }
+
+func TestEncoded(t *testing.T) {
+	rt := MustRowType(F("a", String()), F("n", BigInt()))
+	w := NewRowWriter(rt, NewArena(0))
+	w.SetStringRef(0, "alpha")
+	w.SetInt64(1, 7)
+	if got, want := w.Encoded(), string(w.AppendTo(nil)); got != want {
+		t.Fatalf("Encoded() = %q, want AppendTo's %q", got, want)
+	}
+	if r := w.Finish(); r.String(0) != "alpha" || r.Int64(1) != 7 {
+		t.Fatalf("Encoded changed the writer: %q %d", r.String(0), r.Int64(1))
+	}
+	if got := NewRowWriter(MustRowType(), nil).Encoded(); got != "" {
+		t.Fatalf("a row of no fields encodes as %q", got)
+	}
+}

@@ -360,7 +360,7 @@ func (a *sqlAgg) Result(acc Acc) string {
 	for i, c := range a.calls {
 		a.result(c, &a.slots[i], acc, w, i)
 	}
-	return string(w.AppendTo(nil))
+	return w.Encoded()
 }
 
 func (a *sqlAgg) AddWith(acc Acc, in types.Row, v agg.Views, first int) Acc {
