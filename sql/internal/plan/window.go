@@ -419,7 +419,19 @@ type WindowAggregateRel struct {
 func (r *WindowAggregateRel) Schema() *types.RowType { return r.rt }
 
 func (r *WindowAggregateRel) Props() Props {
-	return Props{Mode: changelog.InsertOnly, Rowtime: -1, Proctime: -1}
+	p := Props{Mode: changelog.InsertOnly, Rowtime: -1, Proctime: -1}
+	if r.TVF != nil && !r.TVF.Assigner.IsProcessingTime() {
+		// A window's rows are timestamped at its window_time (its end
+		// less 1 ms) and come when the watermark passes it: as in Flink,
+		// window_time is their rowtime, for the windows and joins above.
+		for i, b := range r.Bounds {
+			if b == 2 {
+				p.Rowtime = i
+				break
+			}
+		}
+	}
+	return p
 }
 
 func (r *WindowAggregateRel) Inputs() []Rel { return []Rel{r.Input} }
