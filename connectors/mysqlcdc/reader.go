@@ -268,13 +268,19 @@ func (r *reader[T]) emit(out connector.Output[T], split connector.SplitOutput[T]
 // read as one chunk on MariaDB is read in a consistent snapshot instead
 // (readConsistentChunk).
 func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, err error) {
-	conn, err := r.connection()
+	conn, err := r.connection() // discovers the tables
 	if err != nil {
 		return 0, err
 	}
 	t := r.tables[c.table]
 	if t == nil {
 		return 0, fmt.Errorf("mysql-cdc: table %s of snapshot chunk %s is gone from the server", c.table, c.ID())
+	}
+	if t.chunkKey < 0 && (c.start != "" || c.end != "") {
+		// The chunk was planned on a key the table no longer splits on (its
+		// type or collation changed): read without bounds it would be the
+		// whole table, once per chunk.
+		return 0, fmt.Errorf("mysql-cdc: table %s changed while its snapshot was read: chunk %d has key bounds, but the table's chunk key is no longer one it splits on (its type or collation changed); start the job again without its checkpoint to snapshot the table anew", t.id(), c.index)
 	}
 	if r.consistentSnapshot(t) {
 		return r.readConsistentChunk(out, t, c)
