@@ -20,7 +20,10 @@ type tableConfig struct {
 	miniBatch     int
 	miniBatchWait time.Duration
 	localGlobal   bool
-	set           []string
+	// expiry holds the expiry functions of a join's rows by side
+	// (JoinRowsExpireAt), each a func(X) int64 of the side's row type.
+	expiry [2]any
+	set    []string
 }
 
 func (c *tableConfig) mark(name string) { c.set = append(c.set, name) }

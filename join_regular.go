@@ -122,6 +122,39 @@ func JoinKeyContainsUniqueKey(side JoinSide) TableOption {
 	return func(c *tableConfig) { c.mark(name) }
 }
 
+// expiryOption is the name JoinRowsExpireAt(s, ...) records.
+func (s JoinSide) expiryOption() string { return "JoinRowsExpireAt(" + s.String() + ")" }
+
+// JoinRowsExpireAt declares when the rows of one input of a Join or JoinOn
+// stop being needed: a row x of that side joins no change of the other
+// input, addition or retraction, that comes once the join's watermark has
+// reached expire(x). X is the row type of the side's changes. The join
+// then drops x from its state when the watermark reaches expire(x), with an
+// event-time timer per join key, and the results are those of a join that
+// keeps every row; a row that arrives with its expiry reached (late) is
+// joined with the other input's rows held and not kept. This bounds the
+// state of a join whose condition bounds the other input's time column by
+// the row's, when that column only grows with the watermark (the
+// window_end of a window aggregation's results: eddy's SQL planner
+// declares it so).
+//
+// The side must be insert-only (a retraction of a dropped row would find
+// nothing to take back), and the declaration does not combine with
+// JoinKeyContainsUniqueKey nor with a semi or anti join. If the other
+// input's changes do not keep to the declaration, results that involve
+// dropped rows are missed. The join names its state apart: a savepoint of
+// it restores only into a join with rows that expire, and the other way
+// round.
+func JoinRowsExpireAt[X any](side JoinSide, expire func(x X) int64) TableOption {
+	name := side.expiryOption()
+	return func(c *tableConfig) {
+		if side == LeftSide || side == RightSide {
+			c.expiry[side] = expire
+		}
+		c.mark(name)
+	}
+}
+
 // Join joins two changelogs on their key, as SQL's regular (unbounded)
 // join `left JOIN right ON left.key = right.key` does: its result is the
 // changelog of the join of the two tables the inputs describe. kind says
@@ -192,7 +225,7 @@ func JoinOn[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog
 
 func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.Change[A]], right *KeyedStream[K, changelog.Change[B]], kind JoinKind, on func(a A, b B) bool, fn func(a *A, b *B) O, op string, opts []TableOption) *Stream[changelog.Change[O]] {
 	env := left.s.env
-	cfg := tableOptions(env, op, []string{"StateTTL", LeftSide.uniqueKeyOption(), RightSide.uniqueKeyOption()}, opts)
+	cfg := tableOptions(env, op, []string{"StateTTL", LeftSide.uniqueKeyOption(), RightSide.uniqueKeyOption(), LeftSide.expiryOption(), RightSide.expiryOption()}, opts)
 	if !kind.valid() {
 		env.fail(fmt.Errorf("eddy: %s of %q and %q: %v is not a join kind; use InnerJoin, LeftJoin, RightJoin, FullJoin, LeftSemiJoin or LeftAntiJoin", op, left.s.node.Name, right.s.node.Name, kind))
 	}
@@ -218,6 +251,8 @@ func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, chan
 		Anti:            kind == LeftAntiJoin,
 		On:              on, Output: fn, Equal: equalFunc[O](), TTL: cfg.ttl,
 	}
+	logic.LeftExpiry = joinExpiry[A](env, op, LeftSide, cfg.expiry[LeftSide], logic.LeftInsertOnly, logic.LeftUnique || logic.RightUnique)
+	logic.RightExpiry = joinExpiry[B](env, op, RightSide, cfg.expiry[RightSide], logic.RightInsertOnly, logic.LeftUnique || logic.RightUnique)
 	name := op
 	if kind != InnerJoin {
 		name = fmt.Sprintf("%s (%v)", op, kind)
@@ -230,6 +265,28 @@ func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, chan
 		return out.withMode(changelog.InsertOnly)
 	}
 	return out.withMode(changelog.Retract)
+}
+
+// joinExpiry returns the expiry function of one side of a join given by
+// JoinRowsExpireAt (nil if none), failing the job if it does not fit the
+// side.
+func joinExpiry[X any](env *Environment, op string, side JoinSide, f any, insertOnly, unique bool) func(X) int64 {
+	if f == nil {
+		return nil
+	}
+	expire, ok := f.(func(X) int64)
+	switch {
+	case !ok:
+		var x X
+		env.fail(fmt.Errorf("eddy: %s: %s takes a %T, but the rows of that side are %T; give a func(%T) int64", op, side.expiryOption(), f, x, x))
+	case expire == nil:
+		env.fail(fmt.Errorf("eddy: %s: %s takes a nil function; drop the option or give the rows' expiry", op, side.expiryOption()))
+	case !insertOnly:
+		env.fail(fmt.Errorf("eddy: %s: %s needs an insert-only input on that side (a retraction of a dropped row would find nothing to take back); drop the option, or declare the input insert-only if it is (AsChangelog with changelog.InsertOnly)", op, side.expiryOption()))
+	case unique:
+		env.fail(fmt.Errorf("eddy: %s: %s does not combine with JoinKeyContainsUniqueKey; drop one of them", op, side.expiryOption()))
+	}
+	return expire
 }
 
 // checkWholeRows fails the job if s is a changelog whose retractions need

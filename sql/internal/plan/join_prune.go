@@ -96,6 +96,10 @@ func (c *CalcRel) prunedJoin(alone bool) *CalcRel {
 		nj.unique[s] = uniqueKey(in)
 		nj.contains[s] = len(nj.unique[s]) > 0 && keyContains(nj.keys, s, nj.unique[s])
 	}
+	// The columns of the rows' expiry are read by the condition: kept.
+	for s, shift := range [2][2]int{{0, 0}, {nl, nlNew}} {
+		nj.expiry[s] = j.expiry[s].remap(func(col int) int { return newIndex[col+shift[0]] - shift[1] }, nj.rt, shift[1])
+	}
 	out := *c
 	out.Input = &nj
 	out.Projs = mapExprs(c.Projs, joined)

@@ -28,6 +28,9 @@ type RegularJoinRel struct {
 	// whether the join key contains it (JoinKeyContainsUniqueKey).
 	unique   [2][]int
 	contains [2]bool
+	// expiry says when the rows of each input can be dropped from the
+	// join's state (join_expiry.go), nil for never.
+	expiry [2]joinExpiry
 }
 
 func (q *queryPlanner) newRegularJoin(sp *joinSpec, keys []equiKey, residual []expr.Expr) *RegularJoinRel {
@@ -37,6 +40,7 @@ func (q *queryPlanner) newRegularJoin(sp *joinSpec, keys []equiKey, residual []e
 		j.unique[side] = uniqueKey(in)
 		j.contains[side] = len(j.unique[side]) > 0 && keyContains(keys, side, j.unique[side])
 	}
+	j.planExpiry(q.cat)
 	return j
 }
 
@@ -146,8 +150,18 @@ func (j *RegularJoinRel) inputSpec(side int) string {
 }
 
 func (j *RegularJoinRel) Describe() string {
-	return fmt.Sprintf("Join(joinType=[%s], where=[%s], select=[%s], leftInputSpec=[%s], rightInputSpec=[%s])",
-		flinkJoinType(j.spec.kind), joinWhereText(j.keys, j.residual, j.rt), fieldList(j.rt), j.inputSpec(0), j.inputSpec(1))
+	var expiry []string
+	for side, name := range []string{"left", "right"} {
+		if len(j.expiry[side]) > 0 {
+			expiry = append(expiry, name+": "+j.expiry[side].String())
+		}
+	}
+	exp := ""
+	if len(expiry) > 0 {
+		exp = ", stateExpiry=[" + strings.Join(expiry, ", ") + "]"
+	}
+	return fmt.Sprintf("Join(joinType=[%s], where=[%s], select=[%s], leftInputSpec=[%s], rightInputSpec=[%s]%s)",
+		flinkJoinType(j.spec.kind), joinWhereText(j.keys, j.residual, j.rt), fieldList(j.rt), j.inputSpec(0), j.inputSpec(1), exp)
 }
 
 // noKeyError is the refusal of a join without equalities between its
@@ -204,8 +218,20 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 	}
 	// Joins keep rows in state: copy them out of the arenas they share.
 	lins, rins := ls.ChangelogMode().IsInsertOnly(), rs.ChangelogMode().IsInsertOnly()
-	ls = keptRows(ls, lins && ttl == 0 && !(j.contains[1] && rins && !j.contains[0]))
-	rs = keptRows(rs, rins && ttl == 0 && !(j.contains[0] && lins && !j.contains[1]))
+	// Rows expire (join_expiry.go) unless sources have become idle
+	// since the join was planned.
+	expiry := j.expiry
+	if sourceIdleness(b.cat) {
+		expiry = [2]joinExpiry{}
+	}
+	ls = keptRows(ls, lins && ttl == 0 && len(expiry[0]) == 0 && !(j.contains[1] && rins && !j.contains[0]))
+	rs = keptRows(rs, rins && ttl == 0 && len(expiry[1]) == 0 && !(j.contains[0] && lins && !j.contains[1]))
+	if len(expiry[0]) > 0 {
+		opts = append(opts, eddy.JoinRowsExpireAt(eddy.LeftSide, expiry[0].at()))
+	}
+	if len(expiry[1]) > 0 {
+		opts = append(opts, eddy.JoinRowsExpireAt(eddy.RightSide, expiry[1].at()))
+	}
 	if ttl > 0 {
 		opts = append(opts, eddy.StateTTL(ttl))
 	}
