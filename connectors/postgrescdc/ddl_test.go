@@ -401,3 +401,46 @@ func TestSQLTableDDL(t *testing.T) {
 		cdctest.WantError(t, r.Wait(), schema+".accounts was renamed to "+schema+".old_accounts", "'table-name'")
 	})
 }
+
+// TestEventTriggerFunctionOwner checks that the installed function is a
+// superuser's, whoever created it first: a user who may create functions
+// in schema public and made public.eddy_capture_ddl() before eddy
+// installed its triggers must not be able to change the body the triggers
+// run (as the user running DDL, superusers too). An installation whose
+// function is not a superuser's is done again, and another function of
+// the name (another signature) does not stop the source.
+func TestEventTriggerFunctionOwner(t *testing.T) {
+	s := startServer(t)
+	c := s.conn()
+	run(t, c, "CREATE USER mallory PASSWORD 'pw'", "GRANT CREATE ON SCHEMA public TO mallory")
+	mc, err := pgconn.Connect(context.Background(), fmt.Sprintf("postgres://mallory:pw@%s:%d/postgres?sslmode=disable", s.Host, s.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Close(context.Background())
+	m := &conn{mc}
+	run(t, m, "CREATE FUNCTION public.eddy_capture_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$BEGIN END$$")
+	cfg := &config{ddlTrigger: true, database: "postgres", user: "postgres", host: s.Host, port: s.Port}
+	ensure := func() {
+		t.Helper()
+		if err := cfg.ensureDDLCapture(context.Background(), c.PgConn); err != nil {
+			t.Fatal(err)
+		}
+		if got := rows(t, c, "SELECT proowner::regrole FROM pg_proc WHERE oid = 'public.eddy_capture_ddl()'::regprocedure"); len(got) != 1 || got[0] != "postgres" {
+			t.Errorf("the function's owner is %v, want postgres", got)
+		}
+	}
+	ensure()
+	_, err = mc.Exec(context.Background(), "CREATE OR REPLACE FUNCTION public.eddy_capture_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; END$$").ReadAll()
+	if pgCode(err) != "42501" {
+		t.Errorf("mallory replaced the function's body: %v", err)
+	}
+	run(t, c, "CREATE TABLE owner_check (id INT)")
+	if got := rows(t, c, "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'"); got[0] != "f" {
+		t.Fatal("mallory's body ran as the superuser")
+	}
+	// An installation whose function someone else owns is done again.
+	run(t, c, "ALTER FUNCTION public.eddy_capture_ddl() OWNER TO mallory")
+	run(t, m, "CREATE FUNCTION public.eddy_capture_ddl(int) RETURNS int LANGUAGE sql AS $$SELECT 1$$")
+	ensure()
+}

@@ -81,9 +81,13 @@ END
 `
 
 // ddlCaptureSQL installs the function and the triggers, replacing older
-// ones; a superuser runs it (the source does when its user is one).
+// ones; a superuser runs it (the source does when its user is one). The
+// function is made the superuser's: CREATE OR REPLACE keeps the owner of
+// a function that exists, and its owner may change its body, which the
+// triggers then run for every user's DDL, superusers' too.
 var ddlCaptureSQL = "CREATE OR REPLACE FUNCTION " + ddlFunction + "() RETURNS event_trigger\n" +
 	"LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $eddy$" + ddlFunctionBody + "$eddy$;\n" +
+	"ALTER FUNCTION " + ddlFunction + "() OWNER TO CURRENT_USER;\n" +
 	"DROP EVENT TRIGGER IF EXISTS " + ddlTriggerEnd + ";\n" +
 	"DROP EVENT TRIGGER IF EXISTS " + ddlTriggerDrop + ";\n" +
 	"CREATE EVENT TRIGGER " + ddlTriggerEnd + " ON ddl_command_end\n" +
@@ -91,11 +95,14 @@ var ddlCaptureSQL = "CREATE OR REPLACE FUNCTION " + ddlFunction + "() RETURNS ev
 	"CREATE EVENT TRIGGER " + ddlTriggerDrop + " ON sql_drop EXECUTE FUNCTION " + ddlFunction + "();\n"
 
 // ddlCaptureInstalled tells whether both triggers exist, fire, and call
-// this version's function.
+// this version's function, owned by a superuser (only its owner and
+// superusers may change it).
 func ddlCaptureInstalled(ctx context.Context, conn *pgconn.PgConn) (bool, error) {
 	rows, err := query(ctx, conn, `SELECT e.evtname, e.evtenabled, p.prosrc FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid
+		JOIN pg_roles o ON o.oid = p.proowner
 		WHERE e.evtname IN (`+quoteLiteral(ddlTriggerEnd)+`, `+quoteLiteral(ddlTriggerDrop)+`)
-		AND p.oid = `+quoteLiteral(ddlFunction)+`::regproc::oid`)
+		AND o.rolsuper AND NOT p.prosecdef
+		AND p.oid = `+quoteLiteral(ddlFunction+"()")+`::regprocedure::oid`)
 	if err != nil {
 		if pgCode(err) == "42883" { // no such function
 			return false, nil
