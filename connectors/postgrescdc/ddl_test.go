@@ -400,6 +400,18 @@ func TestSQLTableDDL(t *testing.T) {
 		run(t, c, "ALTER TABLE "+schema+".accounts RENAME TO old_accounts", "INSERT INTO "+schema+".old_accounts VALUES (4, 4, 'four')")
 		cdctest.WantError(t, r.Wait(), schema+".accounts was renamed to "+schema+".old_accounts", "'table-name'")
 	})
+	// A table dropped and created again under its name is another table
+	// (another oid): its changes stop the job instead of being skipped
+	// unseen.
+	t.Run("recreate", func(t *testing.T) {
+		schema, slot := s.newSchema(c)
+		createAccounts(t, c, schema, 3)
+		r := startSQL(t, openSource(t, s.options(schema, "accounts", slot), accountsTable))
+		r.WaitFor(t, 3)
+		run(t, c, "DROP TABLE "+schema+".accounts", "CREATE TABLE "+schema+".accounts "+cdctest.AccountsColumns,
+			"ALTER TABLE "+schema+".accounts REPLICA IDENTITY FULL", "INSERT INTO "+schema+".accounts VALUES (4, 4, 'four')")
+		cdctest.WantError(t, r.Wait(), schema+".accounts was dropped or renamed, and another table took its name", "'slot.name'")
+	})
 }
 
 // TestEventTriggerFunctionOwner checks that the installed function is a

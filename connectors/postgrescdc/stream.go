@@ -354,8 +354,11 @@ func (s *streamReader[T]) message(out connector.Output[T], split connector.Split
 func (s *streamReader[T]) relation(rel *pglogrepl.RelationMessage) error {
 	id := rel.Namespace + "." + rel.RelationName
 	t := s.r.tables[id]
-	if t != nil && t.oid != rel.RelationID {
-		t = nil // another table has the name now
+	if t != nil && t.oid != 0 && t.oid != rel.RelationID {
+		// Another table has the name now: its changes are not the
+		// table's, and skipping them would lose them unseen.
+		return fmt.Errorf("postgres-cdc: table %s was dropped or renamed, and another table took its name (seen at commit %s): a SQL table's source reads the table it found at the start; start the job afresh for the new table (a new 'slot.name', without its checkpoints)",
+			id, pglogrepl.LSN(s.txLSN))
 	}
 	if old := s.r.tableByOID(rel.RelationID); t == nil && old != nil {
 		return fmt.Errorf("postgres-cdc: table %s was renamed to %s (seen at commit %s): a SQL table's source reads the tables it found at the start; make 'schema-name' and 'table-name' match the new name and start the job again from a savepoint",
