@@ -205,7 +205,7 @@ func JoinRowsExpireAt[X any](side JoinSide, expire func(x X) int64) TableOption 
 // (JoinKeyContainsUniqueKey) keeps one row per key for it and, if that
 // input is insert-only, keeps the other input's rows only until the unique
 // row of their key arrives, as a join of bids with their auction needs.
-// Options: StateTTL, JoinKeyContainsUniqueKey.
+// Options: StateTTL, JoinKeyContainsUniqueKey, JoinRowsExpireAt.
 func Join[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.Change[A]], right *KeyedStream[K, changelog.Change[B]], kind JoinKind, fn func(a *A, b *B) O, opts ...TableOption) *Stream[changelog.Change[O]] {
 	return regularJoin(left, right, kind, nil, fn, "Join", opts)
 }

@@ -388,9 +388,11 @@ type RegularJoin[K comparable, A, B comparable, O any] struct {
 	// left.set and right.set point into it.
 	cur joinKeyState[A, B]
 	// timers are the expiry timers of the keys, nil unless rows expire;
-	// wm is the last watermark.
-	timers state.Timers[K, state.VoidNamespace]
-	wm     int64
+	// wm is the last watermark; expiryStep the step of the timers' times
+	// (ms).
+	timers     state.Timers[K, state.VoidNamespace]
+	wm         int64
+	expiryStep int64
 }
 
 // NewRegularJoin returns the operator; it restores ctx.Restored.
@@ -399,7 +401,7 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 	if err != nil {
 		return nil, err
 	}
-	j := &RegularJoin[K, A, B, O]{relational: rel, logic: logic, wm: runtime.MinWatermark,
+	j := &RegularJoin[K, A, B, O]{relational: rel, logic: logic, wm: runtime.MinWatermark, expiryStep: expiryGranularity,
 		left: &joinSide[A]{outer: logic.LeftOuter, insertOnly: logic.LeftInsertOnly, unique: logic.LeftUnique,
 			untilMatched: logic.RightUnique && logic.RightInsertOnly && !logic.LeftUnique, expire: logic.LeftExpiry},
 		right: &joinSide[B]{outer: logic.RightOuter, insertOnly: logic.RightInsertOnly, unique: logic.RightUnique,

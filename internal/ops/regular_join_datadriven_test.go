@@ -27,7 +27,8 @@ import (
 // Commands:
 //
 //	new-join [kind=inner|left|right|full|semi|anti] [on=lt|ge] [unique=left|right|both]
-//	         [insert-only=left|right|both] [expire=left|right|both] [ttl=MS] [unsorted]
+//	         [insert-only=left|right|both] [expire=left|right|both] [expiry-step=MS]
+//	         [ttl=MS] [unsorted]
 //	input [batch]
 //	rows KEY...
 //	state
@@ -38,7 +39,9 @@ import (
 // on=ge only if it is at or above it. expire=left makes left rows expire
 // (RegularJoinLogic.LeftExpiry) at their value: a left row v=10 is dropped
 // once the watermark reaches 10; expire=right does the same for right
-// rows. state then counts the expiry timers too. snapshot takes a
+// rows. A key's timer is set at the earliest expiry of its rows rounded
+// up to a multiple of expiry-step (1 unless given). state then counts the
+// expiry timers too. snapshot takes a
 // snapshot of the operator (as a checkpoint does); restore builds the
 // operator of the last new-join again from it, on a fresh harness (whose
 // watermark is the initial one again).
@@ -116,7 +119,7 @@ func newJoinScriptHarness(td *datadriven.TestData, restored *runtime.OperatorSna
 	a := argsOf(td)
 	for k := range a {
 		switch k {
-		case "kind", "on", "unique", "insert-only", "expire", "ttl", "unsorted":
+		case "kind", "on", "unique", "insert-only", "expire", "expiry-step", "ttl", "unsorted":
 		default:
 			return nil, nil, fmt.Errorf("unknown argument %q", k)
 		}
@@ -195,6 +198,9 @@ func newJoinScriptHarness(td *datadriven.TestData, restored *runtime.OperatorSna
 	}
 	if j.timers != nil {
 		h.Timers = j.timers.Len
+	}
+	if j.expiryStep, err = a.int("expiry-step", 1); err != nil || j.expiryStep <= 0 {
+		return nil, nil, fmt.Errorf("expiry-step=%s: want a positive number of ms", a["expiry-step"])
 	}
 	return h, j, nil
 }

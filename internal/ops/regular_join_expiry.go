@@ -24,9 +24,34 @@ import (
 // is joined with the rows of the other side held, as any row is, and not
 // kept.
 //
+// A key's timer is set at the earliest expiry of its rows rounded up to
+// the join's expiry step (expiryGranularity): a key with many rows (a hot join key) is then visited
+// at most once per expiryGranularity of event time, each visit reading all
+// its rows, rather than at every watermark; rows stay that much longer at
+// most. Rows are dropped only once the watermark has reached their own
+// expiry.
+//
 // At the final watermark (the end of input) the timers do not fire: no
 // change can come any more, and dropping the rows would be work for
 // nothing.
+
+// expiryGranularity is the step of the times of expiry timers, in ms.
+const expiryGranularity = 1000
+
+// expiryTimer returns the time of the timer of a row that expires at at:
+// at rounded up to a multiple of step.
+func expiryTimer(at, step int64) int64 {
+	r := at % step
+	switch {
+	case r == 0:
+		return at
+	case r < 0:
+		return at - r
+	case at > math.MaxInt64-step:
+		return math.MaxInt64
+	}
+	return at - r + step
+}
 
 // checkExpiry checks that the rows of the sides that expire can be dropped
 // without a retraction of them coming later.
@@ -71,8 +96,9 @@ func addedExpiry[X comparable](in *joinSide[X], kind changelog.Kind, x X, wm int
 }
 
 // scheduleExpiry makes sure that the current key, of key group kg, has a
-// timer at or before at, the expiry of a row it keeps.
+// timer at or before the timer time of at, the expiry of a row it keeps.
 func (j *RegularJoin[K, A, B, O]) scheduleExpiry(kg int, at int64) {
+	at = expiryTimer(at, j.expiryStep)
 	c := &j.cur
 	if c.hasTimer && c.timer <= at {
 		return
@@ -113,6 +139,7 @@ func (j *RegularJoin[K, A, B, O]) onExpiryTimer(kg int, k K, _ state.VoidNamespa
 	expireRows(&j.cur.right, j.right.expire, j.wm, &next)
 	j.cur.hasTimer = false
 	if next != math.MaxInt64 {
+		next = expiryTimer(next, j.expiryStep)
 		j.timers.RegisterEventTime(kg, k, state.VoidNamespace{}, next)
 		j.cur.timer, j.cur.hasTimer = next, true
 	}
