@@ -41,7 +41,10 @@ const (
 	ddlTriggerDrop = "eddy_capture_ddl_drop"
 )
 
-// ddlFunctionBody is the PL/pgSQL body of the function. It has no
+// ddlFunctionBody is the PL/pgSQL body of the function. A message's "ddl"
+// is the command and the table (ALTER TABLE s.t), never the statement's
+// text: a client's query string may hold other statements, passwords
+// included, and the messages are in the WAL for whoever reads the slot. It has no
 // exception handler: a message written in a subtransaction of its own can
 // be decoded after the changes that follow it in the transaction.
 const ddlFunctionBody = `
@@ -56,7 +59,7 @@ BEGIN
         WHERE object_type = 'table' AND NOT is_temporary LOOP
       PERFORM pg_logical_emit_message(true, 'eddy.ddl', json_build_object('v', 1, 'op', 'drop',
         'oid', t.objid::bigint, 'schema', t.schema_name, 'table', t.object_name,
-        'ddl', left(current_query(), 4096))::text);
+        'ddl', 'DROP TABLE ' || quote_ident(t.schema_name) || '.' || quote_ident(t.object_name))::text);
     END LOOP;
     RETURN;
   END IF;
@@ -75,7 +78,7 @@ BEGIN
         WHERE a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped),
       'pk', (SELECT json_agg(k.attnum ORDER BY k.ord) FROM pg_index i,
           unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) WHERE i.indrelid = t.oid AND i.indisprimary),
-      'ddl', left(current_query(), 4096))::text);
+      'ddl', t.command_tag || ' ' || quote_ident(t.nspname) || '.' || quote_ident(t.relname))::text);
   END LOOP;
 END
 `
