@@ -224,8 +224,10 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 	if sourceIdleness(b.cat) {
 		expiry = [2]joinExpiry{}
 	}
-	ls = keptRows(ls, lins && ttl == 0 && len(expiry[0]) == 0 && !(j.contains[1] && rins && !j.contains[0]))
-	rs = keptRows(rs, rins && ttl == 0 && len(expiry[1]) == 0 && !(j.contains[0] && lins && !j.contains[1]))
+	// Rows that expire leave in about the order they came (their bound
+	// follows their time): the chunks of an arena go as their rows do.
+	ls = keptRows(ls, lins && ttl == 0 && !(j.contains[1] && rins && !j.contains[0]))
+	rs = keptRows(rs, rins && ttl == 0 && !(j.contains[0] && lins && !j.contains[1]))
 	if len(expiry[0]) > 0 {
 		opts = append(opts, eddy.JoinRowsExpireAt(eddy.LeftSide, expiry[0].at()))
 	}
@@ -281,10 +283,12 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 // keptRows copies the rows of a join input out of the memory they share
 // with others, for the join to keep. If forever, the join keeps every row
 // as long as it runs (an insert-only input without a state TTL whose rows
-// are not dropped once matched): the rows are copied into an arena of each
-// subtask, which allocates nothing per row and whose chunks are all live;
-// otherwise each row is copied into memory of its own, freed when the join
-// forgets the row.
+// are not dropped once matched), or until the watermark passes their
+// expiry, which follows their time: the rows are copied into an arena of
+// each subtask, which allocates nothing per row and holds only its current
+// chunk (the others are freed with the last row in them, and rows that
+// expire leave in about the order they came); otherwise each row is copied
+// into memory of its own, freed when the join forgets the row.
 func keptRows(s *eddy.Stream[Rec], forever bool) *eddy.Stream[Rec] {
 	if !forever {
 		return eddy.MapRows(s, types.Row.Clone)
