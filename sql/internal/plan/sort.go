@@ -65,8 +65,13 @@ func (q *queryPlanner) orderLimit(n *parser.Query, r Rel) (Rel, error) {
 			return &TemporalSortRel{Input: r, Keys: keys}, nil
 		case keys[0].Field == p.Rowtime && p.Rowtime >= 0:
 			return nil, q.errorf(n.OrderBy[0].Pos, "Sort on a non-time-attribute field is not supported: ORDER BY the rowtime attribute %s DESC cannot be sorted on an unbounded stream, whose rows come in ascending time; order by it ascending, or add LIMIT for a Top-N", rt.Field(p.Rowtime).Name)
+		case keys[0].Field == p.Proctime && p.Proctime >= 0 && !keys[0].Descending:
+			if !p.Mode.IsInsertOnly() {
+				return nil, q.errorf(n.OrderBy[0].Pos, "TemporalSort doesn't support consuming update changes which is produced by node %s: ORDER BY the processing-time attribute %s sorts an insert-only stream, and its input is a %s stream", producer(r, p.Mode), rt.Field(p.Proctime).Name, p.Mode.Describe())
+			}
+			return &TemporalSortRel{Input: r, Keys: keys}, nil
 		case keys[0].Field == p.Proctime && p.Proctime >= 0:
-			return nil, q.errorf(n.OrderBy[0].Pos, "ORDER BY the processing-time attribute %s without LIMIT is not supported yet: order by a rowtime attribute, or add LIMIT for a Top-N", rt.Field(p.Proctime).Name)
+			return nil, q.errorf(n.OrderBy[0].Pos, "Sort on a non-time-attribute field is not supported: ORDER BY the processing-time attribute %s DESC cannot be sorted on an unbounded stream, whose rows come in ascending time; order by it ascending, or add LIMIT for a Top-N", rt.Field(p.Proctime).Name)
 		}
 		return nil, q.errorf(n.OrderBy[0].Pos, "Sort on a non-time-attribute field is not supported: an unbounded stream can only be sorted ascending on its rowtime attribute first; add LIMIT for a Top-N")
 	}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/eddystream/eddy"
@@ -17,10 +18,16 @@ import (
 // (rows that tie in arrival order). A row whose timestamp is not after the
 // last one emitted is late and dropped, as Flink drops it. All rows go to
 // one subtask, as a global order needs.
+//
+// Sorted by its processing-time attribute first, the stream is in that
+// order as it comes: the rows that come within a millisecond wait until
+// the clock passes it and then come out sorted by the further keys, as
+// Flink's processing-time sort does; with no further keys they pass as they
+// come.
 type TemporalSortRel struct {
 	Input Rel
-	// Keys are the sort keys; the first is the rowtime attribute,
-	// ascending.
+	// Keys are the sort keys; the first is the rowtime or the
+	// processing-time attribute, ascending.
 	Keys []types.SortKey
 }
 
@@ -49,9 +56,16 @@ func (r *TemporalSortRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		cmp = types.NewRowComparator(in, rest...)
 	}
 	all := eddy.KeyBy(cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), func(Rec) struct{} { return struct{}{} })
-	out := eddy.ProcessKeyed(all, func() eddy.KeyedProcessFunction[struct{}, Rec, Rec] {
-		return &temporalSorter{rowtime: rowtime, cmp: cmp}
-	}).Name("TemporalSort").Parallelism(1)
+	var out *eddy.Stream[Rec]
+	if p := r.Input.Props(); rowtime == p.Proctime && p.Proctime >= 0 {
+		out = eddy.ProcessKeyed(all, func() eddy.KeyedProcessFunction[struct{}, Rec, Rec] {
+			return &procTimeSorter{cmp: cmp}
+		}).Name("TemporalSort").Parallelism(1)
+	} else {
+		out = eddy.ProcessKeyed(all, func() eddy.KeyedProcessFunction[struct{}, Rec, Rec] {
+			return &temporalSorter{rowtime: rowtime, cmp: cmp}
+		}).Name("TemporalSort").Parallelism(1)
+	}
 	return eddy.AsChangelog(out, changelog.InsertOnly), nil
 }
 
@@ -97,5 +111,49 @@ func (f *temporalSorter) OnTimer(ctx *eddy.KeyedContext[struct{}, Rec], ts int64
 		f.rows.Delete(ts)
 	}
 	f.last.Update(ts)
+	return nil
+}
+
+// procTimeSorter is the processing-time sort's function: without further
+// keys it passes rows on; with them, the rows that come until the clock
+// passes the millisecond of the first wait in state (under the one key)
+// for a processing-time timer, which emits them sorted, or for the end of
+// the input, whichever comes first.
+type procTimeSorter struct {
+	cmp  *types.RowComparator // the keys after the attribute, nil if none
+	rows state.Value[[]types.Row]
+}
+
+func (f *procTimeSorter) Open(ctx *eddy.KeyedContext[struct{}, Rec]) error {
+	f.rows = state.NewValue(ctx.Store(), state.ValueDescriptor[[]types.Row]{Name: "proctime-sort-rows"})
+	return nil
+}
+
+func (f *procTimeSorter) ProcessElement(ctx *eddy.KeyedContext[struct{}, Rec], c Rec) error {
+	if f.cmp == nil {
+		ctx.Emit(c)
+		return nil
+	}
+	rows, _ := f.rows.Value()
+	if len(rows) == 0 {
+		ctx.RegisterProcessingTimeTimer(ctx.ProcessingTime() + 1)
+		// The end of a bounded input (its last watermark) emits them too,
+		// if the clock has not passed their millisecond by then.
+		ctx.RegisterEventTimeTimer(math.MaxInt64)
+	}
+	f.rows.Update(append(rows[:len(rows):len(rows)], c.Row))
+	return nil
+}
+
+func (f *procTimeSorter) OnTimer(ctx *eddy.KeyedContext[struct{}, Rec], _ int64) error {
+	rows, _ := f.rows.Value()
+	if len(rows) == 0 {
+		return nil // emitted by the other timer
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return f.cmp.Compare(rows[i], rows[j]) < 0 })
+	for _, row := range rows {
+		ctx.Emit(Rec{Kind: changelog.Insert, Row: row})
+	}
+	f.rows.Clear()
 	return nil
 }
