@@ -48,7 +48,6 @@ func DefaultMemoryBudget() int64 {
 	return max(min(phys/4, DefaultMemoryBudgetCap), minMemoryBudget)
 }
 
-
 // shared is the process-wide memory budget: the block cache and file cache
 // every open backend uses, and the reservation in the block cache that
 // stands for the object caches. It exists while at least one backend is
