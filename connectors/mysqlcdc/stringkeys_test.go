@@ -111,17 +111,7 @@ func TestStringKeysUnderLoad(t *testing.T) {
 			for _, row := range admin.Query(t, "SELECT k, n, note FROM "+table) {
 				want[row]++
 			}
-			got := cdctest.WaitMirror(t, r, keyedTable.Schema, want)
-			r.Stop()
-			if p := r.Sink.Problems(); len(p) > 0 {
-				t.Errorf("sink problems: %v", p)
-			}
-			if left := failures.Left(); len(left) != 0 {
-				t.Errorf("failures not injected (the job read fewer records than expected): %v", left)
-			}
-			if !maps.Equal(got, want) {
-				t.Fatalf("the changelog does not mirror the table:\n%s", cdctest.DiffCounts(got, want))
-			}
+			cdctest.CheckMirror(t, r, failures, keyedTable.Schema, want)
 		})
 	}
 }

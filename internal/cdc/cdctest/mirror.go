@@ -142,7 +142,15 @@ func ChangesUnderLoad(t *testing.T, c LoadCase) {
 	r := j.Start(t)
 	Load(t, c.Load, c.Table, 1, c.Rows+1, 1500)
 	want := TableCounts(t, c.Admin, c.Table)
-	got := WaitMirror(t, r, AccountsTable.Schema, want)
+	CheckMirror(t, r, failures, AccountsTable.Schema, want)
+}
+
+// CheckMirror waits until r's changelog, of rows of type rt applied as a
+// multiset, equals want (WaitMirror), stops r, and fails t if it does not
+// or if the sink saw problems or failures were left uninjected.
+func CheckMirror(t testing.TB, r *Running, failures *Failures, rt *types.RowType, want map[string]int) {
+	t.Helper()
+	got := WaitMirror(t, r, rt, want)
 	r.Stop()
 	if p := r.Sink.Problems(); len(p) > 0 {
 		t.Errorf("sink problems: %v", p)
