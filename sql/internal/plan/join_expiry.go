@@ -262,18 +262,19 @@ func expiryOf(c expr.Expr, side, nl int, rt, ort *types.RowType, bounded map[int
 	}
 	var t, oc int
 	var ot, oo int64
+	var oe expr.Expr // the other input's side of the comparison
 	if x, okx := foreign(ca); okx {
 		y, oky := own(cb)
 		if !oky {
 			return expiryTerm{}, false
 		}
-		oc, oo, t, ot = x, oa, y, ob
+		oc, oo, t, ot, oe = x, oa, y, ob, call.Args[0]
 	} else if x, okx := foreign(cb); okx {
 		y, oky := own(ca)
 		if !oky {
 			return expiryTerm{}, false
 		}
-		oc, oo, t, ot = x, ob, y, oa
+		oc, oo, t, ot, oe = x, ob, y, oa, call.Args[1]
 		op = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
 	} else {
 		return expiryTerm{}, false
@@ -282,7 +283,7 @@ func expiryOf(c expr.Expr, side, nl int, rt, ort *types.RowType, bounded map[int
 	if op != "=" && op != "<" && op != "<=" {
 		return expiryTerm{}, false
 	}
-	if !bounded[oc] {
+	if !bounded[oc] || truncatesTime(oe) {
 		return expiryTerm{}, false
 	}
 	tt, ct := rt.Field(t).Type, ort.Field(oc).Type
@@ -290,4 +291,19 @@ func expiryOf(c expr.Expr, side, nl int, rt, ort *types.RowType, bounded map[int
 		return expiryTerm{}, false
 	}
 	return expiryTerm{col: t, off: satAdd(ot, -oo)}, true
+}
+
+// truncatesTime tells whether e casts a timestamp to a coarser precision
+// (CAST(window_end AS TIMESTAMP(0))): the value compared may then be up to
+// a unit of that precision below the column's, no longer above the
+// watermark, so it bounds nothing.
+func truncatesTime(e expr.Expr) bool {
+	found := false
+	expr.Walk(e, func(x expr.Expr) bool {
+		if c, ok := x.(*expr.Cast); ok && c.T.Precision() < c.X.Type().Precision() {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
