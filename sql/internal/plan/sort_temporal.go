@@ -121,11 +121,11 @@ func (f *temporalSorter) OnTimer(ctx *eddy.KeyedContext[struct{}, Rec], ts int64
 // the input, whichever comes first.
 type procTimeSorter struct {
 	cmp  *types.RowComparator // the keys after the attribute, nil if none
-	rows state.Value[[]types.Row]
+	rows state.List[types.Row]
 }
 
 func (f *procTimeSorter) Open(ctx *eddy.KeyedContext[struct{}, Rec]) error {
-	f.rows = state.NewValue(ctx.Store(), state.ValueDescriptor[[]types.Row]{Name: "proctime-sort-rows"})
+	f.rows = state.NewList(ctx.Store(), state.ListDescriptor[types.Row]{Name: "proctime-sort-rows"})
 	return nil
 }
 
@@ -134,22 +134,22 @@ func (f *procTimeSorter) ProcessElement(ctx *eddy.KeyedContext[struct{}, Rec], c
 		ctx.Emit(c)
 		return nil
 	}
-	rows, _ := f.rows.Value()
-	if len(rows) == 0 {
+	if len(f.rows.Get()) == 0 {
 		ctx.RegisterProcessingTimeTimer(ctx.ProcessingTime() + 1)
 		// The end of a bounded input (its last watermark) emits them too,
 		// if the clock has not passed their millisecond by then.
 		ctx.RegisterEventTimeTimer(math.MaxInt64)
 	}
-	f.rows.Update(append(rows[:len(rows):len(rows)], c.Row))
+	f.rows.Add(c.Row)
 	return nil
 }
 
 func (f *procTimeSorter) OnTimer(ctx *eddy.KeyedContext[struct{}, Rec], _ int64) error {
-	rows, _ := f.rows.Value()
+	rows := f.rows.Get()
 	if len(rows) == 0 {
 		return nil // emitted by the other timer
 	}
+	rows = append([]types.Row(nil), rows...) // the list's own must not change
 	sort.SliceStable(rows, func(i, j int) bool { return f.cmp.Compare(rows[i], rows[j]) < 0 })
 	for _, row := range rows {
 		ctx.Emit(Rec{Kind: changelog.Insert, Row: row})
