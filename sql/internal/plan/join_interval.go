@@ -92,8 +92,12 @@ func isTimeEquality(k equiKey, ltime, rtime int) bool {
 	return ok1 && ok2 && !k.nullSafe && l.Index == ltime && r.Index == rtime
 }
 
+// stripTimeCast returns the time that a cast to the same kind of time of
+// as many digits or more holds unchanged. A cast to fewer digits stays: it
+// truncates, so the bounds of the uncast time would be too narrow, and rows
+// that still join would be dropped.
 func stripTimeCast(e expr.Expr) expr.Expr {
-	if c, ok := e.(*expr.Cast); ok && !c.Try && c.X.Type().Kind() == c.T.Kind() {
+	if c, ok := e.(*expr.Cast); ok && !c.Try && c.X.Type().Kind() == c.T.Kind() && c.T.Precision() >= c.X.Type().Precision() {
 		return c.X
 	}
 	return e
