@@ -3,6 +3,7 @@ package mysqlcdc
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -79,6 +80,24 @@ type discovery struct {
 // discover finds the tables and splits them into chunks, or finds where
 // the binlog starts.
 func (e *enumerator) discover() (any, error) {
+	for attempt := 1; ; attempt++ {
+		d, err := e.discoverOnce()
+		if err == nil || attempt == discoverAttempts || !errors.Is(err, mysql.ErrBadConn) {
+			return d, err
+		}
+		// Discovery only reads: a connection the server dropped under it
+		// is worth another one.
+		e.ctx.Log().Warn("mysql-cdc: the connection was lost while discovering the tables; discovering again", "attempt", attempt, "error", err)
+	}
+}
+
+// discoverAttempts is how many times discover tries over connections the
+// server drops.
+const discoverAttempts = 3
+
+// discoverOnce lists the tables and plans the chunks or the start over one
+// connection.
+func (e *enumerator) discoverOnce() (any, error) {
 	conn, err := e.cfg.connect(context.Background())
 	if err != nil {
 		return nil, err
