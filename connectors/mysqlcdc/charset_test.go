@@ -97,19 +97,7 @@ func TestCharsets(t *testing.T) {
 			}
 			// While the first chunk is read, every row changes: the changes
 			// of the rows of the chunk are applied to the rows it read.
-			load := s.conn()
-			var hookErr error
-			ran := 0
-			chunkQueryHook = func(id string) {
-				if id != table || ran > 0 {
-					return
-				}
-				ran++
-				if _, err := load.Execute("UPDATE " + table + " SET n = n + 100"); err != nil {
-					hookErr = err
-				}
-			}
-			t.Cleanup(func() { chunkQueryHook = nil })
+			during := changeAtChunkQuery(t, s.conn(), table, "UPDATE "+table+" SET n = n + 100")
 			src := openSource(t, s.options(db, "t", "scan.incremental.snapshot.chunk.size", "3"), charsetTable)
 			j := job(src)
 			j.Checkpoints, j.Timeout = 20*time.Millisecond, 2*time.Minute
@@ -123,9 +111,7 @@ func TestCharsets(t *testing.T) {
 				want[strings.Join(row, "|")]++
 			}
 			got := cdctest.WaitMirror(t, r, charsetTable.Schema, want)
-			if hookErr != nil || ran != 1 {
-				t.Fatalf("the changes during the snapshot ran %d times: %v", ran, hookErr)
-			}
+			during.check(t)
 			if !maps.Equal(got, want) {
 				t.Fatalf("the snapshot does not mirror the table:\n%s", cdctest.DiffCounts(got, want))
 			}

@@ -160,36 +160,19 @@ func TestOneChunkChangesDuringSnapshot(t *testing.T) {
 			table := db + ".keyed"
 			admin.Exec(t, "CREATE TABLE "+table+" (k CHAR(36) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci PRIMARY KEY, n INT, note VARCHAR(32)) ENGINE = "+engine,
 				"INSERT INTO "+table+" VALUES ('abc', 1, 'a'), ('Abd', 2, 'b'), ('ABE', 3, 'c'), ('x  ', 4, 'd'), ('y', 5, 'e')")
-			load := s.conn()
-			var hookErr error
-			ran := 0
-			chunkQueryHook = func(id string) {
-				if id != table || ran > 0 {
-					return
-				}
-				ran++
-				for _, q := range []string{
-					"UPDATE " + table + " SET k = 'ABC', n = 10 WHERE k = 'abc'",
-					"UPDATE " + table + " SET n = 20 WHERE k = 'abd'",
-					"DELETE FROM " + table + " WHERE k = 'abe'",
-					"INSERT INTO " + table + " VALUES ('abe', 30, 'new'), ('Z', 6, 'f')",
-					"UPDATE " + table + " SET k = 'X' WHERE k = 'x'",
-				} {
-					if _, err := load.Execute(q); err != nil && hookErr == nil {
-						hookErr = fmt.Errorf("%s: %w", q, err)
-					}
-				}
-			}
-			t.Cleanup(func() { chunkQueryHook = nil })
+			during := changeAtChunkQuery(t, s.conn(), table,
+				"UPDATE "+table+" SET k = 'ABC', n = 10 WHERE k = 'abc'",
+				"UPDATE "+table+" SET n = 20 WHERE k = 'abd'",
+				"DELETE FROM "+table+" WHERE k = 'abe'",
+				"INSERT INTO "+table+" VALUES ('abe', 30, 'new'), ('Z', 6, 'f')",
+				"UPDATE "+table+" SET k = 'X' WHERE k = 'x'")
 			j := job(openSource(t, s.options(db, "keyed"), keyedTable))
 			j.Checkpoints, j.Timeout = 20*time.Millisecond, time.Minute
 			r := j.Start(t)
 			want := map[string]int{"ABC|10|a": 1, "Abd|20|b": 1, "abe|30|new": 1, "X|4|d": 1, "y|5|e": 1, "Z|6|f": 1}
 			got := cdctest.WaitMirror(t, r, keyedTable.Schema, want)
 			r.Stop()
-			if hookErr != nil || ran != 1 {
-				t.Fatalf("the changes during the snapshot ran %d times: %v", ran, hookErr)
-			}
+			during.check(t)
 			if !maps.Equal(got, want) {
 				t.Fatalf("the changelog does not mirror the table:\n%s", cdctest.DiffCounts(got, want))
 			}
@@ -197,5 +180,40 @@ func TestOneChunkChangesDuringSnapshot(t *testing.T) {
 				t.Fatalf("the table holds %v", table)
 			}
 		})
+	}
+}
+
+// chunkChanges are statements run while the snapshot reads a table's
+// first chunk (see changeAtChunkQuery).
+type chunkChanges struct {
+	ran int
+	err error
+}
+
+// changeAtChunkQuery runs stmts over load once, when the source first
+// queries a chunk of table (between the chunk's low position and its
+// query), until t ends.
+func changeAtChunkQuery(t *testing.T, load *conn, table string, stmts ...string) *chunkChanges {
+	c := &chunkChanges{}
+	chunkQueryHook = func(id string) {
+		if id != table || c.ran > 0 {
+			return
+		}
+		c.ran++
+		for _, q := range stmts {
+			if _, err := load.Execute(q); err != nil && c.err == nil {
+				c.err = fmt.Errorf("%s: %w", q, err)
+			}
+		}
+	}
+	t.Cleanup(func() { chunkQueryHook = nil })
+	return c
+}
+
+// check fails t unless the statements ran once, without error.
+func (c *chunkChanges) check(t *testing.T) {
+	t.Helper()
+	if c.err != nil || c.ran != 1 {
+		t.Fatalf("the changes during the snapshot ran %d times: %v", c.ran, c.err)
 	}
 }
