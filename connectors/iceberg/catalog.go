@@ -1,0 +1,167 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	icebergo "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	_ "github.com/apache/iceberg-go/catalog/rest" // registers the "rest" catalog type
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // registers the s3:// file IO
+	"github.com/apache/iceberg-go/table"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for Postgres catalogs
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite" (pure Go) for SQLite catalogs
+
+	"github.com/eddystream/eddy/connector"
+)
+
+// Catalog types accepted by openCatalog.
+const (
+	catalogSQL  = "sql"
+	catalogREST = "rest"
+)
+
+// openCatalog opens the Iceberg catalog called name.
+//
+// catalogType "sql" is a JDBC-style catalog kept in a database: uri
+// sqlite:///abs/path/catalog.db (a SQLite file, created with its directory
+// when missing) or postgres://... / postgresql://... (a Postgres
+// database). The catalog's tables are created when missing. catalogType
+// "rest" is an Iceberg REST catalog at uri (http:// or https://).
+//
+// warehouse is the root of new tables (file:///dir for a local directory,
+// s3://bucket/prefix for object storage); props are further catalog and
+// FileIO properties (credentials, s3.region, ...), passed through.
+func openCatalog(ctx context.Context, catalogType, name, uri, warehouse string, props map[string]string) (catalog.Catalog, error) {
+	p := icebergo.Properties{}
+	for k, v := range props {
+		p[k] = v
+	}
+	if warehouse != "" {
+		p["warehouse"] = warehouse
+	}
+	switch strings.ToLower(catalogType) {
+	case catalogSQL:
+		switch {
+		case strings.HasPrefix(uri, "sqlite://"):
+			path := strings.TrimPrefix(uri, "sqlite://")
+			if !filepath.IsAbs(path) {
+				return nil, fmt.Errorf("iceberg catalog %q: 'catalog.uri' %q must name an absolute path, as in sqlite:///var/lib/eddy/catalog.db", name, uri)
+			}
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return nil, fmt.Errorf("iceberg catalog %q: creating the directory of the SQLite catalog %s: %w", name, path, err)
+			}
+			p["uri"] = "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"
+			p[sqlcat.DriverKey] = "sqlite"
+			p[sqlcat.DialectKey] = string(sqlcat.SQLite)
+		case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
+			p["uri"] = uri
+			p[sqlcat.DriverKey] = "pgx"
+			p[sqlcat.DialectKey] = string(sqlcat.Postgres)
+		default:
+			return nil, fmt.Errorf("iceberg catalog %q: 'catalog.uri' %q of a sql catalog must start with sqlite:// or postgres://", name, uri)
+		}
+		p["init_catalog_tables"] = "true"
+		p["type"] = catalogSQL
+	case catalogREST:
+		if !strings.HasPrefix(uri, "http://") && !strings.HasPrefix(uri, "https://") {
+			return nil, fmt.Errorf("iceberg catalog %q: 'catalog.uri' %q of a rest catalog must start with http:// or https://", name, uri)
+		}
+		p["uri"] = uri
+		p["type"] = catalogREST
+	default:
+		return nil, fmt.Errorf("iceberg catalog %q: unknown 'catalog.type' %q: use 'sql' or 'rest'", name, catalogType)
+	}
+	cat, err := catalog.Load(ctx, name, p)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg catalog %q: opening the %s catalog at %s: %w", name, catalogType, redactURI(uri), err)
+	}
+	return cat, nil
+}
+
+// redactURI hides the password of a URI's user information, for error
+// messages.
+func redactURI(uri string) string {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return uri
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return uri
+	}
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return uri
+	}
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}
+
+// tableIdentifier returns the identifier of table tableName in namespace
+// (dotted for a nested namespace: "a.b").
+func tableIdentifier(namespace, tableName string) table.Identifier {
+	return append(strings.Split(namespace, "."), tableName)
+}
+
+// loadOrCreateTable loads the Iceberg table namespace.tableName, creating
+// the namespace and the table when missing. A new table gets the columns
+// of t (see icebergSchema), the primary key as its identifier fields, the
+// format version formatVersion and the table properties props. An
+// existing table must have t's columns with the same types (optional
+// columns t lacks are allowed); the error lists every difference.
+func loadOrCreateTable(ctx context.Context, cat catalog.Catalog, namespace, tableName string, t *connector.Table, formatVersion int, props map[string]string) (*table.Table, error) {
+	if formatVersion < 1 || formatVersion > 3 {
+		return nil, fmt.Errorf("iceberg table %s.%s: 'format-version' %d is not supported: use 2 (or 1 or 3)", namespace, tableName, formatVersion)
+	}
+	ident := tableIdentifier(namespace, tableName)
+	ns := catalog.NamespaceFromIdent(ident)
+	exists, err := cat.CheckNamespaceExists(ctx, ns)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg namespace %s: checking that it exists: %w", namespace, err)
+	}
+	if !exists {
+		if err := cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+			return nil, fmt.Errorf("iceberg namespace %s: creating it: %w", namespace, err)
+		}
+	}
+
+	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		sc, serr := icebergSchema(t.Schema, t.PrimaryKey, formatVersion)
+		if serr != nil {
+			return nil, fmt.Errorf("iceberg table %s.%s: %w", namespace, tableName, serr)
+		}
+		tp := icebergo.Properties{}
+		for k, v := range props {
+			tp[k] = v
+		}
+		tp["format-version"] = strconv.Itoa(formatVersion)
+		tbl, err = cat.CreateTable(ctx, ident, sc, catalog.WithProperties(tp))
+		if errors.Is(err, catalog.ErrTableAlreadyExists) {
+			tbl, err = cat.LoadTable(ctx, ident) // created concurrently
+		}
+		if err != nil {
+			return nil, fmt.Errorf("iceberg table %s.%s: creating it: %w", namespace, tableName, err)
+		}
+		return tbl, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("iceberg table %s.%s: loading it: %w", namespace, tableName, err)
+	}
+
+	want, err := icebergSchema(t.Schema, t.PrimaryKey, tbl.Metadata().Version())
+	if err != nil {
+		return nil, fmt.Errorf("iceberg table %s.%s (format version %d): %w", namespace, tableName, tbl.Metadata().Version(), err)
+	}
+	if diffs := schemaDifferences(want, tbl.Schema()); len(diffs) > 0 {
+		return nil, fmt.Errorf("iceberg table %s.%s exists with other columns than the DDL: %s; change the DDL's columns to match the table (or write to a new table)",
+			namespace, tableName, formatDifferences(diffs))
+	}
+	return tbl, nil
+}
