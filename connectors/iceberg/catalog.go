@@ -52,7 +52,7 @@ func openCatalog(ctx context.Context, catalogType, name, uri, warehouse string, 
 		case strings.HasPrefix(uri, "sqlite://"):
 			path := strings.TrimPrefix(uri, "sqlite://")
 			if !filepath.IsAbs(path) {
-				return nil, fmt.Errorf("iceberg catalog %q: 'catalog.uri' %q must name an absolute path, as in sqlite:///var/lib/eddy/catalog.db", name, uri)
+				return nil, fmt.Errorf("iceberg catalog %q: 'uri' %q must name an absolute path, as in sqlite:///var/lib/eddy/catalog.db", name, uri)
 			}
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				return nil, fmt.Errorf("iceberg catalog %q: creating the directory of the SQLite catalog %s: %w", name, path, err)
@@ -65,18 +65,18 @@ func openCatalog(ctx context.Context, catalogType, name, uri, warehouse string, 
 			p[sqlcat.DriverKey] = "pgx"
 			p[sqlcat.DialectKey] = string(sqlcat.Postgres)
 		default:
-			return nil, fmt.Errorf("iceberg catalog %q: 'catalog.uri' %q of a sql catalog must start with sqlite:// or postgres://", name, uri)
+			return nil, fmt.Errorf("iceberg catalog %q: 'uri' %q of a sql catalog must start with sqlite:// or postgres://", name, redactURI(uri))
 		}
 		p["init_catalog_tables"] = "true"
 		p["type"] = catalogSQL
 	case catalogREST:
 		if !strings.HasPrefix(uri, "http://") && !strings.HasPrefix(uri, "https://") {
-			return nil, fmt.Errorf("iceberg catalog %q: 'catalog.uri' %q of a rest catalog must start with http:// or https://", name, uri)
+			return nil, fmt.Errorf("iceberg catalog %q: 'uri' %q of a rest catalog must start with http:// or https://", name, redactURI(uri))
 		}
 		p["uri"] = uri
 		p["type"] = catalogREST
 	default:
-		return nil, fmt.Errorf("iceberg catalog %q: unknown 'catalog.type' %q: use 'sql' or 'rest'", name, catalogType)
+		return nil, fmt.Errorf("iceberg catalog %q: unknown 'catalog-type' %q: use 'sql' or 'rest'", name, catalogType)
 	}
 	cat, err := catalog.Load(ctx, name, p)
 	if err != nil {

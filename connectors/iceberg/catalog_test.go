@@ -91,7 +91,7 @@ func TestOpenCatalogErrors(t *testing.T) {
 		{"sql", "sqlite://relative/catalog.db", "absolute path"},
 		{"sql", "mysql://host/db", "must start with sqlite:// or postgres://"},
 		{"rest", "ftp://x", "must start with http://"},
-		{"hive", "thrift://x", "unknown 'catalog.type'"},
+		{"hive", "thrift://x", "unknown 'catalog-type'"},
 	} {
 		_, err := openCatalog(ctx, c.typ, "c", c.uri, "file:///tmp/w", nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

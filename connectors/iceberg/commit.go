@@ -25,9 +25,11 @@ const (
 // delta: the deletes apply to rows of earlier snapshots, and position
 // deletes also to rows of the data files of the same snapshot) with the
 // snapshot summary properties summary (summaryJobID, summaryCheckpointID,
-// ...). It returns the table as committed. With no files it commits
+// ...). It returns the table as committed. Zero fileMetas (Path "", what
+// a writer that got no rows returns) are skipped; with no files it commits
 // nothing and returns tbl.
 func commitFiles(ctx context.Context, tbl *table.Table, data, deletes []fileMeta, summary map[string]string) (*table.Table, error) {
+	data, deletes = withoutEmpty(data), withoutEmpty(deletes)
 	if len(data) == 0 && len(deletes) == 0 {
 		return tbl, nil
 	}
@@ -75,6 +77,17 @@ func commitFiles(ctx context.Context, tbl *table.Table, data, deletes []fileMeta
 		return nil, fmt.Errorf("iceberg table %s: committing %d data and %d delete files: %w", name, len(dataFiles), len(deleteFiles), err)
 	}
 	return committed, nil
+}
+
+// withoutEmpty returns ms without its zero fileMetas (Path "").
+func withoutEmpty(ms []fileMeta) []fileMeta {
+	out := ms[:0:0]
+	for _, m := range ms {
+		if m.Path != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // committedCheckpoint returns the highest checkpoint id (summaryCheckpointID)

@@ -145,7 +145,7 @@ func TestCommitDeletes(t *testing.T) {
 
 	// Nothing to commit is no commit.
 	before := tbl.CurrentSnapshot().SnapshotID
-	if tbl, err = commitFiles(ctx, tbl, nil, nil, summary("job-1", 9)); err != nil || tbl.CurrentSnapshot().SnapshotID != before {
+	if tbl, err = commitFiles(ctx, tbl, []fileMeta{{}}, nil, summary("job-1", 9)); err != nil || tbl.CurrentSnapshot().SnapshotID != before {
 		t.Errorf("an empty commit: %v", err)
 	}
 }

@@ -182,7 +182,7 @@ func (p *parquetFile) write(rec arrow.RecordBatch) error {
 	if err := p.pw.WriteBuffered(rec); err != nil {
 		return fmt.Errorf("writing the Parquet file %s: %w", p.path, err)
 	}
-	if p.pw.RowGroupTotalCompressedBytes() >= p.rowGroupBytes {
+	if p.pw.RowGroupTotalBytesWritten() >= p.rowGroupBytes {
 		if err := p.pw.NewBufferedRowGroupChecked(); err != nil {
 			return fmt.Errorf("writing the Parquet file %s: %w", p.path, err)
 		}
@@ -190,9 +190,11 @@ func (p *parquetFile) write(rec arrow.RecordBatch) error {
 	return nil
 }
 
-// size returns the bytes written so far, counting the buffered row group
-// as compressed so far.
-func (p *parquetFile) size() int64 { return p.cw.n + p.pw.RowGroupTotalCompressedBytes() }
+// size returns the bytes written so far: the finished row groups and the
+// finished pages of the row group being built. The page being filled and
+// the dictionary of each column (up to the data page and dictionary page
+// size limits, 1 MiB each by default) are not counted yet.
+func (p *parquetFile) size() int64 { return p.cw.n + p.pw.RowGroupTotalBytesWritten() }
 
 // close finishes the file and returns its Parquet metadata and size.
 func (p *parquetFile) close() (*metadata.FileMetaData, int64, error) {
@@ -349,8 +351,10 @@ func (w *dataFileWriter) flush() error {
 // Rows returns the number of rows appended.
 func (w *dataFileWriter) Rows() int64 { return w.rows }
 
-// Size returns the approximate size of the file so far, in bytes: what is
-// encoded (compressed), not the rows still buffered.
+// Size returns the approximate size of the file so far, in bytes: the
+// encoded and compressed pages, not the rows still buffered nor the page
+// and dictionary each column is filling (see parquetFile.size), so a file
+// rolled at a target size ends up somewhat larger.
 func (w *dataFileWriter) Size() int64 { return w.file.size() }
 
 // Close finishes the file and returns its description. A writer that got

@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -206,4 +207,41 @@ func BenchmarkDataFileWriter(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+func TestDataFileSize(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalog(t)
+	tbl := testTable(t, cat, "size", kvType, []int{0}, 2)
+	tf, err := newTableFiles(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tf.newDataFileWriter(kvType, "size")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arena := types.NewArena(0)
+	var sizes []int64
+	for i := 0; i < 500_000; i++ {
+		if _, err := w.Append(types.MustBuildRow(kvType, arena, int64(i)*7919, fmt.Sprintf("value %d", i*7919))); err != nil {
+			t.Fatal(err)
+		}
+		if i%100_000 == 99_999 {
+			sizes = append(sizes, w.Size())
+		}
+	}
+	m, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(sizes); i++ {
+		if sizes[i] <= sizes[i-1] {
+			t.Errorf("Size() does not grow while rows are written: %v", sizes)
+		}
+	}
+	if last := sizes[len(sizes)-1]; last > m.FileSize || last < m.FileSize-4<<20 {
+		t.Errorf("Size() %d before Close, file size %d", last, m.FileSize)
+	}
+	t.Logf("sizes %v, file %d", sizes, m.FileSize)
 }
