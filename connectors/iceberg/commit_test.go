@@ -10,18 +10,18 @@ import (
 	"github.com/eddystream/eddy/sql/types"
 )
 
-var kvType = types.MustRowType(types.F("id", types.BigInt().NotNull()), types.F("v", types.String()))
+var ioKVType = types.MustRowType(types.F("id", types.BigInt().NotNull()), types.F("v", types.String()))
 
-// writeKV writes rows (id, v) into a new data file and returns its
+// ioWriteKV writes rows (id, v) into a new data file and returns its
 // description.
-func writeKV(t *testing.T, tf *tableFiles, rows ...any) fileMeta {
+func ioWriteKV(t *testing.T, tf *tableFiles, rows ...any) fileMeta {
 	t.Helper()
-	w, err := tf.newDataFileWriter(kvType, "kv")
+	w, err := tf.newDataFileWriter(ioKVType, "kv")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < len(rows); i += 2 {
-		pos, err := w.Append(types.MustBuildRow(kvType, nil, int64(rows[i].(int)), rows[i+1]))
+		pos, err := w.Append(types.MustBuildRow(ioKVType, nil, int64(rows[i].(int)), rows[i+1]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,14 +36,14 @@ func writeKV(t *testing.T, tf *tableFiles, rows ...any) fileMeta {
 	return m
 }
 
-func summary(job string, checkpoint int) map[string]string {
+func ioSummary(job string, checkpoint int) map[string]string {
 	return map[string]string{summaryJobID: job, summaryCheckpointID: fmt.Sprint(checkpoint)}
 }
 
 func TestCommitDeletes(t *testing.T) {
 	ctx := context.Background()
 	cat := testCatalog(t)
-	tbl := testTable(t, cat, "kv", kvType, []int{0}, 2)
+	tbl := testTable(t, cat, "kv", ioKVType, []int{0}, 2)
 	if _, ok := committedCheckpoint(tbl, "job-1"); ok {
 		t.Errorf("a new table has a committed checkpoint")
 	}
@@ -53,15 +53,15 @@ func TestCommitDeletes(t *testing.T) {
 	}
 
 	// Snapshot 1: ids 1 to 5.
-	a := writeKV(t, tf, 1, "one", 2, "two", 3, "three", 4, "four", 5, "five")
-	if tbl, err = commitFiles(ctx, tbl, roundTrip(t, []fileMeta{a}), nil, summary("job-1", 7)); err != nil {
+	a := ioWriteKV(t, tf, 1, "one", 2, "two", 3, "three", 4, "four", 5, "five")
+	if tbl, err = commitFiles(ctx, tbl, roundTrip(t, []fileMeta{a}), nil, ioSummary("job-1", 7)); err != nil {
 		t.Fatal(err)
 	}
 
 	// Snapshot 2: 2 and 4 are updated (position deletes in a, new rows in
 	// b); 6 is inserted into b and deleted again by position in the same
 	// snapshot.
-	b := writeKV(t, tf, 2, "two'", 6, "six", 4, "four'")
+	b := ioWriteKV(t, tf, 2, "two'", 6, "six", 4, "four'")
 	pd := tf.newPositionDeleteWriter("kv-deletes")
 	pd.Delete(b.Path, 1)
 	pd.Delete(a.Path, 3)
@@ -73,7 +73,7 @@ func TestCommitDeletes(t *testing.T) {
 	if len(deletes) != 1 || deletes[0].RecordCount != 3 || deletes[0].Content != contentPositionDeletes || deletes[0].ReferencedDataFile != "" {
 		t.Fatalf("position delete files %+v", deletes)
 	}
-	if tbl, err = commitFiles(ctx, tbl, roundTrip(t, []fileMeta{b}), roundTrip(t, deletes), summary("job-1", 8)); err != nil {
+	if tbl, err = commitFiles(ctx, tbl, roundTrip(t, []fileMeta{b}), roundTrip(t, deletes), ioSummary("job-1", 8)); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"1 | one", "2 | two'", "3 | three", "4 | four'", "5 | five"}
@@ -103,12 +103,12 @@ func TestCommitDeletes(t *testing.T) {
 
 	// Snapshot 3 (another job): an equality delete removes 3 of snapshot 1
 	// and 5 entirely; the new row 3 of the same snapshot stays.
-	ew, err := tf.newEqualityDeleteWriter(kvType.Project(0), "kv-eq")
+	ew, err := tf.newEqualityDeleteWriter(ioKVType.Project(0), "kv-eq")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []int64{3, 5} {
-		if _, err := ew.Append(types.MustBuildRow(kvType.Project(0), nil, id)); err != nil {
+		if _, err := ew.Append(types.MustBuildRow(ioKVType.Project(0), nil, id)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -119,8 +119,8 @@ func TestCommitDeletes(t *testing.T) {
 	if eq.Content != contentEqualityDeletes || !reflect.DeepEqual(eq.EqualityIDs, []int{1}) || eq.RecordCount != 2 {
 		t.Errorf("equality delete file %+v", eq)
 	}
-	c := writeKV(t, tf, 3, "three'")
-	if tbl, err = commitFiles(ctx, tbl, roundTrip(t, []fileMeta{c}), roundTrip(t, []fileMeta{eq}), summary("job-2", 1)); err != nil {
+	c := ioWriteKV(t, tf, 3, "three'")
+	if tbl, err = commitFiles(ctx, tbl, roundTrip(t, []fileMeta{c}), roundTrip(t, []fileMeta{eq}), ioSummary("job-2", 1)); err != nil {
 		t.Fatal(err)
 	}
 	want = []string{"1 | one", "2 | two'", "3 | three'", "4 | four'"}
@@ -145,7 +145,7 @@ func TestCommitDeletes(t *testing.T) {
 
 	// Nothing to commit is no commit.
 	before := tbl.CurrentSnapshot().SnapshotID
-	if tbl, err = commitFiles(ctx, tbl, []fileMeta{{}}, nil, summary("job-1", 9)); err != nil || tbl.CurrentSnapshot().SnapshotID != before {
+	if tbl, err = commitFiles(ctx, tbl, []fileMeta{{}}, nil, ioSummary("job-1", 9)); err != nil || tbl.CurrentSnapshot().SnapshotID != before {
 		t.Errorf("an empty commit: %v", err)
 	}
 }
@@ -153,12 +153,12 @@ func TestCommitDeletes(t *testing.T) {
 func TestCommitSpecMismatch(t *testing.T) {
 	ctx := context.Background()
 	cat := testCatalog(t)
-	tbl := testTable(t, cat, "kv", kvType, []int{0}, 2)
+	tbl := testTable(t, cat, "kv", ioKVType, []int{0}, 2)
 	tf, err := newTableFiles(ctx, tbl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := writeKV(t, tf, 1, "one")
+	a := ioWriteKV(t, tf, 1, "one")
 	a.SpecID = 5
 	if _, err := commitFiles(ctx, tbl, []fileMeta{a}, nil, nil); err == nil {
 		t.Errorf("no error committing a file of another partition spec")
@@ -186,7 +186,7 @@ func TestFormatVersion3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tbl, err = commitFiles(ctx, tbl, []fileMeta{m}, nil, summary("j", 1)); err != nil {
+	if tbl, err = commitFiles(ctx, tbl, []fileMeta{m}, nil, ioSummary("j", 1)); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"1 | 2024-05-06T07:08:09.123456789 | 2024-05-06T07:08:09.123456789Z"}
@@ -200,7 +200,7 @@ func TestFormatVersion3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := commitFiles(ctx, tbl, nil, deletes, summary("j", 2)); err == nil || !strings.Contains(err.Error(), "use a table of format version 2") {
+	if _, err := commitFiles(ctx, tbl, nil, deletes, ioSummary("j", 2)); err == nil || !strings.Contains(err.Error(), "use a table of format version 2") {
 		t.Errorf("position deletes in format version 3: %v", err)
 	}
 }

@@ -212,19 +212,19 @@ func BenchmarkDataFileWriter(b *testing.B) {
 func TestDataFileSize(t *testing.T) {
 	ctx := context.Background()
 	cat := testCatalog(t)
-	tbl := testTable(t, cat, "size", kvType, []int{0}, 2)
+	tbl := testTable(t, cat, "size", ioKVType, []int{0}, 2)
 	tf, err := newTableFiles(ctx, tbl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := tf.newDataFileWriter(kvType, "size")
+	w, err := tf.newDataFileWriter(ioKVType, "size")
 	if err != nil {
 		t.Fatal(err)
 	}
 	arena := types.NewArena(0)
 	var sizes []int64
 	for i := 0; i < 500_000; i++ {
-		if _, err := w.Append(types.MustBuildRow(kvType, arena, int64(i)*7919, fmt.Sprintf("value %d", i*7919))); err != nil {
+		if _, err := w.Append(types.MustBuildRow(ioKVType, arena, int64(i)*7919, fmt.Sprintf("value %d", i*7919))); err != nil {
 			t.Fatal(err)
 		}
 		if i%100_000 == 99_999 {
@@ -244,4 +244,39 @@ func TestDataFileSize(t *testing.T) {
 		t.Errorf("Size() %d before Close, file size %d", last, m.FileSize)
 	}
 	t.Logf("sizes %v, file %d", sizes, m.FileSize)
+}
+
+func TestDataFileColumnsByName(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalog(t)
+	full := types.MustRowType(
+		types.F("id", types.BigInt().NotNull()),
+		types.F("name", types.String()),
+		types.F("amount", types.Double()),
+	)
+	testTable(t, cat, "by_name", full, []int{0}, 2)
+	// The DDL lists the columns in another order and lacks amount.
+	ddl := types.MustRowType(types.F("name", types.String()), types.F("id", types.BigInt().NotNull()))
+	tbl := testTable(t, cat, "by_name", ddl, []int{1}, 2)
+	tf, err := newTableFiles(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tf.newDataFileWriter(ddl, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(types.MustBuildRow(ddl, nil, "ann", int64(7))); err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = commitFiles(ctx, tbl, []fileMeta{m}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := scanRows(t, tbl), []string{"7 | ann | (null)"}; len(got) != 1 || got[0] != want[0] {
+		t.Errorf("scan %q, want %q", got, want)
+	}
 }
