@@ -7,7 +7,10 @@ import (
 
 // ProcessFunction handles the records of a stream one at a time with full
 // access to timestamps, the watermark and side outputs. It may also
-// implement Open(*ProcessContext[O]) error and Close() error.
+// implement Open(*ProcessContext[O]) error, Close() error, and, as a
+// KeyedProcessFunction may, PrepareSnapshot(ctx *ProcessContext[O],
+// checkpointID int64) error (what it emits goes downstream ahead of the
+// checkpoint's barrier) and EndInput(ctx *ProcessContext[O]) error.
 type ProcessFunction[T, O any] interface {
 	ProcessElement(ctx *ProcessContext[O], v T) error
 }
@@ -21,12 +24,33 @@ func (f ProcessFunc[T, O]) ProcessElement(ctx *ProcessContext[O], v T) error { r
 // KeyedProcessFunction handles the records of a keyed stream with keyed
 // state and timers. It may also implement
 // Open(*KeyedContext[K, O]) error (declare state there),
-// OnTimer(*KeyedContext[K, O], ts int64) error, and Close() error.
+// OnTimer(*KeyedContext[K, O], ts int64) error, Close() error, and the
+// checkpoint hooks of a function that writes to the outside world:
+//
+//   - PrepareSnapshot(ctx *KeyedContext[K, O], checkpointID int64) error is
+//     called when a checkpoint's barrier reaches the operator, before its
+//     state is snapshotted; what it emits goes downstream ahead of the
+//     barrier, so it belongs to the checkpoint (Flink's
+//     prepareSnapshotPreBarrier). There is no current key: it must not use
+//     keyed state.
+//   - NotifyCheckpointComplete(ctx *KeyedContext[K, O], checkpointID int64)
+//     error is called when a checkpoint completes; the call may be lost
+//     in a failure.
+//   - EndInput(ctx *KeyedContext[K, O]) error is called once when the
+//     input ends, before the outputs end, to emit what the function still
+//     holds.
 type KeyedProcessFunction[K comparable, T, O any] interface {
 	ProcessElement(ctx *KeyedContext[K, O], v T) error
 }
 
 type opener[C any] interface{ Open(C) error }
+type snapshotPreparer[C any] interface {
+	PrepareSnapshot(ctx C, checkpointID int64) error
+}
+type checkpointNotified[C any] interface {
+	NotifyCheckpointComplete(ctx C, checkpointID int64) error
+}
+type inputEnder[C any] interface{ EndInput(ctx C) error }
 type closer interface{ Close() error }
 type timerHandler[C any] interface {
 	OnTimer(ctx C, ts int64) error
@@ -51,6 +75,14 @@ func processLogic[T, O any](fn ProcessFunction[T, O]) ops.ProcessLogic[T, O] {
 	if c, ok := fn.(closer); ok {
 		l.Close = c.Close
 	}
+	if p, ok := fn.(snapshotPreparer[*ProcessContext[O]]); ok {
+		l.PrepareSnapshot = func(c *ops.ProcessContext[O], id int64) error {
+			return p.PrepareSnapshot(processContext(&pc, c), id)
+		}
+	}
+	if e, ok := fn.(inputEnder[*ProcessContext[O]]); ok {
+		l.OnEnd = func(c *ops.ProcessContext[O]) error { return e.EndInput(processContext(&pc, c)) }
+	}
 	return l
 }
 
@@ -74,6 +106,19 @@ func keyedLogic[K comparable, T, O any](fn KeyedProcessFunction[K, T, O]) ops.Ke
 	}
 	if t, ok := fn.(timerHandler[*KeyedContext[K, O]]); ok {
 		l.OnTimer = func(c *ops.KeyedContext[K, O], ts int64) error { return t.OnTimer(keyedContext(&kc, c), ts) }
+	}
+	if p, ok := fn.(snapshotPreparer[*KeyedContext[K, O]]); ok {
+		l.PrepareSnapshot = func(c *ops.KeyedContext[K, O], id int64) error {
+			return p.PrepareSnapshot(keyedContext(&kc, c), id)
+		}
+	}
+	if n, ok := fn.(checkpointNotified[*KeyedContext[K, O]]); ok {
+		l.NotifyCheckpointComplete = func(c *ops.KeyedContext[K, O], id int64) error {
+			return n.NotifyCheckpointComplete(keyedContext(&kc, c), id)
+		}
+	}
+	if e, ok := fn.(inputEnder[*KeyedContext[K, O]]); ok {
+		l.OnEnd = func(c *ops.KeyedContext[K, O]) error { return e.EndInput(keyedContext(&kc, c)) }
 	}
 	if c, ok := fn.(closer); ok {
 		l.Close = c.Close

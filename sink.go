@@ -78,6 +78,7 @@ func SinkTo[T any](s *Stream[T], fn func(v T) error) *Sink {
 // exactly the output of the records the last completed checkpoint accounts
 // for. Any other sink is flushed at every checkpoint, so it is
 // at-least-once, and exactly-once in effect if its writes are idempotent.
+// A TopologySink adds operators of its own instead.
 // A sink of changelog rows receives their kinds with them; one that
 // declares the kinds it applies (connector.ChangelogSink) refuses a stream
 // that carries others.
@@ -87,6 +88,9 @@ func WriteTo[T any](s *Stream[T], name string, sink connector.Sink[T]) *Sink {
 			s.env.fail(fmt.Errorf("eddy: sink %q applies %s changes but %q produces a %s stream; %s",
 				name, c.ChangelogMode().Describe(), s.node.Name, m.Describe(), modeHint(c.ChangelogMode(), m)))
 		}
+	}
+	if ts, ok := sink.(TopologySink[T]); ok {
+		return ts.AddTo(s, name)
 	}
 	if ts, ok := sink.(connector.TransactionalSink[T]); ok {
 		sk := sinkNode(s, name, func(ctx *runtime.Context) (runtime.Input[T], error) {

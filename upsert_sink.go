@@ -87,6 +87,10 @@ func WriteUpserts[T any, K comparable](s *Stream[changelog.Change[T]], name stri
 		}).withMode(mode)
 		upserts.node.Parallelism = s.node.Parallelism
 	}
+	if ts, ok := sink.(TopologySink[changelog.Change[T]]); ok {
+		// The sink partitions its input itself.
+		return ts.AddTo(upserts, name)
+	}
 	sk := WriteTo(upserts, name, sink)
 	// The sink receives its input partitioned by the sink key, whatever
 	// parallelism it is given.

@@ -4,13 +4,14 @@
 //	import _ "github.com/eddystream/eddy/connectors/all"
 //
 // It holds the filesystem, datagen, nexmark, mysql-cdc, postgres-cdc, jdbc,
-// print and blackhole connectors and the json, csv, debezium-json, canal-json and maxwell-json formats.
+// iceberg, print and blackhole connectors and the json, csv, debezium-json, canal-json and maxwell-json formats.
 package all
 
 import (
 	_ "github.com/eddystream/eddy/connectors/blackhole"   // "blackhole"
 	_ "github.com/eddystream/eddy/connectors/datagen"     // "datagen"
 	_ "github.com/eddystream/eddy/connectors/filesystem"  // "filesystem"
+	_ "github.com/eddystream/eddy/connectors/iceberg"     // "iceberg"
 	_ "github.com/eddystream/eddy/connectors/jdbc"        // "jdbc"
 	_ "github.com/eddystream/eddy/connectors/mysqlcdc"    // "mysql-cdc"
 	_ "github.com/eddystream/eddy/connectors/postgrescdc" // "postgres-cdc"

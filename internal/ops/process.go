@@ -107,7 +107,11 @@ type ProcessLogic[T, O any] struct {
 	OnWatermark func(c *ProcessContext[O], wm int64) error
 	// OnEnd, if set, is called at end of input before the outputs end.
 	OnEnd func(c *ProcessContext[O]) error
-	Close func() error
+	// PrepareSnapshot, if set, is called when a checkpoint's barrier
+	// reaches the operator; what it emits goes downstream ahead of the
+	// barrier.
+	PrepareSnapshot func(c *ProcessContext[O], id int64) error
+	Close           func() error
 }
 
 // Process runs a ProcessLogic.
@@ -158,6 +162,18 @@ func (p *Process[T, O]) EndInput() error {
 		}
 	}
 	return p.c.end()
+}
+
+// SnapshotState calls the logic's PrepareSnapshot and sends what it
+// emitted downstream; the operator has no state of its own.
+func (p *Process[T, O]) SnapshotState(id int64) (*runtime.OperatorSnapshot, error) {
+	if p.logic.PrepareSnapshot == nil {
+		return nil, nil
+	}
+	if err := p.logic.PrepareSnapshot(p.c, id); err != nil {
+		return nil, err
+	}
+	return nil, p.c.flush()
 }
 
 // Close calls the logic's Close.
@@ -229,7 +245,16 @@ type KeyedProcessLogic[K comparable, T, O any] struct {
 	Open    func(c *KeyedContext[K, O]) error
 	Process func(c *KeyedContext[K, O], v T) error
 	OnTimer func(c *KeyedContext[K, O], ts int64) error
-	Close   func() error
+	// PrepareSnapshot, if set, is called when a checkpoint's barrier
+	// reaches the operator, before its state is snapshotted; what it emits
+	// goes downstream ahead of the barrier.
+	PrepareSnapshot func(c *KeyedContext[K, O], id int64) error
+	// NotifyCheckpointComplete, if set, is called when a checkpoint
+	// completes.
+	NotifyCheckpointComplete func(c *KeyedContext[K, O], id int64) error
+	// OnEnd, if set, is called at end of input before the outputs end.
+	OnEnd func(c *KeyedContext[K, O]) error
+	Close func() error
 }
 
 // KeyedProcess runs a KeyedProcessLogic with keyed state and timers.
@@ -326,8 +351,44 @@ func (p *KeyedProcess[K, T, O]) ProcessWatermark(wm int64) error {
 	return p.c.forwardWatermark(wm)
 }
 
-// EndInput ends the outputs. Pending processing-time timers do not fire.
-func (p *KeyedProcess[K, T, O]) EndInput() error { return p.c.end() }
+// EndInput calls the logic's OnEnd and ends the outputs. Pending
+// processing-time timers do not fire.
+func (p *KeyedProcess[K, T, O]) EndInput() error {
+	if p.logic.OnEnd != nil {
+		if err := p.logic.OnEnd(p.c); err != nil {
+			return err
+		}
+	}
+	return p.c.end()
+}
+
+// SnapshotStateAsync calls the logic's PrepareSnapshot and sends what it
+// emitted downstream, then snapshots the keyed state.
+func (p *KeyedProcess[K, T, O]) SnapshotStateAsync(id int64) (func() (*runtime.OperatorSnapshot, error), error) {
+	if p.logic.PrepareSnapshot != nil {
+		if err := p.logic.PrepareSnapshot(p.c, id); err != nil {
+			return nil, err
+		}
+		if err := p.c.flush(); err != nil {
+			return nil, err
+		}
+	}
+	return p.keyedBase.SnapshotStateAsync(id)
+}
+
+// NotifyCheckpointComplete tells the keyed state, then the logic.
+func (p *KeyedProcess[K, T, O]) NotifyCheckpointComplete(id int64) error {
+	if err := p.keyedBase.NotifyCheckpointComplete(id); err != nil {
+		return err
+	}
+	if p.logic.NotifyCheckpointComplete != nil {
+		if err := p.logic.NotifyCheckpointComplete(p.c, id); err != nil {
+			return err
+		}
+		return p.c.flush()
+	}
+	return nil
+}
 
 // Close calls the logic's Close and closes the state backend.
 func (p *KeyedProcess[K, T, O]) Close() error {

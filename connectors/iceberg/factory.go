@@ -1,0 +1,131 @@
+package iceberg
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/eddystream/eddy/connector"
+)
+
+var spec = connector.Spec{
+	Name: "iceberg",
+	Kind: connector.SinkKind,
+	Description: "Writes an Apache Iceberg table: one snapshot per completed checkpoint, exactly once. " +
+		"With a primary key, changes apply by key: the sink keeps an index from each key to the data file and row " +
+		"that hold it, in keyed state, and writes position deletes for the rows an update or deletion replaces, never " +
+		"equality deletes. Without one, rows are appended. A table that does not exist is created from the DDL.",
+	Options: []connector.Option{
+		{Key: "catalog-name", Type: connector.String, Required: true,
+			Description: "The catalog's name: the catalog_name column of a 'sql' catalog's tables, or a label for a 'rest' one."},
+		{Key: "catalog-type", Type: connector.Enum, Default: "sql", Values: []string{"sql", "jdbc", "rest"},
+			Description: "'sql' (or 'jdbc'): Iceberg's JDBC catalog tables, in SQLite ('uri' = 'sqlite:///abs/path/catalog.db') or PostgreSQL ('uri' = 'postgres://user:password@host:5432/db'); 'rest': an Iceberg REST catalog at 'uri'."},
+		{Key: "uri", Type: connector.String, Required: true, Secret: true,
+			Description: "The catalog: 'sqlite:///abs/path/catalog.db', 'postgres://user:password@host:port/db', or the http(s) address of a REST catalog.",
+			Check:       checkURI},
+		{Key: "warehouse", Type: connector.String,
+			Description: "Where new tables' files go: 'file:///abs/dir' or 's3://bucket/prefix'. Required by a 'sql' catalog; a 'rest' catalog may choose its own."},
+		{Key: "catalog-database", Type: connector.String, Default: "default",
+			Description: "The namespace of the table in the catalog; created when missing."},
+		{Key: "catalog-table", Type: connector.String,
+			Description: "The table's name in the catalog; by default the name of the SQL table."},
+		{Key: "format-version", Type: connector.Int, Default: "2",
+			Description: "The Iceberg format version of a table the sink creates: 2 (position deletes) or 3.",
+			Check: func(v string) error {
+				if v != "2" && v != "3" {
+					return fmt.Errorf("want 2 or 3: format version 1 has no row-level deletes")
+				}
+				return nil
+			}},
+		{Key: "write.upsert.enabled", Type: connector.Bool, Default: "true",
+			Description: "With a primary key: whether an insertion of a key the table holds replaces its row (upsert). eddy's sink keeps keys unique either way, through its key index; 'false' is accepted for Flink's DDL."},
+		{Key: "write.target-file-size-bytes", Type: connector.MemorySize, Default: "128 mb",
+			Description: "A data file is closed and a new one begun once it reaches this size; files are also closed at every checkpoint, when they become visible."},
+		{Key: "write.format.default", Type: connector.Enum, Default: "parquet", Values: []string{"parquet"},
+			Description: "The format of data files: Parquet."},
+		{Key: "s3.#", Type: connector.String, Secret: true,
+			Description: "Options of an 's3://' warehouse, passed to the file IO as Iceberg names them: 's3.endpoint', 's3.region', 's3.access-key-id', 's3.secret-access-key', 's3.path-style-access'."},
+	},
+}
+
+// checkURI accepts the catalog addresses the sink can open.
+func checkURI(v string) error {
+	u, err := url.Parse(v)
+	if err != nil {
+		return fmt.Errorf("not a URI: %w", err)
+	}
+	switch u.Scheme {
+	case "sqlite":
+		if !strings.HasPrefix(u.Path, "/") || u.Host != "" {
+			return fmt.Errorf("write a SQLite catalog as 'sqlite:///abs/path/catalog.db' (three slashes and an absolute path)")
+		}
+	case "postgres", "postgresql", "http", "https":
+	default:
+		return fmt.Errorf("scheme %q: want 'sqlite:///abs/path/catalog.db', 'postgres://user:password@host:port/db' or a REST catalog's http(s) address", u.Scheme)
+	}
+	return nil
+}
+
+// config is the sink's configuration, from its validated options.
+type config struct {
+	catalogName, catalogType, uri, warehouse string
+	namespace, table                         string
+	formatVersion                            int
+	targetFileSize                           int64
+	props                                    map[string]string
+}
+
+func newConfig(name string, o connector.Options) (*config, error) {
+	c := &config{
+		catalogName: o.String("catalog-name"), catalogType: o.String("catalog-type"),
+		uri: o.String("uri"), warehouse: o.String("warehouse"),
+		namespace: o.String("catalog-database"), table: o.String("catalog-table"),
+		formatVersion: int(o.Int("format-version")), targetFileSize: o.MemorySize("write.target-file-size-bytes"),
+		props: map[string]string{},
+	}
+	if c.catalogType == "jdbc" {
+		c.catalogType = "sql"
+	}
+	if c.table == "" {
+		c.table = name
+	}
+	if c.table == "" {
+		return nil, &connector.OptionError{Connector: "iceberg", Key: "catalog-table", Problem: "is not set and the table has no name: name the Iceberg table"}
+	}
+	u, _ := url.Parse(c.uri)
+	switch {
+	case c.catalogType == "sql" && (u.Scheme == "http" || u.Scheme == "https"):
+		return nil, &connector.OptionError{Connector: "iceberg", Key: "uri", Problem: "is an http address, which a 'sql' catalog cannot open: set 'catalog-type' = 'rest', or give 'sqlite:///abs/path/catalog.db' or 'postgres://...'"}
+	case c.catalogType == "rest" && u.Scheme != "http" && u.Scheme != "https":
+		return nil, &connector.OptionError{Connector: "iceberg", Key: "uri", Problem: "a 'rest' catalog is an http(s) address"}
+	case c.catalogType == "sql" && c.warehouse == "":
+		return nil, &connector.OptionError{Connector: "iceberg", Key: "warehouse", Problem: "is required by a 'sql' catalog: give 'file:///abs/dir' or 's3://bucket/prefix'"}
+	}
+	for _, k := range o.Names("s3.#") {
+		c.props["s3."+k] = o.String("s3." + k)
+	}
+	return c, nil
+}
+
+// where names the table for errors, without credentials.
+func (c *config) where() string {
+	return fmt.Sprintf("Iceberg table %s.%s of catalog %q", c.namespace, c.table, c.catalogName)
+}
+
+type factory struct{}
+
+func (factory) Spec() connector.Spec { return spec }
+
+// NewSink returns the sink of a SQL table.
+func (factory) NewSink(ctx connector.Context) (any, error) {
+	if ctx.Table == nil {
+		return nil, fmt.Errorf("connector 'iceberg' writes SQL tables (rows of a declared schema); declare the table in SQL or a pipeline")
+	}
+	cfg, err := newConfig(ctx.Name, ctx.Options)
+	if err != nil {
+		return nil, err
+	}
+	return newSink(cfg, ctx.Table), nil
+}
+
+func init() { connector.Register(factory{}) }

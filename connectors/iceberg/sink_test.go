@@ -1,0 +1,242 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// upsertType is the row type of the sink tests' table: a key, the number of
+// the change that wrote the row, and a text.
+var upsertType = types.MustRowType(types.F("id", types.BigInt().NotNull()), types.F("seq", types.BigInt()), types.F("note", types.String()))
+
+// sinkOptions returns the options of an iceberg table name in a SQLite
+// catalog under dir.
+func sinkOptions(dir, name string) map[string]string {
+	return map[string]string{
+		"catalog-name": "eddy", "catalog-type": "sql",
+		"uri":              "sqlite://" + filepath.Join(dir, "catalog.db"),
+		"warehouse":        "file://" + filepath.Join(dir, "warehouse"),
+		"catalog-database": "db", "catalog-table": name,
+	}
+}
+
+// loadTestTable loads db.name from the catalog under dir, through a
+// catalog of its own.
+func loadTestTable(t *testing.T, dir, name string) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := openCatalog(ctx, "sql", "eddy", "sqlite://"+filepath.Join(dir, "catalog.db"), "file://"+filepath.Join(dir, "warehouse"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, ok := cat.(catalog.Closer); ok {
+			_ = c.Close()
+		}
+	})
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"db", name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// kvChange is change i of the test stream: every fifth deletes key i%keys,
+// the others write (i%keys, i, "n<i>").
+func kvChange(i, keys int64) changelog.Change[types.Row] {
+	k := i % keys
+	if i%5 == 4 {
+		return changelog.Of(changelog.Delete, types.MustBuildRow(upsertType, nil, k, nil, nil))
+	}
+	return changelog.Of(changelog.UpdateAfter, types.MustBuildRow(upsertType, nil, k, i, "n"+strconv.FormatInt(i, 10)))
+}
+
+// kvState is the table after changes [0, n), as scanRows renders it.
+func kvState(n, keys int64) []string {
+	rows := map[int64]string{}
+	for i := int64(0); i < n; i++ {
+		k := i % keys
+		if i%5 == 4 {
+			delete(rows, k)
+		} else {
+			rows[k] = fmt.Sprintf("%d | %d | n%d", k, i, i)
+		}
+	}
+	var out []string
+	for _, r := range rows {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func openKVSink(t *testing.T, dir, name string) connector.Sink[connector.TableRecord] {
+	t.Helper()
+	s, err := connector.OpenTableSink(connector.Default, "iceberg", sinkOptions(dir, name), &connector.Table{Schema: upsertType, PrimaryKey: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSinkExactlyOnceAcrossFailures(t *testing.T) {
+	const n, keys = 30000, 700
+	dir := t.TempDir()
+	env := eddy.NewEnvironment(eddy.WithParallelism(2),
+		eddy.WithCheckpointing(40*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()),
+		eddy.WithRestartStrategy(eddy.FixedDelayRestart(10, 5*time.Millisecond)))
+	var mu sync.Mutex
+	panicAt := map[int64]bool{7000: true, 16000: true, 24000: true}
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: 60000},
+		func(i int64) int64 { return i }, eddy.NoWatermarks[int64]()).Parallelism(1)
+	changes := eddy.Map(src, func(i int64) changelog.Change[types.Row] {
+		mu.Lock()
+		boom := panicAt[i]
+		delete(panicAt, i)
+		mu.Unlock()
+		if boom {
+			panic(fmt.Sprintf("injected failure at change %d", i))
+		}
+		return kvChange(i, keys)
+	}).Parallelism(1)
+	key := types.NewKeyEncoder(upsertType, 0)
+	eddy.WriteUpserts(changes, "kv", key.Key, openKVSink(t, dir, "kv"), eddy.KeyedBySinkKey())
+	if err := env.Execute(context.Background(), "iceberg-failures"); err != nil {
+		t.Fatal(err)
+	}
+	if r := env.Restarts(); r != 3 {
+		t.Fatalf("job restarted %d times, want 3", r)
+	}
+	tbl := loadTestTable(t, dir, "kv")
+	if got, want := scanRows(t, tbl), kvState(n, keys); !slices.Equal(got, want) {
+		t.Fatalf("the table holds %d rows, want %d; first differences:\n%s", len(got), len(want), rowDiff(got, want))
+	}
+	// Every snapshot is the table after some prefix of the changes: its
+	// newest row is change m, and at most the deletion after it is in too.
+	snaps := tbl.Metadata().Snapshots()
+	if len(snaps) < 3 {
+		t.Fatalf("%d snapshots, want one per checkpoint", len(snaps))
+	}
+	t.Logf("%d snapshots, %d rows", len(snaps), len(scanRows(t, tbl)))
+	seen := map[string]bool{}
+	for _, s := range snaps {
+		if s.Summary == nil || s.Summary.Properties[summaryCheckpointID] == "" {
+			t.Fatalf("snapshot %d has no %s in its summary", s.SnapshotID, summaryCheckpointID)
+		}
+		id := s.Summary.Properties[summaryJobID] + "/" + s.Summary.Properties[summaryCheckpointID]
+		if seen[id] {
+			t.Fatalf("checkpoint %s was committed twice", id)
+		}
+		seen[id] = true
+		got := scanSnapshot(t, tbl, s.SnapshotID)
+		m := int64(-1)
+		for _, r := range got {
+			var k, seq int64
+			fmt.Sscanf(r, "%d | %d", &k, &seq)
+			m = max(m, seq)
+		}
+		if !slices.Equal(got, kvState(m+1, keys)) && !slices.Equal(got, kvState(m+2, keys)) {
+			t.Fatalf("snapshot %d (checkpoint %s) is no state of the source: newest change %d, %d rows", s.SnapshotID, id, m, len(got))
+		}
+	}
+}
+
+// scanSnapshot reads the rows of one snapshot, as scanRows does.
+func scanSnapshot(t *testing.T, tbl *table.Table, id int64) []string {
+	t.Helper()
+	return scanRowsOf(t, tbl.Scan(table.WithSnapshotID(id)))
+}
+
+// rowDiff lists the first rows that only one of two sorted lists has.
+func rowDiff(got, want []string) string {
+	var out string
+	shown := 0
+	for _, r := range got {
+		if _, ok := slices.BinarySearch(want, r); !ok && shown < 10 {
+			out += "extra: " + r + "\n"
+			shown++
+		}
+	}
+	for _, r := range want {
+		if _, ok := slices.BinarySearch(got, r); !ok && shown < 20 {
+			out += "missing: " + r + "\n"
+			shown++
+		}
+	}
+	return out
+}
+
+// TestSinkDeleteInTheSameSnapshot writes a row and deletes it before the
+// one commit at the end of the input: the position delete and the data
+// file share a sequence number, and the row must still be gone.
+func TestSinkDeleteInTheSameSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	env := eddy.NewEnvironment(eddy.WithParallelism(1))
+	row := func(k, seq int64) types.Row {
+		return types.MustBuildRow(upsertType, nil, k, seq, "n"+strconv.FormatInt(seq, 10))
+	}
+	changes := eddy.FromSlice(env, []changelog.Change[types.Row]{
+		changelog.Of(changelog.Insert, row(1, 1)),
+		changelog.Of(changelog.Insert, row(2, 2)),
+		changelog.Of(changelog.Delete, row(1, 1)),
+		changelog.Of(changelog.UpdateAfter, row(2, 3)),
+		changelog.Of(changelog.Insert, row(1, 4)),
+		changelog.Of(changelog.Delete, row(1, 4)),
+		changelog.Of(changelog.Insert, row(3, 5)),
+	}, eddy.NoWatermarks[changelog.Change[types.Row]]())
+	key := types.NewKeyEncoder(upsertType, 0)
+	eddy.WriteUpserts(eddy.AsChangelog(changes, changelog.Upsert), "kv", key.Key, openKVSink(t, dir, "kv"), eddy.KeyedBySinkKey())
+	if err := env.Execute(context.Background(), "same-snapshot"); err != nil {
+		t.Fatal(err)
+	}
+	tbl := loadTestTable(t, dir, "kv")
+	if n := len(tbl.Metadata().Snapshots()); n != 1 {
+		t.Fatalf("%d snapshots, want 1", n)
+	}
+	want := []string{"2 | 3 | n3", "3 | 5 | n5"}
+	if got := scanRows(t, tbl); !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// scanRowsOf reads the rows a scan returns, as scanRows renders them.
+func scanRowsOf(t *testing.T, scan *table.Scan) []string {
+	t.Helper()
+	at, err := scan.ToArrowTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	tr := array.NewTableReader(at, 1<<20)
+	defer tr.Release()
+	var rows []string
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			vals := make([]string, rec.NumCols())
+			for c := range vals {
+				vals[c] = rec.Column(c).ValueStr(i)
+			}
+			rows = append(rows, strings.Join(vals, " | "))
+		}
+	}
+	sort.Strings(rows)
+	return rows
+}
