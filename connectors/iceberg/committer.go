@@ -32,10 +32,11 @@ type committer struct {
 	// id, and the restored ones under theirs.
 	job string
 	// last is the checkpoint id of the last transaction pre-committed.
-	last int64
+	last  int64
+	maint *maintainer
 }
 
-func (s *Sink) newCommitter(connector.WriterContext) (connector.TwoPhaseCommitter[writeResult, icebergTx], error) {
+func (s *Sink) newCommitter(wc connector.WriterContext) (connector.TwoPhaseCommitter[writeResult, icebergTx], error) {
 	tbl, err := s.loadTable(context.Background())
 	if err != nil {
 		return nil, err
@@ -44,7 +45,7 @@ func (s *Sink) newCommitter(connector.WriterContext) (connector.TwoPhaseCommitte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
-	return &committer{sink: s, tbl: tbl, job: hex.EncodeToString(b[:])}, nil
+	return &committer{sink: s, tbl: tbl, job: hex.EncodeToString(b[:]), maint: newMaintainer(s, wc.Log())}, nil
 }
 
 // Begin starts the transaction of the next checkpoint.
@@ -88,6 +89,7 @@ func (c *committer) Commit(tx icebergTx) error {
 		return fmt.Errorf("%s: committing checkpoint %d (%d data files, %d delete files): %w", c.sink.cfg.where(), tx.Checkpoint, len(tx.Data), len(tx.Deletes), err)
 	}
 	c.tbl = tbl
+	c.maint.afterCommit()
 	return nil
 }
 
@@ -113,3 +115,9 @@ func (c *committer) Abort(tx icebergTx) error {
 // Recover has nothing to do: the files of transactions in neither list were
 // never known to a checkpoint, and are left to orphan-file removal.
 func (c *committer) Recover(pending, current []icebergTx) error { return nil }
+
+// Close stops the maintenance run in progress.
+func (c *committer) Close() error {
+	c.maint.close()
+	return nil
+}

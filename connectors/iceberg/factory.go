@@ -15,7 +15,7 @@ var spec = connector.Spec{
 		"With a primary key, changes apply by key: the sink keeps an index from each key to the data file and row " +
 		"that hold it, in keyed state, and writes position deletes for the rows an update or deletion replaces, never " +
 		"equality deletes. Without one, rows are appended. A table that does not exist is created from the DDL.",
-	Options: []connector.Option{
+	Options: append([]connector.Option{
 		{Key: "catalog-name", Type: connector.String, Required: true,
 			Description: "The catalog's name: the catalog_name column of a 'sql' catalog's tables, or a label for a 'rest' one."},
 		{Key: "catalog-type", Type: connector.Enum, Default: "sql", Values: []string{"sql", "jdbc", "rest"},
@@ -45,7 +45,7 @@ var spec = connector.Spec{
 			Description: "The format of data files: Parquet."},
 		{Key: "s3.#", Type: connector.String, Secret: true,
 			Description: "Options of an 's3://' warehouse, passed to the file IO as Iceberg names them: 's3.endpoint', 's3.region', 's3.access-key-id', 's3.secret-access-key', 's3.path-style-access'."},
-	},
+	}, maintenanceOptions...),
 }
 
 // checkURI accepts the catalog addresses the sink can open.
@@ -73,6 +73,7 @@ type config struct {
 	formatVersion                            int
 	targetFileSize                           int64
 	props                                    map[string]string
+	maintenance                              maintenanceConfig
 }
 
 func newConfig(name string, o connector.Options) (*config, error) {
@@ -81,7 +82,7 @@ func newConfig(name string, o connector.Options) (*config, error) {
 		uri: o.String("uri"), warehouse: o.String("warehouse"),
 		namespace: o.String("catalog-database"), table: o.String("catalog-table"),
 		formatVersion: int(o.Int("format-version")), targetFileSize: o.MemorySize("write.target-file-size-bytes"),
-		props: map[string]string{},
+		props: map[string]string{}, maintenance: newMaintenanceConfig(o),
 	}
 	if c.catalogType == "jdbc" {
 		c.catalogType = "sql"

@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -239,4 +240,57 @@ func scanRowsOf(t *testing.T, scan *table.Scan) []string {
 	}
 	sort.Strings(rows)
 	return rows
+}
+
+func TestSinkMaintenance(t *testing.T) {
+	const n, keys = 20000, 300
+	dir := t.TempDir()
+	// An orphan of an old failed attempt, and a file as new as the
+	// uncommitted files of a checkpoint in flight.
+	dataDir := filepath.Join(dir, "warehouse", "db.db", "kv", "data")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old, fresh := filepath.Join(dataDir, "eddy-00000000000000aa.parquet"), filepath.Join(dataDir, "eddy-00000000000000bb.parquet")
+	for _, f := range []string{old, fresh} {
+		if err := os.WriteFile(f, []byte("not parquet"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	weekAgo := time.Now().Add(-7 * 24 * time.Hour)
+	if err := os.Chtimes(old, weekAgo, weekAgo); err != nil {
+		t.Fatal(err)
+	}
+	opts := sinkOptions(dir, "kv")
+	opts["maintenance.interval"] = "1 ms"
+	opts["history.expire.max-snapshot-age-ms"] = "0"
+	opts["history.expire.min-snapshots-to-keep"] = "2"
+	opts["maintenance.orphan-files.older-than"] = "1 h"
+	sink, err := connector.OpenTableSink(connector.Default, "iceberg", opts, &connector.Table{Schema: upsertType, PrimaryKey: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(2),
+		eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: 20000},
+		func(i int64) changelog.Change[types.Row] { return kvChange(i, keys) }, eddy.NoWatermarks[changelog.Change[types.Row]]()).Parallelism(1)
+	key := types.NewKeyEncoder(upsertType, 0)
+	eddy.WriteUpserts(eddy.AsChangelog(src, changelog.Upsert), "kv", key.Key, sink, eddy.KeyedBySinkKey())
+	if err := env.Execute(context.Background(), "iceberg-maintenance"); err != nil {
+		t.Fatal(err)
+	}
+	tbl := loadTestTable(t, dir, "kv")
+	if got, want := scanRows(t, tbl), kvState(n, keys); !slices.Equal(got, want) {
+		t.Fatalf("the table holds %d rows, want %d; first differences:\n%s", len(got), len(want), rowDiff(got, want))
+	}
+	last, _ := strconv.Atoi(tbl.CurrentSnapshot().Summary.Properties[summaryCheckpointID])
+	if snaps := len(tbl.Metadata().Snapshots()); snaps*2 > last {
+		t.Errorf("%d snapshots after %d checkpoints: old snapshots were not expired", snaps, last)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("the week-old orphan file is still there (%v)", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("the new unreferenced file was removed: %v", err)
+	}
 }
