@@ -20,6 +20,7 @@ import (
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -42,8 +43,17 @@ func sinkOptions(dir, name string) map[string]string {
 // catalog of its own.
 func loadTestTable(t *testing.T, dir, name string) *table.Table {
 	t.Helper()
-	ctx := context.Background()
-	cat, err := openCatalog(ctx, "sql", "eddy", "sqlite://"+filepath.Join(dir, "catalog.db"), "file://"+filepath.Join(dir, "warehouse"), nil)
+	tbl, err := testCatalogAt(t, dir).LoadTable(context.Background(), table.Identifier{"db", name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// testCatalogAt opens the SQLite catalog the sink options of dir name.
+func testCatalogAt(t *testing.T, dir string) catalog.Catalog {
+	t.Helper()
+	cat, err := openCatalog(context.Background(), "sql", "eddy", "sqlite://"+filepath.Join(dir, "catalog.db"), "file://"+filepath.Join(dir, "warehouse"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +62,7 @@ func loadTestTable(t *testing.T, dir, name string) *table.Table {
 			_ = c.Close()
 		}
 	})
-	tbl, err := cat.LoadTable(ctx, table.Identifier{"db", name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
+	return cat
 }
 
 // kvChange is change i of the test stream: every fifth deletes key i%keys,
@@ -292,5 +298,61 @@ func TestSinkMaintenance(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Errorf("the new unreferenced file was removed: %v", err)
+	}
+}
+
+func TestSQLInsertIntoIceberg(t *testing.T) {
+	dir := t.TempDir()
+	with := func(name string) string {
+		return fmt.Sprintf(`'connector' = 'iceberg', 'catalog-name' = 'eddy', 'uri' = 'sqlite://%s', 'warehouse' = 'file://%s', 'catalog-database' = 'lake', 'catalog-table' = '%s'`,
+			filepath.Join(dir, "catalog.db"), filepath.Join(dir, "warehouse"), name)
+	}
+	s := sql.NewSession(sql.WithParallelism(2))
+	script := fmt.Sprintf(`
+SET 'execution.checkpointing.interval' = '50 ms';
+CREATE TABLE totals (k INT, n BIGINT, total DECIMAL(12, 2), PRIMARY KEY (k) NOT ENFORCED) WITH (%s);
+CREATE TABLE events (k INT, amount DECIMAL(12, 2), note STRING) WITH (%s);
+CREATE VIEW input AS SELECT * FROM (VALUES (1, 1.50, 'a'), (2, 2.25, 'b'), (1, 3.00, 'c'), (3, 0.10, 'd'), (2, 1.00, 'e')) AS t(k, amount, note);
+BEGIN STATEMENT SET;
+INSERT INTO totals SELECT k, COUNT(*), SUM(amount) FROM input GROUP BY k;
+INSERT INTO events SELECT * FROM input;
+END;
+`, with("totals"), with("events"))
+	if _, err := s.Execute(script); err != nil {
+		t.Fatal(err)
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(2))
+	if err := s.Build(env); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Execute(context.Background(), "sql-iceberg"); err != nil {
+		t.Fatal(err)
+	}
+	cat := testCatalogAt(t, dir)
+	totals, err := cat.LoadTable(context.Background(), table.Identifier{"lake", "totals"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := totals.Schema()
+	var ids []string
+	for _, id := range sc.IdentifierFieldIDs {
+		f, _ := sc.FindFieldByID(id)
+		ids = append(ids, f.Name)
+	}
+	if !slices.Equal(ids, []string{"k"}) {
+		t.Errorf("identifier fields %q, want [k]", ids)
+	}
+	// Arrow prints decimals without trailing zeros.
+	want := []string{"1 | 2 | 4.5", "2 | 2 | 3.25", "3 | 1 | 0.1"}
+	if got := scanRows(t, totals); !slices.Equal(got, want) {
+		t.Errorf("totals: got %q, want %q", got, want)
+	}
+	events, err := cat.LoadTable(context.Background(), table.Identifier{"lake", "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"1 | 1.5 | a", "1 | 3 | c", "2 | 1 | e", "2 | 2.25 | b", "3 | 0.1 | d"}
+	if got := scanRows(t, events); !slices.Equal(got, want) {
+		t.Errorf("events: got %q, want %q", got, want)
 	}
 }
