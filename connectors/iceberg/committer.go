@@ -41,11 +41,20 @@ func (s *Sink) newCommitter(wc connector.WriterContext) (connector.TwoPhaseCommi
 	if err != nil {
 		return nil, err
 	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	job, err := newJobID()
+	if err != nil {
 		return nil, err
 	}
-	return &committer{sink: s, tbl: tbl, job: hex.EncodeToString(b[:]), maint: newMaintainer(s, wc.Log())}, nil
+	return &committer{sink: s, tbl: tbl, job: job, maint: newMaintainer(s.cfg.where(), s.cfg.maintenance, wc.Log(), s.loadTable)}, nil
+}
+
+// newJobID returns a random id for the snapshots a committer commits.
+func newJobID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // Begin starts the transaction of the next checkpoint.
@@ -73,43 +82,65 @@ func (c *committer) PreCommit(tx *icebergTx) error {
 // Commit commits the transaction's files as one snapshot, unless a
 // snapshot of its job and checkpoint is in the table already.
 func (c *committer) Commit(tx icebergTx) error {
-	ctx := context.Background()
-	if err := c.tbl.Refresh(ctx); err != nil {
-		return fmt.Errorf("%s: loading the table to commit checkpoint %d: %w", c.sink.cfg.where(), tx.Checkpoint, err)
-	}
-	if n, ok := committedCheckpoint(c.tbl, tx.Job); ok && n >= tx.Checkpoint {
-		return nil
-	}
-	if len(tx.Data) == 0 && len(tx.Deletes) == 0 {
-		return nil
-	}
-	summary := map[string]string{summaryJobID: tx.Job, summaryCheckpointID: strconv.FormatInt(tx.Checkpoint, 10)}
-	tbl, err := commitFiles(ctx, c.tbl, tx.Data, tx.Deletes, summary)
+	tbl, err := commitOnce(context.Background(), c.tbl, tx.Job, tx.Checkpoint, tx.Data, tx.Deletes)
 	if err != nil {
-		return fmt.Errorf("%s: committing checkpoint %d (%d data files, %d delete files): %w", c.sink.cfg.where(), tx.Checkpoint, len(tx.Data), len(tx.Deletes), err)
+		return fmt.Errorf("%s: %w", c.sink.cfg.where(), err)
 	}
-	c.tbl = tbl
-	c.maint.afterCommit()
+	if tbl != nil {
+		c.tbl = tbl
+		c.maint.afterCommit()
+	}
 	return nil
+}
+
+// commitOnce refreshes tbl and commits data and deletes as one snapshot of
+// job's checkpoint, unless a snapshot of that checkpoint (or a later one)
+// of the job is in the table already, as after a failure that struck
+// between a commit and the checkpoint's notification. It returns the
+// table as committed, or nil if it committed nothing.
+func commitOnce(ctx context.Context, tbl *table.Table, job string, checkpoint int64, data, deletes []fileMeta) (*table.Table, error) {
+	if err := tbl.Refresh(ctx); err != nil {
+		return nil, fmt.Errorf("loading the table to commit checkpoint %d: %w", checkpoint, err)
+	}
+	if n, ok := committedCheckpoint(tbl, job); ok && n >= checkpoint {
+		return nil, nil
+	}
+	if len(data) == 0 && len(deletes) == 0 {
+		return nil, nil
+	}
+	summary := map[string]string{summaryJobID: job, summaryCheckpointID: strconv.FormatInt(checkpoint, 10)}
+	out, err := commitFiles(ctx, tbl, data, deletes, summary)
+	if err != nil {
+		return nil, fmt.Errorf("committing checkpoint %d (%d data files, %d delete files): %w", checkpoint, len(data), len(deletes), err)
+	}
+	return out, nil
 }
 
 // Abort removes the files of a transaction that will never commit.
 func (c *committer) Abort(tx icebergTx) error {
-	var paths []string
-	for _, f := range tx.Data {
-		paths = append(paths, f.Path)
-	}
-	for _, f := range tx.Deletes {
-		paths = append(paths, f.Path)
-	}
-	fsys, err := c.tbl.FS(context.Background())
-	if err != nil {
-		return fmt.Errorf("%s: opening the file IO to remove the files of an aborted checkpoint: %w", c.sink.cfg.where(), err)
-	}
-	if err := removeFiles(fsys, paths); err != nil {
+	if err := abortFiles(c.tbl, tx.Data, tx.Deletes); err != nil {
 		return fmt.Errorf("%s: removing the files of an aborted checkpoint: %w", c.sink.cfg.where(), err)
 	}
 	return nil
+}
+
+// abortFiles removes the files of tbl that will never be committed.
+func abortFiles(tbl *table.Table, data, deletes []fileMeta) error {
+	var paths []string
+	for _, f := range data {
+		paths = append(paths, f.Path)
+	}
+	for _, f := range deletes {
+		paths = append(paths, f.Path)
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	fsys, err := tbl.FS(context.Background())
+	if err != nil {
+		return err
+	}
+	return removeFiles(fsys, paths)
 }
 
 // Recover has nothing to do: the files of transactions in neither list were

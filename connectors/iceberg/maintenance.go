@@ -53,9 +53,10 @@ func newMaintenanceConfig(o connector.Options) maintenanceConfig {
 // time, at most once per interval. A run that fails is logged and tried
 // again at the next interval: maintenance never stops the stream.
 type maintainer struct {
-	sink *Sink
-	log  *slog.Logger
-	cfg  maintenanceConfig
+	where string
+	load  func(context.Context) (*table.Table, error)
+	log   *slog.Logger
+	cfg   maintenanceConfig
 	// now is the clock (a test's fake one).
 	now     func() time.Time
 	last    time.Time
@@ -66,9 +67,11 @@ type maintainer struct {
 	cancel  context.CancelFunc
 }
 
-func newMaintainer(s *Sink, log *slog.Logger) *maintainer {
+// newMaintainer returns the maintainer of the table load loads; where
+// names it in logs.
+func newMaintainer(where string, cfg maintenanceConfig, log *slog.Logger, load func(context.Context) (*table.Table, error)) *maintainer {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &maintainer{sink: s, log: log, cfg: s.cfg.maintenance, now: time.Now, ctx: ctx, cancel: cancel}
+	return &maintainer{where: where, load: load, log: log, cfg: cfg, now: time.Now, ctx: ctx, cancel: cancel}
 }
 
 // afterCommit starts a maintenance run if one is due and none is running.
@@ -92,7 +95,7 @@ func (m *maintainer) afterCommit() {
 	go func() {
 		defer m.running.Done()
 		if err := m.run(m.ctx); err != nil && m.ctx.Err() == nil {
-			m.log.Warn("iceberg table maintenance failed; it runs again at the next interval", "table", m.sink.cfg.where(), "error", err)
+			m.log.Warn("iceberg table maintenance failed; it runs again at the next interval", "table", m.where, "error", err)
 		}
 		m.mu.Lock()
 		m.busy = false
@@ -102,7 +105,7 @@ func (m *maintainer) afterCommit() {
 
 // run expires snapshots and removes orphan files, on a table of its own.
 func (m *maintainer) run(ctx context.Context) error {
-	tbl, err := m.sink.loadTable(ctx)
+	tbl, err := m.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -115,7 +118,7 @@ func (m *maintainer) run(ctx context.Context) error {
 		return fmt.Errorf("committing the expiry of snapshots: %w", err)
 	}
 	if n := before - len(tbl.Metadata().Snapshots()); n > 0 {
-		m.log.Info("iceberg snapshots expired", "table", m.sink.cfg.where(), "expired", n)
+		m.log.Info("iceberg snapshots expired", "table", m.where, "expired", n)
 	}
 	if m.cfg.orphansAfter <= 0 {
 		return nil
@@ -125,7 +128,7 @@ func (m *maintainer) run(ctx context.Context) error {
 		return fmt.Errorf("removing orphan files: %w", err)
 	}
 	if n := len(res.DeletedFiles); n > 0 {
-		m.log.Info("iceberg orphan files removed", "table", m.sink.cfg.where(), "files", n)
+		m.log.Info("iceberg orphan files removed", "table", m.where, "files", n)
 	}
 	return nil
 }

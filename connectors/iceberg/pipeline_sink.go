@@ -1,0 +1,601 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+
+	icebergo "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/pipeline"
+	"github.com/eddystream/eddy/sql/types"
+	"github.com/eddystream/eddy/state"
+)
+
+// pipelineSpec is the 'sink' block of a pipeline of type iceberg, with
+// Flink CDC's keys.
+var pipelineSpec = connector.Spec{
+	Name: "iceberg",
+	Kind: connector.SinkKind,
+	Description: "Writes a pipeline's tables into Apache Iceberg tables of one catalog, one snapshot per table and completed checkpoint: " +
+		"each table is created when missing (the source table 'db.name' becomes table 'name' of namespace 'db', with the source's primary key as identifier fields) " +
+		"and evolved as the pipeline's schema changes say (added, dropped, renamed and widened columns); rows are upserted and deleted by key through a key index " +
+		"and position deletes, never equality deletes.",
+	Options: append([]connector.Option{
+		{Key: "catalog.properties.type", Type: connector.Enum, Default: "sql", Values: []string{"sql", "jdbc", "rest"},
+			Description: "'sql' (or 'jdbc'): Iceberg's JDBC catalog tables, in SQLite or PostgreSQL; 'rest': an Iceberg REST catalog."},
+		{Key: "catalog.properties.uri", Type: connector.String, Required: true, Secret: true, Check: checkURI,
+			Description: "The catalog: 'sqlite:///abs/path/catalog.db', 'postgres://user:password@host:port/db', or a REST catalog's http(s) address."},
+		{Key: "catalog.properties.warehouse", Type: connector.String,
+			Description: "Where new tables' files go: 'file:///abs/dir' or 's3://bucket/prefix'; required by a 'sql' catalog."},
+		{Key: "catalog.properties.catalog-name", Type: connector.String, Default: "eddy",
+			Description: "The catalog's name (the catalog_name column of a 'sql' catalog's tables)."},
+		{Key: "catalog.properties.s3.#", Type: connector.String, Secret: true,
+			Description: "Options of an 's3://' warehouse: 'catalog.properties.s3.endpoint', '...s3.region', '...s3.access-key-id', '...s3.secret-access-key'."},
+		{Key: "table.properties.#", Type: connector.String,
+			Description: "Table properties of the tables the sink creates: 'table.properties.format-version' (2 or 3), 'table.properties.write.target-file-size-bytes', 'table.properties.write.parquet.compression-codec', ..."},
+	}, maintenanceOptions...),
+}
+
+// PipelineSink writes a pipeline's tables into Iceberg tables. Like the
+// sink of a SQL table, it runs operators of its own: writers keyed by the
+// sink table (each table's events in order on one subtask), each with the
+// key index of its tables in keyed state, and one committer.
+type PipelineSink struct {
+	cfg *config
+	// props are the properties of the tables the sink creates.
+	props map[string]string
+}
+
+func newPipelineSink(o connector.Options) (*PipelineSink, error) {
+	c := &config{
+		catalogName: o.String("catalog.properties.catalog-name"), catalogType: o.String("catalog.properties.type"),
+		uri: o.String("catalog.properties.uri"), warehouse: o.String("catalog.properties.warehouse"),
+		formatVersion: 2, targetFileSize: 128 << 20, props: map[string]string{}, maintenance: newMaintenanceConfig(o),
+	}
+	if c.catalogType == "jdbc" {
+		c.catalogType = "sql"
+	}
+	if c.catalogType == "sql" && c.warehouse == "" {
+		return nil, &connector.OptionError{Connector: "iceberg", Key: "catalog.properties.warehouse", Problem: "is required by a 'sql' catalog: give 'file:///abs/dir' or 's3://bucket/prefix'"}
+	}
+	for _, k := range o.Names("catalog.properties.s3.#") {
+		c.props["s3."+k] = o.String("catalog.properties.s3." + k)
+	}
+	props := map[string]string{}
+	for _, k := range o.Names("table.properties.#") {
+		props[k] = o.String("table.properties." + k)
+	}
+	if v, ok := props["format-version"]; ok {
+		if v != "2" && v != "3" {
+			return nil, &connector.OptionError{Connector: "iceberg", Key: "table.properties.format-version", Problem: "must be 2 or 3: format version 1 has no row-level deletes"}
+		}
+		c.formatVersion = int(v[0] - '0')
+		delete(props, "format-version")
+	}
+	if v, ok := props["write.target-file-size-bytes"]; ok {
+		var n int64
+		if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
+			return nil, &connector.OptionError{Connector: "iceberg", Key: "table.properties.write.target-file-size-bytes", Problem: "must be a positive number of bytes"}
+		}
+		c.targetFileSize = n
+	}
+	return &PipelineSink{cfg: c, props: props}, nil
+}
+
+// NewWriter fails: the sink runs operators of its own (AddTo).
+func (s *PipelineSink) NewWriter(connector.WriterContext) (connector.Writer[pipeline.Event], error) {
+	return nil, errors.New("iceberg: the pipeline sink runs operators of its own; build the pipeline with pipeline.Build or pipeline.BuildWith")
+}
+
+// AddTo adds the sink's writers and committer to the job, reading events.
+func (s *PipelineSink) AddTo(events *eddy.Stream[pipeline.Event], name string) *eddy.Sink {
+	byTable := eddy.KeyBy(events, func(e pipeline.Event) string { return e.Table.String() })
+	files := eddy.ProcessKeyed(byTable, func() eddy.KeyedProcessFunction[string, pipeline.Event, tableResult] {
+		return &pipelineWriter{sink: s, tables: map[string]*pipelineTable{}}
+	}).Name("IcebergWriter: " + name).UID("pipeline-iceberg-writer")
+	return eddy.WriteTo(files, name, connector.TwoPhase(s.newCommitter)).Parallelism(1)
+}
+
+// tableSink returns the sink of one pipeline table of schema sc.
+func (s *PipelineSink) tableSink(id pipeline.TableID, sc *pipeline.Schema) *Sink {
+	cfg := *s.cfg
+	cfg.namespace, cfg.table = icebergName(id)
+	return &Sink{cfg: &cfg, table: &connector.Table{Schema: sc.Columns, PrimaryKey: sc.KeyIndexes()}}
+}
+
+// icebergName maps a pipeline table 'db.name' (or 'catalog.db.name') to
+// its Iceberg namespace and table name; a table without a database goes
+// to namespace 'default'.
+func icebergName(id pipeline.TableID) (namespace, name string) {
+	switch {
+	case id.Namespace != "" && id.Schema != "":
+		return id.Namespace + "." + id.Schema, id.Table
+	case id.Schema != "":
+		return id.Schema, id.Table
+	case id.Namespace != "":
+		return id.Namespace, id.Table
+	}
+	return "default", id.Table
+}
+
+// tableResult is a writer's files of one table for a checkpoint, with the
+// table's UUID: files written for a table that has since been dropped and
+// created again are not committed to the new one.
+type tableResult struct {
+	Table string
+	UUID  string
+	writeResult
+}
+
+// pipelineTable is a writer's open table.
+type pipelineTable struct {
+	fileWriter
+	id     pipeline.TableID
+	schema *pipeline.Schema
+	key    *types.KeyEncoder
+	uuid   string
+}
+
+// pipelineWriter writes the tables of its subtask. Its keyed state, under
+// each table's name, is that table's key index: primary key to the data
+// file and position of the key's row.
+type pipelineWriter struct {
+	sink   *PipelineSink
+	cat    catalog.Catalog
+	index  state.Map[string, rowLocation]
+	tables map[string]*pipelineTable
+	log    *slog.Logger
+}
+
+// Open declares the key index and opens the catalog.
+func (w *pipelineWriter) Open(ctx *eddy.KeyedContext[string, tableResult]) error {
+	w.index = state.NewMap(ctx.Store(), state.MapDescriptor[string, rowLocation]{Name: "iceberg-key-index", ValueCodec: locationCodec{}})
+	c := w.sink.cfg
+	cat, err := openCatalog(context.Background(), c.catalogType, c.catalogName, c.uri, c.warehouse, c.props)
+	if err != nil {
+		return fmt.Errorf("iceberg pipeline sink: opening catalog %q: %w", c.catalogName, err)
+	}
+	w.cat = cat
+	w.log = slog.Default()
+	return nil
+}
+
+// ProcessElement applies one event of the current table.
+func (w *pipelineWriter) ProcessElement(_ *eddy.KeyedContext[string, tableResult], e pipeline.Event) error {
+	ctx := context.Background()
+	name := e.Table.String()
+	switch e.Kind {
+	case pipeline.DropTable:
+		return w.drop(ctx, name, e)
+	case pipeline.AlterTable:
+		return w.alter(ctx, e)
+	case pipeline.CreateTable:
+		_, err := w.table(ctx, e, true)
+		return err
+	case pipeline.TruncateTable:
+		t, err := w.table(ctx, e, false)
+		if err != nil {
+			return err
+		}
+		for _, loc := range w.index.Entries() {
+			t.deleteRow(loc.file, loc.pos)
+		}
+		w.index.Clear()
+		return nil
+	}
+	t, err := w.table(ctx, e, false)
+	if err != nil {
+		return err
+	}
+	c := e.Change
+	if t.key == nil {
+		if c.Kind != changelog.Insert {
+			return fmt.Errorf("%s has no primary key, so the sink only appends its rows, but a %s change arrived: give the source table a key, or name one with a transform's 'primary-keys'", t.sink.cfg.where(), c.Kind)
+		}
+		_, _, err := t.append(c)
+		return err
+	}
+	k := t.key.Key(c.Row)
+	if old, ok := w.index.Get(k); ok {
+		t.deleteRow(old.file, old.pos)
+	}
+	if !c.Kind.IsAddition() {
+		w.index.Delete(k)
+		return nil
+	}
+	id, pos, err := t.append(c)
+	if err != nil {
+		return err
+	}
+	w.index.Put(k, rowLocation{file: id, pos: pos})
+	return nil
+}
+
+// table returns the open table of an event, opening it with the event's
+// schema if it is not open with that schema: the table is created when
+// missing, and an existing one gains the columns of the schema it lacks
+// and widens the types that widened (as after a restore from a checkpoint
+// taken before a schema change the table already has).
+func (w *pipelineWriter) table(ctx context.Context, e pipeline.Event, create bool) (*pipelineTable, error) {
+	name := e.Table.String()
+	t := w.tables[name]
+	if t != nil && (e.Schema == nil || t.schema == e.Schema || t.schema.Same(e.Schema)) && !create {
+		return t, nil
+	}
+	if e.Schema == nil {
+		return nil, fmt.Errorf("iceberg pipeline sink: a %s event of table %s without its schema", e.Kind, name)
+	}
+	sink := w.sink.tableSink(e.Table, e.Schema)
+	tbl, err := loadOrCreateTable(ctx, w.cat, sink.cfg.namespace, sink.cfg.table, &connector.Table{Schema: e.Schema.Columns}, w.sink.cfg.formatVersion, w.sink.props)
+	if err != nil {
+		// The table exists with other columns: bring it to the schema.
+		tbl, err = w.evolve(ctx, sink, e.Schema)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return w.reopen(ctx, t, e, sink, tbl)
+}
+
+// reopen makes t (nil for a table not open yet) write the table tbl with
+// the schema of e; the data file being written with the old schema is
+// closed first.
+func (w *pipelineWriter) reopen(ctx context.Context, t *pipelineTable, e pipeline.Event, sink *Sink, tbl *table.Table) (*pipelineTable, error) {
+	name := e.Table.String()
+	if t == nil {
+		t = &pipelineTable{id: e.Table}
+		w.tables[name] = t
+	}
+	if err := t.closeData(); err != nil {
+		return nil, err
+	}
+	tf, err := newTableFiles(ctx, tbl)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sink.cfg.where(), err)
+	}
+	t.sink, t.tf, t.schema, t.uuid = sink, tf, e.Schema, tbl.Metadata().TableUUID().String()
+	t.key = nil
+	if keys := e.Schema.KeyIndexes(); len(keys) > 0 {
+		t.key = types.NewKeyEncoder(e.Schema.Columns, keys...)
+	}
+	return t, nil
+}
+
+// evolve adds to the Iceberg table of sink the columns of sc it lacks and
+// widens the types of the columns sc widened.
+func (w *pipelineWriter) evolve(ctx context.Context, sink *Sink, sc *pipeline.Schema) (*table.Table, error) {
+	tbl, err := w.cat.LoadTable(ctx, tableIdentifier(sink.cfg.namespace, sink.cfg.table))
+	if err != nil {
+		return nil, fmt.Errorf("%s: loading it: %w", sink.cfg.where(), err)
+	}
+	want, err := icebergSchema(sc.Columns, nil, tbl.Metadata().Version())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sink.cfg.where(), err)
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.UpdateSchema(true, false).UnionByNameWith(want).Commit(); err != nil {
+		return nil, fmt.Errorf("%s: bringing the table to the schema %s: %w", sink.cfg.where(), sc, err)
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("%s: committing the schema %s: %w", sink.cfg.where(), sc, err)
+	}
+	return tbl, nil
+}
+
+// alter applies an AlterTable event's column changes to the Iceberg table,
+// each only if the table does not show it already (a change replayed
+// after a failure), then reopens the table with the new schema. A change
+// the table refuses fails the job, unless the event is tolerant
+// ('schema.change.behavior' try_evolve): rows are then written without
+// the columns the table lacks.
+func (w *pipelineWriter) alter(ctx context.Context, e pipeline.Event) error {
+	if e.Schema == nil {
+		return fmt.Errorf("iceberg pipeline sink: an alter table event of table %s without its schema", e.Table)
+	}
+	sink := w.sink.tableSink(e.Table, e.Schema)
+	cfg := sink.cfg
+	tbl, err := w.cat.LoadTable(ctx, tableIdentifier(cfg.namespace, cfg.table))
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		// Created by no event the sink saw: create it as it is now.
+		_, err := w.table(ctx, e, true)
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("%s: loading it: %w", cfg.where(), err)
+	}
+	has := func(col string) bool { _, ok := tbl.Schema().FindFieldByName(col); return ok }
+	tx := tbl.NewTransaction()
+	u := tx.UpdateSchema(true, false)
+	changed := false
+	for _, ch := range e.Changes {
+		switch ch.Kind {
+		case pipeline.AddColumn, pipeline.AlterColumnType:
+			next := 1000
+			it, err := icebergType(ch.Type, tbl.Metadata().Version(), &next)
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w", cfg.where(), ch, err)
+			}
+			if !has(ch.Column) {
+				u.AddColumn([]string{ch.Column}, it, "", false, nil)
+				changed = true
+			} else if f, _ := tbl.Schema().FindFieldByName(ch.Column); !sameIcebergType(f.Type, it) {
+				u.UpdateColumn([]string{ch.Column}, table.ColumnUpdate{FieldType: icebergo.Optional[icebergo.Type]{Valid: true, Val: it}})
+				changed = true
+			}
+		case pipeline.DropColumn:
+			if has(ch.Column) {
+				u.DeleteColumn([]string{ch.Column})
+				changed = true
+			}
+		case pipeline.RenameColumn:
+			if has(ch.Column) && !has(ch.NewName) {
+				u.RenameColumn([]string{ch.Column}, ch.NewName)
+				changed = true
+			}
+		}
+	}
+	if changed {
+		err := u.Commit()
+		if err == nil {
+			tbl, err = tx.Commit(ctx)
+		}
+		if err != nil {
+			if !e.Tolerant {
+				return fmt.Errorf("%s: applying %s: %w; the pipeline stops so that no row is written to a table that lacks its columns (with 'schema.change.behavior: try_evolve' it would go on without them)", cfg.where(), describeDDL(e), err)
+			}
+			w.log.Warn("iceberg table refused a schema change; rows are written without the columns it lacks", "table", cfg.where(), "change", describeDDL(e), "error", err)
+			if tbl, err = w.cat.LoadTable(ctx, tableIdentifier(cfg.namespace, cfg.table)); err != nil {
+				return fmt.Errorf("%s: loading it: %w", cfg.where(), err)
+			}
+		}
+	}
+	_, err = w.reopen(ctx, w.tables[e.Table.String()], e, sink, tbl)
+	return err
+}
+
+// describeDDL names a schema event for messages.
+func describeDDL(e pipeline.Event) string {
+	if e.DDL != "" {
+		return fmt.Sprintf("%q", e.DDL)
+	}
+	var s string
+	for i, ch := range e.Changes {
+		if i > 0 {
+			s += ", "
+		}
+		s += ch.String()
+	}
+	return s
+}
+
+// drop drops the Iceberg table of a DropTable event, with the files the
+// writer holds for it and its key index.
+func (w *pipelineWriter) drop(ctx context.Context, name string, e pipeline.Event) error {
+	if t := w.tables[name]; t != nil {
+		t.done, t.dels = nil, nil
+		if err := t.close(); err != nil {
+			return err
+		}
+		delete(w.tables, name)
+	}
+	w.index.Clear()
+	ns, tn := icebergName(e.Table)
+	if err := w.cat.DropTable(ctx, tableIdentifier(ns, tn)); err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
+		return fmt.Errorf("iceberg table %s.%s: dropping it: %w", ns, tn, err)
+	}
+	return nil
+}
+
+// PrepareSnapshot hands each table's files to the committer.
+func (w *pipelineWriter) PrepareSnapshot(ctx *eddy.KeyedContext[string, tableResult], id int64) error {
+	return w.flush(ctx, id)
+}
+
+// EndInput hands the last files to the committer.
+func (w *pipelineWriter) EndInput(ctx *eddy.KeyedContext[string, tableResult]) error {
+	return w.flush(ctx, 0)
+}
+
+func (w *pipelineWriter) flush(ctx *eddy.KeyedContext[string, tableResult], id int64) error {
+	names := make([]string, 0, len(w.tables))
+	for n := range w.tables {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		t := w.tables[n]
+		err := t.flush(func(r writeResult) { ctx.Emit(tableResult{Table: n, UUID: t.uuid, writeResult: r}) }, id)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close removes the files being written and closes the catalog.
+func (w *pipelineWriter) Close() error {
+	for _, t := range w.tables {
+		_ = t.close()
+	}
+	if c, ok := w.cat.(catalog.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// pipelineTx is a transaction of the pipeline's committer: each table's
+// files of one checkpoint.
+type pipelineTx struct {
+	Job        string                   `json:"job"`
+	Checkpoint int64                    `json:"checkpoint"`
+	Tables     map[string]*tableChanges `json:"tables"`
+}
+
+// tableChanges are the files of one table in a transaction.
+type tableChanges struct {
+	UUID    string     `json:"uuid"`
+	Data    []fileMeta `json:"data,omitempty"`
+	Deletes []fileMeta `json:"deletes,omitempty"`
+}
+
+// pipelineCommitter commits, per completed checkpoint, one snapshot of
+// each table the checkpoint wrote to. It runs in a single subtask.
+type pipelineCommitter struct {
+	sink  *PipelineSink
+	cat   catalog.Catalog
+	log   *slog.Logger
+	job   string
+	last  int64
+	maint map[string]*maintainer
+}
+
+func (s *PipelineSink) newCommitter(wc connector.WriterContext) (connector.TwoPhaseCommitter[tableResult, pipelineTx], error) {
+	c := s.cfg
+	cat, err := openCatalog(context.Background(), c.catalogType, c.catalogName, c.uri, c.warehouse, c.props)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg pipeline sink: opening catalog %q: %w", c.catalogName, err)
+	}
+	job, err := newJobID()
+	if err != nil {
+		return nil, err
+	}
+	return &pipelineCommitter{sink: s, cat: cat, log: wc.Log(), job: job, maint: map[string]*maintainer{}}, nil
+}
+
+// Begin starts the transaction of the next checkpoint.
+func (c *pipelineCommitter) Begin() (pipelineTx, error) {
+	return pipelineTx{Job: c.job, Tables: map[string]*tableChanges{}}, nil
+}
+
+// Write adds a writer's files of one table.
+func (c *pipelineCommitter) Write(tx *pipelineTx, r tableResult) error {
+	t := tx.Tables[r.Table]
+	if t == nil || t.UUID != r.UUID {
+		// Files of a table dropped and created again in the same
+		// checkpoint: only the newest table's count.
+		t = &tableChanges{UUID: r.UUID}
+		tx.Tables[r.Table] = t
+	}
+	t.Data = append(t.Data, r.Data...)
+	t.Deletes = append(t.Deletes, r.Deletes...)
+	tx.Checkpoint = max(tx.Checkpoint, r.Checkpoint)
+	return nil
+}
+
+// PreCommit fixes the transaction's checkpoint id (see committer).
+func (c *pipelineCommitter) PreCommit(tx *pipelineTx) error {
+	if tx.Checkpoint <= c.last {
+		tx.Checkpoint = c.last + 1
+	}
+	c.last = tx.Checkpoint
+	return nil
+}
+
+// Commit commits each table's files as one snapshot of that table. A
+// table that was dropped since, or dropped and created again, gets none.
+func (c *pipelineCommitter) Commit(tx pipelineTx) error {
+	ctx := context.Background()
+	for _, name := range sortedKeys(tx.Tables) {
+		t := tx.Tables[name]
+		tbl, ok, err := c.load(ctx, name, t.UUID)
+		if err != nil || !ok {
+			return err
+		}
+		out, err := commitOnce(ctx, tbl, tx.Job, tx.Checkpoint, t.Data, t.Deletes)
+		if err != nil {
+			return fmt.Errorf("iceberg table of pipeline table %s: %w", name, err)
+		}
+		if out != nil {
+			c.maintainer(name).afterCommit()
+		}
+	}
+	return nil
+}
+
+// load loads the table of a pipeline table, if it is still the one of
+// UUID uuid.
+func (c *pipelineCommitter) load(ctx context.Context, name, uuid string) (*table.Table, bool, error) {
+	ns, tn := icebergName(pipeline.ParseTableID(name))
+	tbl, err := c.cat.LoadTable(ctx, tableIdentifier(ns, tn))
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("iceberg table %s.%s: loading it: %w", ns, tn, err)
+	}
+	if tbl.Metadata().TableUUID().String() != uuid {
+		return nil, false, nil
+	}
+	return tbl, true, nil
+}
+
+func (c *pipelineCommitter) maintainer(name string) *maintainer {
+	m := c.maint[name]
+	if m == nil {
+		ns, tn := icebergName(pipeline.ParseTableID(name))
+		where := fmt.Sprintf("Iceberg table %s.%s of catalog %q", ns, tn, c.sink.cfg.catalogName)
+		m = newMaintainer(where, c.sink.cfg.maintenance, c.log, func(ctx context.Context) (*table.Table, error) {
+			return c.cat.LoadTable(ctx, tableIdentifier(ns, tn))
+		})
+		c.maint[name] = m
+	}
+	return m
+}
+
+// Abort removes the files of a transaction that will never commit.
+func (c *pipelineCommitter) Abort(tx pipelineTx) error {
+	ctx := context.Background()
+	for _, name := range sortedKeys(tx.Tables) {
+		t := tx.Tables[name]
+		tbl, ok, err := c.load(ctx, name, t.UUID)
+		if err != nil || !ok {
+			continue // the table is gone, and its files with it
+		}
+		if err := abortFiles(tbl, t.Data, t.Deletes); err != nil {
+			return fmt.Errorf("iceberg table of pipeline table %s: removing the files of an aborted checkpoint: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Recover has nothing to do (see committer.Recover).
+func (c *pipelineCommitter) Recover(pending, current []pipelineTx) error { return nil }
+
+// Close stops the maintenance runs and closes the catalog.
+func (c *pipelineCommitter) Close() error {
+	for _, m := range c.maint {
+		m.close()
+	}
+	if cl, ok := c.cat.(catalog.Closer); ok {
+		return cl.Close()
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+type pipelineFactory struct{}
+
+func (pipelineFactory) Spec() connector.Spec { return pipelineSpec }
+
+// NewSink returns the sink of a pipeline's 'sink' block.
+func (pipelineFactory) NewSink(ctx connector.Context) (any, error) {
+	return newPipelineSink(ctx.Options)
+}
+
+func init() { pipeline.Sinks.Register(pipelineFactory{}) }
