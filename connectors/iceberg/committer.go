@@ -108,6 +108,9 @@ func commitOnce(ctx context.Context, tbl *table.Table, job string, checkpoint in
 	if len(data) == 0 && len(deletes) == 0 {
 		return nil, nil
 	}
+	if err := checkFilesExist(ctx, tbl, data, deletes); err != nil {
+		return nil, fmt.Errorf("checkpoint %d: %w", checkpoint, err)
+	}
 	summary := map[string]string{summaryJobID: job, summaryCheckpointID: strconv.FormatInt(checkpoint, 10)}
 	out, err := commitFiles(ctx, tbl, data, deletes, summary)
 	if err != nil {
@@ -120,6 +123,30 @@ func commitOnce(ctx context.Context, tbl *table.Table, job string, checkpoint in
 func (c *committer) Abort(tx icebergTx) error {
 	if err := abortFiles(c.tbl, tx.Data, tx.Deletes); err != nil {
 		return fmt.Errorf("%s: removing the files of an aborted checkpoint: %w", c.sink.cfg.where(), err)
+	}
+	return nil
+}
+
+// checkFilesExist makes sure that every file a commit names is there, so
+// that a commit never makes a snapshot whose files are gone: a checkpoint
+// restored long after it was taken may name files that orphan-file removal
+// deleted in the meantime.
+func checkFilesExist(ctx context.Context, tbl *table.Table, data, deletes []fileMeta) error {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	for _, fs := range [][]fileMeta{data, deletes} {
+		for _, f := range fs {
+			if f.Path == "" {
+				continue
+			}
+			h, err := fsys.Open(f.Path)
+			if err != nil {
+				return fmt.Errorf("file %s is gone (%w), so its rows cannot be committed: restore the job from a later checkpoint, or keep 'maintenance.orphan-files.older-than' above the age of the checkpoints you restore from", f.Path, err)
+			}
+			h.Close()
+		}
 	}
 	return nil
 }

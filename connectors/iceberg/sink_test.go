@@ -356,3 +356,17 @@ END;
 		t.Errorf("events: got %q, want %q", got, want)
 	}
 }
+
+// TestCommitRefusesMissingFiles commits a checkpoint one of whose files is
+// gone: the commit fails, naming the file, and the table is unchanged.
+func TestCommitRefusesMissingFiles(t *testing.T) {
+	tbl := testTable(t, testCatalog(t), "missing", upsertType, []int{0}, 2)
+	missing := fileMeta{Content: contentData, Path: tbl.Location() + "/data/eddy-00000000000000ff.parquet", Format: "PARQUET", RecordCount: 1, FileSize: 100}
+	_, err := commitOnce(context.Background(), tbl, "job", 7, []fileMeta{missing}, nil)
+	if err == nil || !strings.Contains(err.Error(), "eddy-00000000000000ff.parquet is gone") {
+		t.Fatalf("commit of a missing file: %v", err)
+	}
+	if tbl.CurrentSnapshot() != nil {
+		t.Fatalf("the table has a snapshot after a failed commit")
+	}
+}
