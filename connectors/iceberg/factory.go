@@ -10,8 +10,12 @@ import (
 
 var spec = connector.Spec{
 	Name: "iceberg",
-	Kind: connector.SinkKind,
-	Description: "Writes an Apache Iceberg table: one snapshot per completed checkpoint, exactly once. " +
+	Kind: connector.SourceKind | connector.SinkKind,
+	Description: "Reads and writes Apache Iceberg tables. " +
+		"Reading: a batch read reads one snapshot (the current one, or one chosen by 'snapshot-id' or 'as-of-timestamp'), " +
+		"with position and equality deletes applied; 'streaming' = 'true' then follows the table, reading the rows each new snapshot appends, " +
+		"and fails on a snapshot that deletes rows rather than lose the deletion. Each data file is a split whose position is checkpointed, so a restored job neither loses nor repeats rows. " +
+		"Writing: one snapshot per completed checkpoint, exactly once. " +
 		"With a primary key, changes apply by key: the sink keeps an index from each key to the data file and row " +
 		"that hold it, in keyed state, and writes position deletes for the rows an update or deletion replaces, never " +
 		"equality deletes. Without one, rows are appended. A table that does not exist is created from the DDL.",
@@ -45,7 +49,7 @@ var spec = connector.Spec{
 			Description: "The format of data files: Parquet."},
 		{Key: "s3.#", Type: connector.String, Secret: true,
 			Description: "Options of an 's3://' warehouse, passed to the file IO as Iceberg names them: 's3.endpoint', 's3.region', 's3.access-key-id', 's3.secret-access-key', 's3.path-style-access'."},
-	}, maintenanceOptions...),
+	}, append(maintenanceOptions, sourceOptions...)...),
 }
 
 // checkURI accepts the catalog addresses the sink can open.
@@ -127,6 +131,18 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 		return nil, err
 	}
 	return newSink(cfg, ctx.Table), nil
+}
+
+// NewSource returns the source of a SQL table.
+func (factory) NewSource(ctx connector.Context) (any, error) {
+	if ctx.Table == nil {
+		return nil, fmt.Errorf("connector 'iceberg' reads SQL tables (rows of a declared schema); declare the table in SQL or a pipeline")
+	}
+	cfg, err := newSourceConfig(ctx.Name, ctx.Options)
+	if err != nil {
+		return nil, err
+	}
+	return newSource(cfg, ctx.Table)
 }
 
 func init() { connector.Register(factory{}) }
