@@ -14,6 +14,7 @@ import (
 	_ "github.com/eddystream/eddy/connectors/iceberg"     // "iceberg"
 	_ "github.com/eddystream/eddy/connectors/jdbc"        // "jdbc"
 	_ "github.com/eddystream/eddy/connectors/mysqlcdc"    // "mysql-cdc"
+	_ "github.com/eddystream/eddy/connectors/nats"        // "nats"
 	_ "github.com/eddystream/eddy/connectors/postgrescdc" // "postgres-cdc"
 	_ "github.com/eddystream/eddy/connectors/print"       // "print"
 	_ "github.com/eddystream/eddy/formats"                // "json", "csv", "debezium-json", "canal-json", "maxwell-json"

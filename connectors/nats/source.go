@@ -1,0 +1,448 @@
+package nats
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+)
+
+// source reads a JetStream stream (cfg.stream set) or core NATS subjects.
+// Its splits are the stream's subject filters (one split for the whole
+// stream without any) or the core subjects.
+type source[T any] struct {
+	cfg        *config
+	newDecoder func() connector.Decoder[T]
+}
+
+// ChangelogMode says what the format yields: insertions, or the changes of
+// a changelog format.
+func (s *source[T]) ChangelogMode() changelog.Mode { return s.cfg.changelogs }
+
+// splitState is the state of a split: for JetStream the filter and the
+// next stream sequence to read (and, for a bounded read, the last one); for
+// core NATS the subject.
+type splitState struct {
+	filter  string
+	next    uint64 // JetStream: the sequence of the next message to emit
+	bounded bool
+	end     uint64 // JetStream, bounded: the last sequence to read
+}
+
+const stateVersion = 1
+
+func (s splitState) encode() []byte {
+	b := []byte{stateVersion}
+	b = binary.AppendUvarint(b, s.next)
+	if s.bounded {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.AppendUvarint(b, s.end)
+	b = binary.AppendUvarint(b, uint64(len(s.filter)))
+	return append(b, s.filter...)
+}
+
+func decodeState(b []byte) (splitState, error) {
+	var s splitState
+	bad := errors.New("split state is corrupt or of another source")
+	if len(b) < 1 || b[0] != stateVersion {
+		return s, bad
+	}
+	b = b[1:]
+	var n int
+	if s.next, n = binary.Uvarint(b); n <= 0 || len(b) < n+1 {
+		return s, bad
+	}
+	s.bounded = b[n] == 1
+	b = b[n+1:]
+	if s.end, n = binary.Uvarint(b); n <= 0 {
+		return s, bad
+	}
+	b = b[n:]
+	l, n := binary.Uvarint(b)
+	if n <= 0 || uint64(len(b)-n) != l {
+		return s, bad
+	}
+	s.filter = string(b[n:])
+	return s, nil
+}
+
+// splitID names the split of a filter.
+func (c *config) splitID(filter string) string {
+	if c.stream == "" {
+		return filter
+	}
+	if filter == "" {
+		return c.stream
+	}
+	return c.stream + ":" + filter
+}
+
+func (s *source[T]) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
+	return connector.NewStaticEnumerator(ctx, restored, func(int) ([]connector.Split, error) {
+		if s.cfg.stream == "" {
+			out := make([]connector.Split, len(s.cfg.subjects))
+			for i, subj := range s.cfg.subjects {
+				out[i] = connector.Split{ID: subj, State: splitState{filter: subj}.encode()}
+			}
+			return out, nil
+		}
+		return s.cfg.discover(ctx)
+	})
+}
+
+// discover resolves where each filter of the stream starts (and, for a
+// bounded read, ends) on a job's first run.
+func (c *config) discover(ectx connector.EnumeratorContext) ([]connector.Split, error) {
+	nc, js, st, err := c.jetStream("enumerator of "+ectx.SourceName(), ectx.Log())
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	info, err := st.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("nats %q: reading the state of stream %q: %w", c.name, c.stream, err)
+	}
+	filters := c.subjects
+	if len(filters) == 0 {
+		filters = []string{""}
+	}
+	var out []connector.Split
+	for _, f := range filters {
+		s := splitState{filter: f, bounded: c.bounded}
+		switch c.startMode {
+		case earliest:
+			s.next = 1
+		case latest:
+			s.next = info.State.LastSeq + 1
+		case specific:
+			s.next = c.startSeq
+		case timestamp:
+			if s.next, err = c.firstAtTime(ctx, js, f, info.State.LastSeq); err != nil {
+				return nil, err
+			}
+		}
+		if c.bounded {
+			if f == "" {
+				s.end = info.State.LastSeq
+			} else {
+				m, err := st.GetLastMsgForSubject(ctx, f)
+				switch {
+				case errors.Is(err, jetstream.ErrMsgNotFound):
+					s.end = 0
+				case err != nil:
+					return nil, fmt.Errorf("nats %q: finding the last message of %q in stream %q: %w", c.name, f, c.stream, err)
+				default:
+					s.end = m.Sequence
+				}
+			}
+		}
+		out = append(out, connector.Split{ID: c.splitID(f), State: s.encode()})
+	}
+	return out, nil
+}
+
+// firstAtTime returns the sequence of the first message of filter stored at
+// or after the start time, or last+1 if there is none yet.
+func (c *config) firstAtTime(ctx context.Context, js jetstream.JetStream, filter string, last uint64) (uint64, error) {
+	t := time.UnixMilli(c.startTime)
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &t}
+	if filter != "" {
+		cfg.FilterSubjects = []string{filter}
+	}
+	cons, err := js.OrderedConsumer(ctx, c.stream, cfg)
+	if err != nil {
+		return 0, fmt.Errorf("nats %q: looking for the first message at %s in stream %q: %w", c.name, t.UTC().Format(time.RFC3339Nano), c.stream, err)
+	}
+	batch, err := cons.FetchNoWait(1)
+	if err != nil {
+		return 0, fmt.Errorf("nats %q: looking for the first message at %s in stream %q: %w", c.name, t.UTC().Format(time.RFC3339Nano), c.stream, err)
+	}
+	for m := range batch.Messages() {
+		if md, err := m.Metadata(); err == nil {
+			return md.Sequence.Stream, nil
+		}
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+		return 0, fmt.Errorf("nats %q: looking for the first message at %s in stream %q: %w", c.name, t.UTC().Format(time.RFC3339Nano), c.stream, err)
+	}
+	return last + 1, nil
+}
+
+func (s *source[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T], error) {
+	r := &reader[T]{
+		src:    s,
+		ctx:    ctx,
+		decode: s.newDecoder(),
+		ch:     make(chan delivery, 1024),
+		done:   make(chan struct{}),
+	}
+	r.emit = func(v T) {
+		if r.ts >= 0 {
+			r.cur.EmitAt(v, r.ts)
+		} else {
+			r.cur.Emit(v)
+		}
+	}
+	return r, nil
+}
+
+// delivery is a message that arrived for a split.
+type delivery struct {
+	sp   *readSplit
+	js   jetstream.Msg
+	core *natsgo.Msg
+}
+
+// readSplit is a split a reader holds.
+type readSplit struct {
+	id       string
+	st       splitState
+	cc       jetstream.ConsumeContext
+	sub      *natsgo.Subscription
+	finished bool
+}
+
+// reader reads its splits through one connection: an ordered consumer per
+// JetStream split, a subscription per core subject, all delivering into
+// one channel that Read drains.
+type reader[T any] struct {
+	src    *source[T]
+	ctx    connector.ReaderContext
+	decode connector.Decoder[T]
+	nc     *natsgo.Conn
+	js     jetstream.JetStream
+	splits []*readSplit
+	ch     chan delivery
+	done   chan struct{}
+	once   sync.Once
+
+	mu  sync.Mutex
+	err error // a consumer's terminal error
+
+	cur  connector.SplitOutput[T]
+	ts   int64
+	emit func(T)
+}
+
+func (r *reader[T]) fail(err error) {
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
+	}
+	r.mu.Unlock()
+}
+
+func (r *reader[T]) failed() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+func (r *reader[T]) AddSplits(splits []connector.Split) error {
+	c := r.src.cfg
+	for _, s := range splits {
+		st, err := decodeState(s.State)
+		if err != nil {
+			return fmt.Errorf("nats %q: split %s: %w", c.name, s.ID, err)
+		}
+		r.splits = append(r.splits, &readSplit{id: s.ID, st: st})
+	}
+	return nil
+}
+
+// start connects, if not yet connected, and starts delivering the messages
+// of sp.
+func (r *reader[T]) start(sp *readSplit) error {
+	c := r.src.cfg
+	what := fmt.Sprintf("reader %d of %s", r.ctx.Subtask(), r.ctx.SourceName())
+	if r.nc == nil {
+		if c.stream == "" {
+			nc, err := c.connect(what, r.ctx.Log())
+			if err != nil {
+				return err
+			}
+			r.nc = nc
+		} else {
+			nc, js, _, err := c.jetStream(what, r.ctx.Log())
+			if err != nil {
+				return err
+			}
+			r.nc, r.js = nc, js
+		}
+	}
+	if c.stream == "" {
+		sub, err := r.nc.Subscribe(sp.st.filter, func(m *natsgo.Msg) {
+			select {
+			case r.ch <- delivery{sp: sp, core: m}:
+			case <-r.done:
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("nats %q: subscribing to %q: %w", c.name, sp.st.filter, err)
+		}
+		sp.sub = sub
+		return nil
+	}
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: sp.st.next}
+	if sp.st.filter != "" {
+		cfg.FilterSubjects = []string{sp.st.filter}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	cons, err := r.js.OrderedConsumer(ctx, c.stream, cfg)
+	if err != nil {
+		return fmt.Errorf("nats %q: reading stream %q from sequence %d (split %s): %w", c.name, c.stream, sp.st.next, sp.id, err)
+	}
+	log := r.ctx.Log()
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		select {
+		case r.ch <- delivery{sp: sp, js: m}:
+		case <-r.done:
+		}
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			r.fail(fmt.Errorf("nats %q: stream %q is gone: %w", c.name, c.stream, err))
+			return
+		}
+		log.Warn("nats: consuming a stream", "stream", c.stream, "split", sp.id, "error", err)
+	}))
+	if err != nil {
+		return fmt.Errorf("nats %q: reading stream %q from sequence %d (split %s): %w", c.name, c.stream, sp.st.next, sp.id, err)
+	}
+	sp.cc = cc
+	return nil
+}
+
+// finish ends a split read to its bound.
+func (r *reader[T]) finish(out connector.Output[T], sp *readSplit) {
+	sp.finished = true
+	if sp.cc != nil {
+		sp.cc.Stop()
+	}
+	out.Split(sp.id).Finish()
+	for i, s := range r.splits {
+		if s == sp {
+			r.splits = append(r.splits[:i], r.splits[i+1:]...)
+			break
+		}
+	}
+}
+
+func (r *reader[T]) Read(out connector.Output[T]) error {
+	if err := r.failed(); err != nil {
+		return err
+	}
+	for _, sp := range append([]*readSplit(nil), r.splits...) {
+		if sp.cc != nil || sp.sub != nil {
+			continue
+		}
+		if sp.st.bounded && sp.st.next > sp.st.end {
+			r.finish(out, sp) // nothing to read
+			continue
+		}
+		if err := r.start(sp); err != nil {
+			return err
+		}
+	}
+	if len(r.splits) == 0 {
+		return nil
+	}
+	timer := time.NewTimer(5 * time.Millisecond)
+	defer timer.Stop()
+	var d delivery
+	select {
+	case d = <-r.ch:
+	case <-timer.C:
+		return nil
+	}
+	for {
+		if err := r.handle(out, d); err != nil {
+			return err
+		}
+		if out.Room() <= 0 {
+			return nil
+		}
+		select {
+		case d = <-r.ch:
+		default:
+			return nil
+		}
+	}
+}
+
+// handle emits the records of one message.
+func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
+	sp := d.sp
+	if sp.finished {
+		return nil
+	}
+	r.cur = out.Split(sp.id)
+	if d.core != nil {
+		r.ts = -1
+		if err := r.decode.Decode(d.core.Data, r.emit); err != nil {
+			return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: "subject " + d.core.Subject, Raw: string(d.core.Data), Error: err.Error()})
+		}
+		return nil
+	}
+	md, err := d.js.Metadata()
+	if err != nil {
+		return fmt.Errorf("nats %q: a message of stream %q has no JetStream metadata: %w", r.src.cfg.name, r.src.cfg.stream, err)
+	}
+	seq := md.Sequence.Stream
+	if seq < sp.st.next {
+		return nil // delivered again after the consumer was recreated
+	}
+	if sp.st.bounded && seq > sp.st.end {
+		r.finish(out, sp)
+		return nil
+	}
+	r.ts = md.Timestamp.UnixMilli()
+	sp.st.next = seq + 1
+	if err := r.decode.Decode(d.js.Data(), r.emit); err != nil {
+		loc := fmt.Sprintf("stream %s sequence %d (subject %s)", r.src.cfg.stream, seq, d.js.Subject())
+		if berr := out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: loc, Raw: string(d.js.Data()), Error: err.Error()}); berr != nil {
+			return berr
+		}
+	}
+	if sp.st.bounded && seq >= sp.st.end {
+		r.finish(out, sp)
+	}
+	return nil
+}
+
+func (r *reader[T]) SnapshotState(int64) ([]connector.Split, error) {
+	out := make([]connector.Split, len(r.splits))
+	for i, sp := range r.splits {
+		out[i] = connector.Split{ID: sp.id, State: sp.st.encode()}
+	}
+	return out, nil
+}
+
+func (r *reader[T]) Close() error {
+	r.once.Do(func() { close(r.done) })
+	for _, sp := range r.splits {
+		if sp.cc != nil {
+			sp.cc.Stop()
+		}
+		if sp.sub != nil {
+			_ = sp.sub.Unsubscribe()
+		}
+	}
+	if r.nc != nil {
+		r.nc.Close()
+	}
+	return nil
+}
