@@ -370,3 +370,28 @@ func TestCommitRefusesMissingFiles(t *testing.T) {
 		t.Fatalf("the table has a snapshot after a failed commit")
 	}
 }
+
+// TestSinkOneSnapshotOfManyUpdates writes many updates of few keys in one
+// snapshot, at the end of a bounded input without checkpoints: the
+// position deletes name data files of the same commit.
+func TestSinkOneSnapshotOfManyUpdates(t *testing.T) {
+	const n, keys = 400, 50
+	for _, p := range []int{1, 2} {
+		dir := t.TempDir()
+		env := eddy.NewEnvironment(eddy.WithParallelism(p))
+		src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n},
+			func(i int64) changelog.Change[types.Row] { return kvChange(i, keys) }, eddy.NoWatermarks[changelog.Change[types.Row]]()).Parallelism(1)
+		key := types.NewKeyEncoder(upsertType, 0)
+		eddy.WriteUpserts(eddy.AsChangelog(src, changelog.Upsert), "kv", key.Key, openKVSink(t, dir, "kv"), eddy.KeyedBySinkKey())
+		if err := env.Execute(context.Background(), "one-snapshot"); err != nil {
+			t.Fatalf("parallelism %d: %v", p, err)
+		}
+		tbl := loadTestTable(t, dir, "kv")
+		if s := len(tbl.Metadata().Snapshots()); s != 1 {
+			t.Errorf("parallelism %d: %d snapshots, want 1", p, s)
+		}
+		if got, want := scanRows(t, tbl), kvState(n, keys); !slices.Equal(got, want) {
+			t.Errorf("parallelism %d: %d rows, want %d:\n%s", p, len(got), len(want), rowDiff(got, want))
+		}
+	}
+}
