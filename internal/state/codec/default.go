@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -182,16 +183,23 @@ func decodeFloat32(src []byte) float32 {
 // appendString appends s with each zero byte escaped as 0x00 0xFF and a
 // terminating 0x00 0x01, which keeps both order and prefix-freedom.
 func appendString(dst []byte, s string) []byte {
-	for {
-		i := strings.IndexByte(s, 0)
-		if i < 0 {
-			dst = append(dst, s...)
-			return append(dst, 0, 1)
-		}
-		dst = append(dst, s[:i+1]...)
-		dst = append(dst, 0xff)
-		s = s[i+1:]
+	i := strings.IndexByte(s, 0)
+	if i < 0 {
+		dst = append(dst, s...)
+		return append(dst, 0, 1)
 	}
+	// Binary strings (encoded keys) hold many zero bytes: escape them in
+	// one pass rather than searching for each.
+	dst = slices.Grow(dst, len(s)+(len(s)-i)/4+4)
+	dst = append(dst, s[:i]...)
+	for ; i < len(s); i++ {
+		if c := s[i]; c != 0 {
+			dst = append(dst, c)
+		} else {
+			dst = append(dst, 0, 0xff)
+		}
+	}
+	return append(dst, 0, 1)
 }
 
 // decodeString decodes an encoding made by appendString.
