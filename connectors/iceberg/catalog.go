@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	icebergo "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -103,6 +104,25 @@ func redactURI(uri string) string {
 	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }
 
+// tableCatalogs holds the catalog each table (by UUID) was last loaded
+// from by loadOrCreateTable, for the commits iceberg-go's transactions
+// cannot make (commitUnchecked).
+var tableCatalogs sync.Map // string -> catalog.Catalog
+
+// rememberCatalog notes that tbl was loaded from cat.
+func rememberCatalog(tbl *table.Table, cat catalog.Catalog) {
+	tableCatalogs.Store(tbl.Metadata().TableUUID().String(), cat)
+}
+
+// catalogOf returns the catalog tbl was loaded from by loadOrCreateTable.
+func catalogOf(tbl *table.Table) (catalog.Catalog, bool) {
+	c, ok := tableCatalogs.Load(tbl.Metadata().TableUUID().String())
+	if !ok {
+		return nil, false
+	}
+	return c.(catalog.Catalog), true
+}
+
 // tableIdentifier returns the identifier of table tableName in namespace
 // (dotted for a nested namespace: "a.b").
 func tableIdentifier(namespace, tableName string) table.Identifier {
@@ -111,11 +131,20 @@ func tableIdentifier(namespace, tableName string) table.Identifier {
 
 // loadOrCreateTable loads the Iceberg table namespace.tableName, creating
 // the namespace and the table when missing. A new table gets the columns
-// of t (see icebergSchema), the primary key as its identifier fields, the
-// format version formatVersion and the table properties props. An
-// existing table must have t's columns with the same types (optional
-// columns t lacks are allowed); the error lists every difference.
+// of t (see icebergSchema), the primary key as its identifier fields,
+// identity partitions of t's PARTITIONED BY columns, the format version
+// formatVersion and the table properties props. An existing table must
+// have t's columns with the same types (optional columns t lacks are
+// allowed); the error lists every difference. It keeps its own
+// partitioning.
 func loadOrCreateTable(ctx context.Context, cat catalog.Catalog, namespace, tableName string, t *connector.Table, formatVersion int, props map[string]string) (*table.Table, error) {
+	return loadOrCreatePartitionedTable(ctx, cat, namespace, tableName, t, formatVersion, props, "")
+}
+
+// loadOrCreatePartitionedTable is loadOrCreateTable partitioning a new
+// table by partitionKey, a 'partition.key' value (transforms of columns,
+// see parsePartitionKey), when it is not empty.
+func loadOrCreatePartitionedTable(ctx context.Context, cat catalog.Catalog, namespace, tableName string, t *connector.Table, formatVersion int, props map[string]string, partitionKey string) (*table.Table, error) {
 	if formatVersion < 1 || formatVersion > 3 {
 		return nil, fmt.Errorf("iceberg table %s.%s: 'format-version' %d is not supported: use 2 (or 1 or 3)", namespace, tableName, formatVersion)
 	}
@@ -142,13 +171,22 @@ func loadOrCreateTable(ctx context.Context, cat catalog.Catalog, namespace, tabl
 			tp[k] = v
 		}
 		tp["format-version"] = strconv.Itoa(formatVersion)
-		tbl, err = cat.CreateTable(ctx, ident, sc, catalog.WithProperties(tp))
+		terms, perr := partitionTermsOf(t, partitionKey)
+		if perr != nil {
+			return nil, fmt.Errorf("iceberg table %s.%s: %w", namespace, tableName, perr)
+		}
+		spec, perr := partitionSpecOf(sc, terms)
+		if perr != nil {
+			return nil, fmt.Errorf("iceberg table %s.%s: %w", namespace, tableName, perr)
+		}
+		tbl, err = cat.CreateTable(ctx, ident, sc, catalog.WithProperties(tp), catalog.WithPartitionSpec(&spec))
 		if errors.Is(err, catalog.ErrTableAlreadyExists) {
 			tbl, err = cat.LoadTable(ctx, ident) // created concurrently
 		}
 		if err != nil {
 			return nil, fmt.Errorf("iceberg table %s.%s: creating it: %w", namespace, tableName, err)
 		}
+		rememberCatalog(tbl, cat)
 		return tbl, nil
 	}
 	if err != nil {
@@ -163,5 +201,6 @@ func loadOrCreateTable(ctx context.Context, cat catalog.Catalog, namespace, tabl
 		return nil, fmt.Errorf("iceberg table %s.%s exists with other columns than the DDL: %s; change the DDL's columns to match the table (or write to a new table)",
 			namespace, tableName, formatDifferences(diffs))
 	}
+	rememberCatalog(tbl, cat)
 	return tbl, nil
 }

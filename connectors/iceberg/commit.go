@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,32 +34,90 @@ func commitFiles(ctx context.Context, tbl *table.Table, data, deletes []fileMeta
 	if len(data) == 0 && len(deletes) == 0 {
 		return tbl, nil
 	}
+	// A commit that replaces deletion vectors, or skips iceberg-go's
+	// checks, is not retried by iceberg-go when another commit comes
+	// first: it is built again on the table as it then is.
+	for attempt := 1; ; attempt++ {
+		committed, err := commitFilesOnce(ctx, tbl, data, deletes, summary)
+		if err == nil || !errors.Is(err, table.ErrCommitFailed) || attempt == commitAttempts {
+			return committed, err
+		}
+		if rerr := tbl.Refresh(ctx); rerr != nil {
+			return nil, errors.Join(err, fmt.Errorf("iceberg table %s: loading it again to retry the commit: %w", strings.Join(tbl.Identifier(), "."), rerr))
+		}
+	}
+}
+
+// commitAttempts is how many times commitFiles builds and tries a commit
+// that another commit got ahead of.
+const commitAttempts = 4
+
+// commitFilesOnce makes one attempt of commitFiles.
+func commitFilesOnce(ctx context.Context, tbl *table.Table, data, deletes []fileMeta, summary map[string]string) (*table.Table, error) {
 	name := strings.Join(tbl.Identifier(), ".")
-	spec := tbl.Spec()
+	spec, sc := tbl.Spec(), tbl.Schema()
+	v3 := tbl.Metadata().Version() >= 3
 	dataFiles := make([]icebergo.DataFile, 0, len(data))
 	for i := range data {
 		if data[i].Content != contentData {
 			return nil, fmt.Errorf("iceberg table %s: committing %s as a data file, but it holds %s", name, data[i].Path, data[i].Content)
 		}
-		df, err := data[i].dataFile(spec)
+		df, err := data[i].dataFile(spec, sc)
 		if err != nil {
 			return nil, fmt.Errorf("iceberg table %s: %w", name, err)
 		}
 		dataFiles = append(dataFiles, df)
 	}
+	added := make(map[string]bool, len(data))
+	for i := range data {
+		added[data[i].Path] = true
+	}
+	// iceberg-go checks that the data files position deletes name are in
+	// the table before the commit, so a delete of a row added in the same
+	// snapshot fails that check. A Parquet position-delete file need not
+	// name its data file; a deletion vector must, and such a commit skips
+	// the check (see commitUnchecked).
+	sameSnapshotDV, cloned := false, false
 	deleteFiles := make([]icebergo.DataFile, 0, len(deletes))
 	for i := range deletes {
+		if ref := deletes[i].ReferencedDataFile; ref != "" && added[ref] {
+			if deletes[i].isDeletionVector() {
+				sameSnapshotDV = true
+			} else {
+				if !cloned {
+					deletes, cloned = slices.Clone(deletes), true
+				}
+				deletes[i].ReferencedDataFile = ""
+			}
+		}
 		if deletes[i].Content == contentData {
 			return nil, fmt.Errorf("iceberg table %s: committing the data file %s as a delete file", name, deletes[i].Path)
 		}
-		if deletes[i].Content == contentPositionDeletes && tbl.Metadata().Version() >= 3 {
-			return nil, fmt.Errorf("iceberg table %s has format version %d, whose position deletes are deletion vectors, which eddy does not write yet: use a table of format version 2", name, tbl.Metadata().Version())
+		if deletes[i].Content == contentPositionDeletes && v3 != deletes[i].isDeletionVector() {
+			if v3 {
+				return nil, fmt.Errorf("iceberg table %s has format version %d, whose position deletes are deletion vectors, but %s is a Parquet position-delete file: the table's format version changed while the job ran; restart the job from its last checkpoint", name, tbl.Metadata().Version(), deletes[i].Path)
+			}
+			return nil, fmt.Errorf("iceberg table %s has format version %d, which has no deletion vectors, but %s is one: the table's format version changed while the job ran; restart the job from its last checkpoint", name, tbl.Metadata().Version(), deletes[i].Path)
 		}
-		df, err := deletes[i].dataFile(spec)
+		df, err := deletes[i].dataFile(spec, sc)
 		if err != nil {
 			return nil, fmt.Errorf("iceberg table %s: %w", name, err)
 		}
 		deleteFiles = append(deleteFiles, df)
+	}
+	var removed []icebergo.DataFile
+	if v3 {
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("iceberg table %s: opening its file IO at %s: %w", name, tbl.Location(), err)
+		}
+		wfs, ok := fsys.(icebergio.WriteFileIO)
+		if !ok {
+			return nil, fmt.Errorf("iceberg table %s: the file IO of %s (%T) cannot write files: use a writable warehouse", name, tbl.Location(), fsys)
+		}
+		if deleteFiles, removed, err = mergeDeletionVectors(ctx, tbl, wfs, deleteFiles); err != nil {
+			return nil, fmt.Errorf("iceberg table %s: merging deletion vectors: %w", name, err)
+		}
 	}
 	props := icebergo.Properties{}
 	for k, v := range summary {
@@ -69,12 +128,45 @@ func commitFiles(ctx context.Context, tbl *table.Table, data, deletes []fileMeta
 	rd := tx.NewRowDelta(props)
 	rd.AddRows(dataFiles...)
 	rd.AddDeletes(deleteFiles...)
+	if len(removed) > 0 {
+		rd.RemoveDeletes(removed...)
+	}
 	if err := rd.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("iceberg table %s: staging %d data and %d delete files: %w", name, len(dataFiles), len(deleteFiles), err)
+	}
+	if sameSnapshotDV {
+		return commitUnchecked(ctx, tbl, tx, len(dataFiles), len(deleteFiles))
 	}
 	committed, err := tx.Commit(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg table %s: committing %d data and %d delete files: %w", name, len(dataFiles), len(deleteFiles), err)
+	}
+	return committed, nil
+}
+
+// commitUnchecked commits the staged transaction tx of tbl through the
+// catalog tbl was loaded from, without iceberg-go's conflict checks: the
+// commit holds deletion vectors of data files it adds itself, which those
+// checks wrongly take for files a concurrent commit removed. The commit is
+// still fenced by the table's current snapshot (another commit in between
+// fails it), so there is nothing a conflict check could find.
+func commitUnchecked(ctx context.Context, tbl *table.Table, tx *table.Transaction, nData, nDeletes int) (*table.Table, error) {
+	name := strings.Join(tbl.Identifier(), ".")
+	cat, ok := catalogOf(tbl)
+	if !ok {
+		return nil, fmt.Errorf("iceberg table %s: committing deletion vectors of data files of the same snapshot needs the catalog the table was loaded from, which eddy does not know: load the table with loadOrCreateTable", name)
+	}
+	tc, err := tx.TableCommit()
+	if err != nil {
+		return nil, fmt.Errorf("iceberg table %s: preparing the commit of %d data and %d delete files: %w", name, nData, nDeletes, err)
+	}
+	if _, _, err := cat.CommitTable(ctx, tc.Identifier, tc.Requirements, tc.Updates); err != nil {
+		return nil, fmt.Errorf("iceberg table %s: committing %d data and %d delete files: %w", name, nData, nDeletes, err)
+	}
+	tx.MarkCommitted()
+	committed, err := cat.LoadTable(ctx, tbl.Identifier())
+	if err != nil {
+		return nil, fmt.Errorf("iceberg table %s: loading it after a commit: %w", name, err)
 	}
 	return committed, nil
 }

@@ -200,7 +200,7 @@ func TestFormatVersion3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := commitFiles(ctx, tbl, nil, deletes, ioSummary("j", 2)); err == nil || !strings.Contains(err.Error(), "use a table of format version 2") {
+	if _, err := commitFiles(ctx, tbl, nil, deletes, ioSummary("j", 2)); err == nil || !strings.Contains(err.Error(), "is a Parquet position-delete file") {
 		t.Errorf("position deletes in format version 3: %v", err)
 	}
 }

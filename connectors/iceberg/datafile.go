@@ -50,14 +50,11 @@ type tableFiles struct {
 	rowGroupBytes int64
 }
 
-// newTableFiles reads what writers of tbl need from its current metadata.
-// The table must be unpartitioned for now.
+// newTableFiles reads what writers of tbl need from its current metadata:
+// files are written for the table's current schema and partition spec.
 func newTableFiles(ctx context.Context, tbl *table.Table) (*tableFiles, error) {
 	name := strings.Join(tbl.Identifier(), ".")
 	spec := tbl.Spec()
-	if !spec.IsUnpartitioned() {
-		return nil, fmt.Errorf("iceberg table %s is partitioned (%s): eddy writes unpartitioned tables only so far; write to an unpartitioned table", name, spec)
-	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg table %s: opening its file IO at %s: %w", name, tbl.Location(), err)
@@ -71,10 +68,7 @@ func newTableFiles(ctx context.Context, tbl *table.Table) (*tableFiles, error) {
 		return nil, fmt.Errorf("iceberg table %s: %w", name, err)
 	}
 	props := tbl.Properties()
-	dataDir := strings.TrimSuffix(tbl.Location(), "/") + "/data"
-	if p := props.Get("write.data.path", ""); p != "" {
-		dataDir = strings.TrimSuffix(p, "/")
-	}
+	dataDir := dataDirOf(tbl)
 	codec, err := parquetCodec(props.Get("write.parquet.compression-codec", "zstd"))
 	if err != nil {
 		return nil, fmt.Errorf("iceberg table %s: %w", name, err)
@@ -94,6 +88,21 @@ func newTableFiles(ctx context.Context, tbl *table.Table) (*tableFiles, error) {
 		compression:   codec,
 		rowGroupBytes: rgBytes,
 	}, nil
+}
+
+// dataDirOf returns the directory of a table's new files, without a
+// trailing slash: write.data.path, or the table location's data directory.
+func dataDirOf(tbl *table.Table) string {
+	if p := tbl.Properties().Get("write.data.path", ""); p != "" {
+		return strings.TrimSuffix(p, "/")
+	}
+	return strings.TrimSuffix(tbl.Location(), "/") + "/data"
+}
+
+// newPartitioner returns the partitioner of the table's spec for eddy rows
+// of type rt, nil for an unpartitioned table.
+func (tf *tableFiles) newPartitioner(rt *types.RowType) (*partitioner, error) {
+	return newPartitioner(tf.spec, tf.schema, rt)
 }
 
 // parquetCodec returns the compression of a write.parquet.compression-codec
@@ -225,7 +234,7 @@ func (p *parquetFile) abort() error {
 // describe builds the fileMeta of a finished file, with the column metrics
 // from its Parquet metadata (Iceberg's metrics modes apply: strings and
 // binaries are truncated to 16 bytes unless the table says otherwise).
-func (tf *tableFiles) describe(content string, sc *icebergo.Schema, path string, md *metadata.FileMetaData, size int64, eqIDs []int, referenced string) (fileMeta, error) {
+func (tf *tableFiles) describe(content string, sc *icebergo.Schema, path string, md *metadata.FileMetaData, size int64, eqIDs []int, referenced string, part partitionKey) (fileMeta, error) {
 	mc, err := (&fileMeta{Content: content, Path: path}).manifestContent()
 	if err != nil {
 		return fileMeta{}, err
@@ -249,7 +258,11 @@ func (tf *tableFiles) describe(content string, sc *icebergo.Schema, path string,
 	if err != nil {
 		return fileMeta{}, fmt.Errorf("collecting the metrics of the Iceberg file %s: %w", path, err)
 	}
-	return fileMetaOf(df, content, tf.spec.ID()), nil
+	m := fileMetaOf(df, content, tf.spec.ID())
+	if part != "" {
+		m.Partition = []byte(part)
+	}
+	return m, nil
 }
 
 // dataFileWriter writes eddy rows into one new Parquet file of an Iceberg
@@ -265,6 +278,7 @@ type dataFileWriter struct {
 	content string
 	schema  *icebergo.Schema // schema of the file
 	eqIDs   []int
+	part    partitionKey // the partition of every row
 	file    *parquetFile
 	batcher *rowBatcher
 	rows    int64
@@ -309,6 +323,10 @@ func (tf *tableFiles) newRowFileWriterAt(content string, sc *icebergo.Schema, as
 
 // Path returns the file's path.
 func (w *dataFileWriter) Path() string { return w.file.path }
+
+// SetPartition records that the file's rows are all of partition key (of
+// a partitioned table); the file's description carries it.
+func (w *dataFileWriter) SetPartition(key partitionKey) { w.part = key }
 
 // Append appends row and returns its position (0-based) in the file.
 func (w *dataFileWriter) Append(row types.Row) (int64, error) {
@@ -379,7 +397,7 @@ func (w *dataFileWriter) Close() (fileMeta, error) {
 	if err != nil {
 		return fileMeta{}, err
 	}
-	return w.tf.describe(w.content, w.schema, w.file.path, md, size, w.eqIDs, "")
+	return w.tf.describe(w.content, w.schema, w.file.path, md, size, w.eqIDs, "", w.part)
 }
 
 // Abort stops writing and removes the file.

@@ -23,11 +23,14 @@ type positionDelete struct {
 // positionDeleteWriter collects position deletes and writes them, sorted
 // by file path and position as the Iceberg spec requires, into one
 // Parquet position-delete file (file_path, pos: the reserved field ids
-// 2147483546 and 2147483545). Position deletes in Parquet need format
-// version 2: version 3 replaces them with deletion vectors.
+// 2147483546 and 2147483545). A partitioned table needs a writer per
+// partition of the data files deleted from (SetPartition). Position
+// deletes in Parquet are format version 2's: version 3 replaces them with
+// deletion vectors (deletionVectorWriter).
 type positionDeleteWriter struct {
 	tf      *tableFiles
 	prefix  string
+	part    partitionKey // the partition of the data files deleted from
 	deletes []positionDelete
 }
 
@@ -41,6 +44,10 @@ func (tf *tableFiles) newPositionDeleteWriter(prefix string) *positionDeleteWrit
 func (w *positionDeleteWriter) Delete(path string, pos int64) {
 	w.deletes = append(w.deletes, positionDelete{path, pos})
 }
+
+// SetPartition records that the deletes are all of data files of
+// partition key: a partitioned table needs a delete file per partition.
+func (w *positionDeleteWriter) SetPartition(key partitionKey) { w.part = key }
 
 // Len returns the number of deletes recorded.
 func (w *positionDeleteWriter) Len() int { return len(w.deletes) }
@@ -91,7 +98,7 @@ func (w *positionDeleteWriter) Close() ([]fileMeta, error) {
 		_ = f.abort()
 		return nil, err
 	}
-	m, err := w.tf.describe(contentPositionDeletes, icebergo.PositionalDeleteSchema, f.path, md, size, nil, referenced)
+	m, err := w.tf.describe(contentPositionDeletes, icebergo.PositionalDeleteSchema, f.path, md, size, nil, referenced, w.part)
 	if err != nil {
 		return nil, err
 	}

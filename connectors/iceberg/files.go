@@ -32,9 +32,11 @@ type fileMeta struct {
 	FileSize int64 `json:"file_size"`
 	// SpecID is the id of the partition spec the file was written for.
 	SpecID int `json:"spec_id"`
-	// Partition holds the file's partition values by partition field id
-	// (empty for an unpartitioned table).
-	Partition map[int]any `json:"partition,omitempty"`
+	// Partition is the file's partition tuple (a partitionKey: each
+	// field's presence and Iceberg single-value serialisation, in spec
+	// order), empty for an unpartitioned table. Bytes keep the values'
+	// types through JSON; the spec gives them back (dataFile).
+	Partition []byte `json:"partition,omitempty"`
 	// ColumnSizes, ValueCounts, NullValueCounts and NaNValueCounts are
 	// column metrics by field id.
 	ColumnSizes     map[int]int64 `json:"column_sizes,omitempty"`
@@ -52,6 +54,16 @@ type fileMeta struct {
 	ReferencedDataFile string `json:"referenced_data_file,omitempty"`
 	// EqualityIDs are the field ids an equality-delete file matches on.
 	EqualityIDs []int `json:"equality_ids,omitempty"`
+	// ContentOffset and ContentSize locate a deletion vector's blob in its
+	// Puffin file (Format "PUFFIN", position deletes of format version 3).
+	ContentOffset *int64 `json:"content_offset,omitempty"`
+	ContentSize   *int64 `json:"content_size,omitempty"`
+}
+
+// isDeletionVector reports whether m is a deletion vector: position
+// deletes of one data file in a Puffin file.
+func (m *fileMeta) isDeletionVector() bool {
+	return m.Content == contentPositionDeletes && m.Format == string(icebergo.PuffinFile)
 }
 
 // manifestContent returns the manifest entry content of m.Content.
@@ -68,10 +80,10 @@ func (m *fileMeta) manifestContent() (icebergo.ManifestEntryContent, error) {
 }
 
 // dataFile builds the iceberg-go DataFile of m for a commit to a table
-// whose partition spec with m's spec id is spec. It fails when spec is
-// another spec (the table's partitioning changed since the file was
-// written).
-func (m *fileMeta) dataFile(spec icebergo.PartitionSpec) (icebergo.DataFile, error) {
+// whose partition spec with m's spec id is spec, over the schema sc. It
+// fails when spec is another spec (the table's partitioning changed since
+// the file was written).
+func (m *fileMeta) dataFile(spec icebergo.PartitionSpec, sc *icebergo.Schema) (icebergo.DataFile, error) {
 	if spec.ID() != m.SpecID {
 		return nil, fmt.Errorf("iceberg file %s was written for partition spec %d, not the table's spec %d: the table's partitioning changed while the job ran; restart the job from its last checkpoint", m.Path, m.SpecID, spec.ID())
 	}
@@ -79,9 +91,15 @@ func (m *fileMeta) dataFile(spec icebergo.PartitionSpec) (icebergo.DataFile, err
 	if err != nil {
 		return nil, err
 	}
-	part := m.Partition
-	if part == nil {
-		part = map[int]any{}
+	part := map[int]any{}
+	if !spec.IsUnpartitioned() {
+		fields, err := specFieldTypes(spec, sc)
+		if err != nil {
+			return nil, fmt.Errorf("iceberg file %s: %w", m.Path, err)
+		}
+		if part, err = partitionValues(partitionKey(m.Partition), fields); err != nil {
+			return nil, fmt.Errorf("iceberg file %s: %w", m.Path, err)
+		}
 	}
 	b, err := icebergo.NewDataFileBuilder(spec, content, m.Path, icebergo.FileFormat(m.Format), part, nil, nil, m.RecordCount, m.FileSize)
 	if err != nil {
@@ -114,6 +132,12 @@ func (m *fileMeta) dataFile(spec icebergo.PartitionSpec) (icebergo.DataFile, err
 	if len(m.EqualityIDs) > 0 {
 		b.EqualityFieldIDs(m.EqualityIDs)
 	}
+	if m.ContentOffset != nil {
+		b.ContentOffset(*m.ContentOffset)
+	}
+	if m.ContentSize != nil {
+		b.ContentSizeInBytes(*m.ContentSize)
+	}
 	return b.Build(), nil
 }
 
@@ -135,6 +159,8 @@ func fileMetaOf(df icebergo.DataFile, content string, specID int) fileMeta {
 		UpperBounds:     df.UpperBoundValues(),
 		SplitOffsets:    df.SplitOffsets(),
 		EqualityIDs:     df.EqualityFieldIDs(),
+		ContentOffset:   df.ContentOffset(),
+		ContentSize:     df.ContentSizeInBytes(),
 	}
 	if ref := df.ReferencedDataFile(); ref != nil {
 		m.ReferencedDataFile = *ref

@@ -23,17 +23,30 @@ type writeResult struct {
 }
 
 // fileWriter is the part of a writer that owns the open files: the data
-// file rows go into, the data files closed since the last checkpoint, and
-// the position deletes of the rows changes replaced.
+// file rows go into (one per partition of a partitioned table), the data
+// files closed since the last checkpoint, and the position deletes of the
+// rows changes replaced (Parquet position-delete files, one per partition,
+// or, in format version 3, deletion vectors).
 type fileWriter struct {
 	sink *Sink
 	tf   *tableFiles
-	// A data file is named by a random 64-bit id (filePrefix-<id in
-	// hex>.parquet), from which the key index finds it.
-	data   *dataFileWriter
-	dataID uint64
-	done   []fileMeta
-	dels   *positionDeleteWriter
+	// part computes the partition of a row; nil for an unpartitioned
+	// table, whose open data file is one.
+	part  *partitioner
+	one   *openFile
+	parts map[partitionKey]*openFile
+	done  []fileMeta
+	dels  map[partitionKey]*positionDeleteWriter
+	dvs   *deletionVectorWriter
+}
+
+// openFile is a data file being written. A data file is named by a
+// random 64-bit id (filePrefix-<id in hex>.parquet), from which the key
+// index finds it; all its rows are of the partition part.
+type openFile struct {
+	w    *dataFileWriter
+	id   uint64
+	part partitionKey
 }
 
 // filePrefix begins the names of the files the sink writes.
@@ -46,8 +59,16 @@ func (w *fileWriter) open() error {
 	if err != nil {
 		return err
 	}
-	w.tf, err = newTableFiles(ctx, tbl)
-	return err
+	if w.tf, err = newTableFiles(ctx, tbl); err != nil {
+		return err
+	}
+	if w.part, err = w.tf.newPartitioner(w.sink.table.Schema); err != nil {
+		return fmt.Errorf("%s: %w", w.sink.cfg.where(), err)
+	}
+	if w.part != nil {
+		w.parts = map[partitionKey]*openFile{}
+	}
+	return nil
 }
 
 // filePath is the path of the data file id.
@@ -67,51 +88,114 @@ func fileID(path string) (uint64, bool) {
 	return id, err == nil
 }
 
-// append writes row into the open data file, opening one if none is, and
-// returns the file's id and the row's position in it.
+// newFile opens a data file for rows of partition part.
+func (w *fileWriter) newFile(part partitionKey) (*openFile, error) {
+	d, err := w.tf.newDataFileWriter(w.sink.table.Schema, filePrefix)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.sink.cfg.where(), err)
+	}
+	id, ok := fileID(d.Path())
+	if !ok || w.filePath(id) != d.Path() {
+		d.Abort()
+		return nil, fmt.Errorf("%s: data file %s is not named as the key index expects", w.sink.cfg.where(), d.Path())
+	}
+	d.SetPartition(part)
+	return &openFile{w: d, id: id, part: part}, nil
+}
+
+// append writes row into the open data file of its partition, opening one
+// if none is, and returns the file's id and the row's position in it.
 func (w *fileWriter) append(c connector.TableRecord) (uint64, int64, error) {
-	if w.data == nil {
-		d, err := w.tf.newDataFileWriter(w.sink.table.Schema, filePrefix)
-		if err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", w.sink.cfg.where(), err)
-		}
-		id, ok := fileID(d.Path())
-		if !ok || w.filePath(id) != d.Path() {
-			d.Abort()
-			return 0, 0, fmt.Errorf("%s: data file %s is not named as the key index expects", w.sink.cfg.where(), d.Path())
-		}
-		w.data, w.dataID = d, id
-	}
-	pos, err := w.data.Append(c.Row)
-	if err != nil {
-		return 0, 0, fmt.Errorf("%s: writing %s: %w", w.sink.cfg.where(), w.filePath(w.dataID), err)
-	}
-	id := w.dataID
-	if w.data.Size() >= w.sink.cfg.targetFileSize {
-		if err := w.closeData(); err != nil {
-			return 0, 0, err
-		}
-	}
-	return id, pos, nil
+	id, pos, _, err := w.appendPart(c)
+	return id, pos, err
 }
 
-// deleteRow notes that the row at pos of data file id is deleted.
-func (w *fileWriter) deleteRow(id uint64, pos int64) {
+// appendPart is append returning the row's partition too.
+func (w *fileWriter) appendPart(c connector.TableRecord) (uint64, int64, partitionKey, error) {
+	var f *openFile
+	if w.part == nil {
+		if w.one == nil {
+			nf, err := w.newFile("")
+			if err != nil {
+				return 0, 0, "", err
+			}
+			w.one = nf
+		}
+		f = w.one
+	} else {
+		key := w.part.key(c.Row)
+		if f = w.parts[string(key)]; f == nil {
+			nf, err := w.newFile(string(key))
+			if err != nil {
+				return 0, 0, "", err
+			}
+			f = nf
+			w.parts[f.part] = f
+		}
+	}
+	pos, err := f.w.Append(c.Row)
+	if err != nil {
+		return 0, 0, "", fmt.Errorf("%s: writing %s: %w", w.sink.cfg.where(), w.filePath(f.id), err)
+	}
+	if f.w.Size() >= w.sink.cfg.targetFileSize {
+		if err := w.closeFile(f); err != nil {
+			return 0, 0, "", err
+		}
+	}
+	return f.id, pos, f.part, nil
+}
+
+// deleteRow notes that the row at pos of data file id of an unpartitioned
+// table is deleted.
+func (w *fileWriter) deleteRow(id uint64, pos int64) { w.deletePartRow(id, pos, "") }
+
+// deletePartRow notes that the row at pos of data file id, of partition
+// part, is deleted.
+func (w *fileWriter) deletePartRow(id uint64, pos int64, part partitionKey) {
+	if w.tf.formatVersion >= 3 {
+		if w.dvs == nil {
+			w.dvs = w.tf.newDeletionVectorWriter(filePrefix + "-dv")
+		}
+		w.dvs.Delete(w.filePath(id), pos, part)
+		return
+	}
 	if w.dels == nil {
-		w.dels = w.tf.newPositionDeleteWriter(filePrefix + "-deletes")
+		w.dels = map[partitionKey]*positionDeleteWriter{}
 	}
-	w.dels.Delete(w.filePath(id), pos)
+	d := w.dels[part]
+	if d == nil {
+		d = w.tf.newPositionDeleteWriter(filePrefix + "-deletes")
+		d.SetPartition(part)
+		w.dels[part] = d
+	}
+	d.Delete(w.filePath(id), pos)
 }
 
+// closeData closes the open data files.
 func (w *fileWriter) closeData() error {
-	if w.data == nil {
-		return nil
+	if w.one != nil {
+		if err := w.closeFile(w.one); err != nil {
+			return err
+		}
 	}
-	d := w.data
-	w.data = nil
-	m, err := d.Close()
+	for _, f := range w.parts {
+		if err := w.closeFile(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closeFile closes the open data file f.
+func (w *fileWriter) closeFile(f *openFile) error {
+	if w.one == f {
+		w.one = nil
+	} else {
+		delete(w.parts, f.part)
+	}
+	m, err := f.w.Close()
 	if err != nil {
-		return fmt.Errorf("%s: closing data file %s: %w", w.sink.cfg.where(), w.filePath(w.dataID), err)
+		return fmt.Errorf("%s: closing data file %s: %w", w.sink.cfg.where(), w.filePath(f.id), err)
 	}
 	w.done = append(w.done, m)
 	return nil
@@ -123,13 +207,20 @@ func (w *fileWriter) flush(emit func(writeResult), id int64) error {
 		return err
 	}
 	r := writeResult{Checkpoint: id, Data: w.done}
-	if w.dels != nil {
-		dels, err := w.dels.Close()
-		w.dels = nil
+	for part, d := range w.dels {
+		dels, err := d.Close()
 		if err != nil {
 			return fmt.Errorf("%s: writing position deletes: %w", w.sink.cfg.where(), err)
 		}
-		r.Deletes = dels
+		delete(w.dels, part)
+		r.Deletes = append(r.Deletes, dels...)
+	}
+	if w.dvs != nil && w.dvs.Len() > 0 {
+		dvs, err := w.dvs.Close()
+		if err != nil {
+			return fmt.Errorf("%s: writing deletion vectors: %w", w.sink.cfg.where(), err)
+		}
+		r.Deletes = append(r.Deletes, dvs...)
 	}
 	w.done = nil
 	if len(r.Data) > 0 || len(r.Deletes) > 0 {
@@ -138,16 +229,23 @@ func (w *fileWriter) flush(emit func(writeResult), id int64) error {
 	return nil
 }
 
-// close removes the data file being written, which no checkpoint will
+// close removes the data files being written, which no checkpoint will
 // commit.
 func (w *fileWriter) close() error {
-	if w.data != nil {
-		w.data.Abort()
-		w.data = nil
+	if w.one != nil {
+		w.one.w.Abort()
+		w.one = nil
 	}
-	if w.dels != nil {
-		w.dels.Abort()
-		w.dels = nil
+	for k, f := range w.parts {
+		f.w.Abort()
+		delete(w.parts, k)
+	}
+	for k, d := range w.dels {
+		d.Abort()
+		delete(w.dels, k)
+	}
+	if w.dvs != nil {
+		w.dvs.Abort()
 	}
 	return nil
 }
@@ -181,19 +279,27 @@ func (w *appendWriter) EndInput(ctx *eddy.ProcessContext[writeResult]) error {
 // Close removes the file being written.
 func (w *appendWriter) Close() error { return w.close() }
 
-// rowLocation is where the row of a key is: a data file's id and the row's
-// position in it.
+// rowLocation is where the row of a key is: a data file's id, the row's
+// position in it and the file's partition (of a partitioned table).
 type rowLocation struct {
 	file uint64
 	pos  int64
+	part partitionKey
 }
 
 // locationCodec encodes a rowLocation as the file id's 8 bytes and the
-// position as a varint.
+// position as a varint; with a partition, the varint is -(position+1) and
+// the partition follows, as its length (uvarint) and bytes.
 type locationCodec struct{}
 
 func (locationCodec) Append(dst []byte, l rowLocation) []byte {
-	return binary.AppendVarint(binary.LittleEndian.AppendUint64(dst, l.file), l.pos)
+	dst = binary.LittleEndian.AppendUint64(dst, l.file)
+	if l.part == "" {
+		return binary.AppendVarint(dst, l.pos)
+	}
+	dst = binary.AppendVarint(dst, -(l.pos + 1))
+	dst = binary.AppendUvarint(dst, uint64(len(l.part)))
+	return append(dst, l.part...)
 }
 
 func (locationCodec) Decode(src []byte) (rowLocation, int, error) {
@@ -204,7 +310,19 @@ func (locationCodec) Decode(src []byte) (rowLocation, int, error) {
 	if n <= 0 {
 		return rowLocation{}, 0, errors.New("iceberg: key index entry is corrupt")
 	}
-	return rowLocation{file: binary.LittleEndian.Uint64(src), pos: pos}, 8 + n, nil
+	l := rowLocation{file: binary.LittleEndian.Uint64(src), pos: pos}
+	n += 8
+	if pos >= 0 {
+		return l, n, nil
+	}
+	l.pos = -pos - 1
+	size, k := binary.Uvarint(src[n:])
+	if k <= 0 || uint64(len(src)-n-k) < size {
+		return rowLocation{}, 0, errors.New("iceberg: key index entry is corrupt")
+	}
+	n += k
+	l.part = string(src[n : n+int(size)])
+	return l, n + int(size), nil
 }
 
 // keyedWriter writes the changes of a table with a primary key. Its keyed
@@ -225,17 +343,17 @@ func (w *keyedWriter) Open(ctx *eddy.KeyedContext[string, writeResult]) error {
 // ProcessElement applies one change of the current key.
 func (w *keyedWriter) ProcessElement(_ *eddy.KeyedContext[string, writeResult], c connector.TableRecord) error {
 	if old, ok := w.index.Value(); ok {
-		w.deleteRow(old.file, old.pos)
+		w.deletePartRow(old.file, old.pos, old.part)
 	}
 	if !c.Kind.IsAddition() {
 		w.index.Clear()
 		return nil
 	}
-	id, pos, err := w.append(c)
+	id, pos, part, err := w.appendPart(c)
 	if err != nil {
 		return err
 	}
-	w.index.Update(rowLocation{file: id, pos: pos})
+	w.index.Update(rowLocation{file: id, pos: pos, part: part})
 	return nil
 }
 
