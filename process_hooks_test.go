@@ -64,7 +64,7 @@ func TestPrepareSnapshotEmitsAheadOfTheBarrier(t *testing.T) {
 			panic(fmt.Sprintf("injected failure at record %d", i))
 		}
 		return i
-	})
+	}).Parallelism(1) // one subtask, so that each injected failure is a restart of its own
 	counts := eddy.ProcessKeyed(eddy.KeyBy(checked, func(i int64) int64 { return i % keys }),
 		func() eddy.KeyedProcessFunction[int64, int64, string] { return &bufferingCounter{} })
 	eddy.WriteFiles(counts, out)

@@ -16,6 +16,10 @@ import (
 // source of an append-only table emits insertions (+I) only and need not
 // implement ChangelogSource.
 type Table struct {
+	// Name is the table's name in eddy's SQL (as CREATE TABLE wrote it,
+	// without catalog or database), for connectors that name what they
+	// read or write after the table; empty if the table has none.
+	Name string
 	// Schema is the row type of the table's physical columns, in the order
 	// of CREATE TABLE.
 	Schema *types.RowType

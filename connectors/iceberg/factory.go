@@ -3,6 +3,7 @@ package iceberg
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/eddystream/eddy/connector"
@@ -17,8 +18,9 @@ var spec = connector.Spec{
 		"and fails on a snapshot that deletes rows rather than lose the deletion. Each data file is a split whose position is checkpointed, so a restored job neither loses nor repeats rows. " +
 		"Writing: one snapshot per completed checkpoint, exactly once. " +
 		"With a primary key, changes apply by key: the sink keeps an index from each key to the data file and row " +
-		"that hold it, in keyed state, and writes position deletes for the rows an update or deletion replaces, never " +
-		"equality deletes. Without one, rows are appended. A table that does not exist is created from the DDL.",
+		"that hold it, in keyed state, and deletes the rows an update or deletion replaces by position (position-delete files in format " +
+		"version 2, deletion vectors in 3), never by equality deletes. Without one, rows are appended. A table that does not exist is " +
+		"created from the DDL, partitioned by its PARTITIONED BY columns or by 'partition.key'.",
 	Options: append([]connector.Option{
 		{Key: "catalog-name", Type: connector.String, Required: true,
 			Description: "The catalog's name: the catalog_name column of a 'sql' catalog's tables, or a label for a 'rest' one."},
@@ -34,7 +36,7 @@ var spec = connector.Spec{
 		{Key: "catalog-table", Type: connector.String,
 			Description: "The table's name in the catalog; by default the name of the SQL table."},
 		{Key: "format-version", Type: connector.Int, Default: "2",
-			Description: "The Iceberg format version of a table the sink creates: 2 (position deletes) or 3.",
+			Description: "The Iceberg format version of a table the sink creates: 2 (deletes are Parquet position-delete files) or 3 (deletes are deletion vectors).",
 			Check: func(v string) error {
 				if v != "2" && v != "3" {
 					return fmt.Errorf("want 2 or 3: format version 1 has no row-level deletes")
@@ -49,7 +51,7 @@ var spec = connector.Spec{
 			Description: "The format of data files: Parquet."},
 		{Key: "s3.#", Type: connector.String, Secret: true,
 			Description: "Options of an 's3://' warehouse, passed to the file IO as Iceberg names them: 's3.endpoint', 's3.region', 's3.access-key-id', 's3.secret-access-key', 's3.path-style-access'."},
-	}, append(maintenanceOptions, sourceOptions...)...),
+	}, slices.Concat(partitionOptions, maintenanceOptions, sourceOptions)...),
 }
 
 // checkURI accepts the catalog addresses the sink can open.
@@ -76,6 +78,7 @@ type config struct {
 	namespace, table                         string
 	formatVersion                            int
 	targetFileSize                           int64
+	partitionKey                             string
 	props                                    map[string]string
 	maintenance                              maintenanceConfig
 }
@@ -87,6 +90,9 @@ func newConfig(name string, o connector.Options) (*config, error) {
 		namespace: o.String("catalog-database"), table: o.String("catalog-table"),
 		formatVersion: int(o.Int("format-version")), targetFileSize: o.MemorySize("write.target-file-size-bytes"),
 		props: map[string]string{}, maintenance: newMaintenanceConfig(o),
+	}
+	if o.IsSet(partitionKeyOption) {
+		c.partitionKey = o.String(partitionKeyOption)
 	}
 	if c.catalogType == "jdbc" {
 		c.catalogType = "sql"
@@ -126,7 +132,7 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 	if ctx.Table == nil {
 		return nil, fmt.Errorf("connector 'iceberg' writes SQL tables (rows of a declared schema); declare the table in SQL or a pipeline")
 	}
-	cfg, err := newConfig(ctx.Name, ctx.Options)
+	cfg, err := newConfig(ctx.Table.Name, ctx.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +144,7 @@ func (factory) NewSource(ctx connector.Context) (any, error) {
 	if ctx.Table == nil {
 		return nil, fmt.Errorf("connector 'iceberg' reads SQL tables (rows of a declared schema); declare the table in SQL or a pipeline")
 	}
-	cfg, err := newSourceConfig(ctx.Name, ctx.Options)
+	cfg, err := newSourceConfig(ctx.Table.Name, ctx.Options)
 	if err != nil {
 		return nil, err
 	}

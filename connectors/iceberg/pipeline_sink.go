@@ -176,7 +176,7 @@ func (w *pipelineWriter) ProcessElement(_ *eddy.KeyedContext[string, tableResult
 	case pipeline.DropTable:
 		return w.drop(ctx, name, e)
 	case pipeline.AlterTable:
-		return w.alter(ctx, e)
+		return retryConflicts(func() error { return w.alter(ctx, e) })
 	case pipeline.CreateTable:
 		_, err := w.table(ctx, e, true)
 		return err
@@ -237,7 +237,10 @@ func (w *pipelineWriter) table(ctx context.Context, e pipeline.Event, create boo
 	tbl, err := loadOrCreateTable(ctx, w.cat, sink.cfg.namespace, sink.cfg.table, &connector.Table{Schema: e.Schema.Columns}, w.sink.cfg.formatVersion, w.sink.props)
 	if err != nil {
 		// The table exists with other columns: bring it to the schema.
-		tbl, err = w.evolve(ctx, sink, e.Schema)
+		err = retryConflicts(func() (err error) {
+			tbl, err = w.evolve(ctx, sink, e.Schema)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -358,6 +361,20 @@ func (w *pipelineWriter) alter(ctx context.Context, e pipeline.Event) error {
 		}
 	}
 	_, err = w.reopen(ctx, w.tables[e.Table.String()], e, sink, tbl)
+	return err
+}
+
+// retryConflicts runs a schema change again, on the table as it is then,
+// when it lost a race with a commit of the committer (optimistic
+// concurrency): the change looks at the table before it changes it, so a
+// second run does what the first did not.
+func retryConflicts(change func() error) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if err = change(); err == nil || !errors.Is(err, table.ErrCommitFailed) {
+			return err
+		}
+	}
 	return err
 }
 

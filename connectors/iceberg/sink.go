@@ -66,7 +66,7 @@ func (s *Sink) loadTable(ctx context.Context) (*table.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: opening the catalog: %w", c.where(), err)
 	}
-	tbl, err := loadOrCreateTable(ctx, cat, c.namespace, c.table, s.table, c.formatVersion, nil)
+	tbl, err := loadOrCreatePartitionedTable(ctx, cat, c.namespace, c.table, s.table, c.formatVersion, nil, c.partitionKey)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.where(), err)
 	}

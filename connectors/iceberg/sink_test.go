@@ -395,3 +395,41 @@ func TestSinkOneSnapshotOfManyUpdates(t *testing.T) {
 		}
 	}
 }
+
+// TestSQLPartitionKey creates a table partitioned by transforms named in
+// the 'partition.key' option of SQL's DDL.
+func TestSQLPartitionKey(t *testing.T) {
+	dir := t.TempDir()
+	s := sql.NewSession(sql.WithParallelism(1))
+	script := fmt.Sprintf(`
+CREATE TABLE visits (id BIGINT, region STRING, at TIMESTAMP(6), PRIMARY KEY (id) NOT ENFORCED) WITH (
+  'connector' = 'iceberg', 'catalog-name' = 'eddy', 'uri' = 'sqlite://%s', 'warehouse' = 'file://%s',
+  'catalog-database' = 'web', 'partition.key' = 'day(at), bucket(4, id)');
+INSERT INTO visits VALUES (1, 'eu', TIMESTAMP '2026-01-01 10:00:00'), (2, 'us', TIMESTAMP '2026-01-02 11:00:00'), (3, 'eu', TIMESTAMP '2026-01-02 12:00:00');
+`, filepath.Join(dir, "catalog.db"), filepath.Join(dir, "warehouse"))
+	if _, err := s.Execute(script); err != nil {
+		t.Fatal(err)
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(1))
+	if err := s.Build(env); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Execute(context.Background(), "sql-partition-key"); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := testCatalogAt(t, dir).LoadTable(context.Background(), table.Identifier{"web", "visits"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields []string
+	spec := tbl.Spec()
+	for _, f := range spec.Fields() {
+		fields = append(fields, f.Name+" "+f.Transform.String())
+	}
+	if want := []string{"at_day day", "id_bucket bucket[4]"}; !slices.Equal(fields, want) {
+		t.Errorf("partition fields %q, want %q", fields, want)
+	}
+	if got := scanRows(t, tbl); len(got) != 3 {
+		t.Errorf("got rows %q, want 3", got)
+	}
+}

@@ -63,7 +63,7 @@ func (t *Table) RowType() *types.RowType {
 // connectorTable returns what the connector is told of the table.
 func (t *Table) connectorTable() *connector.Table {
 	var phys []types.Field
-	ct := &connector.Table{}
+	ct := &connector.Table{Name: t.Name}
 	for _, c := range t.Columns {
 		switch c.Kind {
 		case parser.PhysicalColumn:
