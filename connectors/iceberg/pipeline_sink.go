@@ -2,10 +2,14 @@ package iceberg
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
+	"strconv"
 
 	icebergo "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -219,11 +223,50 @@ func (w *pipelineWriter) ProcessElement(_ *eddy.KeyedContext[string, tableResult
 	return nil
 }
 
+// Table properties in which the pipeline sink records the schema changes
+// it applied to a table: the version of the pipeline's schema the table is
+// at, and the columns renamed on the way. Rows of an older schema, which a
+// restored job replays after the table has moved on, are written under
+// their columns' new names, and the table is never brought back to an
+// older schema.
+const (
+	propSchemaVersion = "eddy.pipeline.schema-version"
+	propRenames       = "eddy.pipeline.renames"
+)
+
+// columnRename is a rename the sink applied to a table, at the schema
+// version the rename made.
+type columnRename struct {
+	Version int    `json:"v"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+}
+
+// schemaVersion returns the pipeline schema version tbl is at, 0 if the
+// sink never recorded one.
+func schemaVersion(tbl *table.Table) int {
+	v, _ := strconv.Atoi(tbl.Properties().Get(propSchemaVersion, "0"))
+	return v
+}
+
+// renames returns the renames the sink applied to tbl, in order.
+func renames(tbl *table.Table) ([]columnRename, error) {
+	var out []columnRename
+	if v := tbl.Properties().Get(propRenames, ""); v != "" {
+		if err := json.Unmarshal([]byte(v), &out); err != nil {
+			return nil, fmt.Errorf("table property %s is not eddy's: %w", propRenames, err)
+		}
+	}
+	return out, nil
+}
+
 // table returns the open table of an event, opening it with the event's
-// schema if it is not open with that schema: the table is created when
-// missing, and an existing one gains the columns of the schema it lacks
-// and widens the types that widened (as after a restore from a checkpoint
-// taken before a schema change the table already has).
+// schema if it is not open with that schema. The table is created when
+// missing; an existing one at an older schema version gains the columns
+// of the event's schema it lacks and widens the types that widened; one
+// at a newer version (a restored job replaying rows) is written as it is,
+// the rows' columns renamed as the table's later schema changes renamed
+// them.
 func (w *pipelineWriter) table(ctx context.Context, e pipeline.Event, create bool) (*pipelineTable, error) {
 	name := e.Table.String()
 	t := w.tables[name]
@@ -234,18 +277,73 @@ func (w *pipelineWriter) table(ctx context.Context, e pipeline.Event, create boo
 		return nil, fmt.Errorf("iceberg pipeline sink: a %s event of table %s without its schema", e.Kind, name)
 	}
 	sink := w.sink.tableSink(e.Table, e.Schema)
-	tbl, err := loadOrCreateTable(ctx, w.cat, sink.cfg.namespace, sink.cfg.table, &connector.Table{Schema: e.Schema.Columns}, w.sink.cfg.formatVersion, w.sink.props)
-	if err != nil {
-		// The table exists with other columns: bring it to the schema.
-		err = retryConflicts(func() (err error) {
-			tbl, err = w.evolve(ctx, sink, e.Schema)
-			return err
-		})
+	cfg := sink.cfg
+	tbl, err := w.cat.LoadTable(ctx, tableIdentifier(cfg.namespace, cfg.table))
+	switch {
+	case errors.Is(err, catalog.ErrNoSuchTable):
+		props := maps.Clone(w.sink.props)
+		if props == nil {
+			props = map[string]string{}
+		}
+		props[propSchemaVersion] = strconv.Itoa(e.Schema.Version)
+		tbl, err = loadOrCreateTable(ctx, w.cat, cfg.namespace, cfg.table, sink.table, cfg.formatVersion, props)
 		if err != nil {
 			return nil, err
 		}
+	case err != nil:
+		return nil, fmt.Errorf("%s: loading it: %w", cfg.where(), err)
+	case schemaVersion(tbl) > e.Schema.Version:
+		if sink, err = w.replaySink(e, tbl); err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.where(), err)
+		}
+	default:
+		want, err := icebergSchema(e.Schema.Columns, nil, tbl.Metadata().Version())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.where(), err)
+		}
+		if len(schemaDifferences(want, tbl.Schema())) > 0 || schemaVersion(tbl) < e.Schema.Version {
+			err = retryConflicts(func() (err error) {
+				tbl, err = w.evolve(ctx, sink, e.Schema)
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
 	}
 	return w.reopen(ctx, t, e, sink, tbl)
+}
+
+// replaySink returns the sink of rows of e's schema for a table at a later
+// schema version: the rows' columns renamed as the later versions renamed
+// them. Columns dropped since are not written.
+func (w *pipelineWriter) replaySink(e pipeline.Event, tbl *table.Table) (*Sink, error) {
+	rs, err := renames(tbl)
+	if err != nil {
+		return nil, err
+	}
+	fields := slices.Clone(e.Schema.Columns.Fields())
+	key := slices.Clone(e.Schema.PrimaryKey)
+	for _, r := range rs {
+		if r.Version <= e.Schema.Version {
+			continue
+		}
+		for i := range fields {
+			if fields[i].Name == r.From {
+				fields[i].Name = r.To
+			}
+		}
+		for i := range key {
+			if key[i] == r.From {
+				key[i] = r.To
+			}
+		}
+	}
+	rt, err := types.NewRowType(fields...)
+	if err != nil {
+		return nil, fmt.Errorf("renaming the columns of schema version %d: %w", e.Schema.Version, err)
+	}
+	return w.sink.tableSink(e.Table, &pipeline.Schema{Columns: rt, PrimaryKey: key, Version: e.Schema.Version}), nil
 }
 
 // reopen makes t (nil for a table not open yet) write the table tbl with
@@ -287,6 +385,9 @@ func (w *pipelineWriter) evolve(ctx context.Context, sink *Sink, sc *pipeline.Sc
 	if err := tx.UpdateSchema(true, false).UnionByNameWith(want).Commit(); err != nil {
 		return nil, fmt.Errorf("%s: bringing the table to the schema %s: %w", sink.cfg.where(), sc, err)
 	}
+	if err := tx.SetProperties(icebergo.Properties{propSchemaVersion: strconv.Itoa(sc.Version)}); err != nil {
+		return nil, fmt.Errorf("%s: %w", sink.cfg.where(), err)
+	}
 	if tbl, err = tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("%s: committing the schema %s: %w", sink.cfg.where(), sc, err)
 	}
@@ -313,6 +414,15 @@ func (w *pipelineWriter) alter(ctx context.Context, e pipeline.Event) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s: loading it: %w", cfg.where(), err)
+	}
+	if schemaVersion(tbl) >= e.Schema.Version {
+		// Applied before a failure; the rows that follow are replayed.
+		_, err := w.table(ctx, e, true)
+		return err
+	}
+	rs, err := renames(tbl)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.where(), err)
 	}
 	has := func(col string) bool { _, ok := tbl.Schema().FindFieldByName(col); return ok }
 	tx := tbl.NewTransaction()
@@ -341,22 +451,45 @@ func (w *pipelineWriter) alter(ctx context.Context, e pipeline.Event) error {
 		case pipeline.RenameColumn:
 			if has(ch.Column) && !has(ch.NewName) {
 				u.RenameColumn([]string{ch.Column}, ch.NewName)
+				rs = append(rs, columnRename{Version: e.Schema.Version, From: ch.Column, To: ch.NewName})
 				changed = true
 			}
 		}
 	}
-	if changed {
-		err := u.Commit()
+	{
+		var err error
+		if changed {
+			err = u.Commit()
+		}
+		if err == nil {
+			props := icebergo.Properties{propSchemaVersion: strconv.Itoa(e.Schema.Version)}
+			if len(rs) > 0 {
+				b, _ := json.Marshal(rs)
+				props[propRenames] = string(b)
+			}
+			err = tx.SetProperties(props)
+		}
 		if err == nil {
 			tbl, err = tx.Commit(ctx)
 		}
 		if err != nil {
+			if errors.Is(err, table.ErrCommitFailed) {
+				return err // a race with a commit: retryConflicts runs it again
+			}
 			if !e.Tolerant {
 				return fmt.Errorf("%s: applying %s: %w; the pipeline stops so that no row is written to a table that lacks its columns (with 'schema.change.behavior: try_evolve' it would go on without them)", cfg.where(), describeDDL(e), err)
 			}
 			w.log.Warn("iceberg table refused a schema change; rows are written without the columns it lacks", "table", cfg.where(), "change", describeDDL(e), "error", err)
 			if tbl, err = w.cat.LoadTable(ctx, tableIdentifier(cfg.namespace, cfg.table)); err != nil {
 				return fmt.Errorf("%s: loading it: %w", cfg.where(), err)
+			}
+			// The table is at this version, without the refused change.
+			tx := tbl.NewTransaction()
+			if err := tx.SetProperties(icebergo.Properties{propSchemaVersion: strconv.Itoa(e.Schema.Version)}); err != nil {
+				return fmt.Errorf("%s: %w", cfg.where(), err)
+			}
+			if tbl, err = tx.Commit(ctx); err != nil {
+				return fmt.Errorf("%s: recording schema version %d: %w", cfg.where(), e.Schema.Version, err)
 			}
 		}
 	}
@@ -523,8 +656,11 @@ func (c *pipelineCommitter) Commit(tx pipelineTx) error {
 	for _, name := range sortedKeys(tx.Tables) {
 		t := tx.Tables[name]
 		tbl, ok, err := c.load(ctx, name, t.UUID)
-		if err != nil || !ok {
+		if err != nil {
 			return err
+		}
+		if !ok {
+			continue // dropped since: its rows are gone with it
 		}
 		out, err := commitOnce(ctx, tbl, tx.Job, tx.Checkpoint, t.Data, t.Deletes)
 		if err != nil {

@@ -38,6 +38,25 @@ type fileWriter struct {
 	done  []fileMeta
 	dels  map[partitionKey]*positionDeleteWriter
 	dvs   *deletionVectorWriter
+	// paths caches the paths of the data files deletes name: one string
+	// per file, made once, which the delete writers' sort compares cheaply.
+	paths map[uint64]string
+}
+
+// maxCachedPaths bounds the path cache; it is emptied when full.
+const maxCachedPaths = 1 << 16
+
+// deletedFilePath returns the path of data file id, from the cache.
+func (w *fileWriter) deletedFilePath(id uint64) string {
+	if p, ok := w.paths[id]; ok {
+		return p
+	}
+	if w.paths == nil || len(w.paths) >= maxCachedPaths {
+		w.paths = map[uint64]string{}
+	}
+	p := w.filePath(id)
+	w.paths[id] = p
+	return p
 }
 
 // openFile is a data file being written. A data file is named by a
@@ -73,7 +92,12 @@ func (w *fileWriter) open() error {
 
 // filePath is the path of the data file id.
 func (w *fileWriter) filePath(id uint64) string {
-	return w.tf.dataDir + "/" + filePrefix + "-" + fmt.Sprintf("%016x", id) + ".parquet"
+	var hex [16]byte
+	const digits = "0123456789abcdef"
+	for i := range hex {
+		hex[i] = digits[id>>(60-4*i)&15]
+	}
+	return w.tf.dataDir + "/" + filePrefix + "-" + string(hex[:]) + ".parquet"
 }
 
 // fileID returns the id of a data file's path, or false for a file eddy
@@ -156,7 +180,7 @@ func (w *fileWriter) deletePartRow(id uint64, pos int64, part partitionKey) {
 		if w.dvs == nil {
 			w.dvs = w.tf.newDeletionVectorWriter(filePrefix + "-dv")
 		}
-		w.dvs.Delete(w.filePath(id), pos, part)
+		w.dvs.Delete(w.deletedFilePath(id), pos, part)
 		return
 	}
 	if w.dels == nil {
@@ -168,7 +192,7 @@ func (w *fileWriter) deletePartRow(id uint64, pos int64, part partitionKey) {
 		d.SetPartition(part)
 		w.dels[part] = d
 	}
-	d.Delete(w.filePath(id), pos)
+	d.Delete(w.deletedFilePath(id), pos)
 }
 
 // closeData closes the open data files.
