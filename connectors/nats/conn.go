@@ -66,13 +66,14 @@ func (c *config) connect(what string, log *slog.Logger) (*natsgo.Conn, error) {
 	return nc, nil
 }
 
-// jetStream connects and checks that the stream exists.
-func (c *config) jetStream(what string, log *slog.Logger) (*natsgo.Conn, jetstream.JetStream, jetstream.Stream, error) {
+// jetStream connects and checks that the stream exists; opts configure
+// the JetStream context.
+func (c *config) jetStream(what string, log *slog.Logger, opts ...jetstream.JetStreamOpt) (*natsgo.Conn, jetstream.JetStream, jetstream.Stream, error) {
 	nc, err := c.connect(what, log)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc, opts...)
 	if err != nil {
 		nc.Close()
 		return nil, nil, nil, fmt.Errorf("nats %q: %w", c.name, err)

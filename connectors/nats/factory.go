@@ -174,6 +174,13 @@ func (c *config) checkSource(o connector.Options) error {
 			return optErr("subject", err.Error())
 		}
 	}
+	for i, a := range c.subjects {
+		for _, b := range c.subjects[i+1:] {
+			if subjectsOverlap(a, b) {
+				return optErr("subject", fmt.Sprintf("lists '%s' and '%s', which some subject matches both: each message of such a subject would be read twice; list filters no subject matches twice (drop one, or narrow a wildcard)", a, b))
+			}
+		}
+	}
 	if c.stream == "" {
 		if len(c.subjects) == 0 {
 			return optErr("subject", "is required without 'stream': set the core NATS subjects to read, or a JetStream 'stream'")
@@ -239,6 +246,22 @@ func checkSubject(s string, wild bool) error {
 		}
 	}
 	return nil
+}
+
+// subjectsOverlap says whether some subject matches both filters a and b:
+// token by token, '*' matches any one token and a trailing '>' one or more.
+func subjectsOverlap(a, b string) bool {
+	at, bt := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(at) && i < len(bt); i++ {
+		switch {
+		case at[i] == ">" || bt[i] == ">":
+			return true // the other has a token here, and '>' matches it and the rest
+		case at[i] == "*" || bt[i] == "*" || at[i] == bt[i]:
+		default:
+			return false
+		}
+	}
+	return len(at) == len(bt)
 }
 
 type factory struct{}

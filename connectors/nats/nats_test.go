@@ -413,8 +413,11 @@ func TestExactlyOnceAcrossFailures(t *testing.T) {
 	if len(want) != n {
 		t.Fatalf("the failure-free run wrote %d records, want %d", len(want), n)
 	}
-	if r := run("FAILING", map[int64]bool{3000: true, 9001: true, 15002: true}); r != 3 {
-		t.Fatalf("the job restarted %d times, want 3", r)
+	// The failures are in records of different splits, which two subtasks
+	// read at once: two that strike together cost one restart.
+	failAt := map[int64]bool{3000: true, 9001: true, 15002: true}
+	if r := run("FAILING", failAt); r < 2 || r > 3 || len(failAt) != 0 {
+		t.Fatalf("the job restarted %d times and %d injected failures never struck; want 2 or 3 restarts and none left", r, len(failAt))
 	}
 	got := render(readLines(t, js, "FAILING"))
 	if !slices.Equal(got, want) {

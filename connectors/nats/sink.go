@@ -2,8 +2,10 @@ package nats
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,12 +19,20 @@ import (
 // at once.
 const maxInFlight = 512
 
+// publishTimeout is how long a writer waits for the stream to acknowledge
+// a publication before it fails.
+var publishTimeout = time.Minute
+
+// checkpointWarning is how long the exactly-once sink holds records
+// without a checkpoint before it warns that nothing is published.
+var checkpointWarning = 10 * time.Minute
+
 // newSink returns the sink cfg describes: exactly-once (a
 // TransactionalSink), at-least-once or at-most-once.
 func newSink[T any](cfg *config, newEncoder func() connector.Encoder[T]) connector.Sink[T] {
 	if cfg.guarantee == exactlyOnce {
 		return txSink[T]{connector.TwoPhase(func(ctx connector.WriterContext) (connector.TwoPhaseCommitter[T, natsTx], error) {
-			return &committer[T]{cfg: cfg, ctx: ctx, enc: newEncoder()}, nil
+			return &committer[T]{cfg: cfg, ctx: ctx, enc: newEncoder(), now: time.Now, since: time.Now()}, nil
 		}), cfg.changelogs}
 	}
 	return plainSink[T]{cfg: cfg, newEncoder: newEncoder}
@@ -48,12 +58,21 @@ type natsTx struct {
 }
 
 // committer is the TwoPhaseCommitter of the exactly-once sink.
+//
+// It publishes only when checkpoints complete; in a job without
+// checkpointing it holds every record until the input ends. The runtime
+// does not tell a writer whether the job checkpoints, so the committer
+// warns when it has held records without a checkpoint for
+// checkpointWarning, and again every checkpointWarning after.
 type committer[T any] struct {
-	cfg *config
-	ctx connector.WriterContext
-	enc connector.Encoder[T]
-	buf []byte
-	pub *publisher
+	cfg    *config
+	ctx    connector.WriterContext
+	enc    connector.Encoder[T]
+	buf    []byte
+	pub    *publisher
+	now    func() time.Time
+	since  time.Time // the last checkpoint's barrier, or the start
+	warned time.Time // the last warning
 }
 
 func (c *committer[T]) Begin() (natsTx, error) {
@@ -67,10 +86,31 @@ func (c *committer[T]) Write(tx *natsTx, v T) error {
 	}
 	c.buf = b
 	tx.Msgs = append(tx.Msgs, bytes.Clone(b))
+	if len(tx.Msgs)%256 == 1 {
+		c.warnIfNoCheckpoint(len(tx.Msgs))
+	}
 	return nil
 }
 
-func (c *committer[T]) PreCommit(*natsTx) error { return nil }
+// warnIfNoCheckpoint logs a warning when the committer has held
+// records without a checkpoint for checkpointWarning.
+func (c *committer[T]) warnIfNoCheckpoint(held int) {
+	now := c.now()
+	if now.Sub(c.since) < checkpointWarning || now.Sub(c.warned) < checkpointWarning {
+		return
+	}
+	c.warned = now
+	c.ctx.Log().Warn(fmt.Sprintf("nats %q: 'sink.delivery-guarantee' = 'exactly-once' publishes records only when a checkpoint completes, and no checkpoint has passed for %s: "+
+		"the sink holds %d records of stream %q in memory and has published none of them; enable checkpointing (eddy.WithCheckpointing, or SET 'execution.checkpointing.interval' in SQL) "+
+		"or set 'sink.delivery-guarantee' = 'at-least-once'", c.cfg.name, now.Sub(c.since).Round(time.Second), held, c.cfg.stream),
+		"sink", c.ctx.SinkName(), "subtask", c.ctx.Subtask())
+}
+
+// PreCommit notes that a checkpoint's barrier passed.
+func (c *committer[T]) PreCommit(*natsTx) error {
+	c.since = c.now()
+	return nil
+}
 
 // Commit publishes the messages of tx with their ids and waits until the
 // stream has stored (or deduplicated) every one.
@@ -115,7 +155,7 @@ type publisher struct {
 }
 
 func newPublisher(cfg *config, ctx connector.WriterContext) (*publisher, error) {
-	nc, js, _, err := cfg.jetStream(fmt.Sprintf("writer %d of %s", ctx.Subtask(), ctx.SinkName()), ctx.Log())
+	nc, js, _, err := cfg.jetStream(fmt.Sprintf("writer %d of %s", ctx.Subtask(), ctx.SinkName()), ctx.Log(), jetstream.WithPublishAsyncTimeout(publishTimeout))
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +188,9 @@ func (p *publisher) wait() error {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
+			if errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
+				return fmt.Errorf("nats %q: the stream %q did not acknowledge a message published to %q within %s: %w; check that the stream takes the subject (and nothing else answers on it) and that the servers are reachable", p.cfg.name, p.cfg.stream, p.cfg.subjects[0], publishTimeout, err)
+			}
 			return fmt.Errorf("nats %q: the stream %q did not store a message published to %q: %w; check that the stream takes the subject and has room", p.cfg.name, p.cfg.stream, p.cfg.subjects[0], err)
 		}
 	}

@@ -199,12 +199,28 @@ func (s *source[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T],
 	return r, nil
 }
 
-// delivery is a message that arrived for a split.
+// delivery is a message that arrived for a split, or the answer of a
+// check whether a bounded split has anything left to read.
 type delivery struct {
-	sp   *readSplit
-	js   jetstream.Msg
-	core *natsgo.Msg
+	sp    *readSplit
+	js    jetstream.Msg
+	core  *natsgo.Msg
+	check *drainCheck
 }
+
+// drainCheck is the answer of a look at the stream for a bounded split:
+// whether any message of its filter from sequence at up to its end remains.
+type drainCheck struct {
+	at      uint64
+	drained bool
+}
+
+// drainIdle is how long a bounded split waits for a message before it
+// looks whether the stream still holds any message up to its end: the
+// message at the end may be gone (a work-queue or interest stream, a
+// deleted message, max-age), and then none with a sequence at or after the
+// end may ever come.
+const drainIdle = 100 * time.Millisecond
 
 // readSplit is a split a reader holds.
 type readSplit struct {
@@ -213,6 +229,8 @@ type readSplit struct {
 	cc       jetstream.ConsumeContext
 	sub      *natsgo.Subscription
 	finished bool
+	active   time.Time // bounded: when a message or a check last came
+	checking bool      // bounded: a check is under way
 }
 
 // reader reads its splits through one connection: an ordered consumer per
@@ -224,6 +242,7 @@ type reader[T any] struct {
 	decode connector.Decoder[T]
 	nc     *natsgo.Conn
 	js     jetstream.JetStream
+	st     jetstream.Stream
 	splits []*readSplit
 	ch     chan delivery
 	done   chan struct{}
@@ -276,11 +295,11 @@ func (r *reader[T]) start(sp *readSplit) error {
 			}
 			r.nc = nc
 		} else {
-			nc, js, _, err := c.jetStream(what, r.ctx.Log())
+			nc, js, st, err := c.jetStream(what, r.ctx.Log())
 			if err != nil {
 				return err
 			}
-			r.nc, r.js = nc, js
+			r.nc, r.js, r.st = nc, js, st
 		}
 	}
 	if c.stream == "" {
@@ -323,7 +342,38 @@ func (r *reader[T]) start(sp *readSplit) error {
 		return fmt.Errorf("nats %q: reading stream %q from sequence %d (split %s): %w", c.name, c.stream, sp.st.next, sp.id, err)
 	}
 	sp.cc = cc
+	sp.active = time.Now()
 	return nil
+}
+
+// checkDrained looks, on a goroutine of its own, whether the stream holds
+// any message of the split's filter from its next sequence up to its end,
+// and delivers the answer.
+func (r *reader[T]) checkDrained(sp *readSplit) {
+	sp.checking = true
+	at, end, filter := sp.st.next, sp.st.end, sp.st.filter
+	if filter == "" {
+		filter = ">"
+	}
+	c, st, log := r.src.cfg, r.st, r.ctx.Log()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		chk := &drainCheck{at: at}
+		m, err := st.GetMsg(ctx, at, jetstream.WithGetMsgSubject(filter))
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			chk.drained = true
+		case err != nil:
+			log.Warn("nats: looking for the rest of a bounded read", "stream", c.stream, "split", sp.id, "from", at, "error", err)
+		default:
+			chk.drained = m.Sequence > end
+		}
+		select {
+		case r.ch <- delivery{sp: sp, check: chk}:
+		case <-r.done:
+		}
+	}()
 }
 
 // finish ends a split read to its bound.
@@ -360,6 +410,12 @@ func (r *reader[T]) Read(out connector.Output[T]) error {
 	if len(r.splits) == 0 {
 		return nil
 	}
+	now := time.Now()
+	for _, sp := range r.splits {
+		if sp.st.bounded && sp.cc != nil && !sp.checking && now.Sub(sp.active) >= drainIdle {
+			r.checkDrained(sp)
+		}
+	}
 	timer := time.NewTimer(5 * time.Millisecond)
 	defer timer.Stop()
 	var d delivery
@@ -389,6 +445,13 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 	if sp.finished {
 		return nil
 	}
+	if d.check != nil {
+		sp.checking, sp.active = false, time.Now()
+		if d.check.drained && d.check.at == sp.st.next {
+			r.finish(out, sp) // what remained up to the end is gone
+		}
+		return nil
+	}
 	r.cur = out.Split(sp.id)
 	if d.core != nil {
 		r.ts = -1
@@ -411,6 +474,7 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 	}
 	r.ts = md.Timestamp.UnixMilli()
 	sp.st.next = seq + 1
+	sp.active = time.Now()
 	if err := r.decode.Decode(d.js.Data(), r.emit); err != nil {
 		loc := fmt.Sprintf("stream %s sequence %d (subject %s)", r.src.cfg.stream, seq, d.js.Subject())
 		if berr := out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: loc, Raw: string(d.js.Data()), Error: err.Error()}); berr != nil {
