@@ -4,7 +4,7 @@
 //	import _ "github.com/eddystream/eddy/connectors/all"
 //
 // It holds the filesystem, datagen, nexmark, mysql-cdc, postgres-cdc, jdbc,
-// iceberg, print and blackhole connectors and the json, csv, debezium-json, canal-json and maxwell-json formats.
+// iceberg, kafka, upsert-kafka, nats, print and blackhole connectors and the json, csv, debezium-json, canal-json and maxwell-json formats.
 package all
 
 import (
@@ -13,6 +13,7 @@ import (
 	_ "github.com/eddystream/eddy/connectors/filesystem"  // "filesystem"
 	_ "github.com/eddystream/eddy/connectors/iceberg"     // "iceberg"
 	_ "github.com/eddystream/eddy/connectors/jdbc"        // "jdbc"
+	_ "github.com/eddystream/eddy/connectors/kafka"       // "kafka", "upsert-kafka"
 	_ "github.com/eddystream/eddy/connectors/mysqlcdc"    // "mysql-cdc"
 	_ "github.com/eddystream/eddy/connectors/nats"        // "nats"
 	_ "github.com/eddystream/eddy/connectors/postgrescdc" // "postgres-cdc"
