@@ -31,14 +31,18 @@ func (f ProcessFunc[T, O]) ProcessElement(ctx *ProcessContext[O], v T) error { r
 //     called when a checkpoint's barrier reaches the operator, before its
 //     state is snapshotted; what it emits goes downstream ahead of the
 //     barrier, so it belongs to the checkpoint (Flink's
-//     prepareSnapshotPreBarrier). There is no current key: it must not use
-//     keyed state.
+//     prepareSnapshotPreBarrier).
 //   - NotifyCheckpointComplete(ctx *KeyedContext[K, O], checkpointID int64)
 //     error is called when a checkpoint completes; the call may be lost
 //     in a failure.
 //   - EndInput(ctx *KeyedContext[K, O]) error is called once when the
 //     input ends, before the outputs end, to emit what the function still
-//     holds.
+//     holds. A function with PrepareSnapshot and no EndInput has
+//     PrepareSnapshot called there instead, with checkpoint id 0. No hook
+//     is called after it.
+//
+// What the hooks emit carries no timestamp. There is no current key in
+// any of them: they must not use keyed state.
 type KeyedProcessFunction[K comparable, T, O any] interface {
 	ProcessElement(ctx *KeyedContext[K, O], v T) error
 }

@@ -102,3 +102,41 @@ func TestPrepareSnapshotEmitsAheadOfTheBarrier(t *testing.T) {
 		t.Error("no counts were emitted at a checkpoint: PrepareSnapshot was never called")
 	}
 }
+
+// holdingFunc holds records and emits them only from PrepareSnapshot: it
+// has no EndInput, so the end of the input calls PrepareSnapshot.
+type holdingFunc struct{ held []int64 }
+
+func (h *holdingFunc) ProcessElement(_ *eddy.ProcessContext[int64], v int64) error {
+	h.held = append(h.held, v)
+	return nil
+}
+
+func (h *holdingFunc) PrepareSnapshot(ctx *eddy.ProcessContext[int64], _ int64) error {
+	for _, v := range h.held {
+		ctx.Emit(v)
+	}
+	h.held = h.held[:0]
+	return nil
+}
+
+func TestPrepareSnapshotAtTheEndOfInput(t *testing.T) {
+	const n = 5000
+	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithCheckpointing(5*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: 50000}, func(i int64) int64 { return i }, eddy.NoWatermarks[int64]())
+	held := eddy.Process(src, func() eddy.ProcessFunction[int64, int64] { return &holdingFunc{} })
+	var mu sync.Mutex
+	seen := map[int64]int{}
+	eddy.SinkTo(held, func(v int64) error {
+		mu.Lock()
+		seen[v]++
+		mu.Unlock()
+		return nil
+	})
+	if err := env.Execute(context.Background(), "held"); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != n {
+		t.Fatalf("%d of %d records arrived", len(seen), n)
+	}
+}

@@ -118,6 +118,7 @@ type ProcessLogic[T, O any] struct {
 type Process[T, O any] struct {
 	logic ProcessLogic[T, O]
 	c     *ProcessContext[O]
+	ended bool
 }
 
 // NewProcess returns a process operator and calls the logic's Open.
@@ -154,22 +155,32 @@ func (p *Process[T, O]) ProcessWatermark(wm int64) error {
 	return p.c.forwardWatermark(wm)
 }
 
-// EndInput ends the outputs.
+// EndInput calls the logic's OnEnd — or, if it has none, its
+// PrepareSnapshot with checkpoint id 0, so that what it holds is emitted —
+// and ends the outputs. Hooks called after it do nothing.
 func (p *Process[T, O]) EndInput() error {
-	if p.logic.OnEnd != nil {
+	p.c.ts = runtime.NoTimestamp
+	switch {
+	case p.logic.OnEnd != nil:
 		if err := p.logic.OnEnd(p.c); err != nil {
 			return err
 		}
+	case p.logic.PrepareSnapshot != nil:
+		if err := p.logic.PrepareSnapshot(p.c, 0); err != nil {
+			return err
+		}
 	}
+	p.ended = true
 	return p.c.end()
 }
 
 // SnapshotState calls the logic's PrepareSnapshot and sends what it
 // emitted downstream; the operator has no state of its own.
 func (p *Process[T, O]) SnapshotState(id int64) (*runtime.OperatorSnapshot, error) {
-	if p.logic.PrepareSnapshot == nil {
+	if p.logic.PrepareSnapshot == nil || p.ended {
 		return nil, nil
 	}
+	p.c.ts = runtime.NoTimestamp
 	if err := p.logic.PrepareSnapshot(p.c, id); err != nil {
 		return nil, err
 	}
@@ -264,6 +275,7 @@ type KeyedProcess[K comparable, T, O any] struct {
 	c      *KeyedContext[K, O]
 	timers state.Timers[K, state.VoidNamespace]
 	wakeAt int64
+	ended  bool
 }
 
 // NewKeyedProcess returns a keyed process operator and calls Open.
@@ -351,21 +363,30 @@ func (p *KeyedProcess[K, T, O]) ProcessWatermark(wm int64) error {
 	return p.c.forwardWatermark(wm)
 }
 
-// EndInput calls the logic's OnEnd and ends the outputs. Pending
-// processing-time timers do not fire.
+// EndInput calls the logic's OnEnd (or, if it has none, its
+// PrepareSnapshot with checkpoint id 0) and ends the outputs. Pending
+// processing-time timers do not fire; hooks called after it do nothing.
 func (p *KeyedProcess[K, T, O]) EndInput() error {
-	if p.logic.OnEnd != nil {
+	p.c.ts = runtime.NoTimestamp
+	switch {
+	case p.logic.OnEnd != nil:
 		if err := p.logic.OnEnd(p.c); err != nil {
 			return err
 		}
+	case p.logic.PrepareSnapshot != nil:
+		if err := p.logic.PrepareSnapshot(p.c, 0); err != nil {
+			return err
+		}
 	}
+	p.ended = true
 	return p.c.end()
 }
 
 // SnapshotStateAsync calls the logic's PrepareSnapshot and sends what it
 // emitted downstream, then snapshots the keyed state.
 func (p *KeyedProcess[K, T, O]) SnapshotStateAsync(id int64) (func() (*runtime.OperatorSnapshot, error), error) {
-	if p.logic.PrepareSnapshot != nil {
+	if p.logic.PrepareSnapshot != nil && !p.ended {
+		p.c.ts = runtime.NoTimestamp
 		if err := p.logic.PrepareSnapshot(p.c, id); err != nil {
 			return nil, err
 		}
@@ -381,7 +402,8 @@ func (p *KeyedProcess[K, T, O]) NotifyCheckpointComplete(id int64) error {
 	if err := p.keyedBase.NotifyCheckpointComplete(id); err != nil {
 		return err
 	}
-	if p.logic.NotifyCheckpointComplete != nil {
+	if p.logic.NotifyCheckpointComplete != nil && !p.ended {
+		p.c.ts = runtime.NoTimestamp
 		if err := p.logic.NotifyCheckpointComplete(p.c, id); err != nil {
 			return err
 		}

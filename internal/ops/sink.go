@@ -3,6 +3,7 @@ package ops
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -137,23 +138,27 @@ func NewTransactionalSink[T any](ctx *runtime.Context, w connector.Transactional
 		for _, b := range rs.Lists[PendingList] {
 			p, err := decodePendingTx(b)
 			if err != nil {
-				return nil, fmt.Errorf("restoring a pending transaction: %w", err)
+				return nil, errors.Join(fmt.Errorf("restoring a pending transaction: %w", err), w.Close())
 			}
 			pending = append(pending, p.tx)
 		}
 		current = rs.Lists[CurrentList]
 	}
+	// The subtask never runs if the restore fails: release the writer.
+	fail := func(err error) (*TransactionalSink[T], error) {
+		return nil, errors.Join(err, w.Close())
+	}
 	if err := w.Recover(pending, current); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	for _, tx := range pending {
 		if err := w.Commit(tx); err != nil {
-			return nil, fmt.Errorf("committing a transaction of the restored checkpoint: %w", err)
+			return fail(fmt.Errorf("committing a transaction of the restored checkpoint: %w", err))
 		}
 	}
 	for _, tx := range current {
 		if err := w.Abort(tx); err != nil {
-			return nil, fmt.Errorf("aborting a transaction of the restored checkpoint: %w", err)
+			return fail(fmt.Errorf("aborting a transaction of the restored checkpoint: %w", err))
 		}
 	}
 	return s, nil
