@@ -163,7 +163,7 @@ type pipelineWriter struct {
 func (w *pipelineWriter) Open(ctx *eddy.KeyedContext[string, tableResult]) error {
 	w.index = state.NewMap(ctx.Store(), state.MapDescriptor[string, rowLocation]{Name: "iceberg-key-index", ValueCodec: locationCodec{}})
 	c := w.sink.cfg
-	cat, err := openCatalog(context.Background(), c.catalogType, c.catalogName, c.uri, c.warehouse, c.props)
+	cat, err := c.catalog(context.Background())
 	if err != nil {
 		return fmt.Errorf("iceberg pipeline sink: opening catalog %q: %w", c.catalogName, err)
 	}
@@ -570,15 +570,12 @@ func (w *pipelineWriter) flush(ctx *eddy.KeyedContext[string, tableResult], id i
 	return nil
 }
 
-// Close removes the files being written and closes the catalog.
+// Close removes the files being written.
 func (w *pipelineWriter) Close() error {
 	for _, t := range w.tables {
 		_ = t.close()
 	}
-	if c, ok := w.cat.(catalog.Closer); ok {
-		return c.Close()
-	}
-	return nil
+	return nil // the catalog is shared (config.catalog)
 }
 
 // pipelineTx is a transaction of the pipeline's committer: each table's
@@ -609,7 +606,7 @@ type pipelineCommitter struct {
 
 func (s *PipelineSink) newCommitter(wc connector.WriterContext) (connector.TwoPhaseCommitter[tableResult, pipelineTx], error) {
 	c := s.cfg
-	cat, err := openCatalog(context.Background(), c.catalogType, c.catalogName, c.uri, c.warehouse, c.props)
+	cat, err := c.catalog(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("iceberg pipeline sink: opening catalog %q: %w", c.catalogName, err)
 	}
@@ -722,15 +719,12 @@ func (c *pipelineCommitter) Abort(tx pipelineTx) error {
 // Recover has nothing to do (see committer.Recover).
 func (c *pipelineCommitter) Recover(pending, current []pipelineTx) error { return nil }
 
-// Close stops the maintenance runs and closes the catalog.
+// Close stops the maintenance runs.
 func (c *pipelineCommitter) Close() error {
 	for _, m := range c.maint {
 		m.close()
 	}
-	if cl, ok := c.cat.(catalog.Closer); ok {
-		return cl.Close()
-	}
-	return nil
+	return nil // the catalog is shared (config.catalog)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/eddystream/eddy"
@@ -58,11 +63,44 @@ func (s *Sink) AddTo(in *eddy.Stream[connector.TableRecord], name string) *eddy.
 	return eddy.WriteTo(files, name, connector.TwoPhase(s.newCommitter)).Parallelism(1)
 }
 
-// loadTable opens the catalog and loads the table, creating it (and its
+// sinkCatalogs holds the catalogs the sinks of this process opened, one per
+// configuration, shared by their writers, committers and maintenance and
+// open for the life of the process: a job restarted after a failure opens
+// no new connection pool, and a commit always finds the catalog its table
+// was loaded from open (see catalogOf).
+var sinkCatalogs sync.Map // catalogKey -> catalog.Catalog
+
+// catalog returns the shared catalog of c's catalog options.
+func (c *config) catalog(ctx context.Context) (catalog.Catalog, error) {
+	var b strings.Builder
+	for _, v := range []string{c.catalogType, c.catalogName, c.uri, c.warehouse} {
+		b.WriteString(v)
+		b.WriteByte(0)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.props)) {
+		b.WriteString(k + "=" + c.props[k])
+		b.WriteByte(0)
+	}
+	key := b.String()
+	if v, ok := sinkCatalogs.Load(key); ok {
+		return v.(catalog.Catalog), nil
+	}
+	cat, err := openCatalog(ctx, c.catalogType, c.catalogName, c.uri, c.warehouse, c.props)
+	if err != nil {
+		return nil, err
+	}
+	v, loaded := sinkCatalogs.LoadOrStore(key, cat)
+	if loaded {
+		closeCatalog(cat)
+	}
+	return v.(catalog.Catalog), nil
+}
+
+// loadTable loads the table from the shared catalog, creating it (and its
 // namespace) if it does not exist.
 func (s *Sink) loadTable(ctx context.Context) (*table.Table, error) {
 	c := s.cfg
-	cat, err := openCatalog(ctx, c.catalogType, c.catalogName, c.uri, c.warehouse, c.props)
+	cat, err := c.catalog(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: opening the catalog: %w", c.where(), err)
 	}
