@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -49,26 +47,7 @@ func testTable(t testing.TB, cat catalog.Catalog, name string, rt *types.RowType
 // the Arrow text of their values, joined by " | ", sorted.
 func scanRows(t *testing.T, tbl *table.Table) []string {
 	t.Helper()
-	at, err := tbl.Scan().ToArrowTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer at.Release()
-	tr := array.NewTableReader(at, 1<<20)
-	defer tr.Release()
-	var rows []string
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		for i := 0; i < int(rec.NumRows()); i++ {
-			vals := make([]string, rec.NumCols())
-			for c := range vals {
-				vals[c] = rec.Column(c).ValueStr(i)
-			}
-			rows = append(rows, strings.Join(vals, " | "))
-		}
-	}
-	sort.Strings(rows)
-	return rows
+	return scanRowsOf(t, tbl.Scan())
 }
 
 // roundTrip passes file descriptions through JSON, as checkpoints do.

@@ -72,11 +72,19 @@ func (c *committer) Write(tx *icebergTx, r writeResult) error {
 // durable when they hand them over. The files of the end of the input
 // carry no id and take the next one.
 func (c *committer) PreCommit(tx *icebergTx) error {
-	if tx.Checkpoint <= c.last {
-		tx.Checkpoint = c.last + 1
-	}
-	c.last = tx.Checkpoint
+	tx.Checkpoint = nextCheckpoint(tx.Checkpoint, &c.last)
 	return nil
+}
+
+// nextCheckpoint returns the checkpoint id of a transaction whose writers
+// said id (0 for files of the end of the input) after the transaction of
+// *last, and makes it *last: ids grow, as the replayed-commit check needs.
+func nextCheckpoint(id int64, last *int64) int64 {
+	if id <= *last {
+		id = *last + 1
+	}
+	*last = id
+	return id
 }
 
 // Commit commits the transaction's files as one snapshot, unless a

@@ -639,10 +639,7 @@ func (c *pipelineCommitter) Write(tx *pipelineTx, r tableResult) error {
 
 // PreCommit fixes the transaction's checkpoint id (see committer).
 func (c *pipelineCommitter) PreCommit(tx *pipelineTx) error {
-	if tx.Checkpoint <= c.last {
-		tx.Checkpoint = c.last + 1
-	}
-	c.last = tx.Checkpoint
+	tx.Checkpoint = nextCheckpoint(tx.Checkpoint, &c.last)
 	return nil
 }
 
