@@ -472,6 +472,16 @@ func TestExactlyOnceAcrossFailures(t *testing.T) {
 	if len(want) != n {
 		t.Fatalf("the failure-free run committed %d records, want %d", len(want), n)
 	}
+	// The source reads the transactional topic to its end with
+	// read_committed, past the transaction markers.
+	var readBack []line
+	for _, n := range readAll(t, map[string]string{"properties.bootstrap.servers": addr, "topic": clean, "format": "json",
+		"scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset", "properties.isolation.level": "read_committed"}) {
+		readBack = append(readBack, line{Part: int(n/10) % 4, N: n})
+	}
+	if got := render(readBack); !slices.Equal(got, want) {
+		t.Fatalf("the source read %d committed records of the clean run's output, want %d", len(got), len(want))
+	}
 	failing, r := run(map[int64]bool{3000: true, 9000: true, 15000: true})
 	// Two failures may fall in one attempt (a subtask reaching the next
 	// one while the job stops), so the job restarts once to three times.
@@ -757,5 +767,234 @@ func TestUpsertOptionErrors(t *testing.T) {
 	}
 	if _, err := connector.OpenSource[line](connector.Default, "upsert-kafka", base()); err == nil || !strings.Contains(err.Error(), "PRIMARY KEY") {
 		t.Errorf("an upsert-kafka source of Go values: error %v, want one saying it needs a table", err)
+	}
+}
+
+// readAll runs a job reading the source of opts to its end (a bounded
+// mode) and returns the N of the records, sorted.
+func readAll(t *testing.T, opts map[string]string) []int64 {
+	t.Helper()
+	src := openSource(t, opts)
+	sink := connectortest.NewMemorySink[line]()
+	env := eddy.NewEnvironment(eddy.WithParallelism(2))
+	eddy.WriteTo(eddy.FromSource(env, "kafka", src, eddy.NoWatermarks[line]()), "memory", sink.Sink())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := env.Execute(ctx, "read"); err != nil {
+		t.Fatal(err)
+	}
+	var out []int64
+	for _, l := range sink.Committed() {
+		out = append(out, l.N)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func span(from, to int64) []int64 {
+	var out []int64
+	for n := from; n < to; n++ {
+		out = append(out, n)
+	}
+	return out
+}
+
+func commitGroup(t *testing.T, cl *kgo.Client, group, topic string, offsets map[int32]int64) {
+	t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation = group, -1
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = topic
+	meta := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(topic)
+	meta.Topics = append(meta.Topics, mt)
+	mresp, err := meta.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.TopicID = mresp.Topics[0].TopicID
+	for p, o := range offsets {
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = p, o, -1
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		if p.ErrorCode != 0 {
+			t.Fatalf("committing offsets of group %s: error code %d", group, p.ErrorCode)
+		}
+	}
+}
+
+// TestStartupAndBoundedModes reads a topic of two partitions, lines 0-99
+// with timestamps 1000+n ms, line n at offset n/2 of partition n%2.
+func TestStartupAndBoundedModes(t *testing.T) {
+	addr := startCluster(t)
+	topic := freshTopic(t, addr, 2)
+	cl := client(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var recs []*kgo.Record
+	for n := 0; n < 100; n++ {
+		b, _ := json.Marshal(line{Part: n % 2, N: int64(n)})
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(n % 2), Value: b, Timestamp: time.UnixMilli(int64(1000 + n))})
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	commitGroup(t, cl, "g1", topic, map[int32]int64{0: 10, 1: 20})
+	opts := func(kv ...string) map[string]string {
+		m := map[string]string{"properties.bootstrap.servers": addr, "topic": topic, "format": "json", "scan.bounded.mode": "latest-offset"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	var from80 []int64
+	for n := int64(0); n < 100; n++ {
+		if n%2 == 0 && n >= 20 || n%2 == 1 && n >= 41 {
+			from80 = append(from80, n)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		opts map[string]string
+		want []int64
+	}{
+		{"earliest", opts("scan.startup.mode", "earliest-offset"), span(0, 100)},
+		{"latest", opts("scan.startup.mode", "latest-offset"), nil},
+		{"timestamp", opts("scan.startup.mode", "timestamp", "scan.startup.timestamp-millis", "1090"), span(90, 100)},
+		{"specific offsets", opts("scan.startup.mode", "specific-offsets", "scan.startup.specific-offsets", "partition:0,offset:10;partition:1,offset:20"), from80},
+		{"group offsets", opts("properties.group.id", "g1"), from80},
+		{"group offsets, none committed", opts("properties.group.id", "g2", "properties.auto.offset.reset", "latest"), nil},
+		{"bounded by timestamp", opts("scan.startup.mode", "earliest-offset", "scan.bounded.mode", "timestamp", "scan.bounded.timestamp-millis", "1010"), span(0, 10)},
+		{"bounded by offsets", opts("scan.startup.mode", "earliest-offset", "scan.bounded.mode", "specific-offsets", "scan.bounded.specific-offsets", "partition:0,offset:3;partition:1,offset:1"), []int64{0, 1, 2, 4}},
+		{"bounded by group offsets", opts("scan.startup.mode", "earliest-offset", "scan.bounded.mode", "group-offsets", "properties.group.id", "g1"), func() []int64 {
+			var out []int64
+			for n := int64(0); n < 100; n++ {
+				if n%2 == 0 && n < 20 || n%2 == 1 && n < 41 {
+					out = append(out, n)
+				}
+			}
+			return out
+		}()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := readAll(t, c.opts); fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("read %v, want %v", got, c.want)
+			}
+		})
+	}
+	_, err := connector.OpenSource[line](connector.Default, "kafka", opts("properties.group.id", "g2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := openSource(t, opts("properties.group.id", "g2"))
+	env := eddy.NewEnvironment(eddy.WithParallelism(1))
+	eddy.WriteTo(eddy.FromSource(env, "kafka", src, eddy.NoWatermarks[line]()), "memory", connectortest.NewMemorySink[line]().Sink())
+	if err := env.Execute(context.Background(), "no offsets"); err == nil || !strings.Contains(err.Error(), "properties.auto.offset.reset") {
+		t.Fatalf("group-offsets without committed offsets or a reset policy: error %v, want one naming 'properties.auto.offset.reset'", err)
+	}
+}
+
+// TestGroupOffsetsCommitted checks that an unbounded source commits the
+// offsets of completed checkpoints to its consumer group.
+func TestGroupOffsetsCommitted(t *testing.T) {
+	addr := startCluster(t)
+	topic := freshTopic(t, addr, 2)
+	produceLines(t, addr, topic, 0, 100, 2)
+	src := openSource(t, map[string]string{"properties.bootstrap.servers": addr, "topic": topic, "format": "json",
+		"properties.group.id": "watchers", "properties.auto.offset.reset": "earliest"})
+	sink := connectortest.NewMemorySink[line]()
+	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
+	eddy.WriteTo(eddy.FromSource(env, "kafka", src, eddy.NoWatermarks[line]()), "memory", sink.Sink())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(ctx, "group") }()
+	cl := client(t, addr)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Group = "watchers"
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = topic, []int32{0, 1}
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(context.Background(), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int32]int64{}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				got[p.Partition] = p.Offset
+			}
+		}
+		if got[0] == 50 && got[1] == 50 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group watchers committed %v, want 50 for both partitions", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}
+
+// TestSinkOptions writes with each partitioner, the 'none' guarantee and
+// csv values.
+func TestSinkOptions(t *testing.T) {
+	addr := startCluster(t)
+	for _, c := range []struct {
+		opts  map[string]string
+		check func(t *testing.T, recs []*kgo.Record)
+	}{
+		{map[string]string{"sink.partitioner": "fixed", "format": "json"}, func(t *testing.T, recs []*kgo.Record) {
+			for _, r := range recs {
+				var l line
+				_ = json.Unmarshal(r.Value, &l)
+				if r.Partition > 1 {
+					t.Fatalf("a fixed partitioner at parallelism 2 wrote to partition %d", r.Partition)
+				}
+			}
+		}},
+		{map[string]string{"sink.partitioner": "round-robin", "format": "json", "sink.delivery-guarantee": "none"}, func(t *testing.T, recs []*kgo.Record) {
+			per := map[int32]int{}
+			for _, r := range recs {
+				per[r.Partition]++
+			}
+			if len(per) != 3 {
+				t.Fatalf("round-robin wrote to partitions %v, want all three", per)
+			}
+		}},
+		{map[string]string{"value.format": "csv", "properties.compression.type": "zstd", "properties.linger.ms": "5"}, func(t *testing.T, recs []*kgo.Record) {
+			if string(recs[0].Value) == "" || strings.Contains(string(recs[0].Value), "{") {
+				t.Fatalf("a csv value is %q", recs[0].Value)
+			}
+		}},
+	} {
+		topic := freshTopic(t, addr, 3)
+		opts := map[string]string{"properties.bootstrap.servers": addr, "topic": topic}
+		for k, v := range c.opts {
+			opts[k] = v
+		}
+		sink, err := connector.OpenSink[line](connector.Default, "kafka", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := eddy.NewEnvironment(eddy.WithParallelism(2))
+		eddy.WriteTo(eddy.FromSlice(env, sinkInput(300), eddy.NoWatermarks[line]()), "kafka", sink)
+		if err := env.Execute(context.Background(), "write"); err != nil {
+			t.Fatal(err)
+		}
+		recs := readTopic(t, addr, topic)
+		if len(recs) != 300 {
+			t.Fatalf("options %v: the topic holds %d records, want 300", c.opts, len(recs))
+		}
+		c.check(t, recs)
 	}
 }

@@ -294,6 +294,9 @@ func (c *config) committedOffsets(cl *kgo.Client, parts []tp) (map[tp]int64, err
 	if err == nil {
 		err = kerr.ErrorForCode(resp.ErrorCode)
 	}
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return map[tp]int64{}, nil // a group that never committed
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: reading the offsets group %q committed: %w", c.connector, c.name, c.client.groupID, err)
 	}
@@ -527,7 +530,7 @@ func (e *enumerator[T]) Close() error {
 }
 
 func (s *source[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T], error) {
-	r := &reader[T]{src: s, ctx: ctx, decode: s.newDecoder(), splits: map[tp]*readSplit{}, commits: map[int64]map[tp]int64{}}
+	r := &reader[T]{src: s, ctx: ctx, decode: s.newDecoder(), splits: map[tp]*readSplit{}, commits: map[int64]map[tp]int64{}, ids: map[string][16]byte{}}
 	r.emit = func(v T) { r.cur.EmitAt(v, r.ts) }
 	return r, nil
 }
@@ -547,6 +550,7 @@ type reader[T any] struct {
 	splits  map[tp]*readSplit
 	toAdd   []*readSplit
 	commits map[int64]map[tp]int64 // offsets of checkpoints, for the group
+	ids     map[string][16]byte    // topic ids, for committing offsets
 
 	cur  connector.SplitOutput[T]
 	ts   int64
@@ -732,13 +736,27 @@ func (r *reader[T]) NotifyCheckpointComplete(id int64) error {
 		rp.Partition, rp.Offset, rp.LeaderEpoch = p.partition, o, -1
 		byTopic[p.topic] = append(byTopic[p.topic], rp)
 	}
-	for t, ps := range byTopic {
-		rt := kmsg.NewOffsetCommitRequestTopic()
-		rt.Topic, rt.Partitions = t, ps
-		req.Topics = append(req.Topics, rt)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	var missing []string
+	for t := range byTopic {
+		if _, ok := r.ids[t]; !ok {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		ids, err := topicIDs(ctx, r.cl, missing)
+		if err != nil {
+			r.ctx.Log().Warn("kafka: committing offsets to the consumer group", "group", c.client.groupID, "checkpoint", id, "error", err)
+			return nil
+		}
+		maps.Copy(r.ids, ids)
+	}
+	for t, ps := range byTopic {
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic, rt.TopicID, rt.Partitions = t, r.ids[t], ps
+		req.Topics = append(req.Topics, rt)
+	}
 	resp, err := req.RequestWith(ctx, r.cl)
 	if err == nil {
 	outer:
@@ -761,4 +779,26 @@ func (r *reader[T]) Close() error {
 		r.cl.Close()
 	}
 	return nil
+}
+
+// topicIDs returns the ids of topics, which offset commits of recent
+// protocol versions name topics by.
+func topicIDs(ctx context.Context, cl *kgo.Client, topics []string) (map[string][16]byte, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, fmt.Errorf("looking up the ids of topics %q: %w", topics, err)
+	}
+	out := map[string][16]byte{}
+	for _, t := range resp.Topics {
+		if t.Topic != nil && t.ErrorCode == 0 {
+			out[*t.Topic] = t.TopicID
+		}
+	}
+	return out, nil
 }
