@@ -352,6 +352,19 @@ func (s *Spec) unknownHint(key, prefix string) string {
 	return msg + "; valid options are " + strings.Join(valid, ", ")
 }
 
+// Nearest returns the candidate nearest to word, for a "did you mean"
+// hint of an error about an unknown name: one at most two edits (letters
+// added, removed or changed) away, or false if none is.
+func Nearest(word string, candidates []string) (string, bool) {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(word, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best, best != ""
+}
+
 // editDistance is the Levenshtein distance of a and b.
 func editDistance(a, b string) int {
 	prev := make([]int, len(b)+1)

@@ -68,11 +68,8 @@ func clientConfigOf(c *config, o connector.Options) (clientConfig, error) {
 	for _, k := range names {
 		if !slices.Contains(honouredProperties, k) {
 			hint := ""
-			best := 3
-			for _, h := range honouredProperties {
-				if d := editDistance(k, h); d < best {
-					hint, best = fmt.Sprintf(" (did you mean 'properties.%s'?)", h), d
-				}
+			if h, ok := connector.Nearest(k, honouredProperties); ok {
+				hint = fmt.Sprintf(" (did you mean 'properties.%s'?)", h)
 			}
 			return cc, perr(k, "is not a Kafka client property eddy's client honours"+hint+"; it honours "+strings.Join(honouredProperties, ", "))
 		}
@@ -261,25 +258,4 @@ func (c *config) newClient(log *slog.Logger, opts ...kgo.Opt) (*kgo.Client, erro
 // ctxTimeout returns a context for one round of requests.
 func ctxTimeout() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), requestTimeout)
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
