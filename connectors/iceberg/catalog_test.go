@@ -3,15 +3,18 @@ package iceberg
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/testservers"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -79,17 +82,38 @@ func TestOpenCatalogErrors(t *testing.T) {
 	}
 }
 
-func TestOpenCatalogPostgres(t *testing.T) {
-	uri := os.Getenv("EDDY_ICEBERG_PG_URI")
-	if uri == "" {
-		t.Skip("set EDDY_ICEBERG_PG_URI=postgres://... to test a Postgres catalog")
-	}
-	cat, err := openCatalog(context.Background(), "sql", "eddy", uri, "file://"+t.TempDir(), nil)
+// TestPostgresCatalog writes through the sink into a table of a catalog
+// kept in a private PostgreSQL server, and reads it back.
+func TestPostgresCatalog(t *testing.T) {
+	p := testservers.StartPostgres(t)
+	dir := t.TempDir()
+	opts := sinkOptions(dir, "pg_kv")
+	opts["uri"] = p.DSN("postgres")
+	sink, err := connector.OpenTableSink(connector.Default, "iceberg", opts, &connector.Table{Schema: upsertType, PrimaryKey: []int{0}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := types.MustRowType(types.F("id", types.BigInt().NotNull()))
-	testTable(t, cat, "pg_t", rt, []int{0}, 2)
+	const n, keys = 300, 40
+	env := eddy.NewEnvironment(eddy.WithParallelism(2))
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n},
+		func(i int64) changelog.Change[types.Row] { return kvChange(i, keys) }, eddy.NoWatermarks[changelog.Change[types.Row]]()).Parallelism(1)
+	key := types.NewKeyEncoder(upsertType, 0)
+	eddy.WriteUpserts(eddy.AsChangelog(src, changelog.Upsert), "kv", key.Key, sink, eddy.KeyedBySinkKey())
+	if err := env.Execute(context.Background(), "postgres-catalog"); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := openCatalog(context.Background(), "sql", "eddy", p.DSN("postgres"), "file://"+filepath.Join(dir, "warehouse"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeCatalog(cat)
+	tbl, err := cat.LoadTable(context.Background(), table.Identifier{"db", "pg_kv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := scanRows(t, tbl), kvState(n, keys); !slices.Equal(got, want) {
+		t.Fatalf("the table holds %d rows, want %d:\n%s", len(got), len(want), rowDiff(got, want))
+	}
 }
 
 func TestLoadOrCreateTable(t *testing.T) {
@@ -188,3 +212,5 @@ func TestIcebergSchemaTypes(t *testing.T) {
 		}
 	}
 }
+
+func TestMain(m *testing.M) { testservers.Main(m) }
