@@ -31,8 +31,20 @@ func newSink[T any](cfg *config, newEncoder func() encodeFunc[T]) connector.Sink
 }
 
 // producerOpts are the options of a producing client of subtask.
+// deliveryTimeout bounds how long a record may wait to be delivered.
+const deliveryTimeout = 2 * time.Minute
+
+// defaultTxTimeout is the transaction timeout when
+// 'properties.transaction.timeout.ms' is not set: the default of the
+// brokers' transaction.max.timeout.ms.
+const defaultTxTimeout = 15 * time.Minute
+
 func (c *config) producerOpts(subtask int) ([]kgo.Opt, error) {
-	opts := append([]kgo.Opt{kgo.DefaultProduceTopic(c.topics[0])}, c.client.produceOpts...)
+	// Records not delivered in time fail, and with them the write or the
+	// flush, as Kafka's delivery.timeout.ms does: without a limit, a full
+	// buffer blocks a write for ever while the brokers are gone, and the
+	// job neither fails nor restarts.
+	opts := append([]kgo.Opt{kgo.DefaultProduceTopic(c.topics[0]), kgo.RecordDeliveryTimeout(deliveryTimeout)}, c.client.produceOpts...)
 	switch c.client.acks {
 	case "all", "-1":
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -40,6 +52,9 @@ func (c *config) producerOpts(subtask int) ([]kgo.Opt, error) {
 		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 	case "0":
 		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
+	}
+	if c.guarantee == atLeastOnce && c.client.acks == "0" {
+		return nil, c.optErr("properties.acks", "'0' waits for no acknowledgement, so nothing is known to be written at a checkpoint: use '1' or 'all' with 'sink.delivery-guarantee' = 'at-least-once', or choose 'none'")
 	}
 	if c.guarantee == exactlyOnce && c.client.acks != "all" && c.client.acks != "-1" {
 		return nil, c.optErr("properties.acks", "must be 'all' with 'sink.delivery-guarantee' = 'exactly-once'")
@@ -212,9 +227,16 @@ func (c *committer[T]) Begin() (kafkaTx, error) {
 		return tx, err
 	}
 	opts = append(opts, kgo.TransactionalID(tx.ID))
-	if c.cfg.client.txTimeout > 0 {
-		opts = append(opts, kgo.TransactionTimeout(c.cfg.client.txTimeout))
+	// A transaction lives about a checkpoint interval, from the first
+	// write after one barrier to the completion of the next checkpoint;
+	// the broker aborts it after transaction.timeout.ms. Kafka clients
+	// default to a minute or less, which checkpoints of a minute outlive:
+	// eddy defaults to the brokers' usual maximum, 15 minutes.
+	txTimeout := c.cfg.client.txTimeout
+	if txTimeout <= 0 {
+		txTimeout = defaultTxTimeout
 	}
+	opts = append(opts, kgo.TransactionTimeout(txTimeout))
 	cl, err := c.cfg.newClient(c.ctx.Log(), opts...)
 	if err != nil {
 		return tx, err

@@ -111,10 +111,12 @@ func (s *source[T]) NewEnumerator(ctx connector.EnumeratorContext, restored []by
 	} else {
 		parts, err := e.listPartitions(true)
 		if err != nil {
+			e.Close()
 			return nil, err
 		}
 		splits, err := s.cfg.initialSplits(ctx, parts)
 		if err != nil {
+			e.Close()
 			return nil, err
 		}
 		for _, st := range splits {
