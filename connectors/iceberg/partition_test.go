@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -436,60 +435,9 @@ func TestSinkPartitionedExactlyOnceAcrossFailures(t *testing.T) {
 		version   int
 	}{{"v2-truncate", "truncate(5000, seq)", 2}, {"v3-bucket", "bucket(3, id), truncate(7000, seq)", 3}} {
 		t.Run(c.name, func(t *testing.T) {
-			const n, keys = 30000, 700
 			dir := t.TempDir()
 			createPartitioned(t, dir, "kv", &connector.Table{Schema: upsertType, PrimaryKey: []int{0}}, c.version, c.key)
-			env := eddy.NewEnvironment(eddy.WithParallelism(2),
-				eddy.WithCheckpointing(40*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()),
-				eddy.WithRestartStrategy(eddy.FixedDelayRestart(10, 5*time.Millisecond)))
-			var mu sync.Mutex
-			panicAt := map[int64]bool{7000: true, 16000: true, 24000: true}
-			src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: 60000},
-				func(i int64) int64 { return i }, eddy.NoWatermarks[int64]()).Parallelism(1)
-			changes := eddy.Map(src, func(i int64) changelog.Change[types.Row] {
-				mu.Lock()
-				boom := panicAt[i]
-				delete(panicAt, i)
-				mu.Unlock()
-				if boom {
-					panic(fmt.Sprintf("injected failure at change %d", i))
-				}
-				return kvChange(i, keys)
-			}).Parallelism(1)
-			key := types.NewKeyEncoder(upsertType, 0)
-			eddy.WriteUpserts(changes, "kv", key.Key, openKVSink(t, dir, "kv"), eddy.KeyedBySinkKey())
-			if err := env.Execute(context.Background(), "iceberg-partitioned-failures"); err != nil {
-				t.Fatal(err)
-			}
-			if r := env.Restarts(); r != 3 {
-				t.Fatalf("job restarted %d times, want 3", r)
-			}
-			tbl := loadTestTable(t, dir, "kv")
-			if got, want := scanRows(t, tbl), kvState(n, keys); !slices.Equal(got, want) {
-				t.Fatalf("the table holds %d rows, want %d; first differences:\n%s", len(got), len(want), rowDiff(got, want))
-			}
-			snaps := tbl.Metadata().Snapshots()
-			if len(snaps) < 3 {
-				t.Fatalf("%d snapshots, want one per checkpoint", len(snaps))
-			}
-			seen := map[string]bool{}
-			for _, s := range snaps {
-				id := s.Summary.Properties[summaryJobID] + "/" + s.Summary.Properties[summaryCheckpointID]
-				if seen[id] {
-					t.Fatalf("checkpoint %s was committed twice", id)
-				}
-				seen[id] = true
-				got := scanSnapshot(t, tbl, s.SnapshotID)
-				m := int64(-1)
-				for _, r := range got {
-					var k, seq int64
-					fmt.Sscanf(r, "%d | %d", &k, &seq)
-					m = max(m, seq)
-				}
-				if !slices.Equal(got, kvState(m+1, keys)) && !slices.Equal(got, kvState(m+2, keys)) {
-					t.Fatalf("snapshot %d (checkpoint %s) is no state of the source: newest change %d, %d rows", s.SnapshotID, id, m, len(got))
-				}
-			}
+			tbl := runKVWithFailures(t, dir, "kv")
 			checkOneDVPerDataFile(t, tbl)
 		})
 	}

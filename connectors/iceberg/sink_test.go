@@ -104,8 +104,20 @@ func openKVSink(t *testing.T, dir, name string) connector.Sink[connector.TableRe
 }
 
 func TestSinkExactlyOnceAcrossFailures(t *testing.T) {
-	const n, keys = 30000, 700
 	dir := t.TempDir()
+	tbl := runKVWithFailures(t, dir, "kv")
+	t.Logf("%d snapshots, %d rows", len(tbl.Metadata().Snapshots()), len(scanRows(t, tbl)))
+}
+
+// runKVWithFailures writes 30 000 changes of kvChange over 700 keys into
+// the table name under dir through a job that fails three times, and
+// checks the result: the job restarted three times, the table equals the
+// source, no checkpoint was committed twice, and every snapshot is the
+// table after some prefix of the changes — its newest row is change m,
+// and at most the deletion after it is in too. It returns the table.
+func runKVWithFailures(t *testing.T, dir, name string) *table.Table {
+	t.Helper()
+	const n, keys = 30000, 700
 	env := eddy.NewEnvironment(eddy.WithParallelism(2),
 		eddy.WithCheckpointing(40*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()),
 		eddy.WithRestartStrategy(eddy.FixedDelayRestart(10, 5*time.Millisecond)))
@@ -124,24 +136,21 @@ func TestSinkExactlyOnceAcrossFailures(t *testing.T) {
 		return kvChange(i, keys)
 	}).Parallelism(1)
 	key := types.NewKeyEncoder(upsertType, 0)
-	eddy.WriteUpserts(changes, "kv", key.Key, openKVSink(t, dir, "kv"), eddy.KeyedBySinkKey())
+	eddy.WriteUpserts(changes, "kv", key.Key, openKVSink(t, dir, name), eddy.KeyedBySinkKey())
 	if err := env.Execute(context.Background(), "iceberg-failures"); err != nil {
 		t.Fatal(err)
 	}
 	if r := env.Restarts(); r != 3 {
 		t.Fatalf("job restarted %d times, want 3", r)
 	}
-	tbl := loadTestTable(t, dir, "kv")
+	tbl := loadTestTable(t, dir, name)
 	if got, want := scanRows(t, tbl), kvState(n, keys); !slices.Equal(got, want) {
 		t.Fatalf("the table holds %d rows, want %d; first differences:\n%s", len(got), len(want), rowDiff(got, want))
 	}
-	// Every snapshot is the table after some prefix of the changes: its
-	// newest row is change m, and at most the deletion after it is in too.
 	snaps := tbl.Metadata().Snapshots()
 	if len(snaps) < 3 {
 		t.Fatalf("%d snapshots, want one per checkpoint", len(snaps))
 	}
-	t.Logf("%d snapshots, %d rows", len(snaps), len(scanRows(t, tbl)))
 	seen := map[string]bool{}
 	for _, s := range snaps {
 		if s.Summary == nil || s.Summary.Properties[summaryCheckpointID] == "" {
@@ -163,6 +172,7 @@ func TestSinkExactlyOnceAcrossFailures(t *testing.T) {
 			t.Fatalf("snapshot %d (checkpoint %s) is no state of the source: newest change %d, %d rows", s.SnapshotID, id, m, len(got))
 		}
 	}
+	return tbl
 }
 
 // scanSnapshot reads the rows of one snapshot, as scanRows does.
