@@ -183,4 +183,5 @@ func TestCSVThroughTheRegistry(t *testing.T) {
 func TestOptionsConformance(t *testing.T) {
 	connectortest.RunOptions[row](t, connectortest.OptionsCase{Name: "csv", Format: true})
 	connectortest.RunOptions[user](t, connectortest.OptionsCase{Name: "json", Format: true})
+	connectortest.RunOptions[string](t, connectortest.OptionsCase{Name: "raw", Format: true})
 }

@@ -45,7 +45,7 @@ const (
 )
 
 // formats are the formats of keys and values.
-var formats = []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"}
+var formats = []string{"json", "csv", "raw", "debezium-json", "canal-json", "maxwell-json"}
 
 // commonOptions are the options of both connectors.
 func commonOptions(upsert bool) []connector.Option {

@@ -47,7 +47,7 @@ var spec = connector.Spec{
 	Description: "Reads and writes NATS. With 'stream': a JetStream stream, read from a checkpointed stream sequence (exactly once, no consumer state on the server) " +
 		"and written exactly once within the stream's duplicate window (each checkpoint's records published when it completes, with deterministic Nats-Msg-Id headers). " +
 		"Without: core NATS subjects, read (with wildcards) and written at most once.",
-	Formats: []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"},
+	Formats: []string{"json", "csv", "raw", "debezium-json", "canal-json", "maxwell-json"},
 	Options: []connector.Option{
 		{Key: "url", Type: connector.String, Default: "nats://127.0.0.1:4222",
 			Description: "The NATS servers: one URL or several, comma-separated ('nats://a:4222,nats://b:4222'); 'tls://' for TLS.",
