@@ -93,7 +93,7 @@ func commonOptions(upsert bool) []connector.Option {
 	)
 	valueFormats := formats
 	if upsert {
-		valueFormats = formats[:2]
+		valueFormats = formats[:3]
 	} else {
 		opts = append(opts, connector.Option{Key: "format", Type: connector.Enum, Values: formats,
 			Description: "The format of message values; 'value.format' is its other name. Options of the format are prefixed with its name ('json.ignore-parse-errors')."})
@@ -104,7 +104,7 @@ func commonOptions(upsert bool) []connector.Option {
 	}
 	opts = append(opts,
 		connector.Option{Key: "value.format", Type: connector.Enum, Values: valueFormats, Required: upsert, Description: valueDesc},
-		connector.Option{Key: "key.format", Type: connector.Enum, Values: formats[:2], Required: upsert,
+		connector.Option{Key: "key.format", Type: connector.Enum, Values: formats[:3], Required: upsert,
 			Description: "Tables: the format of message keys, which hold the columns 'key.fields' names (upsert-kafka: the primary key); its options are prefixed with 'key.' and its name ('key.json.ignore-parse-errors')."})
 	for _, f := range valueFormats {
 		if !upsert {
@@ -116,7 +116,7 @@ func commonOptions(upsert bool) []connector.Option {
 		opts = append(opts, connector.Option{Key: "value." + f + ".#", Type: connector.String,
 			Description: "Options of the '" + f + "' format when 'value.format' chooses it ('value." + f + ".<option>')."})
 	}
-	for _, f := range formats[:2] {
+	for _, f := range formats[:3] {
 		opts = append(opts, connector.Option{Key: "key." + f + ".#", Type: connector.String,
 			Description: "Options of the '" + f + "' format when 'key.format' chooses it ('key." + f + ".<option>')."})
 	}

@@ -998,3 +998,74 @@ func TestSinkOptions(t *testing.T) {
 		c.check(t, recs)
 	}
 }
+
+// TestLingeringTransactionsAborted leaves a transaction of the sink's
+// prefix open on the broker, as a killed run does, and one of another
+// prefix, then runs an exactly-once job writing the same topic: the sink
+// aborts its prefix's transaction when it starts, so that the topic's last
+// stable offset moves past it and consumers reading committed records see
+// the job's output (rather than nothing for transaction.timeout.ms), and
+// leaves the other prefix's alone.
+func TestLingeringTransactionsAborted(t *testing.T) {
+	addr := startCluster(t)
+	out := freshTopic(t, addr, 1)
+	open := func(id string) {
+		cl := client(t, addr, kgo.TransactionalID(id), kgo.TransactionTimeout(15*time.Minute), kgo.DefaultProduceTopic(out))
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(context.Background(), kgo.StringRecord(`{"part": -1, "n": -1}`)).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open(out + "-0-5")     // a killed run's
+	other := out + "x-0-1" // another job's
+	open(other)
+	ongoing := func() map[string]bool {
+		req := kmsg.NewPtrListTransactionsRequest()
+		req.StateFilters = []string{"Ongoing"}
+		got := map[string]bool{}
+		for _, shard := range client(t, addr).RequestSharded(context.Background(), req) {
+			if shard.Err != nil {
+				t.Fatal(shard.Err)
+			}
+			for _, s := range shard.Resp.(*kmsg.ListTransactionsResponse).TransactionStates {
+				got[s.TransactionalID] = true
+			}
+		}
+		return got
+	}
+	if o := ongoing(); !o[out+"-0-5"] || !o[other] {
+		t.Fatalf("the broker lists the open transactions %v, want both of the test's", o)
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(10*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
+	sink, err := connector.OpenSink[line](connector.Default, "kafka", map[string]string{"properties.bootstrap.servers": addr, "topic": out,
+		"format": "json", "sink.delivery-guarantee": "exactly-once", "sink.transactional-id-prefix": out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eddy.WriteTo(eddy.FromSlice(env, sinkInput(100), eddy.NoWatermarks[line]()), "kafka out", sink)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := env.Execute(ctx, "write"); err != nil {
+		t.Fatal(err)
+	}
+	// The other prefix's transaction still holds the last stable offset:
+	// end it before reading.
+	if o := ongoing(); o[out+"-0-5"] || !o[other] {
+		t.Fatalf("after the job, the open transactions are %v: want the other prefix's only", o)
+	}
+	fencer := client(t, addr, kgo.TransactionalID(other))
+	if _, _, err := fencer.ProducerID(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := readLines(t, addr, out)
+	if len(got) != 100 {
+		t.Fatalf("the topic commits %d records, want the job's 100: %v", len(got), got)
+	}
+	for _, l := range got {
+		if l.N < 0 {
+			t.Fatalf("a record of an aborted transaction was committed: %v", l)
+		}
+	}
+}

@@ -246,6 +246,7 @@ func (c *committer[T]) Begin() (kafkaTx, error) {
 		return tx, c.wrap(tx, err)
 	}
 	c.live[tx.ID] = cl
+	running.add(tx.ID)
 	return tx, nil
 }
 
@@ -273,6 +274,7 @@ func (c *committer[T]) PreCommit(tx *kafkaTx) error {
 		// Nothing to commit: the transaction never started on the broker.
 		cl.Close()
 		delete(c.live, tx.ID)
+		running.remove(tx.ID)
 		tx.ID = ""
 		return nil
 	}
@@ -306,6 +308,7 @@ func (c *committer[T]) Commit(tx kafkaTx) error {
 	defer cancel()
 	if cl, ok := c.live[tx.ID]; ok {
 		delete(c.live, tx.ID)
+		defer running.remove(tx.ID)
 		defer cl.Close()
 		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 			return c.wrap(tx, fmt.Errorf("committing: %w", err))
@@ -358,6 +361,7 @@ func (c *committer[T]) Abort(tx kafkaTx) error {
 	defer cancel()
 	if cl, ok := c.live[tx.ID]; ok {
 		delete(c.live, tx.ID)
+		defer running.remove(tx.ID)
 		defer cl.Close()
 		if tx.Records == 0 {
 			return nil
@@ -374,10 +378,16 @@ func (c *committer[T]) Abort(tx kafkaTx) error {
 	return c.endOnCoordinator(ctx, tx, false)
 }
 
-// Recover does nothing: transactions a failed run left open are neither in
-// the checkpoint nor reachable, and the broker aborts them once
-// transaction.timeout.ms has passed.
-func (c *committer[T]) Recover(pending, current []kafkaTx) error { return nil }
+// Recover aborts the transactions an earlier run of the job left open
+// (abortLingering), but those the checkpoint holds, which the restore
+// commits or aborts.
+func (c *committer[T]) Recover(pending, current []kafkaTx) error {
+	keep := map[string]bool{}
+	for _, tx := range append(pending, current...) {
+		keep[tx.ID] = true
+	}
+	return c.abortLingering(keep)
+}
 
 // Close closes the producers without ending their transactions: those
 // pre-committed may be committed by a restored job.
@@ -385,6 +395,7 @@ func (c *committer[T]) Close() error {
 	for id, cl := range c.live {
 		cl.Close()
 		delete(c.live, id)
+		running.remove(id)
 	}
 	if c.admin != nil {
 		c.admin.Close()
