@@ -204,3 +204,82 @@ func report(t *testing.T, mem *connectortest.MemorySink[line]) {
 		t.Error(p)
 	}
 }
+
+// TestStreamStartupModes starts reading a stream queue at its end, at an
+// offset and at a time, and resumes a restored job where its checkpoint
+// says even when it had read nothing.
+func TestStreamStartupModes(t *testing.T) {
+	conn := connect(t)
+	q := freshQueue(t, conn, "stream")
+	publishLines(t, conn, q, 0, 5, 1, false)
+	// The stream's timestamps are to the second.
+	time.Sleep(1100 * time.Millisecond)
+	at := time.Now().Truncate(time.Second).Add(time.Second)
+	time.Sleep(time.Until(at))
+	publishLines(t, conn, q, 5, 10, 1, false)
+	read := func(extra map[string]string, more func(), want int) []int64 {
+		t.Helper()
+		opts := map[string]string{"url": brokerURL, "queue": q, "format": "json"}
+		for k, v := range extra {
+			opts[k] = v
+		}
+		mem := connectortest.NewMemorySink[line]()
+		j := runJob(t, openSource(t, opts), mem, 1, nil, eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
+		if more != nil {
+			// Wait for a checkpoint, so that the job has started reading.
+			eventually(t, "a checkpoint", func() bool { return len(j.env.CheckpointStats()) > 0 })
+			more()
+		}
+		j.waitFor(t, mem, want)
+		j.stop()
+		var ns []int64
+		for _, l := range mem.Committed() {
+			ns = append(ns, l.N)
+		}
+		slices.Sort(ns)
+		return ns
+	}
+	for _, c := range []struct {
+		opts map[string]string
+		want []int64
+	}{
+		{map[string]string{}, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+		{map[string]string{"scan.startup.mode": "specific-offset", "scan.startup.specific-offset": "7"}, []int64{7, 8, 9}},
+		{map[string]string{"scan.startup.mode": "timestamp", "scan.startup.timestamp-millis": fmt.Sprint(at.UnixMilli())}, []int64{5, 6, 7, 8, 9}},
+	} {
+		if got := read(c.opts, nil, len(c.want)); !slices.Equal(got, c.want) {
+			t.Errorf("%v: read %v, want %v", c.opts, got, c.want)
+		}
+	}
+	// The latest offset and a time after the last message read only what
+	// is published after the job started.
+	n := 10
+	for _, opts := range []map[string]string{
+		{"scan.startup.mode": "latest-offset"},
+		{"scan.startup.mode": "timestamp", "scan.startup.timestamp-millis": fmt.Sprint(at.Add(time.Hour).UnixMilli())},
+	} {
+		from := n
+		n += 3
+		got := read(opts, func() { publishLines(t, conn, q, from, from+3, 1, false) }, 3)
+		if want := []int64{int64(from), int64(from + 1), int64(from + 2)}; !slices.Equal(got, want) {
+			t.Errorf("%v: read %v, want %v", opts, got, want)
+		}
+	}
+
+	// A job that started at the latest offset of an empty stream and read
+	// nothing resumes from its checkpoint at what was published since.
+	q2 := freshQueue(t, conn, "stream")
+	src := openSource(t, map[string]string{"url": brokerURL, "queue": q2, "format": "json", "scan.startup.mode": "latest-offset"})
+	dir := t.TempDir()
+	mem := connectortest.NewMemorySink[line]()
+	j := runJob(t, src, mem, 1, nil, eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(dir))
+	eventually(t, "a checkpoint", func() bool { return len(j.env.CheckpointStats()) > 0 })
+	j.stop()
+	publishLines(t, conn, q2, 0, 4, 1, false)
+	j = runJob(t, src, mem, 1, nil, eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(dir))
+	j.waitFor(t, mem, 4)
+	j.stop()
+	if got := keys(mem.Committed()); !slices.Equal(got, keys(wantLines(4, 1))) {
+		t.Fatalf("the restored job read %v, want the 4 messages published while it was down", got)
+	}
+}
