@@ -217,9 +217,9 @@ type watched[T any] struct {
 	covering int64 // the first checkpoint snapshotted with target reached
 	covered  chan struct{}
 	closed   bool
-	notified int          // checkpoint completions passed on to the readers
-	failAt   map[int]bool // completions to fail instead of passing on
-	failed   int          // completions failed
+	failLeft int // completions still to fail instead of passing on
+	failGap  int // completions to pass on before failing one
+	since    int // completions passed on since the last failure
 }
 
 func watch[T any](src connector.Source[T]) *watched[T] {
@@ -250,15 +250,38 @@ func (w *watched[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T]
 
 type watchedReader[T any] struct {
 	connector.Reader[T]
-	w *watched[T]
+	w       *watched[T]
+	emitted int64           // records this reader emitted (under w.mu)
+	at      map[int64]int64 // emitted at each checkpoint's snapshot
+	heard   int64           // emitted up to the last completion passed on
 }
 
 func (r *watchedReader[T]) Read(out connector.Output[T]) error {
-	return r.Reader.Read(&countingOutput[T]{Output: out, w: r.w})
+	return r.Reader.Read(&countingOutput[T]{Output: out, r: r})
+}
+
+// count notes an emitted record.
+func (r *watchedReader[T]) count() {
+	r.w.emitted.Add(1)
+	r.w.mu.Lock()
+	r.emitted++
+	r.w.mu.Unlock()
 }
 
 func (r *watchedReader[T]) HandleEvent(e []byte) error {
 	return r.Reader.(connector.ReaderEventHandler).HandleEvent(e)
+}
+
+// failNotifications makes count checkpoint completions fail the job
+// before the reader hears of them, as a failure right after a checkpoint
+// completes would: each one after at least gap completions were passed on
+// since the start or the last failure, and only a completion that covers
+// records the reader emitted since the last completion it heard of, so
+// that the broker has messages to deliver again.
+func (w *watched[T]) failNotifications(count, gap int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failLeft, w.failGap = count, gap
 }
 
 func (r *watchedReader[T]) SnapshotState(id int64) ([]connector.Split, error) {
@@ -267,32 +290,32 @@ func (r *watchedReader[T]) SnapshotState(id int64) ([]connector.Split, error) {
 	if w.target > 0 && w.covering == 0 && w.emitted.Load() >= w.target {
 		w.covering = id
 	}
+	if r.at == nil {
+		r.at = map[int64]int64{}
+	}
+	r.at[id] = r.emitted
 	w.mu.Unlock()
 	return r.Reader.SnapshotState(id)
-}
-
-// failNotifications makes the k-th checkpoint completions (counted from
-// 1 over all readers) fail the job before the reader hears of them, as a
-// failure right after a checkpoint completes would.
-func (w *watched[T]) failNotifications(k ...int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.failAt = map[int]bool{}
-	for _, n := range k {
-		w.failAt[n] = true
-	}
 }
 
 func (r *watchedReader[T]) NotifyCheckpointComplete(id int64) error {
 	w := r.w
 	w.mu.Lock()
-	w.notified++
-	if w.failAt[w.notified] {
-		delete(w.failAt, w.notified)
-		w.failed++
+	covered := r.heard
+	for c, n := range r.at {
+		if c <= id {
+			covered = max(covered, n)
+			delete(r.at, c)
+		}
+	}
+	if w.failLeft > 0 && w.since >= w.failGap && covered > r.heard {
+		w.failLeft--
+		w.since = 0
 		w.mu.Unlock()
 		return fmt.Errorf("injected failure before checkpoint %d reached the reader", id)
 	}
+	w.since++
+	r.heard = covered
 	w.mu.Unlock()
 	err := r.Reader.(connector.CheckpointListener).NotifyCheckpointComplete(id)
 	w.mu.Lock()
@@ -306,22 +329,22 @@ func (r *watchedReader[T]) NotifyCheckpointComplete(id int64) error {
 
 type countingOutput[T any] struct {
 	connector.Output[T]
-	w *watched[T]
+	r *watchedReader[T]
 }
 
 func (o *countingOutput[T]) Split(id string) connector.SplitOutput[T] {
-	return countingSplit[T]{o.Output.Split(id), o.w}
+	return countingSplit[T]{o.Output.Split(id), o.r}
 }
 
 func (o *countingOutput[T]) BadRecord(d connector.DeadLetter) error {
-	o.w.emitted.Add(1)
+	o.r.count()
 	return o.Output.BadRecord(d)
 }
 
 type countingSplit[T any] struct {
 	connector.SplitOutput[T]
-	w *watched[T]
+	r *watchedReader[T]
 }
 
-func (s countingSplit[T]) Emit(v T)             { s.w.emitted.Add(1); s.SplitOutput.Emit(v) }
-func (s countingSplit[T]) EmitAt(v T, ts int64) { s.w.emitted.Add(1); s.SplitOutput.EmitAt(v, ts) }
+func (s countingSplit[T]) Emit(v T)             { s.r.count(); s.SplitOutput.Emit(v) }
+func (s countingSplit[T]) EmitAt(v T, ts int64) { s.r.count(); s.SplitOutput.EmitAt(v, ts) }

@@ -24,7 +24,7 @@ func TestQueueSourceAtLeastOnce(t *testing.T) {
 	publishLines(t, conn, q, 0, n, 4, false)
 	mem := connectortest.NewMemorySink[line]()
 	w := watch(openSource(t, map[string]string{"url": brokerURL, "queue": q, "format": "json", "scan.prefetch-count": "100"}))
-	w.failNotifications(8, 20)
+	w.failNotifications(2, 6)
 	var consumers atomic.Int64
 	j := runJob(t, w, mem, 2, failAt(900, 2000, 3100),
 		eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()),
@@ -42,6 +42,9 @@ func TestQueueSourceAtLeastOnce(t *testing.T) {
 		}
 		return distinct() == n
 	})
+	// The messages a checkpoint covered when its completion failed come
+	// again.
+	eventually(t, "messages delivered again to be committed", func() bool { return len(mem.Committed()) > n })
 	j.stop()
 	if r := j.env.Restarts(); r != 5 {
 		t.Errorf("the job restarted %d times, want 5", r)
@@ -53,9 +56,6 @@ func TestQueueSourceAtLeastOnce(t *testing.T) {
 	t.Logf("%d messages arrived as %d records; the source emitted %d", n, len(got), w.emitted.Load())
 	if w.emitted.Load() <= int64(n) {
 		t.Errorf("the source emitted %d records for %d messages: the messages read after the last checkpoint before a failure were not delivered again", w.emitted.Load(), n)
-	}
-	if len(got) <= n {
-		t.Errorf("committed %d records for %d messages: a failure between a checkpoint and its acknowledgement should deliver its messages again", len(got), n)
 	}
 	report(t, mem)
 }

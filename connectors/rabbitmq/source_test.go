@@ -143,7 +143,7 @@ func TestDeduplicatingQueueSource(t *testing.T) {
 			src := watch(openSource(t, map[string]string{"url": brokerURL, "queue": q, "format": "json", "scan.deduplication": "message-id", "scan.prefetch-count": "100"}))
 			// Failures right after checkpoints complete leave what they
 			// cover unacknowledged: the broker delivers it again.
-			src.failNotifications(5, 15)
+			src.failNotifications(2, 6)
 			j := runJob(t, src, mem, 2, failAt(700, 1500, 2300),
 				eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()),
 				eddy.WithRestartStrategy(eddy.FixedDelayRestart(10, 10*time.Millisecond)))
