@@ -12,7 +12,10 @@
 //
 // The sink publishes persistent messages to an exchange with a routing key
 // (or to a queue through the default exchange) and waits for publisher
-// confirms before each checkpoint completes: at least once.
+// confirms before each checkpoint completes: at least once. With
+// 'sink.publish-on-checkpoint' it publishes each checkpoint's records when
+// the checkpoint completes, with message-ids that a publication repeated
+// after a failure keeps.
 package rabbitmq
 
 import (
@@ -118,6 +121,10 @@ var spec = connector.Spec{
 				"of the records since the last checkpoint; 'none' publishes without confirms."},
 		{Key: "sink.mandatory", Type: connector.Bool, Default: "true",
 			Description: "Sinks with 'at-least-once': publish with the mandatory flag, so that a message no queue takes (no binding matches its routing key) fails the job instead of being dropped by the broker."},
+		{Key: "sink.publish-on-checkpoint", Type: connector.Bool, Default: "false",
+			Description: "Sinks with 'at-least-once': keep each checkpoint's records in the checkpoint and publish them when it completes, with message-ids fixed in the checkpoint, " +
+				"so that messages published again after a failure carry the ids they had the first time and consumers deduplicating by message-id see each record once. " +
+				"Records appear a checkpoint interval later; needs checkpointing."},
 		{Key: "sink.headers", Type: connector.List,
 			Description: "Sinks: headers every message carries, as comma-separated key=value pairs of strings, for headers exchanges ('region=eu,kind=order')."},
 	},
@@ -168,9 +175,11 @@ type config struct {
 	startOffset int64
 	guarantee   string
 	mandatory   bool
-	headers     amqp.Table
-	contentType string
-	changelogs  changelog.Mode
+	// onCheckpoint: publish each checkpoint's records when it completes
+	onCheckpoint bool
+	headers      amqp.Table
+	contentType  string
+	changelogs   changelog.Mode
 }
 
 func optErr(key, problem string) error {
@@ -180,7 +189,7 @@ func optErr(key, problem string) error {
 // sourceOnly and sinkOnly are the options of one side.
 var (
 	sourceOnly = []string{"scan.prefetch-count", "scan.deduplication", "scan.startup.mode", "scan.startup.timestamp-millis", "scan.startup.specific-offset"}
-	sinkOnly   = []string{"sink.delivery-guarantee", "sink.mandatory", "sink.headers"}
+	sinkOnly   = []string{"sink.delivery-guarantee", "sink.mandatory", "sink.publish-on-checkpoint", "sink.headers"}
 )
 
 // configOf reads the options of ctx; sink says whether it configures a
@@ -193,21 +202,22 @@ func configOf(ctx connector.Context, sink bool) (*config, error) {
 		return nil, optErr("url", "is not an AMQP URI; write 'amqp://user:password@host:5672/vhost'")
 	}
 	c := &config{
-		name:        ctx.Name,
-		url:         rawURL,
-		uri:         uri,
-		queue:       o.String("queue"),
-		exchange:    o.String("exchange"),
-		routingKey:  o.String("routing-key"),
-		declare:     o.Bool("queue.declare"),
-		queueType:   o.String("queue.type"),
-		prefetch:    int(o.Int("scan.prefetch-count")),
-		dedup:       o.String("scan.deduplication") == dedupMessageID,
-		startMode:   o.String("scan.startup.mode"),
-		startTime:   o.Int("scan.startup.timestamp-millis"),
-		startOffset: o.Int("scan.startup.specific-offset"),
-		guarantee:   o.String("sink.delivery-guarantee"),
-		mandatory:   o.Bool("sink.mandatory"),
+		name:         ctx.Name,
+		url:          rawURL,
+		uri:          uri,
+		queue:        o.String("queue"),
+		exchange:     o.String("exchange"),
+		routingKey:   o.String("routing-key"),
+		declare:      o.Bool("queue.declare"),
+		queueType:    o.String("queue.type"),
+		prefetch:     int(o.Int("scan.prefetch-count")),
+		dedup:        o.String("scan.deduplication") == dedupMessageID,
+		startMode:    o.String("scan.startup.mode"),
+		startTime:    o.Int("scan.startup.timestamp-millis"),
+		startOffset:  o.Int("scan.startup.specific-offset"),
+		guarantee:    o.String("sink.delivery-guarantee"),
+		mandatory:    o.Bool("sink.mandatory"),
+		onCheckpoint: o.Bool("sink.publish-on-checkpoint"),
 	}
 	if o.IsSet("username") || o.IsSet("password") {
 		c.auth = &amqp.PlainAuth{Username: uri.Username, Password: uri.Password}
@@ -345,6 +355,9 @@ func (c *config) checkSink(o connector.Options) error {
 		}
 		c.routingKey = c.queue
 	}
+	if c.guarantee == noGuarantee && c.onCheckpoint {
+		return optErr("sink.publish-on-checkpoint", "publishes the records of completed checkpoints with publisher confirms, and 'sink.delivery-guarantee' is 'none'; remove it or set 'at-least-once'")
+	}
 	if c.guarantee == noGuarantee && o.IsSet("sink.mandatory") {
 		return optErr("sink.mandatory", "needs publisher confirms to report messages no queue takes, and 'sink.delivery-guarantee' is 'none'; remove it or set 'at-least-once'")
 	}
@@ -390,18 +403,18 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 		if _, err := connector.EncoderFor[connector.TableRecord](ctx); err != nil {
 			return nil, err
 		}
-		return &sink[connector.TableRecord]{cfg: c, newEncoder: func() connector.Encoder[connector.TableRecord] {
+		return newSink(c, func() connector.Encoder[connector.TableRecord] {
 			e, _ := connector.EncoderFor[connector.TableRecord](ctx)
 			return e
-		}}, nil
+		}), nil
 	}
 	if _, err := connector.EncoderFor[any](ctx); err != nil {
 		return nil, err
 	}
-	return &sink[any]{cfg: c, newEncoder: func() connector.Encoder[any] {
+	return newSink(c, func() connector.Encoder[any] {
 		e, _ := connector.EncoderFor[any](ctx)
 		return e
-	}}, nil
+	}), nil
 }
 
 func init() { connector.Register(factory{}) }

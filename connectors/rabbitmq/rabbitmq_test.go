@@ -40,6 +40,7 @@ func TestOptionErrors(t *testing.T) {
 		{true, map[string]string{"format": "json", "queue": "q", "routing-key": "other"}, "routing-key", "another queue"},
 		{true, map[string]string{"format": "json", "queue": "q", "scan.prefetch-count": "10"}, "scan.prefetch-count", "option of sources"},
 		{true, map[string]string{"format": "json", "exchange": "e", "sink.delivery-guarantee": "none", "sink.mandatory": "true"}, "sink.mandatory", "'none'"},
+		{true, map[string]string{"format": "json", "queue": "q", "sink.delivery-guarantee": "none", "sink.publish-on-checkpoint": "true"}, "sink.publish-on-checkpoint", "'none'"},
 		{true, map[string]string{"format": "json", "queue": "q", "url": "http://secret-pw@x:1/"}, "url", "scheme"},
 		{true, map[string]string{"format": "json", "queue": "q", "url": "amqp://u:secret-pw@x:notaport/"}, "url", "not an AMQP URI"},
 	} {

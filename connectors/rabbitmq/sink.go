@@ -3,27 +3,38 @@ package rabbitmq
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"time"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
 )
 
-// maxInFlight is how many publications a writer awaits confirms of at
-// once.
-const maxInFlight = 1024
-
-// publishTimeout is how long a writer waits for the broker to confirm a
-// publication before it fails.
-var publishTimeout = time.Minute
-
-// sink publishes records to an exchange.
+// sink publishes records as they come (writer) or, with
+// 'sink.publish-on-checkpoint', when the checkpoint accounting for them
+// completes (committer).
 type sink[T any] struct {
 	cfg        *config
 	newEncoder func() connector.Encoder[T]
+}
+
+// txSink is the checkpoint-aligned sink, with the changelog mode of its
+// format.
+type txSink[T any] struct {
+	connector.TransactionalSink[T]
+	mode changelog.Mode
+}
+
+// ChangelogMode says which changes the format writes.
+func (s txSink[T]) ChangelogMode() changelog.Mode { return s.mode }
+
+// newSink returns the sink cfg describes.
+func newSink[T any](cfg *config, newEncoder func() connector.Encoder[T]) connector.Sink[T] {
+	if cfg.onCheckpoint {
+		return txSink[T]{connector.TwoPhase(func(ctx connector.WriterContext) (connector.TwoPhaseCommitter[T, rabbitTx], error) {
+			return &committer[T]{cfg: cfg, ctx: ctx, enc: newEncoder(), now: time.Now, since: time.Now()}, nil
+		}), cfg.changelogs}
+	}
+	return &sink[T]{cfg: cfg, newEncoder: newEncoder}
 }
 
 // ChangelogMode says which changes the format writes.
@@ -32,175 +43,39 @@ func (s *sink[T]) ChangelogMode() changelog.Mode { return s.cfg.changelogs }
 // NewWriter connects, declares and binds the queue if the options say so,
 // checks that the exchange exists, and opens the channel to publish on.
 func (s *sink[T]) NewWriter(ctx connector.WriterContext) (connector.Writer[T], error) {
-	c := s.cfg
-	w := &writer[T]{cfg: c, ctx: ctx, enc: s.newEncoder(), confirms: c.guarantee == atLeastOnce, prefix: randomID()}
-	what := fmt.Sprintf("writer %d of %s", ctx.Subtask(), ctx.SinkName())
-	conn, err := c.dial(what, ctx.Log())
+	p, err := newPublisher(s.cfg, ctx)
 	if err != nil {
 		return nil, err
 	}
-	w.conn = conn
-	if err := w.open(); err != nil {
-		closeConn(conn)
-		return nil, err
-	}
-	return w, nil
+	return &writer[T]{cfg: s.cfg, enc: s.newEncoder(), pub: p, prefix: randomID()}, nil
 }
 
 // writer publishes records as they come and, at least once, waits for the
 // broker's confirms at every flush.
 type writer[T any] struct {
-	cfg      *config
-	ctx      connector.WriterContext
-	enc      connector.Encoder[T]
-	buf      []byte
-	conn     *amqp.Connection
-	ch       *amqp.Channel
-	confirms bool
-	inflight []*amqp.DeferredConfirmation
-	returns  chan amqp.Return
-	closed   chan *amqp.Error
-	returned *amqp.Return // the first message the broker returned unroutable
-	prefix   string       // of the message-ids of the current checkpoint interval
-	n        int          // the index of the next message in the interval
-}
-
-// open prepares the topology and opens the channel, in confirm mode for
-// at-least-once.
-func (w *writer[T]) open() error {
-	c := w.cfg
-	if c.queue != "" {
-		if err := c.setupQueue(w.conn); err != nil {
-			return err
-		}
-	}
-	if err := c.checkExchange(w.conn); err != nil {
-		return err
-	}
-	ch, err := w.conn.Channel()
-	if err != nil {
-		return fmt.Errorf("rabbitmq %q: opening a channel on %s: %w", c.name, c.broker(), err)
-	}
-	w.ch = ch
-	w.closed = ch.NotifyClose(make(chan *amqp.Error, 1))
-	if !w.confirms {
-		return nil
-	}
-	if err := ch.Confirm(false); err != nil {
-		return fmt.Errorf("rabbitmq %q: enabling publisher confirms on %s: %w", c.name, c.broker(), err)
-	}
-	// Room for a return of every message in flight: the channel's reader
-	// never waits on it.
-	w.returns = ch.NotifyReturn(make(chan amqp.Return, maxInFlight+1))
-	return nil
-}
-
-// target renders where the writer publishes, for errors.
-func (c *config) target() string {
-	if c.exchange == "" {
-		return fmt.Sprintf("queue %q (through the default exchange)", c.routingKey)
-	}
-	return fmt.Sprintf("exchange %q with routing key %q", c.exchange, c.routingKey)
+	cfg    *config
+	enc    connector.Encoder[T]
+	buf    []byte
+	pub    *publisher
+	prefix string // of the message-ids of the current checkpoint interval
+	n      int    // the index of the next message in the interval
 }
 
 func (w *writer[T]) Write(records []T, timestamps []int64) error {
-	c := w.cfg
 	for i, v := range records {
 		b, err := w.enc.Encode(w.buf[:0], v)
 		if err != nil {
-			return fmt.Errorf("rabbitmq %q: encoding a record for %s: %w", c.name, c.target(), err)
+			return fmt.Errorf("rabbitmq %q: encoding a record for %s: %w", w.cfg.name, w.cfg.target(), err)
 		}
 		w.buf = b
-		msg := amqp.Publishing{
-			Headers:      c.headers,
-			ContentType:  c.contentType,
-			DeliveryMode: amqp.Persistent,
-			MessageId:    w.prefix + "-" + strconv.Itoa(w.n),
-			AppId:        "eddy",
-			Body:         b,
+		ts := int64(math.MinInt64)
+		if i < len(timestamps) {
+			ts = timestamps[i]
 		}
-		if i < len(timestamps) && timestamps[i] != math.MinInt64 {
-			msg.Timestamp = time.UnixMilli(timestamps[i])
+		if err := w.pub.publish(b, messageID(w.prefix, w.n), ts); err != nil {
+			return err
 		}
 		w.n++
-		if !w.confirms {
-			if err := w.ch.Publish(c.exchange, c.routingKey, false, false, msg); err != nil {
-				return w.publishErr(err)
-			}
-			continue
-		}
-		dc, err := w.ch.PublishWithDeferredConfirm(c.exchange, c.routingKey, c.mandatory, false, msg)
-		if err != nil {
-			return w.publishErr(err)
-		}
-		w.inflight = append(w.inflight, dc)
-		if len(w.inflight) >= maxInFlight {
-			// Wait for the older half, keeping the rest in flight.
-			half := len(w.inflight) / 2
-			if err := w.await(w.inflight[:half]); err != nil {
-				return err
-			}
-			w.inflight = append(w.inflight[:0], w.inflight[half:]...)
-		}
-	}
-	return nil
-}
-
-func (w *writer[T]) publishErr(err error) error {
-	select {
-	case e := <-w.closed:
-		if e != nil {
-			err = e
-		}
-	default:
-	}
-	return fmt.Errorf("rabbitmq %q: publishing to %s on %s: %w", w.cfg.name, w.cfg.target(), w.cfg.broker(), err)
-}
-
-// await waits for the confirms of dcs, failing if the broker refuses a
-// message, returns one unroutable, closes the channel or does not answer
-// within publishTimeout.
-func (w *writer[T]) await(dcs []*amqp.DeferredConfirmation) error {
-	c := w.cfg
-	timer := time.NewTimer(publishTimeout)
-	defer timer.Stop()
-	for _, dc := range dcs {
-	wait:
-		for {
-			select {
-			case <-dc.Done():
-				if !dc.Acked() {
-					return fmt.Errorf("rabbitmq %q: the broker refused (nack) a message published to %s: the queue may be full (x-overflow = reject-publish) or unavailable", c.name, c.target())
-				}
-				break wait
-			case r := <-w.returns:
-				if w.returned == nil {
-					w.returned = &r
-				}
-			case e := <-w.closed:
-				if e == nil {
-					return fmt.Errorf("rabbitmq %q: the channel publishing to %s closed before the broker confirmed every message", c.name, c.target())
-				}
-				return fmt.Errorf("rabbitmq %q: the channel publishing to %s closed before the broker confirmed every message: %w", c.name, c.target(), e)
-			case <-timer.C:
-				return fmt.Errorf("rabbitmq %q: the broker on %s did not confirm a message published to %s within %s; is it overloaded, or blocked by a memory or disk alarm?", c.name, c.broker(), c.target(), publishTimeout)
-			}
-		}
-	}
-	for {
-		select {
-		case r := <-w.returns:
-			if w.returned == nil {
-				w.returned = &r
-			}
-			continue
-		default:
-		}
-		break
-	}
-	if r := w.returned; r != nil {
-		return fmt.Errorf("rabbitmq %q: the broker returned message %s published to exchange %q with routing key %q: %d %s: no queue takes it; "+
-			"bind a queue that matches the routing key (or 'sink.headers'), or set 'sink.mandatory' = 'false' to let the broker drop such messages", c.name, r.MessageId, r.Exchange, r.RoutingKey, r.ReplyCode, r.ReplyText)
 	}
 	return nil
 }
@@ -208,11 +83,8 @@ func (w *writer[T]) await(dcs []*amqp.DeferredConfirmation) error {
 // Flush waits for the confirms of every message published so far; the
 // next messages' ids start a new interval.
 func (w *writer[T]) Flush() error {
-	if w.confirms {
-		if err := w.await(w.inflight); err != nil {
-			return err
-		}
-		w.inflight = w.inflight[:0]
+	if err := w.pub.wait(); err != nil {
+		return err
 	}
 	if w.n > 0 {
 		w.prefix, w.n = randomID(), 0
@@ -221,6 +93,112 @@ func (w *writer[T]) Flush() error {
 }
 
 func (w *writer[T]) Close() error {
-	closeConn(w.conn)
+	w.pub.close()
+	return nil
+}
+
+// messageID is the message-id of message i of a transaction or interval.
+func messageID(prefix string, i int) string {
+	return fmt.Sprintf("%s-%d", prefix, i)
+}
+
+// checkpointWarning is how long the checkpoint-aligned sink holds records
+// without a checkpoint before it warns that nothing is published.
+var checkpointWarning = 10 * time.Minute
+
+// rabbitTx is a transaction of the checkpoint-aligned sink: the messages of
+// one checkpoint interval of one subtask, published when the checkpoint
+// completes. Message i is published with the message-id ID-i, so a
+// publication repeated after a failure (a restored job commits the
+// transactions of its checkpoint again) carries the ids it had the first
+// time.
+type rabbitTx struct {
+	ID   string   `json:"id"`
+	Msgs [][]byte `json:"msgs"`
+}
+
+// committer is the TwoPhaseCommitter of the checkpoint-aligned sink. It
+// publishes only when checkpoints complete; in a job without checkpoints it
+// holds every record until the input ends, and warns when it has held
+// records without a checkpoint for checkpointWarning.
+type committer[T any] struct {
+	cfg    *config
+	ctx    connector.WriterContext
+	enc    connector.Encoder[T]
+	buf    []byte
+	pub    *publisher
+	now    func() time.Time
+	since  time.Time // the last checkpoint's barrier, or the start
+	warned time.Time // the last warning
+}
+
+func (c *committer[T]) Begin() (rabbitTx, error) { return rabbitTx{ID: randomID()}, nil }
+
+func (c *committer[T]) Write(tx *rabbitTx, v T) error {
+	b, err := c.enc.Encode(c.buf[:0], v)
+	if err != nil {
+		return fmt.Errorf("rabbitmq %q: encoding a record for %s: %w", c.cfg.name, c.cfg.target(), err)
+	}
+	c.buf = b
+	tx.Msgs = append(tx.Msgs, append([]byte(nil), b...))
+	if len(tx.Msgs)%256 == 1 {
+		c.warnIfNoCheckpoint(len(tx.Msgs))
+	}
+	return nil
+}
+
+// warnIfNoCheckpoint logs a warning when the committer has held records
+// without a checkpoint for checkpointWarning.
+func (c *committer[T]) warnIfNoCheckpoint(held int) {
+	now := c.now()
+	if now.Sub(c.since) < checkpointWarning || now.Sub(c.warned) < checkpointWarning {
+		return
+	}
+	c.warned = now
+	c.ctx.Log().Warn(fmt.Sprintf("rabbitmq %q: 'sink.publish-on-checkpoint' publishes records only when a checkpoint completes, and no checkpoint has passed for %s: "+
+		"the sink holds %d records for %s in memory and has published none of them; enable checkpointing (eddy.WithCheckpointing, or SET 'execution.checkpointing.interval' in SQL) "+
+		"or set 'sink.publish-on-checkpoint' = 'false'", c.cfg.name, now.Sub(c.since).Round(time.Second), held, c.cfg.target()),
+		"sink", c.ctx.SinkName(), "subtask", c.ctx.Subtask())
+}
+
+// PreCommit notes that a checkpoint's barrier passed: the transaction's
+// messages travel in the checkpoint.
+func (c *committer[T]) PreCommit(*rabbitTx) error {
+	c.since = c.now()
+	return nil
+}
+
+// Commit publishes the messages of tx with their ids and waits until the
+// broker has confirmed every one.
+func (c *committer[T]) Commit(tx rabbitTx) error {
+	if len(tx.Msgs) == 0 {
+		return nil
+	}
+	if c.pub == nil {
+		p, err := newPublisher(c.cfg, c.ctx)
+		if err != nil {
+			return err
+		}
+		c.pub = p
+	}
+	for i, m := range tx.Msgs {
+		if err := c.pub.publish(m, messageID(tx.ID, i), math.MinInt64); err != nil {
+			return err
+		}
+	}
+	return c.pub.wait()
+}
+
+// Abort drops a transaction: its messages were never published.
+func (c *committer[T]) Abort(rabbitTx) error { return nil }
+
+// Recover has nothing to clean: a transaction is published only by Commit.
+func (c *committer[T]) Recover(pending, current []rabbitTx) error { return nil }
+
+// Close closes the connection.
+func (c *committer[T]) Close() error {
+	if c.pub != nil {
+		c.pub.close()
+	}
 	return nil
 }

@@ -231,3 +231,95 @@ INSERT INTO big_orders SELECT id, UPPER(customer), amount * 2 FROM orders WHERE 
 		t.Fatalf("queue %s holds %d messages, want %d; first: %v", out, len(got), len(want), got[:min(5, len(got))])
 	}
 }
+
+// TestPublishOnCheckpointConformance runs the conformance suite on the
+// checkpoint-aligned sink, reading the queue as a consumer deduplicating by
+// message-id does: such a consumer sees each record exactly once, through
+// failures and restores that publish transactions again.
+func TestPublishOnCheckpointConformance(t *testing.T) {
+	conn := connect(t)
+	var in []line
+	for i := 0; i < 3000; i++ {
+		in = append(in, line{Part: i % 5, N: int64(i)})
+	}
+	connectortest.RunSink(t, connectortest.SinkCase[line]{
+		Open: func(t testing.TB) (connector.Sink[line], func() []line) {
+			q := freshQueue(t, conn, "classic")
+			sink, err := connector.OpenSink[line](connector.Default, "rabbitmq", map[string]string{"url": brokerURL, "queue": q, "format": "json", "sink.publish-on-checkpoint": "true"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sink, func() []line {
+				var out []line
+				seen := map[string][]byte{}
+				for _, d := range readQueue(t, conn, q) {
+					if first, ok := seen[d.MessageId]; ok {
+						if string(first) != string(d.Body) {
+							t.Errorf("message-id %s was published with %q and with %q", d.MessageId, first, d.Body)
+						}
+						continue
+					}
+					seen[d.MessageId] = d.Body
+					var l line
+					if err := json.Unmarshal(d.Body, &l); err != nil {
+						t.Fatalf("queue %s holds %q: %v", q, d.Body, err)
+					}
+					out = append(out, l)
+				}
+				return out
+			}
+		},
+		Input:     in,
+		Guarantee: connectortest.ExactlyOnce,
+	})
+}
+
+// TestPublishOnCheckpointRecommit writes a transaction through the
+// checkpoint-aligned sink: nothing is published before it commits, and
+// committing it again (as a restored job does) publishes the same
+// messages with the same message-ids.
+func TestPublishOnCheckpointRecommit(t *testing.T) {
+	conn := connect(t)
+	q := freshQueue(t, conn, "classic")
+	sink, err := connector.OpenSink[line](connector.Default, "rabbitmq", map[string]string{"url": brokerURL, "queue": q, "format": "json", "sink.publish-on-checkpoint": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, ok := sink.(connector.TransactionalSink[line])
+	if !ok {
+		t.Fatalf("the sink is a %T, not a transactional sink", sink)
+	}
+	w, err := ts.NewTransactionalWriter(writerCtx{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Write([]line{{N: 1}, {N: 2}, {N: 3}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := w.PreCommit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ready, _ := inspect(t, conn, q); ready != 0 {
+		t.Fatalf("the queue holds %d messages before the transaction commits, want 0", ready)
+	}
+	for i := 0; i < 2; i++ {
+		if err := w.Commit(tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := readQueue(t, conn, q)
+	if len(got) != 6 {
+		t.Fatalf("after committing a transaction of 3 records twice the queue holds %d messages, want 6", len(got))
+	}
+	for i := 0; i < 3; i++ {
+		a, b := got[i], got[i+3]
+		if a.MessageId == "" || a.MessageId != b.MessageId || string(a.Body) != string(b.Body) {
+			t.Errorf("message %d was published as %s %q, then as %s %q; want the same id and body", i, a.MessageId, a.Body, b.MessageId, b.Body)
+		}
+		if i > 0 && a.MessageId == got[i-1].MessageId {
+			t.Errorf("messages %d and %d of the transaction share the id %s", i-1, i, a.MessageId)
+		}
+	}
+}
