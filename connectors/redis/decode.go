@@ -19,11 +19,11 @@ type entryMeta struct {
 // kinds each may be declared as.
 var metadataKeys = map[string][]types.Kind{
 	"stream":    {types.KindVarChar, types.KindChar},
-	"id":        {types.KindVarChar, types.KindChar},
+	"entry-id":  {types.KindVarChar, types.KindChar},
 	"timestamp": {types.KindTimestampLTZ, types.KindTimestamp},
 }
 
-var metadataOffered = []string{"stream", "id", "timestamp"}
+var metadataOffered = []string{"stream", "entry-id", "timestamp"}
 
 // tableDecoderOf checks the metadata columns of the table of ctx and
 // returns a maker of decoders of its rows: the format decodes the physical
@@ -88,7 +88,7 @@ func newMetaDecoder(inner connector.Decoder[connector.TableRecord], t *connector
 			switch k {
 			case "stream":
 				d.w.SetString(d.n+i, d.meta.stream)
-			case "id":
+			case "entry-id":
 				d.w.SetString(d.n+i, d.meta.id)
 			case "timestamp":
 				d.w.SetTimestampMillis(d.n+i, d.meta.ms)

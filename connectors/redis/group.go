@@ -357,7 +357,7 @@ func (e *groupEnumerator) start(subtask int) {
 		st := groupState{stream: e.cfg.stream, flags: flags, floor: e.floor}
 		e.ctx.AssignSplits(subtask, connector.Split{ID: name, State: st.encode()})
 	}
-	e.ctx.SendEvent(subtask, goEvent{floor: e.floor, skip: e.skip}.encode())
+	e.ctx.SendEvent(subtask, goEvent{floor: e.floor, skip: e.skip, autoAck: !e.ctx.Checkpointing()}.encode())
 }
 
 // HandleSplitRequest does nothing: readers get their consumers when they

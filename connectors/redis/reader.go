@@ -69,10 +69,11 @@ type reader[T any] struct {
 	once   sync.Once
 	wg     sync.WaitGroup
 
-	splits []*readSplit
-	ready  bool     // group: the enumerator said go
-	skip   rangeSet // group: entries consumed before the restore
-	cur    *batch
+	splits  []*readSplit
+	ready   bool     // group: the enumerator said go
+	skip    rangeSet // group: entries consumed before the restore
+	autoAck bool     // group: no checkpoints; acknowledge entries once emitted
+	cur     *batch
 
 	toAck []string // group: consumed since the last snapshot
 	acks  []ackSet // group: consumed before snapshots not yet completed
@@ -170,7 +171,7 @@ func (r *reader[T]) HandleEvent(event []byte) error {
 	case eventGo:
 		// The enumerator's state holds the ranges consumed before the
 		// restore: the consumers start again from the floor.
-		r.ready, r.skip = true, g.skip
+		r.ready, r.skip, r.autoAck = true, g.skip, g.autoAck
 		for _, sp := range r.splits {
 			sp.group.floor, sp.group.ranges = g.floor, nil
 		}
@@ -425,6 +426,13 @@ func (r *reader[T]) Read(out connector.Output[T]) error {
 		default:
 		}
 	}
+	if r.autoAck && len(r.toAck) > 0 {
+		ids := r.toAck
+		r.toAck = nil
+		if err := r.ack(ids); err != nil {
+			return fmt.Errorf("redis %q: acknowledging %d entries of consumer group %q of stream %q on %s: %w", r.cfg.name, len(ids), r.cfg.group, r.cfg.stream, r.cfg.server(), r.cfg.scrub(err))
+		}
+	}
 	return nil
 }
 
@@ -466,7 +474,9 @@ func (r *reader[T]) consume(out connector.Output[T], b *batch) error {
 			}
 			continue
 		}
-		r.consumed(sp, b, id)
+		if !r.autoAck {
+			r.consumed(sp, b, id)
+		}
 		r.toAck = append(r.toAck, m.ID)
 		if m.Values == nil || r.skip.contains(id) {
 			continue // deleted since it was delivered, or consumed before the restore
@@ -589,6 +599,18 @@ func (r *reader[T]) NotifyCheckpointComplete(checkpointID int64) error {
 	for _, a := range r.acks[:n] {
 		ids = append(ids, a.ids...)
 	}
+	if err := r.ack(ids); err != nil {
+		if !r.stopped() {
+			r.ctx.Log().Warn("redis: acknowledging entries failed; trying again at the next checkpoint", "group", r.cfg.group, "stream", r.cfg.stream, "entries", len(ids), "error", r.cfg.scrub(err))
+		}
+		return nil
+	}
+	r.acks = append(r.acks[:0], r.acks[n:]...)
+	return nil
+}
+
+// ack acknowledges entries, ackChunk per XACK, in one pipeline.
+func (r *reader[T]) ack(ids []string) error {
 	ctx, cancel := context.WithTimeout(r.rctx, requestTimeout)
 	defer cancel()
 	_, err := r.cli.Pipelined(ctx, func(p goredis.Pipeliner) error {
@@ -597,14 +619,7 @@ func (r *reader[T]) NotifyCheckpointComplete(checkpointID int64) error {
 		}
 		return nil
 	})
-	if err != nil {
-		if !r.stopped() {
-			r.ctx.Log().Warn("redis: acknowledging entries failed; trying again at the next checkpoint", "group", r.cfg.group, "stream", r.cfg.stream, "entries", len(ids), "error", r.cfg.scrub(err))
-		}
-		return nil
-	}
-	r.acks = append(r.acks[:0], r.acks[n:]...)
-	return nil
+	return err
 }
 
 // Close stops the fetchers, letting a blocked read end by itself (closing

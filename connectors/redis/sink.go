@@ -1,7 +1,6 @@
 package redis
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -23,34 +22,40 @@ const chunksPerRoundTrip = 16
 // without a checkpoint before it warns that nothing is written.
 var checkpointWarning = 10 * time.Minute
 
-// commitScript adds the entries of one chunk of a transaction unless the
-// chunk's marker exists, and sets the marker, atomically: a commit repeated
-// after a restore adds nothing twice. The shebang (Redis 7) makes the
-// server refuse the whole script when it is out of memory or read-only,
-// rather than fail part way through.
+// commitScript moves one chunk of a transaction's staged records into the
+// stream unless the chunk's marker exists, and sets the marker, atomically:
+// a commit repeated after a restore adds nothing twice. It returns the
+// number of entries added, -1 if the marker existed, or -2 if the staged
+// records are gone. The shebang (Redis 7) makes the server refuse the
+// whole script when it is out of memory or read-only, rather than fail
+// part way through.
 //
-// KEYS[1] is the stream and KEYS[2] the marker; ARGV[1] is the marker's
-// time to live in milliseconds, ARGV[2] the MAXLEN to trim to (0: none),
-// ARGV[3] the field, and ARGV[4] and after the records.
+// KEYS[1] is the stream, KEYS[2] the marker and KEYS[3] the staged
+// records (a list); ARGV[1] is the marker's time to live in milliseconds,
+// ARGV[2] the MAXLEN to trim to (0: none), ARGV[3] the field, and ARGV[4]
+// and ARGV[5] the first and last index of the chunk in the list.
 var commitScript = goredis.NewScript(`#!lua
 if redis.call('EXISTS', KEYS[2]) == 1 then
   return -1
+end
+local first, last = tonumber(ARGV[4]), tonumber(ARGV[5])
+local recs = redis.call('LRANGE', KEYS[3], first, last)
+if #recs ~= last - first + 1 then
+  return -2
 end
 local t = redis.call('TYPE', KEYS[1])['ok']
 if t ~= 'stream' and t ~= 'none' then
   return redis.error_reply('WRONGTYPE the key ' .. KEYS[1] .. ' holds a ' .. t .. ', not a stream')
 end
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[1])
-local n = 0
-for i = 4, #ARGV do
+for i = 1, #recs do
   if ARGV[2] ~= '0' then
-    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], ARGV[i])
+    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], recs[i])
   else
-    redis.call('XADD', KEYS[1], '*', ARGV[3], ARGV[i])
+    redis.call('XADD', KEYS[1], '*', ARGV[3], recs[i])
   end
-  n = n + 1
 end
-return n
+return #recs
 `)
 
 // newSink returns the sink cfg describes: exactly-once (a
@@ -74,27 +79,29 @@ type txSink[T any] struct {
 func (s txSink[T]) ChangelogMode() changelog.Mode { return s.mode }
 
 // redisTx is a transaction of the exactly-once sink: the records of one
-// checkpoint interval of one subtask, added when the checkpoint completes,
-// in chunks of 'sink.batch-size' records, chunk k with the marker key
-// '<prefix><stream>:<ID>:<k>'.
+// checkpoint interval of one subtask, staged as they come in a list,
+// '<prefix><stream>:<ID>:staged', and moved into the stream when the
+// checkpoint completes, in chunks of 'sink.batch-size' records, chunk k
+// with the marker key '<prefix><stream>:<ID>:<k>'.
 type redisTx struct {
-	ID   string   `json:"id"`
-	Msgs [][]byte `json:"msgs"`
+	ID string `json:"id"`
+	N  int    `json:"n"` // records staged
 }
 
 // committer is the TwoPhaseCommitter of the exactly-once sink.
 //
-// It writes only when checkpoints complete; in a job without checkpointing
-// it holds every record until the input ends. The runtime does not tell a
-// writer whether the job checkpoints, so the committer warns when it has
-// held records without a checkpoint for checkpointWarning, and again every
-// checkpointWarning after.
+// It makes records visible only when checkpoints complete; in a job
+// without checkpointing it stages every record until the input ends. The
+// runtime does not tell a writer whether the job checkpoints, so the
+// committer warns when it has staged records without a checkpoint for
+// checkpointWarning, and again every checkpointWarning after.
 type committer[T any] struct {
 	cfg    *config
 	ctx    connector.WriterContext
 	enc    connector.Encoder[T]
-	buf    []byte
 	cli    *goredis.Client
+	data   []byte // records encoded and not yet staged, one after another
+	ends   []int  // where each of them ends in data
 	now    func() time.Time
 	since  time.Time // the last checkpoint's barrier, or the start
 	warned time.Time // the last warning
@@ -105,40 +112,26 @@ func (c *committer[T]) Begin() (redisTx, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return redisTx{}, fmt.Errorf("redis %q: making a transaction id: %w", c.cfg.name, err)
 	}
+	c.data, c.ends = c.data[:0], c.ends[:0]
 	return redisTx{ID: hex.EncodeToString(b[:])}, nil
 }
 
 func (c *committer[T]) Write(tx *redisTx, v T) error {
-	b, err := c.enc.Encode(c.buf[:0], v)
+	b, err := c.enc.Encode(c.data, v)
 	if err != nil {
 		return fmt.Errorf("redis %q: encoding a record for stream %q: %w", c.cfg.name, c.cfg.stream, err)
 	}
-	c.buf = b
-	tx.Msgs = append(tx.Msgs, bytes.Clone(b))
-	if len(tx.Msgs)%256 == 1 {
-		c.warnIfNoCheckpoint(len(tx.Msgs))
+	c.data = b
+	c.ends = append(c.ends, len(b))
+	if len(c.ends) >= c.cfg.batchSize {
+		return c.stage(tx)
 	}
 	return nil
 }
 
-// warnIfNoCheckpoint logs a warning when the committer has held records
-// without a checkpoint for checkpointWarning.
-func (c *committer[T]) warnIfNoCheckpoint(held int) {
-	now := c.now()
-	if now.Sub(c.since) < checkpointWarning || now.Sub(c.warned) < checkpointWarning {
-		return
-	}
-	c.warned = now
-	c.ctx.Log().Warn(fmt.Sprintf("redis %q: 'sink.delivery-guarantee' = 'exactly-once' adds records only when a checkpoint completes, and no checkpoint has passed for %s: "+
-		"the sink holds %d records of stream %q in memory and has added none of them; enable checkpointing (eddy.WithCheckpointing, or SET 'execution.checkpointing.interval' in SQL) "+
-		"or set 'sink.delivery-guarantee' = 'at-least-once'", c.cfg.name, now.Sub(c.since).Round(time.Second), held, c.cfg.stream),
-		"sink", c.ctx.SinkName(), "subtask", c.ctx.Subtask())
-}
-
-// PreCommit notes that a checkpoint's barrier passed.
-func (c *committer[T]) PreCommit(*redisTx) error {
-	c.since = c.now()
-	return nil
+// staged returns the key of the list of tx's staged records.
+func (c *committer[T]) staged(tx string) string {
+	return c.cfg.markerPrefix + c.cfg.stream + ":" + tx + ":staged"
 }
 
 // marker returns the marker key of chunk k of transaction tx.
@@ -146,61 +139,142 @@ func (c *committer[T]) marker(tx string, k int) string {
 	return c.cfg.markerPrefix + c.cfg.stream + ":" + tx + ":" + strconv.Itoa(k)
 }
 
-// Commit adds the records of tx, chunk by chunk, each chunk with its
-// marker in one script call; chunks whose marker exists were added by an
-// earlier commit of tx and add nothing.
-func (c *committer[T]) Commit(tx redisTx) error {
-	if len(tx.Msgs) == 0 {
+func (c *committer[T]) connect() error {
+	if c.cli != nil {
 		return nil
 	}
-	if c.cli == nil {
-		cli, err := c.cfg.client()
+	cli, err := c.cfg.client()
+	if err != nil {
+		return err
+	}
+	c.cli = cli
+	return nil
+}
+
+// stage appends the encoded records to the transaction's list, which
+// expires with the markers' time to live.
+func (c *committer[T]) stage(tx *redisTx) error {
+	if len(c.ends) == 0 {
+		return nil
+	}
+	if err := c.connect(); err != nil {
+		return err
+	}
+	args := make([]any, len(c.ends))
+	start := 0
+	for i, e := range c.ends {
+		args[i] = c.data[start:e]
+		start = e
+	}
+	key := c.staged(tx.ID)
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	_, err := c.cli.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		p.RPush(ctx, key, args...)
+		p.PExpire(ctx, key, time.Duration(c.cfg.markerTTL)*time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("redis %q: staging %d records of transaction %s for stream %q on %s: %w", c.cfg.name, len(c.ends), tx.ID, c.cfg.stream, c.cfg.server(), c.cfg.scrub(err))
+	}
+	tx.N += len(c.ends)
+	c.data, c.ends = c.data[:0], c.ends[:0]
+	c.warnIfNoCheckpoint(tx.N)
+	return nil
+}
+
+// warnIfNoCheckpoint logs a warning when the committer has staged records
+// without a checkpoint for checkpointWarning.
+func (c *committer[T]) warnIfNoCheckpoint(held int) {
+	now := c.now()
+	if now.Sub(c.since) < checkpointWarning || now.Sub(c.warned) < checkpointWarning {
+		return
+	}
+	c.warned = now
+	c.ctx.Log().Warn(fmt.Sprintf("redis %q: 'sink.delivery-guarantee' = 'exactly-once' adds records to the stream only when a checkpoint completes, and no checkpoint has passed for %s: "+
+		"the sink has staged %d records for stream %q and added none of them; enable checkpointing (eddy.WithCheckpointing, or SET 'execution.checkpointing.interval' in SQL) "+
+		"or set 'sink.delivery-guarantee' = 'at-least-once'", c.cfg.name, now.Sub(c.since).Round(time.Second), held, c.cfg.stream),
+		"sink", c.ctx.SinkName(), "subtask", c.ctx.Subtask())
+}
+
+// PreCommit stages the records not staged yet: the transaction is then
+// durable in the server, but not in the stream.
+func (c *committer[T]) PreCommit(tx *redisTx) error {
+	c.since = c.now()
+	return c.stage(tx)
+}
+
+// Commit moves the staged records of tx into the stream, chunk by chunk,
+// each chunk with its marker in one script call, then deletes the staged
+// list; chunks whose marker exists were added by an earlier commit of tx
+// and add nothing.
+func (c *committer[T]) Commit(tx redisTx) error {
+	if tx.N == 0 {
+		return nil
+	}
+	if err := c.connect(); err != nil {
+		return err
+	}
+	size := c.cfg.batchSize
+	chunks := (tx.N + size - 1) / size
+	added, done, gone := 0, 0, 0
+	for first := 0; first < chunks; first += chunksPerRoundTrip {
+		res, err := c.commitChunks(tx, first, min(first+chunksPerRoundTrip, chunks))
 		if err != nil {
 			return err
 		}
-		c.cli = cli
-	}
-	size := c.cfg.batchSize
-	chunks := (len(tx.Msgs) + size - 1) / size
-	for first := 0; first < chunks; first += chunksPerRoundTrip {
-		last := min(first+chunksPerRoundTrip, chunks)
-		if err := c.commitChunks(tx, first, last); err != nil {
-			return err
+		for _, n := range res {
+			switch {
+			case n >= 0:
+				added += int(n)
+			case n == -1:
+				done++
+			default:
+				gone++
+			}
 		}
+	}
+	log := c.ctx.Log()
+	if gone > 0 {
+		// The chunks' markers and staged records are both gone: the
+		// transaction was committed longer ago than their time to live
+		// (a restore from an old checkpoint or savepoint), or its staged
+		// records expired before it could commit.
+		log.Warn(fmt.Sprintf("redis %q: transaction %s of stream %q: %d of its %d chunks have neither a marker nor staged records, and were not added: they were added longer ago than 'sink.transaction.marker-ttl', or their staged records expired before the commit", c.cfg.name, tx.ID, c.cfg.stream, gone, chunks),
+			"sink", c.ctx.SinkName())
+	} else if done > 0 {
+		log.Info("redis: a repeated commit found chunks of its transaction added already", "stream", c.cfg.stream, "transaction", tx.ID, "chunks", done, "added", added)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	if err := c.cli.Unlink(ctx, c.staged(tx.ID)).Err(); err != nil {
+		return c.commitErr(tx, err)
 	}
 	return nil
 }
 
 // commitChunks runs the script for chunks [first, last) of tx in one
-// pipeline, loading the script into the server if it does not know it.
-func (c *committer[T]) commitChunks(tx redisTx, first, last int) error {
+// pipeline, loading the script into the server if it does not know it,
+// and returns the scripts' results.
+func (c *committer[T]) commitChunks(tx redisTx, first, last int) ([]int64, error) {
 	size := c.cfg.batchSize
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
+	staged := c.staged(tx.ID)
 	for attempt := 0; ; attempt++ {
 		cmds, err := c.cli.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for k := first; k < last; k++ {
-				msgs := tx.Msgs[k*size : min((k+1)*size, len(tx.Msgs))]
-				args := make([]any, 0, 3+len(msgs))
-				args = append(args, c.cfg.markerTTL, c.cfg.maxLen, c.cfg.field)
-				for _, m := range msgs {
-					args = append(args, m)
-				}
-				commitScript.EvalSha(ctx, p, []string{c.cfg.stream, c.marker(tx.ID, k)}, args...)
+				commitScript.EvalSha(ctx, p, []string{c.cfg.stream, c.marker(tx.ID, k), staged},
+					c.cfg.markerTTL, c.cfg.maxLen, c.cfg.field, k*size, min((k+1)*size, tx.N)-1)
 			}
 			return nil
 		})
 		if err == nil {
-			skipped := 0
-			for _, cmd := range cmds {
-				if n, _ := cmd.(*goredis.Cmd).Int64(); n < 0 {
-					skipped++
-				}
+			out := make([]int64, len(cmds))
+			for i, cmd := range cmds {
+				out[i], _ = cmd.(*goredis.Cmd).Int64()
 			}
-			if skipped > 0 {
-				c.ctx.Log().Info("redis: a repeated commit found chunks of its transaction added already", "stream", c.cfg.stream, "transaction", tx.ID, "chunks", skipped)
-			}
-			return nil
+			return out, nil
 		}
 		if isNoScript(err) && attempt == 0 {
 			if lerr := commitScript.Load(ctx, c.cli).Err(); lerr != nil {
@@ -209,7 +283,7 @@ func (c *committer[T]) commitChunks(tx redisTx, first, last int) error {
 				continue
 			}
 		}
-		return c.commitErr(tx, err)
+		return nil, c.commitErr(tx, err)
 	}
 }
 
@@ -218,14 +292,29 @@ func (c *committer[T]) commitErr(tx redisTx, err error) error {
 	if msg := err.Error(); strings.Contains(msg, "shebang") || strings.Contains(msg, "Error compiling script") || strings.Contains(msg, "unexpected symbol") {
 		hint = "; the exactly-once sink needs Redis 7.0 or later (or set 'sink.delivery-guarantee' = 'at-least-once')"
 	}
-	return fmt.Errorf("redis %q: committing transaction %s (%d records) to stream %q on %s: %w%s", c.cfg.name, tx.ID, len(tx.Msgs), c.cfg.stream, c.cfg.server(), c.cfg.scrub(err), hint)
+	return fmt.Errorf("redis %q: committing transaction %s (%d records) to stream %q on %s: %w%s", c.cfg.name, tx.ID, tx.N, c.cfg.stream, c.cfg.server(), c.cfg.scrub(err), hint)
 }
 
-// Abort does nothing: nothing of a transaction is on the server before it
-// commits.
-func (c *committer[T]) Abort(redisTx) error { return nil }
+// Abort deletes the staged records of a transaction that will never
+// commit.
+func (c *committer[T]) Abort(tx redisTx) error {
+	c.data, c.ends = c.data[:0], c.ends[:0]
+	if tx.N == 0 {
+		return nil
+	}
+	if err := c.connect(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	if err := c.cli.Unlink(ctx, c.staged(tx.ID)).Err(); err != nil {
+		return fmt.Errorf("redis %q: deleting the staged records of transaction %s of stream %q on %s: %w", c.cfg.name, tx.ID, c.cfg.stream, c.cfg.server(), c.cfg.scrub(err))
+	}
+	return nil
+}
 
-// Recover does nothing, for the same reason.
+// Recover does nothing: the staged records of transactions a failure cut
+// short, which no checkpoint knows, expire with their time to live.
 func (c *committer[T]) Recover(pending, current []redisTx) error { return nil }
 
 // Close closes the client.

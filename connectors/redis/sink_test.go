@@ -67,6 +67,15 @@ func TestRepeatedCommitAddsNothing(t *testing.T) {
 	if got := readLines(t, cli, stream); len(got) != 0 {
 		t.Fatalf("the stream holds %d entries before the commit, want none", len(got))
 	}
+	var x struct{ ID string }
+	if err := json.Unmarshal(tx, &x); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	staged := fmt.Sprintf("eddy:txn:%s:%s:staged", stream, x.ID)
+	if n, err := cli.LLen(ctx, staged).Result(); err != nil || n != 250 {
+		t.Fatalf("the pre-committed transaction has %d records staged in %s (%v), want 250", n, staged, err)
+	}
 	if err := w.Commit(tx); err != nil {
 		t.Fatal(err)
 	}
@@ -87,17 +96,62 @@ func TestRepeatedCommitAddsNothing(t *testing.T) {
 			t.Fatalf("entry %d holds record %d: the chunks are out of order", i, l.N)
 		}
 	}
-	var x struct{ ID string }
-	if err := json.Unmarshal(tx, &x); err != nil {
-		t.Fatal(err)
+	if n, err := cli.Exists(ctx, staged).Result(); err != nil || n != 0 {
+		t.Fatalf("the staged records of a committed transaction are still there (%v)", err)
 	}
-	ctx := context.Background()
 	for k := 0; k < 3; k++ {
 		key := fmt.Sprintf("eddy:txn:%s:%s:%d", stream, x.ID, k)
 		ttl, err := cli.PTTL(ctx, key).Result()
 		if err != nil || ttl <= 0 || ttl > time.Hour {
 			t.Fatalf("the marker %s has time to live %v (%v), want at most an hour", key, ttl, err)
 		}
+	}
+}
+
+// TestAbortAndLostStaging aborts a transaction, which deletes its staged
+// records, and commits a transaction whose staged records and markers are
+// gone, which adds nothing and does not fail.
+func TestAbortAndLostStaging(t *testing.T) {
+	cli := server(t)
+	ctx := context.Background()
+	stream := freshStream(t, cli)
+	ts := openSink(t, map[string]string{"stream": stream, "format": "json", "sink.batch-size": "10"}).(connector.TransactionalSink[line])
+	w, err := ts.NewTransactionalWriter(writerCtx{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, commit := range []bool{false, true} {
+		if err := w.Write(linesUpTo(25, 1), nil); err != nil {
+			t.Fatal(err)
+		}
+		tx, err := w.PreCommit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var x struct{ ID string }
+		if err := json.Unmarshal(tx, &x); err != nil {
+			t.Fatal(err)
+		}
+		staged := fmt.Sprintf("eddy:txn:%s:%s:staged", stream, x.ID)
+		if !commit {
+			if err := w.Abort(tx); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := cli.Exists(ctx, staged).Result(); n != 0 {
+				t.Fatalf("an aborted transaction's staged records are still there")
+			}
+			continue
+		}
+		if err := cli.Del(ctx, staged).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(tx); err != nil {
+			t.Fatalf("committing a transaction whose staged records are gone: %v", err)
+		}
+	}
+	if got := readLines(t, cli, stream); len(got) != 0 {
+		t.Fatalf("the stream holds %d entries, want none", len(got))
 	}
 }
 

@@ -218,12 +218,20 @@ func decodeEnum(b []byte) (enumState, error) {
 type goEvent struct {
 	floor entryID
 	skip  rangeSet
+	// autoAck says that the job takes no checkpoints: readers acknowledge
+	// entries as soon as they have emitted them.
+	autoAck bool
 }
 
 func (g goEvent) encode() []byte {
 	e := &encoder{b: []byte{eventGo}}
 	e.id(g.floor)
 	e.ranges(g.skip)
+	if g.autoAck {
+		e.byte(1)
+	} else {
+		e.byte(0)
+	}
 	return e.b
 }
 
@@ -241,7 +249,7 @@ func decodeEvent(b []byte) (kind byte, g goEvent, err error) {
 	d := &decoder{b: b[1:]}
 	switch b[0] {
 	case eventGo:
-		g = goEvent{floor: d.id(), skip: d.ranges()}
+		g = goEvent{floor: d.id(), skip: d.ranges(), autoAck: d.byte() == 1}
 	case eventFloor:
 		g.floor = d.id()
 	default:
