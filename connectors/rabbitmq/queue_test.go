@@ -173,3 +173,62 @@ func TestMalformedMessages(t *testing.T) {
 		}
 	}
 }
+
+// runToEnd runs a job reading src at parallelism 1 without restarts and
+// returns its error.
+func runToEnd(t *testing.T, src connector.Source[line], whileRunning func()) error {
+	t.Helper()
+	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()), eddy.WithRestartStrategy(eddy.NoRestart()))
+	eddy.WriteTo(eddy.FromSource(env, "rabbitmq in", src, eddy.NoWatermarks[line]()), "memory", connectortest.NewMemorySink[line]().Sink())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(ctx, "rabbitmq test") }()
+	if whileRunning != nil {
+		whileRunning()
+	}
+	err := <-done
+	if ctx.Err() != nil {
+		t.Fatalf("the job did not end within a minute (%v)", err)
+	}
+	return err
+}
+
+// TestSourceErrors starts jobs whose sources cannot read: a missing queue
+// that may not be declared, startup options on a classic queue,
+// deduplication on a stream, a queue deleted while the job reads it.
+func TestSourceErrors(t *testing.T) {
+	conn := connect(t)
+	classic := freshQueue(t, conn, "classic")
+	stream := freshQueue(t, conn, "stream")
+	missing := "eddy-test-missing-" + randomSuffix()
+	for _, c := range []struct {
+		opts map[string]string
+		want string
+	}{
+		{map[string]string{"queue": missing, "queue.declare": "false"}, "queue \"" + missing + "\" does not exist"},
+		{map[string]string{"queue": classic, "scan.startup.mode": "latest-offset"}, "applies to stream queues"},
+		{map[string]string{"queue": stream, "scan.deduplication": "message-id"}, "is a stream queue"},
+		{map[string]string{"queue": classic, "exchange": "eddy-test-no-such-exchange"}, "declare the exchange or fix 'exchange'"},
+	} {
+		opts := map[string]string{"url": brokerURL, "format": "json"}
+		for k, v := range c.opts {
+			opts[k] = v
+		}
+		if err := runToEnd(t, openSource(t, opts), nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error saying %q", c.opts, err, c.want)
+		}
+	}
+	q := freshQueue(t, conn, "classic")
+	err := runToEnd(t, openSource(t, map[string]string{"url": brokerURL, "queue": q, "format": "json"}), func() {
+		eventually(t, "the consumer", func() bool { _, c := inspect(t, conn, q); return c == 1 })
+		ch := channel(t, conn)
+		defer ch.Close()
+		if _, err := ch.QueueDelete(q, false, false, false); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), "was the queue deleted?") {
+		t.Fatalf("deleting the queue the job reads: %v, want an error asking whether it was deleted", err)
+	}
+}
