@@ -56,6 +56,12 @@ func runJob(t *testing.T, src connector.Source[line], mem *connectortest.MemoryS
 		s = eddy.Map(s, fn)
 	}
 	eddy.WriteTo(s, "memory", mem.Sink())
+	return startEnv(t, env)
+}
+
+// startEnv runs the job env holds in the background.
+func startEnv(t *testing.T, env *eddy.Environment) *running {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	j := &running{env: env, cancel: cancel, done: make(chan error, 1)}
 	go func() { j.done <- env.Execute(ctx, "rabbitmq test") }()
