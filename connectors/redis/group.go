@@ -83,6 +83,11 @@ func newGroupEnumerator(cfg *config, ctx connector.EnumeratorContext, restored [
 		return nil, err
 	}
 	e.cli = cli
+	if !ctx.Checkpointing() {
+		// Readers acknowledge entries as they emit them: the floor rises
+		// with time, not with checkpoints.
+		ctx.Every(time.Second, func() error { return e.NotifyCheckpointComplete(0) })
+	}
 	if restored == nil {
 		if err := e.setUp(); err != nil {
 			cli.Close()
@@ -439,6 +444,13 @@ func (e *groupEnumerator) SnapshotState(int64) ([]byte, error) {
 
 // NotifyCheckpointComplete recomputes the floor, at most every
 // floorInterval, once the group is ready.
+//
+// A floor is a fact about entries consumed before it was read, and
+// readers get it only after they have taken their snapshots of the
+// checkpoints the enumerator took before it (the runtime holds back an
+// enumerator's events so): a checkpoint's enumerator state, and its
+// readers' states, only ever hold floors below which every entry was
+// consumed before the checkpoint.
 func (e *groupEnumerator) NotifyCheckpointComplete(int64) error {
 	if !e.ready || e.floorBusy || time.Since(e.floorAt) < floorInterval {
 		return nil

@@ -474,9 +474,7 @@ func (r *reader[T]) consume(out connector.Output[T], b *batch) error {
 			}
 			continue
 		}
-		if !r.autoAck {
-			r.consumed(sp, b, id)
-		}
+		r.consumed(sp, b, id)
 		r.toAck = append(r.toAck, m.ID)
 		if m.Values == nil || r.skip.contains(id) {
 			continue // deleted since it was delivered, or consumed before the restore
