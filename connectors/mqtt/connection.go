@@ -68,16 +68,16 @@ func (c *connection) run() {
 		if err != nil {
 			var refused *refusedError
 			if errors.As(err, &refused) {
-				c.fail(fmt.Errorf("mqtt %q: %s: %w", c.cfg.name, c.what, err))
+				c.fail(fmt.Errorf("%s: %s: %w", c.cfg.label(), c.what, err))
 				return
 			}
 			if time.Since(down) >= c.cfg.connTimeout {
-				c.fail(fmt.Errorf("mqtt %q: %s could not connect to %s for %s ('connection.timeout'): %w; check 'url', that the broker runs and that it speaks MQTT %s ('mqtt.version')",
-					c.cfg.name, c.what, c.cfg.servers(), c.cfg.connTimeout, err, c.cfg.version))
+				c.fail(fmt.Errorf("%s: %s could not connect to %s for %s ('connection.timeout'): %w; check 'url', that the broker runs and that it speaks MQTT %s ('mqtt.version')",
+					c.cfg.label(), c.what, c.cfg.servers(), c.cfg.connTimeout, err, c.cfg.version))
 				return
 			}
 			if last == nil || last.Error() != err.Error() {
-				c.log.Warn(fmt.Sprintf("mqtt %q: %s cannot connect; trying again", c.cfg.name, c.what), "error", err)
+				c.log.Warn(fmt.Sprintf("%s: %s cannot connect; trying again", c.cfg.label(), c.what), "error", err)
 			}
 			last = err
 			t := time.NewTimer(backoff)
@@ -91,7 +91,7 @@ func (c *connection) run() {
 			continue
 		}
 		if last != nil {
-			c.log.Info(fmt.Sprintf("mqtt %q: %s connected", c.cfg.name, c.what))
+			c.log.Info(fmt.Sprintf("%s: %s connected", c.cfg.label(), c.what))
 		}
 		first, last, backoff = false, nil, 50*time.Millisecond
 		c.mu.Lock()
@@ -109,10 +109,10 @@ func (c *connection) run() {
 		down = time.Now()
 		var taken *takenOverError
 		if errors.As(l.cause(), &taken) {
-			c.fail(fmt.Errorf("mqtt %q: %s: %w: give every job, and every source reading the same topics, its own 'client-id'", c.cfg.name, c.what, taken))
+			c.fail(fmt.Errorf("%s: %s: %w: give every job, and every source reading the same topics, its own 'client-id'", c.cfg.label(), c.what, taken))
 			return
 		}
-		c.log.Warn(fmt.Sprintf("mqtt %q: %s lost its connection; reconnecting", c.cfg.name, c.what), "error", l.cause())
+		c.log.Warn(fmt.Sprintf("%s: %s lost its connection; reconnecting", c.cfg.label(), c.what), "error", l.cause())
 	}
 }
 
@@ -186,9 +186,9 @@ func (c *connection) current(deadline time.Time) (link, error) {
 		case <-c.failed:
 		case <-c.stop:
 			t.Stop()
-			return nil, fmt.Errorf("mqtt %q: %s is closed", c.cfg.name, c.what)
+			return nil, fmt.Errorf("%s: %s is closed", c.cfg.label(), c.what)
 		case <-t.C:
-			return nil, fmt.Errorf("mqtt %q: %s had no connection to %s for %s", c.cfg.name, c.what, c.cfg.servers(), c.cfg.connTimeout)
+			return nil, fmt.Errorf("%s: %s had no connection to %s for %s", c.cfg.label(), c.what, c.cfg.servers(), c.cfg.connTimeout)
 		}
 		t.Stop()
 	}

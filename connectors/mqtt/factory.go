@@ -516,3 +516,13 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 }
 
 func init() { connector.Register(factory{}) }
+
+// label names the connector and the table it backs, for errors and logs:
+// 'mqtt "orders"', or 'mqtt' in the Go API, where the name is the
+// connector's.
+func (c *config) label() string {
+	if c.name == "" || c.name == spec.Name {
+		return spec.Name
+	}
+	return fmt.Sprintf("mqtt %q", c.name)
+}

@@ -54,16 +54,16 @@ func newTableDecoding(c *config, ctx connector.Context) (func() messageDecoder[c
 			if k == "user-properties" {
 				want = "MAP<STRING, STRING>"
 			}
-			return nil, fmt.Errorf("mqtt %q: metadata column %q is %v; declare it as %s", c.name, k, mt, want)
+			return nil, fmt.Errorf("%s: metadata column %q is %v; declare it as %s", c.label(), k, mt, want)
 		}
 		if k == "user-properties" && (!mt.Key().IsString() || !mt.Value().IsString()) {
-			return nil, fmt.Errorf("mqtt %q: metadata column 'user-properties' is %v; declare it as MAP<STRING, STRING>", c.name, mt)
+			return nil, fmt.Errorf("%s: metadata column 'user-properties' is %v; declare it as MAP<STRING, STRING>", c.label(), mt)
 		}
 		if k == "timestamp" && mt.Precision() > 3 {
-			return nil, fmt.Errorf("mqtt %q: metadata column 'timestamp' is %v; declare it as TIMESTAMP_LTZ(3): it is the time a message arrived, in milliseconds", c.name, mt)
+			return nil, fmt.Errorf("%s: metadata column 'timestamp' is %v; declare it as TIMESTAMP_LTZ(3): it is the time a message arrived, in milliseconds", c.label(), mt)
 		}
 		if c.version == v311 && slices.Contains(mqtt5Metadata, k) {
-			return nil, fmt.Errorf("mqtt %q: metadata column %q is an MQTT 5 property; remove it or set 'mqtt.version' = '5'", c.name, k)
+			return nil, fmt.Errorf("%s: metadata column %q is an MQTT 5 property; remove it or set 'mqtt.version' = '5'", c.label(), k)
 		}
 	}
 	fctx := ctx

@@ -70,7 +70,7 @@ func (r *reader[T]) AddSplits(splits []connector.Split) error {
 	for _, s := range splits {
 		st, err := decodeState(s)
 		if err != nil {
-			return fmt.Errorf("mqtt %q: split %s: %w", c.name, s.ID, err)
+			return fmt.Errorf("%s: split %s: %w", c.label(), s.ID, err)
 		}
 		sp := &readSplit{id: s.ID, st: st}
 		sp.started.Store(st.Started)
@@ -84,7 +84,7 @@ func (r *reader[T]) AddSplits(splits []connector.Split) error {
 // those waiting included.
 func (r *reader[T]) HandleEvent(e []byte) error {
 	if len(e) != 1 {
-		return fmt.Errorf("mqtt %q: unexpected event from the enumerator", r.src.cfg.name)
+		return fmt.Errorf("%s: unexpected event from the enumerator", r.src.cfg.label())
 	}
 	if e[0] == eventNoCheckpointing && r.deferAcks {
 		r.deferAcks = false
@@ -117,8 +117,8 @@ func (r *reader[T]) connect(sp *readSplit) {
 	restored := sp.started.Load()
 	setup := func(l link, first bool) error {
 		if persistent && !l.sessionPresent() && (restored || !first) {
-			log.Warn(fmt.Sprintf("mqtt %q: the broker kept no session for client id %s: what it received while %s was disconnected, and what was read but not yet acknowledged, is lost; "+
-				"'scan.session.expiry-interval' (MQTT 5) must outlast a restart, and the broker must keep sessions when it restarts (Mosquitto: persistence true)", c.name, sp.st.Client, what))
+			log.Warn(fmt.Sprintf("%s: the broker kept no session for client id %s: what it received while %s was disconnected, and what was read but not yet acknowledged, is lost; "+
+				"'scan.session.expiry-interval' (MQTT 5) must outlast a restart, and the broker must keep sessions when it restarts (Mosquitto: persistence true)", c.label(), sp.st.Client, what))
 		}
 		// A resumed session keeps its subscriptions; subscribing again
 		// would, with 3.1.1, send the retained messages again. MQTT 5
@@ -200,9 +200,9 @@ func (r *reader[T]) warnFull(sp *readSplit, n int64) {
 		return
 	}
 	sp.warned = now
-	r.ctx.Log().Warn(fmt.Sprintf("mqtt %q: client id %s holds %d unacknowledged messages, its 'scan.receive-maximum': the broker sends it no more until a checkpoint completes and acknowledges them, "+
+	r.ctx.Log().Warn(fmt.Sprintf("%s: client id %s holds %d unacknowledged messages, its 'scan.receive-maximum': the broker sends it no more until a checkpoint completes and acknowledges them, "+
 		"and queues the rest (Mosquitto drops messages beyond max_queued_messages, 1000 by default). Shorten the checkpoint interval, raise 'scan.receive-maximum' (up to 65535), "+
-		"or share the filters among more readers ('scan.shared-subscription.group' with a higher parallelism)", r.src.cfg.name, sp.st.Client, n))
+		"or share the filters among more readers ('scan.shared-subscription.group' with a higher parallelism)", r.src.cfg.label(), sp.st.Client, n))
 }
 
 // ack acknowledges msgs, in the order they arrived.

@@ -69,7 +69,7 @@ func (w *writer[T]) Write(records []T, _ []int64) error {
 	for _, v := range records {
 		b, err := w.enc.Encode(w.buf[:0], v)
 		if err != nil {
-			return fmt.Errorf("mqtt %q: encoding a record for topic %q: %w", w.cfg.name, w.cfg.topics[0], err)
+			return fmt.Errorf("%s: encoding a record for topic %q: %w", w.cfg.label(), w.cfg.topics[0], err)
 		}
 		w.buf = b
 		if err := w.send(bytes.Clone(b)); err != nil {
@@ -101,7 +101,7 @@ func (w *writer[T]) publish(payload []byte) (receipt, link, error) {
 		case errors.Is(err, errLinkLost):
 			w.awaitEnd(l)
 		default:
-			return nil, nil, fmt.Errorf("mqtt %q: publishing to topic %q: %w", w.cfg.name, w.cfg.topics[0], err)
+			return nil, nil, fmt.Errorf("%s: publishing to topic %q: %w", w.cfg.label(), w.cfg.topics[0], err)
 		}
 	}
 }
@@ -160,10 +160,10 @@ func (w *writer[T]) settle(n int) error {
 			}
 			deadline = time.Now().Add(publishTimeout)
 		case errors.Is(err, errTimeout):
-			return fmt.Errorf("mqtt %q: the broker did not acknowledge a message published to topic %q within %s; check that the broker at %s is healthy and reachable",
-				w.cfg.name, w.cfg.topics[0], publishTimeout, w.cfg.servers())
+			return fmt.Errorf("%s: the broker did not acknowledge a message published to topic %q within %s; check that the broker at %s is healthy and reachable",
+				w.cfg.label(), w.cfg.topics[0], publishTimeout, w.cfg.servers())
 		default:
-			return fmt.Errorf("mqtt %q: publishing to topic %q: %w; check the broker's access rules for the topic, and its limits", w.cfg.name, w.cfg.topics[0], err)
+			return fmt.Errorf("%s: publishing to topic %q: %w; check the broker's access rules for the topic, and its limits", w.cfg.label(), w.cfg.topics[0], err)
 		}
 	}
 	if len(w.inflight) == 0 {
@@ -175,7 +175,7 @@ func (w *writer[T]) settle(n int) error {
 // resend publishes again, in order, the publications not acknowledged on
 // a link that is gone.
 func (w *writer[T]) resend() error {
-	w.ctx.Log().Warn(fmt.Sprintf("mqtt %q: %s publishes again the messages the broker had not acknowledged when the connection was lost", w.cfg.name, w.what()))
+	w.ctx.Log().Warn(fmt.Sprintf("%s: %s publishes again the messages the broker had not acknowledged when the connection was lost", w.cfg.label(), w.what()))
 	for _, p := range w.inflight {
 		select {
 		case <-p.l.done():

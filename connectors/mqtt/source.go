@@ -84,7 +84,7 @@ func (s *source[T]) NewEnumerator(ctx connector.EnumeratorContext, restored []by
 	} else {
 		var err error
 		if e.made, splits, err = decodeEnumerator(restored); err != nil {
-			return nil, fmt.Errorf("mqtt %q: restoring the enumerator of %s: %w", c.name, ctx.SourceName(), err)
+			return nil, fmt.Errorf("%s: restoring the enumerator of %s: %w", c.label(), ctx.SourceName(), err)
 		}
 		if c.shareGroup != "" && p > e.made {
 			// More readers than sessions: each new reader gets a session
