@@ -99,6 +99,7 @@ func BenchmarkSource(b *testing.B) {
 						}
 					}
 					elapsed := time.Since(start)
+					b.StopTimer()
 					cancel()
 					<-done
 					b.ReportMetric(float64(b.N)/elapsed.Seconds(), "entries/s")

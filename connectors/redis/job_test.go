@@ -113,7 +113,9 @@ func TestSQLStreamToStream(t *testing.T) {
 	script := fmt.Sprintf(`
 CREATE TABLE orders (
   id BIGINT, customer STRING, amount BIGINT,
-  entry STRING METADATA FROM 'entry-id', added TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', src STRING METADATA FROM 'stream'
+  entry STRING METADATA FROM 'entry-id' VIRTUAL, added TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,
+  src STRING METADATA FROM 'stream' VIRTUAL,
+  WATERMARK FOR added AS added - INTERVAL '5' SECOND
 ) WITH (
   'connector' = 'redis', 'url' = '%[1]s', 'stream' = '%[2]s', 'value.field' = 'order',
   'format' = 'json', 'scan.bounded.mode' = 'latest-offset');

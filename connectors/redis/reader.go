@@ -54,7 +54,6 @@ type ackSet struct {
 // reader reads its splits, one fetcher goroutine per split delivering
 // batches into a channel that Read drains.
 type reader[T any] struct {
-	src   *source[T]
 	cfg   *config
 	ctx   connector.ReaderContext
 	dec   connector.Decoder[T]
@@ -87,7 +86,7 @@ type reader[T any] struct {
 }
 
 func newReader[T any](s *source[T], ctx connector.ReaderContext) *reader[T] {
-	r := &reader[T]{src: s, cfg: s.cfg, ctx: ctx, group: s.cfg.group != "", done: make(chan struct{}), ch: make(chan *batch, 4)}
+	r := &reader[T]{cfg: s.cfg, ctx: ctx, group: s.cfg.group != "", done: make(chan struct{}), ch: make(chan *batch, 4)}
 	r.meta.stream = s.cfg.stream
 	r.dec = s.newDecoder(&r.meta)
 	r.ready = !r.group
