@@ -129,3 +129,9 @@ func isNoGroup(err error) bool {
 func isNoScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
+
+// isWrongType reports whether err is Redis's error for a key of another
+// type.
+func isWrongType(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE")
+}

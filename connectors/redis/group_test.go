@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -323,4 +324,67 @@ func TestStartupModes(t *testing.T) {
 		cancel()
 		checkOnce(t, mem.Committed(), c.want)
 	}
+}
+
+// TestReadsSurviveLostConnections kills the readers' connections while a
+// group is read (a network cut, a server closing idle clients): the
+// readers retry, read their consumers' pending entries whose delivery the
+// cut may have lost, and the job emits every entry once without
+// restarting.
+func TestReadsSurviveLostConnections(t *testing.T) {
+	cli := server(t)
+	ctx := context.Background()
+	stream, group := freshStream(t, cli), "g-"+random()
+	addLines(t, cli, stream, 0, 3000, 2)
+	mem := connectortest.NewMemorySink[line]()
+	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()),
+		eddy.WithRestartStrategy(eddy.NoRestart()))
+	src := openSource(t, map[string]string{"stream": stream, "format": "json", "group": group, "scan.fetch-size": "10"})
+	// Slow the job down, so that many reads are cut.
+	slow := eddy.Map(eddy.FromSource(env, "redis in", src, eddy.NoWatermarks[line]()), func(l line) line {
+		if l.N%10 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		return l
+	})
+	eddy.WriteTo(slow, "memory", mem.Sink())
+	jctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(jctx, "cuts") }()
+	kills := 0
+	for len(mem.Committed()) < 3000 {
+		select {
+		case err := <-done:
+			t.Fatalf("the job ended after %d kills: %v", kills, err)
+		case <-jctx.Done():
+			t.Fatalf("the job committed %d records of 3000 after %d kills", len(mem.Committed()), kills)
+		case <-time.After(5 * time.Millisecond):
+		}
+		list, err := cli.ClientList(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(list, "\n") {
+			if !strings.Contains(l, " name=eddy ") || !strings.Contains(l, " cmd=xreadgroup") {
+				continue
+			}
+			f := strings.Fields(l)
+			if len(f) > 0 && strings.HasPrefix(f[0], "id=") {
+				if cli.ClientKillByFilter(ctx, "ID", strings.TrimPrefix(f[0], "id=")).Err() == nil {
+					kills++
+				}
+			}
+		}
+	}
+	cancel()
+	<-done
+	if kills == 0 {
+		t.Fatal("no reader connection was killed")
+	}
+	t.Logf("%d reader connections killed", kills)
+	if r := env.Restarts(); r != 0 {
+		t.Fatalf("the job restarted %d times", r)
+	}
+	checkOnce(t, mem.Committed(), numbers(0, 3000))
 }

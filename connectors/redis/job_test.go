@@ -262,3 +262,27 @@ func TestExactlyOnceAcrossFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestReadAnotherType fails a job reading a key that is not a stream,
+// naming it, with and without a group.
+func TestReadAnotherType(t *testing.T) {
+	cli := server(t)
+	key := freshStream(t, cli)
+	if err := cli.Set(context.Background(), key, "a string", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []map[string]string{
+		{"stream": key, "format": "json"},
+		{"stream": key, "format": "json", "scan.bounded.mode": "latest-offset"},
+		{"stream": key, "format": "json", "group": "g"},
+	} {
+		env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithRestartStrategy(eddy.NoRestart()))
+		eddy.WriteTo(eddy.FromSource(env, "redis in", openSource(t, opts), eddy.NoWatermarks[line]()), "memory", connectortest.NewMemorySink[line]().Sink())
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := env.Execute(ctx, "wrong type")
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") || !strings.Contains(err.Error(), key) {
+			t.Errorf("%v: reading a string key: %v, want a WRONGTYPE error naming %s", opts, err, key)
+		}
+	}
+}

@@ -272,6 +272,10 @@ func (r *reader[T]) fetchPlain(sp *readSplit, st plainState) {
 			if r.stopped() {
 				return
 			}
+			if isWrongType(err) {
+				r.fail(fmt.Errorf("redis %q: reading stream %q on %s: %w; the key is not a stream: fix 'stream'", c.name, c.stream, c.server(), err))
+				return
+			}
 			if !rt.failed(func() {
 				r.ctx.Log().Warn("redis: reading the stream failed; retrying", "stream", c.stream, "server", c.server(), "error", c.scrub(err))
 			}, r.done) {
@@ -325,6 +329,10 @@ func (r *reader[T]) fetchGroup(sp *readSplit, pending bool) {
 		}
 		if err != nil {
 			if r.stopped() {
+				return
+			}
+			if isWrongType(err) {
+				r.fail(fmt.Errorf("redis %q: reading consumer group %q of stream %q on %s: %w; the key is not a stream: fix 'stream'", c.name, c.group, c.stream, c.server(), err))
 				return
 			}
 			if isNoGroup(err) {
