@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/subscribe"
 )
 
 // Option configures the REST API.
@@ -51,6 +52,7 @@ func checkName(name string) error {
 //
 //	GET  /jobs/current             the operators and their counters
 //	POST /jobs/current/savepoints  {"stop": false, "name": "..."} → {"path": "..."}
+//	GET  /v1/subscriptions/...     the published tables and their events (subscribe.Hub.Handler)
 //
 // A savepoint is written under the directory of the SavepointDir option, in
 // the subdirectory name if the request gives one; the answer is the path
@@ -66,6 +68,10 @@ func Handler(env *eddy.Environment, name string, opts ...Option) http.Handler {
 		}
 	}
 	mux := http.NewServeMux()
+	// The tables the job publishes ('publish' connector), for subscribers.
+	subs := subscribe.Default.Handler()
+	mux.Handle("GET /v1/subscriptions", subs)
+	mux.Handle("GET /v1/subscriptions/", subs)
 	mux.HandleFunc("GET /jobs/current", func(w http.ResponseWriter, r *http.Request) {
 		type op struct {
 			Name                    string `json:"name"`

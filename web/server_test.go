@@ -186,3 +186,28 @@ func TestSavepointUnderTheConfiguredDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServesSubscriptions checks that the REST API serves the published
+// tables, under /v1/subscriptions.
+func TestServesSubscriptions(t *testing.T) {
+	env := eddy.NewEnvironment()
+	srv := httptest.NewServer(Handler(env, "job"))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/v1/subscriptions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Tables []any }
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK || body.Tables == nil {
+		t.Fatalf("GET /v1/subscriptions: status %d, %v, %+v", resp.StatusCode, err, body)
+	}
+	resp2, err := http.Get(srv.URL + "/v1/subscriptions/none/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp2.Body.Close()
+	if resp2.StatusCode != http.StatusNotFound {
+		t.Fatalf("events of a table not published: status %d", resp2.StatusCode)
+	}
+}

@@ -4,7 +4,9 @@
 //	import _ "github.com/eddystream/eddy/connectors/all"
 //
 // It holds the filesystem, datagen, nexmark, mysql-cdc, postgres-cdc, jdbc,
-// iceberg, kafka, upsert-kafka, nats, print and blackhole connectors and the json, csv, debezium-json, canal-json and maxwell-json formats.
+// iceberg, kafka, upsert-kafka, nats, rabbitmq, publish, print and
+// blackhole connectors and the json, csv, raw, debezium-json, canal-json
+// and maxwell-json formats.
 package all
 
 import (
@@ -18,6 +20,8 @@ import (
 	_ "github.com/eddystream/eddy/connectors/nats"        // "nats"
 	_ "github.com/eddystream/eddy/connectors/postgrescdc" // "postgres-cdc"
 	_ "github.com/eddystream/eddy/connectors/print"       // "print"
-	_ "github.com/eddystream/eddy/formats"                // "json", "csv", "debezium-json", "canal-json", "maxwell-json"
+	_ "github.com/eddystream/eddy/connectors/rabbitmq"    // "rabbitmq"
+	_ "github.com/eddystream/eddy/formats"                // "json", "csv", "raw", "debezium-json", "canal-json", "maxwell-json"
 	_ "github.com/eddystream/eddy/nexmark"                // "nexmark"
+	_ "github.com/eddystream/eddy/subscribe"              // "publish"
 )
