@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -28,8 +29,8 @@ func (c *config) tlsFor(u *url.URL) *tls.Config {
 	return cfg
 }
 
-// dialNet opens the network connection of an MQTT 5 link to u: TCP, TLS,
-// or a WebSocket carrying MQTT in binary frames.
+// dialNet opens the network connection of a link to u: TCP, TLS, or a
+// WebSocket carrying MQTT in binary frames.
 func (c *config) dialNet(ctx context.Context, u *url.URL) (net.Conn, error) {
 	switch u.Scheme {
 	case "ssl", "tls", "mqtts":
@@ -40,7 +41,7 @@ func (c *config) dialNet(ctx context.Context, u *url.URL) (net.Conn, error) {
 		}
 		// A TLS connection is not safe for concurrent writes: paho locks
 		// connections that are sync.Lockers around each packet.
-		return packets.NewThreadSafeConn(conn), nil
+		return packets.NewThreadSafeConn(buffered(conn)), nil
 	case "ws", "wss":
 		d := websocket.Dialer{Subprotocols: []string{"mqtt"}, HandshakeTimeout: c.connTimeout, Proxy: websocket.DefaultDialer.Proxy}
 		if u.Scheme == "wss" {
@@ -56,8 +57,25 @@ func (c *config) dialNet(ctx context.Context, u *url.URL) (net.Conn, error) {
 		return &wsConn{ws: ws}, nil
 	}
 	var d net.Dialer
-	return d.DialContext(ctx, "tcp", u.Host)
+	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return nil, err
+	}
+	return buffered(conn), nil
 }
+
+// bufferedConn reads a connection through a buffer: paho reads each packet
+// in several small reads (its type, each byte of its length, its body),
+// which would each be a system call. Only paho's one reading goroutine
+// reads.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func buffered(c net.Conn) net.Conn { return &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, 32<<10)} }
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // wsConn is a WebSocket as a net.Conn: what is written goes out in binary
 // frames, and reads run through the frames' data as one stream, as MQTT

@@ -3,7 +3,6 @@ package mqtt
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/url"
 	"time"
 )
@@ -51,7 +50,6 @@ type linkOptions struct {
 	// onMessage receives every message, on the link's goroutine, in the
 	// order they arrived. It may block to slow the connection down.
 	onMessage func(*delivery)
-	log       *slog.Logger
 }
 
 // delivery is a message a link received.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -63,7 +64,7 @@ func (c *config) connect3(ctx context.Context, u *url.URL, o *linkOptions, clean
 		SetConnectRetry(false).
 		SetResumeSubs(false).
 		SetKeepAlive(c.keepAlive).
-		SetConnectTimeout(c.connTimeout).
+		SetConnectTimeout(min(attemptTimeout, c.connTimeout)).
 		SetOrderMatters(true).
 		SetAutoAckDisabled(true).
 		SetDefaultPublishHandler(l.received).
@@ -74,16 +75,22 @@ func (c *config) connect3(ctx context.Context, u *url.URL, o *linkOptions, clean
 	if c.password != "" {
 		opts.SetPassword(c.password)
 	}
-	switch u.Scheme {
-	case "ssl", "tls", "mqtts", "wss":
-		opts.SetTLSConfig(c.tlsFor(u))
-	}
+	// The connector dials (TCP, TLS or WebSocket) as for MQTT 5, reading
+	// through a buffer: paho.mqtt.golang reads each packet in several
+	// small reads.
+	opts.SetCustomOpenConnectionFn(func(*url.URL, mqtt3.ClientOptions) (net.Conn, error) { return c.dialNet(ctx, u) })
 	l.cli = mqtt3.NewClient(opts)
 	tok := l.cli.Connect()
 	select {
 	case <-tok.Done():
 	case <-ctx.Done():
-		l.cli.Disconnect(0)
+		// paho gives up within its connect timeout, no longer than the
+		// attempt's: wait for it, so that no connection of this client id
+		// comes up behind the next attempt's back.
+		<-tok.Done()
+		if tok.Error() == nil {
+			l.cli.Disconnect(0)
+		}
 		return nil, ctx.Err()
 	}
 	if err := tok.Error(); err != nil {

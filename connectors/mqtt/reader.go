@@ -101,7 +101,7 @@ func (r *reader[T]) HandleEvent(e []byte) error {
 func (r *reader[T]) connect(sp *readSplit) {
 	c := r.src.cfg
 	persistent := c.qos > 0
-	o := linkOptions{clientID: sp.st.Client, persistent: persistent, log: r.ctx.Log()}
+	o := linkOptions{clientID: sp.st.Client, persistent: persistent}
 	if persistent {
 		o.expiry = c.expiry
 		if c.version == v5 {
