@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -31,6 +32,10 @@ var sizes = []struct {
 	name string
 	size int
 }{{"100B", 100}, {"1KB", 1024}}
+
+// quiet discards the benchmarks' job logs, which would break up their
+// output.
+var quiet = slog.New(slog.DiscardHandler)
 
 // countSink counts the records it is given.
 type countSink[T any] struct{ n *atomic.Int64 }
@@ -81,7 +86,7 @@ func BenchmarkSource(b *testing.B) {
 					b.Fatal(err)
 				}
 				var n atomic.Int64
-				env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(time.Second), eddy.WithCheckpointDir(b.TempDir()))
+				env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(time.Second), eddy.WithCheckpointDir(b.TempDir()), eddy.WithLogger(quiet))
 				eddy.WriteTo(eddy.FromSource(env, "redis in", src, eddy.NoWatermarks[payload]()), "count", countSink[payload]{&n})
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
@@ -130,7 +135,7 @@ func BenchmarkSink(b *testing.B) {
 					b.Fatal(err)
 				}
 				p := pad(sz.size)
-				env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(time.Second), eddy.WithCheckpointDir(b.TempDir()))
+				env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(time.Second), eddy.WithCheckpointDir(b.TempDir()), eddy.WithLogger(quiet))
 				s := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: int64(b.N)}, func(i int64) payload { return payload{N: i, Pad: p} }, eddy.NoWatermarks[payload]())
 				eddy.WriteTo(s, "redis out", sink)
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -339,15 +339,18 @@ func (s plainSink[T]) NewWriter(ctx connector.WriterContext) (connector.Writer[T
 }
 
 // writer adds records as they come, 'sink.batch-size' entries per
-// pipeline, and waits for the rest at every flush.
+// pipeline, one pipeline on the wire while it fills the next, and waits for
+// the rest at every flush.
 type writer[T any] struct {
-	cfg  *config
-	ctx  connector.WriterContext
-	enc  connector.Encoder[T]
-	buf  []byte
-	cli  *goredis.Client
-	pipe goredis.Pipeliner
-	n    int
+	cfg      *config
+	ctx      connector.WriterContext
+	enc      connector.Encoder[T]
+	buf      []byte
+	cli      *goredis.Client
+	pipe     goredis.Pipeliner // the pipeline being filled
+	spare    goredis.Pipeliner // the other one, sent or idle
+	n        int               // entries in pipe
+	inflight chan error        // the result of the pipeline sent, if any
 }
 
 func (w *writer[T]) Write(records []T, _ []int64) error {
@@ -356,7 +359,7 @@ func (w *writer[T]) Write(records []T, _ []int64) error {
 		if err != nil {
 			return err
 		}
-		w.cli, w.pipe = cli, cli.Pipeline()
+		w.cli, w.pipe, w.spare = cli, cli.Pipeline(), cli.Pipeline()
 	}
 	ctx := context.Background()
 	for _, v := range records {
@@ -367,7 +370,7 @@ func (w *writer[T]) Write(records []T, _ []int64) error {
 		w.buf = b
 		w.pipe.XAdd(ctx, &goredis.XAddArgs{Stream: w.cfg.stream, MaxLen: w.cfg.maxLen, Approx: w.cfg.maxLen > 0, Values: []any{w.cfg.field, string(b)}})
 		if w.n++; w.n >= w.cfg.batchSize {
-			if err := w.exec(); err != nil {
+			if err := w.send(); err != nil {
 				return err
 			}
 		}
@@ -375,27 +378,50 @@ func (w *writer[T]) Write(records []T, _ []int64) error {
 	return nil
 }
 
-// exec sends the pipelined entries and waits for the server to add them.
-func (w *writer[T]) exec() error {
-	if w.n == 0 {
-		return nil
+// send waits for the pipeline on the wire, then sends the one filled.
+func (w *writer[T]) send() error {
+	if err := w.wait(); err != nil || w.n == 0 {
+		return err
 	}
-	n := w.n
-	w.n = 0
-	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-	defer cancel()
-	if _, err := w.pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("redis %q: adding %d entries to stream %q on %s: %w", w.cfg.name, n, w.cfg.stream, w.cfg.server(), w.cfg.scrub(err))
-	}
+	p, n := w.pipe, w.n
+	w.pipe, w.spare, w.n = w.spare, p, 0
+	ch := make(chan error, 1)
+	w.inflight = ch
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		if _, err := p.Exec(ctx); err != nil {
+			ch <- fmt.Errorf("redis %q: adding %d entries to stream %q on %s: %w", w.cfg.name, n, w.cfg.stream, w.cfg.server(), w.cfg.scrub(err))
+			return
+		}
+		ch <- nil
+	}()
 	return nil
 }
 
-// Flush waits until the server has added every entry written so far.
-func (w *writer[T]) Flush() error { return w.exec() }
-
-func (w *writer[T]) Close() error {
-	if w.cli != nil {
-		return w.cli.Close()
+// wait waits for the pipeline on the wire, if any.
+func (w *writer[T]) wait() error {
+	if w.inflight == nil {
+		return nil
 	}
-	return nil
+	err := <-w.inflight
+	w.inflight = nil
+	return err
+}
+
+// Flush waits until the server has added every entry written so far.
+func (w *writer[T]) Flush() error {
+	if err := w.send(); err != nil {
+		return err
+	}
+	return w.wait()
+}
+
+// Close waits for the pipeline on the wire and closes the client.
+func (w *writer[T]) Close() error {
+	if w.cli == nil {
+		return nil
+	}
+	_ = w.wait() // the job is ending or failing: the entries are replayed if need be
+	return w.cli.Close()
 }
