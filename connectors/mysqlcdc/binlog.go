@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/pingcap/tidb/pkg/parser"
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
@@ -48,6 +49,11 @@ type binlogReader[T any] struct {
 	timeout time.Duration
 	// announced is set once a pipeline's source has announced its tables.
 	announced bool
+	// parser parses the statements that change tables (applyDDL).
+	parser *parser.Parser
+	// mapped are, by table, the table map event last checked against the
+	// table the source holds (checkTableMap), and that table.
+	mapped map[string]mappedTable
 }
 
 func (b *binlogReader[T]) open() error {
@@ -232,7 +238,7 @@ func (b *binlogReader[T]) event(out connector.Output[T], split connector.SplitOu
 				b.commit(next) // a statement read before, sent again
 				break
 			}
-			if err := b.ddl(split, string(e.Schema), q, start); err != nil {
+			if err := b.ddl(split, string(e.Schema), q, parseQueryStatus(e.StatusVars), start); err != nil {
 				return err
 			}
 			b.commit(next)
@@ -352,13 +358,8 @@ func (b *binlogReader[T]) rowsEvent(out connector.Output[T], split connector.Spl
 		return fmt.Errorf("mysql-cdc: an XA transaction changes table %s at binlog %s: the binary log holds its rows from XA PREPARE on, before it is known whether it commits or rolls back, and the source does not read XA transactions; change the table in ordinary transactions, or start the job after this one",
 			t.id(), start)
 	}
-	if int(e.ColumnCount) != len(t.cols) && b.r.schemaEvent != nil {
-		return fmt.Errorf("mysql-cdc: table %s has %d columns at binlog %s, and the source's description of it, read from the server after a schema change, has %d: the table changed again later, and the binary log does not say how its columns were in between; start the pipeline again without its checkpoints, or exclude the table",
-			t.id(), e.ColumnCount, start, len(t.cols))
-	}
-	if int(e.ColumnCount) != len(t.cols) {
-		return fmt.Errorf("mysql-cdc: table %s has %d columns at binlog %s and had %d when the job started: its schema changed; start the job again with the new columns",
-			t.id(), e.ColumnCount, start, len(t.cols))
+	if err := b.checkTableMap(t, e, start); err != nil {
+		return err
 	}
 	// Binlog timestamps are in seconds: an event of the second the
 	// startup timestamp falls in is not older than it.

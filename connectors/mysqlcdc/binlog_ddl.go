@@ -20,8 +20,10 @@ var columnRenames = regexp.MustCompile("(?i)(?:RENAME\\s+COLUMN\\s+(`[^`]+`|\\S+
 
 // stripComments removes the comments a statement starts with (a tool's,
 // or the client's) and joins its lines.
-func stripComments(q string) string {
-	q = strings.ReplaceAll(q, "\n", " ")
+func stripComments(q string) string { return trimComments(strings.ReplaceAll(q, "\n", " ")) }
+
+// trimComments removes the comments a statement starts with.
+func trimComments(q string) string {
 	for {
 		q = strings.TrimSpace(q)
 		rest, ok := strings.CutPrefix(q, "/*")
@@ -93,9 +95,10 @@ var alterRename = regexp.MustCompile("(?i)(?:^|,)\\s*RENAME\\s+(?:TO\\s+|AS\\s+)
 
 // ddl handles a statement of the binary log that may change captured
 // tables. A SQL table's columns are fixed when the job starts, so its
-// source stops. A pipeline's follows: each table the statement names is
-// described again, and the change goes down the pipeline as an event.
-func (b *binlogReader[T]) ddl(split connector.SplitOutput[T], schema, q string, at position) error {
+// source stops. A pipeline's follows: the statement is applied to the
+// tables the source holds (applyDDL) or, where it cannot be, each table it
+// names is described again; the change goes down the pipeline as an event.
+func (b *binlogReader[T]) ddl(split connector.SplitOutput[T], schema, q string, st queryStatus, at position) error {
 	verb, names, ok := ddlTables(schema, q)
 	if !ok {
 		return nil
@@ -117,19 +120,23 @@ func (b *binlogReader[T]) ddl(split connector.SplitOutput[T], schema, q string, 
 	if err != nil {
 		return err
 	}
-	renames := map[string]string{}
-	for _, m := range columnRenames.FindAllStringSubmatch(q, -1) {
-		from, to := m[1], m[2]
-		if from == "" {
-			from, to = m[3], m[4]
-		}
-		if from, to = unquote(from), unquote(to); from != to {
-			renames[from] = to
+	ddl := stripComments(q)
+	edit := &ddlEdit{}
+	if verb != "TRUNCATE" {
+		edit = b.applyDDL(conn, schema, q, st)
+	}
+	renames := edit.renames
+	if edit.why != "" {
+		renames = statedRenames(q)
+		for _, n := range names {
+			if r.tables[n[0]+"."+n[1]] != nil {
+				r.ctx.Log().Info("mysql-cdc: a statement changes a captured table in a way the source does not follow by itself; the table is described from the server",
+					"table", n[0]+"."+n[1], "binlog", at.String(), "statement", ddl, "reason", edit.why)
+			}
 		}
 	}
-	ddl := stripComments(q)
 	seen := map[string]bool{}
-	for _, n := range names {
+	for _, n := range append(names, edit.names...) {
 		id := n[0] + "." + n[1]
 		if seen[id] {
 			continue
@@ -142,13 +149,20 @@ func (b *binlogReader[T]) ddl(split connector.SplitOutput[T], schema, q string, 
 			}
 			continue
 		}
+		version := 1
+		if before != nil {
+			version = before.schema.Version + 1
+		}
 		var now *tableInfo
-		if r.cfg.captures(n[0], n[1]) {
-			t := &tableInfo{db: n[0], name: n[1], chunkKey: -1}
-			version := 1
-			if before != nil {
-				version = before.schema.Version + 1
+		if d, applied := edit.tables[id]; applied {
+			if d != nil {
+				now = d.table()
+				if err := r.cfg.finish(now, nil, version); err != nil {
+					return fmt.Errorf("%w (after %q at binlog %s)", err, ddl, at)
+				}
 			}
+		} else if r.cfg.captures(n[0], n[1]) {
+			t := &tableInfo{db: n[0], name: n[1], chunkKey: -1}
 			if err := r.cfg.describeAt(conn, t, version); err != nil {
 				return fmt.Errorf("%w (after %q at binlog %s)", err, ddl, at)
 			}
@@ -173,6 +187,10 @@ func (b *binlogReader[T]) ddl(split connector.SplitOutput[T], schema, q string, 
 				b.schemaChange(split, pipeline.Event{Kind: pipeline.TruncateTable, Table: before.tableID(), Schema: before.schema, DDL: ddl})
 			}
 			if now.schema.Same(before.schema) {
+				// The pipeline's schema stays; what else changed (a
+				// column's character set, say) is read from now on.
+				now.schema, now.rt, now.w = before.schema, before.rt, before.w
+				r.tables[id] = now
 				continue
 			}
 			r.tables[id] = now
@@ -181,6 +199,22 @@ func (b *binlogReader[T]) ddl(split connector.SplitOutput[T], schema, q string, 
 		}
 	}
 	return nil
+}
+
+// statedRenames returns the renames of columns an ALTER TABLE statement
+// states, old name to new, as its text reads.
+func statedRenames(q string) map[string]string {
+	renames := map[string]string{}
+	for _, m := range columnRenames.FindAllStringSubmatch(q, -1) {
+		from, to := m[1], m[2]
+		if from == "" {
+			from, to = m[3], m[4]
+		}
+		if from, to = unquote(from), unquote(to); from != to {
+			renames[from] = to
+		}
+	}
+	return renames
 }
 
 // describeAt describes a table of a pipeline, giving its schema the

@@ -60,7 +60,8 @@ func TestCompressedTransactionTimestamps(t *testing.T) {
 		// Every row is older than the start: read, never emitted.
 		split: &binlogSplit{fromMillis: math.MaxInt64},
 	}
-	rows := &replication.RowsEvent{Table: &replication.TableMapEvent{Schema: []byte("shop"), Table: []byte("orders")}, ColumnCount: 3,
+	rows := &replication.RowsEvent{Table: &replication.TableMapEvent{Schema: []byte("shop"), Table: []byte("orders"), ColumnCount: 3,
+		ColumnType: []byte{mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_TIMESTAMP2, mysql.MYSQL_TYPE_DATETIME2}, ColumnMeta: []uint16{0, 0, 0}}, ColumnCount: 3,
 		Rows: [][]any{
 			{int32(1), "2024-03-01 17:30:00", "2024-03-01 17:30:00"},
 			{int32(2), "2024-03-01 05:00:00.123", nil},

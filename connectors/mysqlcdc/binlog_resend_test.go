@@ -29,7 +29,8 @@ func TestTransactionSentAgain(t *testing.T) {
 		return &replication.BinlogEvent{Header: &replication.EventHeader{}, Event: e}
 	}
 	rows := func(n int) *replication.BinlogEvent {
-		e := &replication.RowsEvent{Table: &replication.TableMapEvent{Schema: []byte("shop"), Table: []byte("orders")}, ColumnCount: 1}
+		e := &replication.RowsEvent{Table: &replication.TableMapEvent{Schema: []byte("shop"), Table: []byte("orders"), ColumnCount: 1,
+			ColumnType: []byte{mysql.MYSQL_TYPE_LONG}, ColumnMeta: []uint16{0}}, ColumnCount: 1}
 		for i := 0; i < n; i++ {
 			e.Rows = append(e.Rows, []any{int32(i)})
 		}

@@ -24,7 +24,7 @@ func TestDDLOfCapturedTables(t *testing.T) {
 		"TRUNCATE orders",
 		"CREATE OR REPLACE TABLE orders (id INT PRIMARY KEY)",
 	} {
-		if err := b.ddl(nil, "shop", q, position{File: "binlog.000001", Pos: 4}); err == nil {
+		if err := b.ddl(nil, "shop", q, queryStatus{}, position{File: "binlog.000001", Pos: 4}); err == nil {
 			t.Errorf("%q: not seen to change shop.orders", q)
 		}
 	}
@@ -34,7 +34,7 @@ func TestDDLOfCapturedTables(t *testing.T) {
 		"DROP TABLE IF EXISTS other",
 		"SAVEPOINT `s1`",
 	} {
-		if err := b.ddl(nil, "shop", q, position{File: "binlog.000001", Pos: 4}); err != nil {
+		if err := b.ddl(nil, "shop", q, queryStatus{}, position{File: "binlog.000001", Pos: 4}); err != nil {
 			t.Errorf("%q: %v", q, err)
 		}
 	}

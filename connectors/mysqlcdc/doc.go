@@ -13,6 +13,13 @@
 // log resumes at the transaction and row it reached. Checkpoints carry all
 // of it, so the source is exactly-once.
 //
+// A pipeline's source follows schema changes through the binary log: it
+// applies each ALTER, CREATE, RENAME and DROP TABLE statement to the
+// tables it holds, as they were when the statement ran, rather than
+// describing the tables from the server, which may have changed them
+// again since (ddl_apply.go). Before it decodes a table's rows it checks
+// the binary log's columns against the table it holds (tablemap.go).
+//
 // Rows carry their change kind (+I for snapshot rows and inserts, -U and +U
 // for updates, -D for deletes; a change of primary key is a -D and a +I).
 // Metadata columns give 'database_name', 'table_name', 'op_ts' (the

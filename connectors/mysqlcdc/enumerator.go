@@ -108,7 +108,7 @@ func (e *enumerator) discoverOnce() (any, error) {
 			return nil, err
 		}
 	}
-	tables, err := e.cfg.discover(conn, e.schema)
+	tables, err := e.cfg.discover(conn, e.schema, false)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,9 @@ type reader[T any] struct {
 	conn   *client.Conn
 	flavor string
 	tables map[string]*tableInfo // by db.table, once discovered
+	// facts are what the source knows of the server to apply statements
+	// to tables, read the first time one is.
+	facts *serverFacts
 
 	chunks *cdc.ReaderChunks[*chunk]
 	binlog *binlogReader[T]
@@ -124,7 +127,10 @@ func (r *reader[T]) connection() (*client.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	tables, err := r.cfg.discover(conn, r.schema)
+	// A pipeline's binlog split restored from a checkpoint holds its
+	// tables as they were there, which may all be gone from the server.
+	held := r.binlog != nil && len(r.binlog.split.tables) > 0
+	tables, err := r.cfg.discover(conn, r.schema, held)
 	if err != nil {
 		conn.Close()
 		return nil, err

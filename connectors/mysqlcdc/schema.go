@@ -41,6 +41,9 @@ type tableInfo struct {
 	// engine is the table's storage engine, as the server names it
 	// (InnoDB, MyISAM, ...).
 	engine string
+	// collation is the table's default collation, which a text column
+	// added without one takes; "" where it is not known.
+	collation string
 	// toRow gives, for each column, the index of the SQL table's column it
 	// fills, -1 if the table declares no such column.
 	toRow []int
@@ -67,9 +70,10 @@ func (c *column) isInteger() bool {
 }
 
 // discover lists the tables the source captures, with their columns, and
-// maps them onto the SQL table's schema.
-func (c *config) discover(conn *client.Conn, schema *types.RowType) ([]*tableInfo, error) {
-	r, err := conn.Execute("SELECT TABLE_SCHEMA, TABLE_NAME, ENGINE FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
+// maps them onto the SQL table's schema. None is an error unless held is
+// set: the caller holds the tables from a checkpoint.
+func (c *config) discover(conn *client.Conn, schema *types.RowType, held bool) ([]*tableInfo, error) {
+	r, err := conn.Execute("SELECT TABLE_SCHEMA, TABLE_NAME, ENGINE, TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
 	if err != nil {
 		return nil, fmt.Errorf("mysql-cdc: listing tables: %w", err)
 	}
@@ -80,10 +84,10 @@ func (c *config) discover(conn *client.Conn, schema *types.RowType) ([]*tableInf
 		if !c.captures(db, name) {
 			continue
 		}
-		tables = append(tables, &tableInfo{db: db, name: name, chunkKey: -1, engine: text(r, i, 2)})
+		tables = append(tables, &tableInfo{db: db, name: name, chunkKey: -1, engine: text(r, i, 2), collation: strings.ToLower(text(r, i, 3))})
 	}
 	r.Close()
-	if len(tables) == 0 {
+	if len(tables) == 0 && !held {
 		if c.pipeline {
 			return nil, fmt.Errorf("mysql-cdc: no table matches 'tables' = '%s' on %s (or the user may not see it: it needs SELECT on the tables)", c.tableExpr, c.addr())
 		}
@@ -111,6 +115,26 @@ func (c *config) captures(db, name string) bool {
 // describe reads a table's columns and keys and maps them onto the SQL
 // table's schema, or, in a pipeline (schema nil), gives the table its own.
 func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType) error {
+	if err := c.readColumns(conn, t); err != nil {
+		return err
+	}
+	if len(t.cols) == 0 && schema == nil {
+		return nil // a pipeline's table that is gone
+	}
+	if err := c.readPrimaryKey(conn, t); err != nil {
+		return err
+	}
+	if t.collation == "" {
+		if err := readTableCollation(conn, t); err != nil {
+			return err
+		}
+	}
+	return c.finish(t, schema, 1)
+}
+
+// readColumns reads a table's columns as information_schema declares
+// them: none for a table that does not exist.
+func (c *config) readColumns(conn *client.Conn, t *tableInfo) error {
 	r, err := conn.Execute("SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
 		quoteString(t.db) + " AND TABLE_NAME = " + quoteString(t.name) + " ORDER BY ORDINAL_POSITION")
 	if err != nil {
@@ -129,9 +153,11 @@ func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType
 		}
 		t.cols = append(t.cols, col)
 	}
-	if len(t.cols) == 0 && schema == nil {
-		return nil // a pipeline's table that is gone
-	}
+	return nil
+}
+
+// readPrimaryKey reads the columns of a table's primary key.
+func (c *config) readPrimaryKey(conn *client.Conn, t *tableInfo) error {
 	k, err := conn.Execute("SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE CONSTRAINT_NAME = 'PRIMARY' AND TABLE_SCHEMA = " +
 		quoteString(t.db) + " AND TABLE_NAME = " + quoteString(t.name) + " ORDER BY ORDINAL_POSITION")
 	if err != nil {
@@ -144,6 +170,31 @@ func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType
 			t.pk = append(t.pk, j)
 		}
 	}
+	return nil
+}
+
+// readTableCollation reads a table's default collation, which its new
+// text columns take.
+func readTableCollation(conn *client.Conn, t *tableInfo) error {
+	r, err := conn.Execute("SELECT TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
+		quoteString(t.db) + " AND TABLE_NAME = " + quoteString(t.name))
+	if err != nil {
+		return fmt.Errorf("mysql-cdc: reading the default collation of %s: %w", t.id(), err)
+	}
+	defer r.Close()
+	if r.RowNumber() > 0 {
+		t.collation = strings.ToLower(text(r, 0, 0))
+	}
+	return nil
+}
+
+// finish completes a table whose columns and primary key are known, read
+// from the server or followed through the binary log's statements: its
+// chunk key, the character sets it decodes, and its mapping onto the SQL
+// table's schema, or, in a pipeline (schema nil), its own schema of the
+// version.
+func (c *config) finish(t *tableInfo, schema *types.RowType, version int) error {
+	t.chunkKey, t.order = -1, orderNone
 	switch {
 	case c.chunkKey != "":
 		if t.chunkKey = t.column(c.chunkKey); t.chunkKey < 0 {
@@ -170,7 +221,7 @@ func (c *config) describe(conn *client.Conn, t *tableInfo, schema *types.RowType
 				return err
 			}
 		}
-		return c.pipelineTable(t, 1)
+		return c.pipelineTable(t, version)
 	}
 	for i, f := range schema.Fields() {
 		j := t.column(f.Name)

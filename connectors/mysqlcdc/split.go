@@ -122,6 +122,11 @@ func encodeBinlogSplit(s *binlogSplit) connector.Split {
 	for _, t := range s.tables {
 		b = appendTable(b, t)
 	}
+	// The tables' default collations follow, which splits written
+	// before the source followed ALTER TABLE statements by itself lack.
+	for _, t := range s.tables {
+		b = cdc.AppendString(b, t.collation)
+	}
 	return connector.Split{ID: binlogSplitID, State: b}
 }
 
@@ -153,6 +158,11 @@ func readBinlogSplit(d *cdc.Decoder) *binlogSplit {
 	n = d.Uvarint()
 	for i := uint64(0); i < n && d.Err == nil; i++ {
 		bs.tables = append(bs.tables, readTable(d))
+	}
+	if d.More() {
+		for _, t := range bs.tables {
+			t.collation = d.String()
+		}
 	}
 	return bs
 }
