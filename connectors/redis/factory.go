@@ -11,13 +11,13 @@
 // checkpoint says, so that every entry is emitted exactly once into the
 // job's state, whichever checkpoint or savepoint it restores.
 //
-// The sink adds entries with XADD. Exactly once, it keeps a checkpoint
-// interval's records in the checkpoint and adds them when the checkpoint
-// completes, through a Lua script that writes a marker key of the
-// transaction and the entries together, and nothing if the marker exists:
-// a commit repeated after a restore adds nothing twice. At least once, it
-// adds records as they come, pipelined, and waits for them at every
-// checkpoint.
+// The sink adds entries with XADD. Exactly once, it stages a checkpoint
+// interval's records in a list of the transaction's own as they come, and
+// moves them into the stream when the checkpoint completes, through a Lua
+// script that adds a chunk's entries and sets the chunk's marker key
+// together, and adds nothing if the marker exists: a commit repeated after
+// a restore adds nothing twice. At least once, it adds records as they
+// come, pipelined, and waits for them at every checkpoint.
 package redis
 
 import (
@@ -55,7 +55,7 @@ var spec = connector.Spec{
 	Kind: connector.SourceKind | connector.SinkKind,
 	Description: "Reads and writes Redis Streams, a record in one field of each entry. Sources read exactly once: without 'group' with XREAD from a checkpointed entry id (nothing kept on the server); " +
 		"with 'group' through a consumer group, one consumer per split, acknowledging entries when the checkpoint covering them completes and moving the group back to the checkpoint on a restore. " +
-		"Sinks add entries with XADD: exactly once (each checkpoint's records added when it completes, by a Lua script that also sets a marker key of the transaction, so that a repeated commit adds nothing) or at least once (pipelined).",
+		"Sinks add entries with XADD: exactly once (each checkpoint's records staged in a list as they come and moved into the stream when it completes, by a Lua script that also sets a marker key per chunk, so that a repeated commit adds nothing) or at least once (pipelined).",
 	Formats: []string{"json", "csv", "raw", "debezium-json", "canal-json", "maxwell-json"},
 	Options: []connector.Option{
 		{Key: "url", Type: connector.String, Default: defaultURL, Secret: true,
@@ -109,14 +109,14 @@ var spec = connector.Spec{
 		{Key: "scan.fetch-size", Type: connector.Int, Default: "1000", Check: connector.Positive,
 			Description: "Sources: how many entries one XREAD or XREADGROUP fetches at most."},
 		{Key: "sink.delivery-guarantee", Type: connector.Enum, Default: exactlyOnce, Values: []string{exactlyOnce, atLeastOnce},
-			Description: "Sinks: 'exactly-once' (needs checkpointing) adds each checkpoint's records when the checkpoint completes, in Lua scripts that set a marker key per transaction and chunk and add the entries only if the marker was not there; " +
+			Description: "Sinks: 'exactly-once' (needs checkpointing, and Redis 7) stages each checkpoint interval's records in a list and moves them into the stream when the checkpoint completes, in Lua scripts that set a marker key per transaction chunk and add the chunk's entries only if the marker was not there; " +
 				"'at-least-once' adds records as they come, pipelined, waits for them at every checkpoint, and adds the records since the last checkpoint again after a failure."},
 		{Key: "sink.max-len", Type: connector.Int, Check: connector.Positive,
 			Description: "Sinks: trim the stream to about this many entries as entries are added (XADD MAXLEN ~); by default the stream is not trimmed."},
 		{Key: "sink.batch-size", Type: connector.Int, Default: "500", Check: connector.Positive,
 			Description: "Sinks: how many entries one pipeline (at-least-once) or one script call (exactly-once, added atomically with its marker) adds at most."},
 		{Key: "sink.transaction.marker-ttl", Type: connector.Duration, Default: "7 d",
-			Description: "Sinks with 'exactly-once': how long the marker keys of committed transactions live. A commit repeated after its marker expired adds its entries again: keep it longer than the age of the oldest checkpoint or savepoint you may restore.",
+			Description: "Sinks with 'exactly-once': how long the marker keys of committed chunks, and the lists of staged records, live. Keep it longer than the age of the oldest checkpoint or savepoint you may restore: a commit whose markers and staged records are gone adds nothing (and logs a warning).",
 			Check: func(v string) error {
 				d, err := connector.ParseDuration(v)
 				if err == nil && d < time.Millisecond {
@@ -125,7 +125,7 @@ var spec = connector.Spec{
 				return nil
 			}},
 		{Key: "sink.transaction.marker-prefix", Type: connector.String, Default: "eddy:txn:",
-			Description: "Sinks with 'exactly-once': the prefix of the marker keys, '<prefix><stream>:<transaction>:<chunk>'."},
+			Description: "Sinks with 'exactly-once': the prefix of the keys of the transactions: their staged records, '<prefix><stream>:<transaction>:staged', and the markers of their chunks, '<prefix><stream>:<transaction>:<chunk>'."},
 	},
 }
 
