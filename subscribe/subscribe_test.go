@@ -177,7 +177,7 @@ type sseClient struct {
 	r    *bufio.Reader
 }
 
-func openSSE(t *testing.T, u string, header http.Header) *sseClient {
+func openSSE(t testing.TB, u string, header http.Header) *sseClient {
 	t.Helper()
 	req, err := http.NewRequest("GET", u, nil)
 	if err != nil {
@@ -195,7 +195,7 @@ func openSSE(t *testing.T, u string, header http.Header) *sseClient {
 }
 
 // event returns the next event's id, type and data, skipping comments.
-func (c *sseClient) event(t *testing.T) (id, typ, data string) {
+func (c *sseClient) event(t testing.TB) (id, typ, data string) {
 	t.Helper()
 	for {
 		line, err := c.r.ReadString('\n')
@@ -328,7 +328,7 @@ INSERT INTO per_region SELECT region, COUNT(*) FROM (VALUES (1, 'eu'), (2, 'us')
 	}
 }
 
-func startNATS(t *testing.T) string {
+func startNATS(t testing.TB) string {
 	t.Helper()
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	if err != nil {
