@@ -3,6 +3,7 @@ package connector
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/eddystream/eddy/changelog"
@@ -38,14 +39,28 @@ type Table struct {
 }
 
 // RowType returns the type of the rows a source of t emits: the physical
-// columns followed by the metadata columns.
+// columns followed by the metadata columns. A metadata field is named by
+// its key, or, where a column already has that name ('id' metadata beside
+// an id column), by its key and "$metadata" (and a number if need be).
 func (t *Table) RowType() *types.RowType {
 	if len(t.Metadata) == 0 {
 		return t.Schema
 	}
 	fs := append([]types.Field(nil), t.Schema.Fields()...)
+	taken := map[string]bool{}
+	for _, f := range fs {
+		taken[f.Name] = true
+	}
 	for i, k := range t.Metadata {
-		fs = append(fs, types.F(k, t.MetadataTypes[i]))
+		name := k
+		for n := 1; taken[name]; n++ {
+			name = k + "$metadata"
+			if n > 1 {
+				name += strconv.Itoa(n)
+			}
+		}
+		taken[name] = true
+		fs = append(fs, types.F(name, t.MetadataTypes[i]))
 	}
 	return types.MustRowType(fs...)
 }

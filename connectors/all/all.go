@@ -4,7 +4,7 @@
 //	import _ "github.com/eddystream/eddy/connectors/all"
 //
 // It holds the filesystem, datagen, nexmark, mysql-cdc, postgres-cdc, jdbc,
-// iceberg, kafka, upsert-kafka, nats, rabbitmq, publish, print and
+// iceberg, kafka, upsert-kafka, nats, rabbitmq, redis, publish, print and
 // blackhole connectors and the json, csv, raw, debezium-json, canal-json
 // and maxwell-json formats.
 package all
@@ -21,6 +21,7 @@ import (
 	_ "github.com/eddystream/eddy/connectors/postgrescdc" // "postgres-cdc"
 	_ "github.com/eddystream/eddy/connectors/print"       // "print"
 	_ "github.com/eddystream/eddy/connectors/rabbitmq"    // "rabbitmq"
+	_ "github.com/eddystream/eddy/connectors/redis"       // "redis"
 	_ "github.com/eddystream/eddy/formats"                // "json", "csv", "raw", "debezium-json", "canal-json", "maxwell-json"
 	_ "github.com/eddystream/eddy/nexmark"                // "nexmark"
 	_ "github.com/eddystream/eddy/subscribe"              // "publish"
