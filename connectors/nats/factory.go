@@ -14,6 +14,10 @@
 //
 // Without 'stream', the source subscribes to core NATS subjects and the
 // sink publishes to one: at most once, as core NATS delivers.
+//
+// A table's source offers the metadata columns subject, stream-sequence,
+// timestamp and headers, and reads only one subject when the query's
+// condition says subject = '<subject>' (connector.FilterableSource).
 package nats
 
 import (
@@ -274,23 +278,24 @@ func (factory) NewSource(ctx connector.Context) (any, error) {
 		return nil, err
 	}
 	if ctx.Table != nil {
-		if len(ctx.Table.Metadata) > 0 {
-			return nil, connector.UnknownMetadata(spec.Name, ctx.Table.Metadata[0])
-		}
-		if _, err := connector.DecoderFor[connector.TableRecord](ctx); err != nil {
+		dec, err := c.newTableDecoding(ctx)
+		if err != nil {
 			return nil, err
 		}
-		return &source[connector.TableRecord]{cfg: c, newDecoder: func() connector.Decoder[connector.TableRecord] {
-			d, _ := connector.DecoderFor[connector.TableRecord](ctx)
-			return d
-		}}, nil
+		col := -1
+		for i, k := range ctx.Table.Metadata {
+			if k == "subject" {
+				col = ctx.Table.Schema.Len() + i
+			}
+		}
+		return &tableSource{source: &source[connector.TableRecord]{cfg: c, table: ctx.Table, newDecoder: dec}, subjectCol: col}, nil
 	}
 	if _, err := connector.DecoderFor[any](ctx); err != nil {
 		return nil, err
 	}
-	return &source[any]{cfg: c, newDecoder: func() connector.Decoder[any] {
+	return &source[any]{cfg: c, newDecoder: func() messageDecoder[any] {
 		d, _ := connector.DecoderFor[any](ctx)
-		return d
+		return plainDecoder[any]{d}
 	}}, nil
 }
 

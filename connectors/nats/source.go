@@ -20,7 +20,12 @@ import (
 // stream without any) or the core subjects.
 type source[T any] struct {
 	cfg        *config
-	newDecoder func() connector.Decoder[T]
+	table      *connector.Table // the table read, nil in the Go API
+	newDecoder func() messageDecoder[T]
+	// narrowed says that a condition on the subject (ApplyFilters) limits
+	// what is read to the subject only, or, if only is "", to nothing.
+	narrowed bool
+	only     string
 }
 
 // ChangelogMode says what the format yields: insertions, or the changes of
@@ -90,20 +95,38 @@ func (c *config) splitID(filter string) string {
 
 func (s *source[T]) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
 	return connector.NewStaticEnumerator(ctx, restored, func(int) ([]connector.Split, error) {
+		filters := s.filters()
 		if s.cfg.stream == "" {
-			out := make([]connector.Split, len(s.cfg.subjects))
-			for i, subj := range s.cfg.subjects {
+			out := make([]connector.Split, len(filters))
+			for i, subj := range filters {
 				out[i] = connector.Split{ID: subj, State: splitState{filter: subj}.encode()}
 			}
 			return out, nil
 		}
-		return s.cfg.discover(ctx)
+		return s.cfg.discover(ctx, filters)
 	})
+}
+
+// filters returns the subjects (core NATS) or the subject filters of the
+// stream ("" for the whole stream) to read, one split each.
+func (s *source[T]) filters() []string {
+	switch {
+	case s.narrowed && s.only == "":
+		return nil
+	case s.narrowed:
+		return []string{s.only}
+	case s.cfg.stream != "" && len(s.cfg.subjects) == 0:
+		return []string{""}
+	}
+	return s.cfg.subjects
 }
 
 // discover resolves where each filter of the stream starts (and, for a
 // bounded read, ends) on a job's first run.
-func (c *config) discover(ectx connector.EnumeratorContext) ([]connector.Split, error) {
+func (c *config) discover(ectx connector.EnumeratorContext, filters []string) ([]connector.Split, error) {
+	if len(filters) == 0 {
+		return nil, nil
+	}
 	nc, js, st, err := c.jetStream("enumerator of "+ectx.SourceName(), ectx.Log())
 	if err != nil {
 		return nil, err
@@ -114,10 +137,6 @@ func (c *config) discover(ectx connector.EnumeratorContext) ([]connector.Split, 
 	info, err := st.Info(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("nats %q: reading the state of stream %q: %w", c.name, c.stream, err)
-	}
-	filters := c.subjects
-	if len(filters) == 0 {
-		filters = []string{""}
 	}
 	var out []connector.Split
 	for _, f := range filters {
@@ -239,7 +258,8 @@ type readSplit struct {
 type reader[T any] struct {
 	src    *source[T]
 	ctx    connector.ReaderContext
-	decode connector.Decoder[T]
+	decode messageDecoder[T]
+	msg    message // the message being decoded
 	nc     *natsgo.Conn
 	js     jetstream.JetStream
 	st     jetstream.Stream
@@ -455,8 +475,9 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 	r.cur = out.Split(sp.id)
 	if d.core != nil {
 		r.ts = -1
-		if err := r.decode.Decode(d.core.Data, r.emit); err != nil {
-			return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: "subject " + d.core.Subject, Raw: string(d.core.Data), Error: err.Error()})
+		r.msg = message{subject: d.core.Subject, ts: time.Now().UnixMilli(), header: d.core.Header, data: d.core.Data}
+		if err := r.decode.decode(&r.msg, r.emit); err != nil {
+			return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: r.src.cfg.location(&r.msg), Raw: string(d.core.Data), Error: err.Error()})
 		}
 		return nil
 	}
@@ -475,9 +496,9 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 	r.ts = md.Timestamp.UnixMilli()
 	sp.st.next = seq + 1
 	sp.active = time.Now()
-	if err := r.decode.Decode(d.js.Data(), r.emit); err != nil {
-		loc := fmt.Sprintf("stream %s sequence %d (subject %s)", r.src.cfg.stream, seq, d.js.Subject())
-		if berr := out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: loc, Raw: string(d.js.Data()), Error: err.Error()}); berr != nil {
+	r.msg = message{subject: d.js.Subject(), seq: seq, ts: r.ts, header: d.js.Headers(), data: d.js.Data()}
+	if err := r.decode.decode(&r.msg, r.emit); err != nil {
+		if berr := out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: r.src.cfg.location(&r.msg), Raw: string(d.js.Data()), Error: err.Error()}); berr != nil {
 			return berr
 		}
 	}
