@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/encoding/unicode"
 
@@ -37,13 +38,17 @@ var rawSpec = connector.Spec{
 }
 
 // rawCharset returns the encoding called name, nil for UTF-8 (the text is
-// taken as it is).
+// taken as it is). ISO-8859-1 and its Java aliases are Latin-1, as in Java
+// (and so in Flink), not windows-1252, which the WHATWG Encoding Standard
+// gives that label: the two differ at the bytes 0x80 to 0x9F.
 func rawCharset(name string) (encoding.Encoding, error) {
 	switch strings.ToUpper(strings.ReplaceAll(name, "_", "-")) {
 	case "UTF-8", "UTF8":
 		return nil, nil
 	case "UTF-16":
 		return unicode.UTF16(unicode.BigEndian, unicode.UseBOM), nil
+	case "ISO-8859-1", "ISO8859-1", "8859-1", "LATIN1", "L1", "ISO-8859-1:1987", "ISO-IR-100", "CP819", "IBM819", "IBM-819", "CSISOLATIN1", "819":
+		return charmap.ISO8859_1, nil
 	}
 	e, err := htmlindex.Get(name)
 	if err != nil {
@@ -159,10 +164,7 @@ func (c *rawCodec) decode(w *types.RowWriter, data []byte) error {
 	case types.KindBinary, types.KindVarBinary:
 		w.SetBytes(0, data)
 	case types.KindBoolean:
-		if data[0] > 1 {
-			return fmt.Errorf("raw: a BOOLEAN value is the byte 0 or 1, and the message holds %d", data[0])
-		}
-		w.SetBool(0, data[0] == 1)
+		w.SetBool(0, data[0] != 0) // as Flink: any byte but 0 is TRUE
 	case types.KindTinyInt:
 		w.SetInt64(0, int64(int8(data[0])))
 	case types.KindSmallInt:
