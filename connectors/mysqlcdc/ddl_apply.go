@@ -214,11 +214,13 @@ type columnChange struct {
 func (c *columnChange) positioned() bool { return c.pos != nil && c.pos.Tp != ast.ColumnPositionNone }
 
 // applyAlter applies ALTER TABLE to the table the source holds, as the
-// server does: the table's columns are taken in their order, less those
-// dropped, a column declared anew in its place unless the clause places
-// it; then the columns added, and those placed, in the order of their
-// clauses, at the end, FIRST or AFTER a column of the new list; then the
-// keys. A clause that would fail on the server (a column that exists
+// server does (mysql_prepare_alter_table): the table's columns are taken
+// in their order, less those dropped, a column declared anew in its place;
+// then the columns added, and those placed, in the order of their clauses,
+// at the end, FIRST or AFTER a column of the new list, a column placed
+// anew leaving its place first; then the keys, whose columns take their
+// new names all at once (RENAME COLUMN a TO b, RENAME COLUMN b TO a swaps
+// them). A clause that would fail on the server (a column that exists
 // added, one that does not dropped) says that the source's table is not
 // the server's, and nothing is applied.
 func (b *binlogReader[T]) applyAlter(conn *client.Conn, e *ddlEdit, schema string, s *ast.AlterTableStmt, st queryStatus) string {
@@ -251,7 +253,8 @@ func (b *binlogReader[T]) applyAlter(conn *client.Conn, e *ddlEdit, schema strin
 	}
 	dropped := map[string]bool{}
 	changed := map[string]*columnChange{}
-	var placed []*columnChange // added or placed, in the order of their clauses
+	var changes []*columnChange // declared anew, in the order of their clauses
+	var placed []*columnChange  // added or placed, in the order of their clauses
 	var newKeys []*ast.Constraint
 	dropPK := false
 	has := func(n string) bool { return t.column(n) >= 0 }
@@ -304,6 +307,7 @@ func (b *binlogReader[T]) applyAlter(conn *client.Conn, e *ddlEdit, schema strin
 			}
 			ch := &columnChange{from: t.cols[t.column(from)].name, col: c.col, pos: sp.Position, pk: c.pk}
 			changed[strings.ToLower(from)] = ch
+			changes = append(changes, ch)
 			if ch.positioned() {
 				placed = append(placed, ch)
 			}
@@ -316,6 +320,7 @@ func (b *binlogReader[T]) applyAlter(conn *client.Conn, e *ddlEdit, schema strin
 			ch := &columnChange{from: c.name, col: c}
 			ch.col.name = sp.NewColumnName.Name.O
 			changed[strings.ToLower(from)] = ch
+			changes = append(changes, ch)
 		case ast.AlterTableAlterColumn:
 			// SET DEFAULT and DROP DEFAULT change no column's type.
 			if n := sp.NewColumns[0].Name.Name.O; !has(n) {
@@ -341,33 +346,46 @@ func (b *binlogReader[T]) applyAlter(conn *client.Conn, e *ddlEdit, schema strin
 			return "a clause the source does not follow"
 		}
 	}
-	// The columns kept, or declared anew in their place.
-	var cols []column
+	// The columns kept, or declared anew in their place: one its clause
+	// places stays there until the clause moves it, as the server keeps
+	// it, so that a column placed before it may be placed after it.
+	type slot struct {
+		col column
+		ch  *columnChange
+	}
+	var slots []slot
 	for _, c := range t.cols {
 		switch ch := changed[strings.ToLower(c.name)]; {
 		case dropped[strings.ToLower(c.name)]:
 		case ch == nil:
-			cols = append(cols, c)
-		case !ch.positioned():
-			cols = append(cols, ch.col)
+			slots = append(slots, slot{col: c})
+		default:
+			slots = append(slots, slot{col: ch.col, ch: ch})
 		}
 	}
 	// The columns added, and placed.
 	for _, ch := range placed {
-		at := len(cols)
+		if ch.from != "" {
+			slots = slices.DeleteFunc(slots, func(s slot) bool { return s.ch == ch })
+		}
+		at := len(slots)
 		if ch.pos != nil {
 			switch ch.pos.Tp {
 			case ast.ColumnPositionFirst:
 				at = 0
 			case ast.ColumnPositionAfter:
-				j := slices.IndexFunc(cols, func(c column) bool { return strings.EqualFold(c.name, ch.pos.RelativeColumn.Name.O) })
+				j := slices.IndexFunc(slots, func(s slot) bool { return strings.EqualFold(s.col.name, ch.pos.RelativeColumn.Name.O) })
 				if j < 0 {
 					return fmt.Sprintf("it places column %s after %s, which the table does not have then", ch.col.name, ch.pos.RelativeColumn.Name.O)
 				}
 				at = j + 1
 			}
 		}
-		cols = slices.Insert(cols, at, ch.col)
+		slots = slices.Insert(slots, at, slot{col: ch.col, ch: ch})
+	}
+	cols := make([]column, len(slots))
+	for i, s := range slots {
+		cols[i] = s.col
 	}
 	t.cols = cols
 	for i := range cols {
@@ -377,18 +395,21 @@ func (b *binlogReader[T]) applyAlter(conn *client.Conn, e *ddlEdit, schema strin
 			}
 		}
 	}
-	// The renames, and the keys.
+	// The renames, and the keys: a key's columns are renamed by their
+	// names before the statement, all at once.
+	newNames := map[string]string{}
 	var added []*columnChange
-	for _, ch := range changed {
+	for _, ch := range changes {
 		if ch.from != ch.col.name {
 			e.renames[ch.from] = ch.col.name
 		}
-		for i, k := range d.pk {
-			if strings.EqualFold(k, ch.from) {
-				d.pk[i] = ch.col.name
-			}
-		}
+		newNames[strings.ToLower(ch.from)] = ch.col.name
 		added = append(added, ch)
+	}
+	for i, k := range d.pk {
+		if n, ok := newNames[strings.ToLower(k)]; ok {
+			d.pk[i] = n
+		}
 	}
 	for _, ch := range placed {
 		if ch.from == "" {
