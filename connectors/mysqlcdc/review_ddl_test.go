@@ -120,3 +120,28 @@ func TestAlterPlacesColumnsAfterPlacedOnes(t *testing.T) {
 		"ALTER TABLE p ADD z INT AFTER c2, CHANGE c c2 INT FIRST, RENAME COLUMN x TO x2",
 	)
 }
+
+// TestRestoredTablesKeepEnumMemberCase describes a table whose ENUM and
+// SET members are not lower case, and restores it from a binlog split:
+// its members are read as the server declares them, as before the
+// checkpoint.
+func TestRestoredTablesKeepEnumMemberCase(t *testing.T) {
+	s := startServer(t)
+	c := s.conn()
+	db := s.newDatabase(c)
+	c.Exec(t, "CREATE TABLE "+db+".colors (id INT PRIMARY KEY, c ENUM('Red','GREEN','blue'), s SET('X','y'))")
+	cfg := pipelineConfig(t, s, db)
+	held := &tableInfo{db: db, name: "colors", chunkKey: -1}
+	if err := cfg.describe(c.Conn, held, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, got, err := decodeSplit(encodeBinlogSplit(&binlogSplit{pos: position{File: "binlog.000001", Pos: 4}, tables: []*tableInfo{held}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]string{nil, {"Red", "GREEN", "blue"}, {"X", "y"}} {
+		if !reflect.DeepEqual(held.cols[i].values, want) || !reflect.DeepEqual(got.tables[0].cols[i].values, want) {
+			t.Errorf("column %s has the members %q, and %q once restored; want %q", held.cols[i].name, held.cols[i].values, got.tables[0].cols[i].values, want)
+		}
+	}
+}

@@ -149,6 +149,11 @@ func (c *config) readColumns(conn *client.Conn, t *tableInfo) error {
 			charset: strings.ToLower(text(r, i, 4)), collation: strings.ToLower(text(r, i, 5))}
 		col.unsigned = strings.Contains(col.columnType, "unsigned")
 		if col.dataType == "enum" || col.dataType == "set" {
+			// The members keep their case: a checkpoint holds them as
+			// COLUMN_TYPE gives them.
+			if strings.HasPrefix(col.columnType, col.dataType+"(") {
+				col.columnType = col.dataType + ct[len(col.dataType):]
+			}
 			col.values = enumValues(ct)
 		}
 		t.cols = append(t.cols, col)
