@@ -20,12 +20,15 @@ const attemptTimeout = 10 * time.Second
 // authorization, a session taken over) or when no link came up for
 // 'connection.timeout'.
 type connection struct {
-	cfg   *config
-	opts  linkOptions
-	what  string // "reader 0 of orders (client id eddy-orders-1a2b3c4d-0)", for errors and logs
-	log   *slog.Logger
-	dial  dialer
-	setup func(l link, first bool) error // an error closes the link; a *refusedError fails the connection
+	cfg  *config
+	opts linkOptions
+	what string // "reader 0 of orders (client id eddy-orders-1a2b3c4d-0)", for errors and logs
+	log  *slog.Logger
+	dial dialer
+	// setup runs on every new link before it is used; ctx ends when the
+	// link does. An error closes the link; a *refusedError fails the
+	// connection.
+	setup func(ctx context.Context, l link, first bool) error
 	// cleanFirst begins a new session on the first link only; later links
 	// resume it.
 	cleanFirst bool
@@ -41,7 +44,7 @@ type connection struct {
 }
 
 // newConnection returns a connection that starts connecting at once.
-func newConnection(cfg *config, what string, log *slog.Logger, opts linkOptions, cleanFirst bool, setup func(link, bool) error) *connection {
+func newConnection(cfg *config, what string, log *slog.Logger, opts linkOptions, cleanFirst bool, setup func(context.Context, link, bool) error) *connection {
 	c := &connection{cfg: cfg, opts: opts, what: what, log: log, setup: setup, cleanFirst: cleanFirst,
 		upCh: make(chan struct{}), failed: make(chan struct{}), stop: make(chan struct{}), stopped: make(chan struct{})}
 	c.dial = cfg.dial5
@@ -61,11 +64,16 @@ func (c *connection) run() {
 	for {
 		l, err := c.connect(first)
 		if err == nil {
-			if err = c.setup(l, first); err != nil {
+			if err = c.runSetup(l, first); err != nil {
 				l.close()
 			}
 		}
 		if err != nil {
+			select {
+			case <-c.stop:
+				return
+			default:
+			}
 			var refused *refusedError
 			if errors.As(err, &refused) {
 				c.fail(fmt.Errorf("%s: %s: %w", c.cfg.label(), c.what, err))
@@ -114,6 +122,30 @@ func (c *connection) run() {
 		}
 		c.log.Warn(fmt.Sprintf("%s: %s lost its connection; reconnecting", c.cfg.label(), c.what), "error", l.cause())
 	}
+}
+
+// runSetup runs setup on l, with a context that ends when l or the
+// connection does, or after 'connection.timeout'.
+func (c *connection) runSetup(l link, first bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.connTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-l.done():
+		case <-c.stop:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	err := c.setup(ctx, l, first)
+	select {
+	case <-l.done():
+		if err != nil {
+			err = fmt.Errorf("%w (the connection ended: %v)", err, l.cause())
+		}
+	default:
+	}
+	return err
 }
 
 // down forgets the current link.

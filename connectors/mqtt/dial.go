@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/eclipse/paho.golang/packets"
 	"github.com/gorilla/websocket"
 )
 
@@ -39,9 +38,7 @@ func (c *config) dialNet(ctx context.Context, u *url.URL) (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		// A TLS connection is not safe for concurrent writes: paho locks
-		// connections that are sync.Lockers around each packet.
-		return packets.NewThreadSafeConn(buffered(conn)), nil
+		return buffered(conn), nil
 	case "ws", "wss":
 		d := websocket.Dialer{Subprotocols: []string{"mqtt"}, HandshakeTimeout: c.connTimeout, Proxy: websocket.DefaultDialer.Proxy}
 		if u.Scheme == "wss" {
@@ -67,10 +64,14 @@ func (c *config) dialNet(ctx context.Context, u *url.URL) (net.Conn, error) {
 // bufferedConn reads a connection through a buffer: paho reads each packet
 // in several small reads (its type, each byte of its length, its body),
 // which would each be a system call. Only paho's one reading goroutine
-// reads.
+// reads. It is a sync.Locker, which paho.golang locks around the writes of
+// each packet: a wrapped TCP connection no longer writes a packet's parts
+// in one system call, and the acknowledgements the reader sends, the
+// pings and subscriptions would otherwise interleave within packets.
 type bufferedConn struct {
 	net.Conn
 	r *bufio.Reader
+	sync.Mutex
 }
 
 func buffered(c net.Conn) net.Conn { return &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, 32<<10)} }

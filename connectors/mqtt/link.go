@@ -36,9 +36,22 @@ type link interface {
 	// it was closed on purpose.
 	cause() error
 	// close disconnects gracefully, keeping the session if it has an
-	// expiry.
+	// expiry. A link that sent acknowledgements first waits until the
+	// broker has processed them (see barrierFilter).
 	close()
 }
+
+// barrierFilter is what a closing link that sent acknowledgements
+// unsubscribes from (it never subscribed to it), waiting for the answer:
+// the broker handles a connection's packets in order, so the answer means
+// it has the acknowledgements too. A broker that takes a session over
+// (the next run of a job connecting with the same client id) drops what
+// it has not read of the old connection, acknowledgements included, and
+// would deliver those messages again.
+const barrierFilter = "eddy/acknowledgement-barrier"
+
+// barrierTimeout bounds the wait for the barrier.
+const barrierTimeout = 5 * time.Second
 
 // linkOptions configure a link.
 type linkOptions struct {

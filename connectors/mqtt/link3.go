@@ -28,6 +28,7 @@ type link3 struct {
 	once    sync.Once
 	why     error
 	closing atomic.Bool
+	acked   atomic.Bool // acknowledgements were sent
 }
 
 // quiesce is how long a closing link lets the client send what it has
@@ -143,6 +144,7 @@ func (l *link3) received(_ mqtt3.Client, m mqtt3.Message) {
 func (l *link3) ack(d *delivery) {
 	if m, ok := d.ref.(mqtt3.Message); ok && d.qos > 0 {
 		m.Ack()
+		l.acked.Store(true)
 	}
 }
 
@@ -191,6 +193,9 @@ func (l *link3) publish(ctx context.Context, m *outgoing) (receipt, error) {
 
 func (l *link3) close() {
 	l.closing.Store(true)
+	if l.acked.Load() {
+		l.cli.Unsubscribe(barrierFilter).WaitTimeout(barrierTimeout)
+	}
 	l.cli.Disconnect(quiesce)
 	l.end(nil)
 }

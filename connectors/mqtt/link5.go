@@ -52,6 +52,7 @@ type link5 struct {
 	once    sync.Once
 	why     error
 	closing atomic.Bool
+	acked   atomic.Bool // acknowledgements were sent
 }
 
 // endGrace is how long a link whose client has shut down waits for paho to
@@ -177,6 +178,7 @@ func (l *link5) ack(d *delivery) {
 	// The state writes the PUBACK (or PUBREC) to the connection it holds,
 	// which is this link's: a link that is down drops it.
 	_ = l.st.State.Ack(&packets.Publish{QoS: d.qos, PacketID: d.id})
+	l.acked.Store(true)
 }
 
 func (l *link5) subscribe(ctx context.Context, filters []string, qos byte, retained bool) error {
@@ -288,6 +290,11 @@ func (l *link5) publish(ctx context.Context, m *outgoing) (receipt, error) {
 
 func (l *link5) close() {
 	l.closing.Store(true)
+	if l.acked.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), barrierTimeout)
+		_, _ = l.cli.Unsubscribe(ctx, &paho.Unsubscribe{Topics: []string{barrierFilter}})
+		cancel()
+	}
 	_ = l.cli.Disconnect(&paho.Disconnect{ReasonCode: packets.DisconnectNormalDisconnection})
 	l.end(nil)
 }

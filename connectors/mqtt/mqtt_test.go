@@ -197,7 +197,13 @@ func (c *rawClient) waitUntil(timeout time.Duration, what string, done func([]ra
 	}
 }
 
+// close disconnects, once the broker has processed the acknowledgements
+// the client sent: a broker that hands the session to the next client
+// drops what it has not read of the old connection.
 func (c *rawClient) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = c.cli.Unsubscribe(ctx, &paho.Unsubscribe{Topics: []string{"eddytest/barrier"}})
 	_ = c.cli.Disconnect(&paho.Disconnect{})
 }
 

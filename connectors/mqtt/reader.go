@@ -115,7 +115,7 @@ func (r *reader[T]) connect(sp *readSplit) {
 	what := fmt.Sprintf("reader %d of %s (client id %s)", r.ctx.Subtask(), r.ctx.SourceName(), sp.st.Client)
 	log := r.ctx.Log()
 	restored := sp.started.Load()
-	setup := func(l link, first bool) error {
+	setup := func(ctx context.Context, l link, first bool) error {
 		if persistent && !l.sessionPresent() && (restored || !first) {
 			log.Warn(fmt.Sprintf("%s: the broker kept no session for client id %s: what it received while %s was disconnected, and what was read but not yet acknowledged, is lost; "+
 				"'scan.session.expiry-interval' (MQTT 5) must outlast a restart, and the broker must keep sessions when it restarts (Mosquitto: persistence true)", c.label(), sp.st.Client, what))
@@ -128,8 +128,6 @@ func (r *reader[T]) connect(sp *readSplit) {
 			sp.started.Store(true)
 			return nil
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.connTimeout)
-		defer cancel()
 		if err := l.subscribe(ctx, sp.st.Filters, c.qos, c.retained); err != nil {
 			return err
 		}

@@ -64,7 +64,7 @@ func (w *writer[T]) what() string {
 func (w *writer[T]) Write(records []T, _ []int64) error {
 	if w.conn == nil {
 		w.conn = newConnection(w.cfg, w.what(), w.ctx.Log(), linkOptions{clientID: w.clientID}, false,
-			func(link, bool) error { return nil })
+			func(context.Context, link, bool) error { return nil })
 	}
 	for _, v := range records {
 		b, err := w.enc.Encode(w.buf[:0], v)
