@@ -35,7 +35,7 @@ func (c *config) servers() string {
 // connect opens a connection for what (a reader, a writer, an
 // enumerator), logging asynchronous errors (a slow consumer dropping
 // messages, say) to log.
-func (c *config) connect(what string, log *slog.Logger) (*natsgo.Conn, error) {
+func (c *config) connect(what string, log *slog.Logger, extra ...natsgo.Option) (*natsgo.Conn, error) {
 	opts := []natsgo.Option{
 		natsgo.Name("eddy " + what),
 		natsgo.MaxReconnects(-1),
@@ -59,6 +59,7 @@ func (c *config) connect(what string, log *slog.Logger) (*natsgo.Conn, error) {
 	if c.credsFile != "" {
 		opts = append(opts, natsgo.UserCredentials(c.credsFile))
 	}
+	opts = append(opts, extra...)
 	nc, err := natsgo.Connect(c.urls, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("nats %q: connecting %s to %s: %w; check 'url' and the credentials options", c.name, what, c.servers(), err)

@@ -18,12 +18,19 @@
 // A table's source offers the metadata columns subject, stream-sequence,
 // timestamp and headers, and reads only one subject when the query's
 // condition says subject = '<subject>' (connector.FilterableSource).
+//
+// With 'bucket', a table is a JetStream key/value bucket keyed by its
+// primary key: lookup joins read it by key (connector.LookupSource), with
+// no cache, a partial cache or the whole bucket in memory, kept fresh by a
+// watcher of the bucket's changes; a sink writes its rows by key, and
+// deletes the keys of deletions.
 package nats
 
 import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
@@ -50,9 +57,10 @@ var spec = connector.Spec{
 	Kind: connector.SourceKind | connector.SinkKind,
 	Description: "Reads and writes NATS. With 'stream': a JetStream stream, read from a checkpointed stream sequence (exactly once, no consumer state on the server) " +
 		"and written exactly once within the stream's duplicate window (each checkpoint's records published when it completes, with deterministic Nats-Msg-Id headers). " +
-		"Without: core NATS subjects, read (with wildcards) and written at most once.",
+		"Without: core NATS subjects, read (with wildcards) and written at most once. " +
+		"With 'bucket': a key/value bucket, looked up by key in lookup joins (optionally cached, kept fresh by a watcher) and written by key.",
 	Formats: []string{"json", "csv", "raw", "debezium-json", "canal-json", "maxwell-json"},
-	Options: []connector.Option{
+	Options: append([]connector.Option{
 		{Key: "url", Type: connector.String, Default: "nats://127.0.0.1:4222",
 			Description: "The NATS servers: one URL or several, comma-separated ('nats://a:4222,nats://b:4222'); 'tls://' for TLS.",
 			Check:       checkURLs},
@@ -80,9 +88,9 @@ var spec = connector.Spec{
 		{Key: "creds-file", Type: connector.String, Description: "A credentials file (a user JWT and its NKey seed) to authenticate with."},
 		{Key: "sink.delivery-guarantee", Type: connector.Enum, Values: []string{exactlyOnce, atLeastOnce, atMostOnce},
 			Description: "Sinks: 'exactly-once' (the default with 'stream'; needs checkpointing): each checkpoint's records are published when it completes, with Nats-Msg-Id headers the stream's duplicate window deduplicates; " +
-				"'at-least-once': published as they come and acknowledged by the stream at every checkpoint, repeated after a failure; " +
-				"'none' (the only choice, and the default, without 'stream'): published without waiting for acknowledgements."},
-	},
+				"'at-least-once' (the default with 'bucket'): published as they come and acknowledged by the stream at every checkpoint, repeated after a failure; " +
+				"'none' (the only choice, and the default, with core subjects): published without waiting for acknowledgements."},
+	}, bucketOptions...),
 }
 
 // checkURLs checks the 'url' option: NATS URLs or host:port pairs.
@@ -127,6 +135,16 @@ type config struct {
 	credsFile  string
 	guarantee  string
 	changelogs changelog.Mode
+
+	// Buckets ('bucket' set).
+	bucket        string
+	cache         string // 'lookup.cache'
+	cacheRows     int64  // 0: no bound
+	expireWrite   time.Duration
+	expireAccess  time.Duration
+	cacheMissing  bool
+	watch         bool
+	lookupRetries int
 }
 
 func optErr(key, problem string) error {
@@ -151,6 +169,7 @@ func configOf(ctx connector.Context, sink bool) (*config, error) {
 		token:     o.String("token"),
 		credsFile: o.String("creds-file"),
 		guarantee: o.String("sink.delivery-guarantee"),
+		bucket:    o.String("bucket"),
 	}
 	c.changelogs = changelog.InsertOnly
 	switch f, _ := o.Format(); f {
@@ -162,6 +181,12 @@ func configOf(ctx connector.Context, sink bool) (*config, error) {
 	}
 	if c.username != "" && c.token != "" {
 		return nil, optErr("token", "is set with 'username'; authenticate with one of them")
+	}
+	if c.bucket != "" {
+		return c, c.checkBucket(o, sink)
+	}
+	if err := checkNoBucketOptions(o); err != nil {
+		return nil, err
 	}
 	if sink {
 		return c, c.checkSink(o)
@@ -277,6 +302,9 @@ func (factory) NewSource(ctx connector.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.bucket != "" {
+		return newBucketSource(c, ctx)
+	}
 	if ctx.Table != nil {
 		dec, err := c.newTableDecoding(ctx)
 		if err != nil {
@@ -303,6 +331,9 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 	c, err := configOf(ctx, true)
 	if err != nil {
 		return nil, err
+	}
+	if c.bucket != "" {
+		return newBucketSink(c, ctx)
 	}
 	if ctx.Table != nil {
 		if _, err := connector.EncoderFor[connector.TableRecord](ctx); err != nil {

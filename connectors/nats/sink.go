@@ -145,10 +145,11 @@ func (c *committer[T]) Close() error {
 	return nil
 }
 
-// publisher publishes to the sink's subject through JetStream and awaits
-// the acknowledgements.
+// publisher publishes to a stream through JetStream and awaits the
+// acknowledgements.
 type publisher struct {
 	cfg     *config
+	stream  string // the stream that must store the messages
 	nc      *natsgo.Conn
 	js      jetstream.JetStream
 	futures []jetstream.PubAckFuture
@@ -159,18 +160,24 @@ func newPublisher(cfg *config, ctx connector.WriterContext) (*publisher, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &publisher{cfg: cfg, nc: nc, js: js}, nil
+	return &publisher{cfg: cfg, stream: cfg.stream, nc: nc, js: js}, nil
 }
 
-// publish sends data, with the message id if not empty.
+// publish sends data to the sink's subject, with the message id if not
+// empty.
 func (p *publisher) publish(data []byte, id string) error {
-	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(p.cfg.stream)}
+	return p.publishMsg(&natsgo.Msg{Subject: p.cfg.subjects[0], Data: data}, id)
+}
+
+// publishMsg sends m, with the message id if not empty.
+func (p *publisher) publishMsg(m *natsgo.Msg, id string) error {
+	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(p.stream)}
 	if id != "" {
 		opts = append(opts, jetstream.WithMsgID(id))
 	}
-	f, err := p.js.PublishMsgAsync(&natsgo.Msg{Subject: p.cfg.subjects[0], Data: data}, opts...)
+	f, err := p.js.PublishMsgAsync(m, opts...)
 	if err != nil {
-		return fmt.Errorf("nats %q: publishing to %q of stream %q: %w", p.cfg.name, p.cfg.subjects[0], p.cfg.stream, err)
+		return fmt.Errorf("nats %q: publishing to %q of stream %q: %w", p.cfg.name, m.Subject, p.stream, err)
 	}
 	p.futures = append(p.futures, f)
 	if len(p.futures) >= maxInFlight {
@@ -188,10 +195,11 @@ func (p *publisher) wait() error {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
+			subject := f.Msg().Subject
 			if errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
-				return fmt.Errorf("nats %q: the stream %q did not acknowledge a message published to %q within %s: %w; check that the stream takes the subject (and nothing else answers on it) and that the servers are reachable", p.cfg.name, p.cfg.stream, p.cfg.subjects[0], publishTimeout, err)
+				return fmt.Errorf("nats %q: the stream %q did not acknowledge a message published to %q within %s: %w; check that the stream takes the subject (and nothing else answers on it) and that the servers are reachable", p.cfg.name, p.stream, subject, publishTimeout, err)
 			}
-			return fmt.Errorf("nats %q: the stream %q did not store a message published to %q: %w; check that the stream takes the subject and has room", p.cfg.name, p.cfg.stream, p.cfg.subjects[0], err)
+			return fmt.Errorf("nats %q: the stream %q did not store a message published to %q: %w; check that the stream takes the subject and has room", p.cfg.name, p.stream, subject, err)
 		}
 	}
 	return nil
