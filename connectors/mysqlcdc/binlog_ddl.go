@@ -20,21 +20,32 @@ var columnRenames = regexp.MustCompile("(?i)(?:RENAME\\s+COLUMN\\s+(`[^`]+`|\\S+
 
 // stripComments removes the comments a statement starts with (a tool's,
 // or the client's) and joins its lines.
-func stripComments(q string) string { return trimComments(strings.ReplaceAll(q, "\n", " ")) }
+func stripComments(q string) string { return strings.ReplaceAll(trimComments(q), "\n", " ") }
 
-// trimComments removes the comments a statement starts with.
+// trimComments removes the comments a statement starts with: /* ... */,
+// and the line comments -- and #, which the server logs with the
+// statement (a migration tool's, say).
 func trimComments(q string) string {
 	for {
 		q = strings.TrimSpace(q)
-		rest, ok := strings.CutPrefix(q, "/*")
-		if !ok {
+		switch {
+		case strings.HasPrefix(q, "/*"):
+			_, after, ok := strings.Cut(q[2:], "*/")
+			if !ok {
+				return q
+			}
+			q = after
+		case strings.HasPrefix(q, "#"), strings.HasPrefix(q, "--") && (len(q) == 2 || q[2] <= ' '):
+			// -- starts a comment where a space or a control character
+			// follows it.
+			_, after, ok := strings.Cut(q, "\n")
+			if !ok {
+				return ""
+			}
+			q = after
+		default:
 			return q
 		}
-		_, after, ok := strings.Cut(rest, "*/")
-		if !ok {
-			return q
-		}
-		q = after
 	}
 }
 

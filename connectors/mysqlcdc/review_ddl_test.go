@@ -145,3 +145,25 @@ func TestRestoredTablesKeepEnumMemberCase(t *testing.T) {
 		}
 	}
 }
+
+// TestStatementsAfterLineComments runs statements that start with line
+// comments (-- and #), which the server logs with them: they are known as
+// statements that change tables, and applied.
+func TestStatementsAfterLineComments(t *testing.T) {
+	s := startServer(t)
+	c := s.conn()
+	db := s.newDatabase(c)
+	c.Exec(t, "USE "+db)
+	steps := []string{
+		"-- a migration\nCREATE TABLE lc (id INT PRIMARY KEY)",
+		"-- add a column\r\n-- and another\nALTER TABLE lc ADD x INT",
+		"# a hash comment\nALTER TABLE lc ADD y INT",
+		"/* block */ --\tline\n  ALTER TABLE lc ADD z INT",
+	}
+	for _, q := range steps {
+		if verb, names, ok := ddlTables(db, q); !ok || verb == "" || len(names) != 1 || names[0] != [2]string{db, "lc"} {
+			t.Errorf("%q is read as %q of %v (%v)", q, verb, names, ok)
+		}
+	}
+	applyAndCompare(t, s, c, db, true, steps...)
+}
