@@ -139,6 +139,10 @@ func (f *serverFacts) textCollation(cs, coll string, binary bool, tableCollation
 	return charset, collation, charset != "" && charset != "binary"
 }
 
+// memberEscapes escapes the members of an ENUM or SET as COLUMN_TYPE
+// shows them (the server's append_unescaped).
+var memberEscapes = strings.NewReplacer("'", "''", `\`, `\\`, "\x00", `\0`, "\n", `\n`, "\r", `\r`)
+
 // intWidth is the display width COLUMN_TYPE shows for an integer type
 // declared without one.
 func intWidth(tp byte, unsigned bool) int {
@@ -311,7 +315,7 @@ func (f *serverFacts) columnOf(def *ast.ColumnDef, tableCollation string, st que
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString("'" + strings.NewReplacer("'", "''", `\`, `\\`).Replace(v) + "'")
+			b.WriteString("'" + memberEscapes.Replace(v) + "'")
 		}
 		b.WriteByte(')')
 		if why := text(name, b.String()); why != "" {

@@ -167,3 +167,26 @@ func TestStatementsAfterLineComments(t *testing.T) {
 	}
 	applyAndCompare(t, s, c, db, true, steps...)
 }
+
+// TestEnumMembersWithEscapes declares ENUM and SET members that hold a
+// line break, a carriage return, a backslash and a quote: the server
+// shows them escaped in COLUMN_TYPE, and the source reads them as they
+// are, whether it describes the table or applies the statement.
+func TestEnumMembersWithEscapes(t *testing.T) {
+	s := startServer(t)
+	c := s.conn()
+	db := s.newDatabase(c)
+	c.Exec(t, "USE "+db)
+	q := `CREATE TABLE esc (id INT PRIMARY KEY, e ENUM('a\nb', 'c\rd', 'e\\f', 'g''h', 'i\Zj'), s SET('x\ny', 'z'))`
+	applyAndCompare(t, s, c, db, true, q)
+	cfg := pipelineConfig(t, s, db)
+	described := &tableInfo{db: db, name: "esc", chunkKey: -1}
+	if err := cfg.describe(c.Conn, described, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]string{nil, {"a\nb", "c\rd", `e\f`, "g'h", "i\x1aj"}, {"x\ny", "z"}} {
+		if got := described.cols[i].values; !reflect.DeepEqual(got, want) {
+			t.Errorf("column %s (%s) has the members %q, want %q", described.cols[i].name, described.cols[i].columnType, got, want)
+		}
+	}
+}

@@ -252,6 +252,10 @@ func (t *tableInfo) columnNames() string { return cdc.ColumnNames(t.cols, column
 
 func columnName(c *column) string { return c.name }
 
+// enumEscapes maps the letter of an escape of COLUMN_TYPE's members to
+// the character it stands for; any other character stands for itself.
+var enumEscapes = strings.NewReplacer("0", "\x00", "n", "\n", "r", "\r", "Z", "\x1a")
+
 // enumValues parses the members of enum('a','b') or set('a','b').
 func enumValues(columnType string) []string {
 	open, close := strings.IndexByte(columnType, '('), strings.LastIndexByte(columnType, ')')
@@ -277,7 +281,12 @@ func enumValues(columnType string) []string {
 				break
 			}
 			if s[i] == '\\' && i+1 < len(s) {
+				// The server escapes NUL, line breaks and carriage
+				// returns, and backslashes (append_unescaped).
 				i++
+				b.WriteString(enumEscapes.Replace(s[i : i+1]))
+				i++
+				continue
 			}
 			b.WriteByte(s[i])
 			i++
