@@ -13,6 +13,17 @@ import (
 // attemptTimeout bounds one attempt to connect to one server.
 const attemptTimeout = 10 * time.Second
 
+// A connection whose links keep being lost right after they come up fails:
+// flapLimit losses of links that lived less than flapLife, within
+// flapWindow. Two clients with one client id take the session from each
+// other so (a broker need not say that it closed a connection because
+// another took its session over: Mosquitto 2.0 just closes it).
+const (
+	flapLimit  = 5
+	flapLife   = 10 * time.Second
+	flapWindow = time.Minute
+)
+
 // connection keeps a link to the broker up for a reader's split or a
 // writer: it connects to each server of 'url' in turn until one answers,
 // runs setup (subscribing) on every new link, and makes a new link when one
@@ -61,6 +72,7 @@ func (c *connection) run() {
 	down := time.Now() // since when no link has been up
 	backoff := 50 * time.Millisecond
 	var last error
+	var flaps []time.Time // when short-lived links were lost
 	for {
 		l, err := c.connect(first)
 		if err == nil {
@@ -106,6 +118,7 @@ func (c *connection) run() {
 		c.cur = l
 		close(c.upCh)
 		c.mu.Unlock()
+		up := time.Now()
 		select {
 		case <-l.done():
 		case <-c.stop:
@@ -119,6 +132,17 @@ func (c *connection) run() {
 		if errors.As(l.cause(), &taken) {
 			c.fail(fmt.Errorf("%s: %s: %w: give every job, and every source reading the same topics, its own 'client-id'", c.cfg.label(), c.what, taken))
 			return
+		}
+		if down.Sub(up) < flapLife {
+			flaps = append(flaps, down)
+			for len(flaps) > 0 && down.Sub(flaps[0]) > flapWindow {
+				flaps = flaps[1:]
+			}
+			if len(flaps) >= flapLimit {
+				c.fail(fmt.Errorf("%s: %s lost its connection %d times within %s, each right after it was made (last: %v): another client with the same client id (another job, or another source with the same 'client-id') probably takes the session over each time; give each its own 'client-id', or see the broker's log",
+					c.cfg.label(), c.what, len(flaps), flapWindow, l.cause()))
+				return
+			}
 		}
 		c.log.Warn(fmt.Sprintf("%s: %s lost its connection; reconnecting", c.cfg.label(), c.what), "error", l.cause())
 	}

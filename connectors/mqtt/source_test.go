@@ -414,3 +414,42 @@ func TestRetainedMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionTakenOver has another client connect, again and again, with
+// the client id of a reader's session, as a second job with the same
+// 'client-id' would: the job fails, naming 'client-id', instead of taking
+// the session back and forth for ever.
+func TestSessionTakenOver(t *testing.T) {
+	needBroker(t)
+	for _, version := range versions {
+		t.Run(version, func(t *testing.T) {
+			p, client := unique(t), unique(t)
+			presubscribe(t, client, "", 0, p+"/#")
+			src := openSource(t, map[string]string{"url": brokerURL, "topic": p + "/#", "client-id": client, "format": "json", "mqtt.version": version})
+			mem := connectortest.NewMemorySink[line]()
+			env := checkpointed(t, 1, eddy.WithRestartStrategy(eddy.NoRestart()))
+			eddy.WriteTo(eddy.FromSource(env, "mqtt in", src, eddy.NoWatermarks[line]()), "memory", mem.Sink())
+			j := startJob(t, env)
+			pub := dialRaw(t, client+"-pub", true, 0)
+			defer pub.close()
+			pub.publishLines(func(int) string { return p + "/x" }, 0, 1, 1)
+			committedUntil(t, j, mem, time.Minute, "the reader to read", func(got []line) bool { return len(got) > 0 })
+			deadline := time.After(time.Minute)
+			for {
+				intruder := dialRaw(t, client+"-0", false, 3600)
+				select {
+				case err := <-j.done:
+					close(j.done)
+					intruder.close()
+					if err == nil || !strings.Contains(err.Error(), "takes the session over") || !strings.Contains(err.Error(), "'client-id'") {
+						t.Fatalf("the job ended with %v, want an error saying another client takes the session over, naming 'client-id'", err)
+					}
+					return
+				case <-deadline:
+					t.Fatal("the job goes on though another client keeps taking its session over")
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		})
+	}
+}
