@@ -67,7 +67,7 @@ func validKey(k string) bool {
 
 // checkBucket checks the options of a bucket table (c.bucket set).
 func (c *config) checkBucket(o connector.Options, sink bool) error {
-	for _, k := range []string{"stream", "subject", "scan.startup.mode", "scan.startup.timestamp-millis", "scan.startup.specific-offset", "scan.bounded.mode"} {
+	for _, k := range []string{"stream", "subject", "consumer", "scan.startup.mode", "scan.startup.timestamp-millis", "scan.startup.specific-offset", "scan.bounded.mode"} {
 		if o.IsSet(k) {
 			return optErr(k, "is an option of streams and subjects; a table with 'bucket' is a key/value bucket: remove one of them")
 		}

@@ -10,7 +10,9 @@
 // checkpoint interval in the checkpoint and publishes them once the
 // checkpoint completes, each with a Nats-Msg-Id fixed when the record was
 // written, so that a publication repeated after a failure is dropped by the
-// stream's duplicate window: exactly once within that window.
+// stream's duplicate window: exactly once within that window. With
+// 'consumer', each split also has a durable consumer that the readers move
+// to the split's position at every completed checkpoint (durable.go).
 //
 // Without 'stream', the source subscribes to core NATS subjects and the
 // sink publishes to one: at most once, as core NATS delivers.
@@ -74,6 +76,8 @@ var spec = connector.Spec{
 				}
 				return nil
 			}},
+		{Key: "consumer", Type: connector.String, Check: checkConsumerName,
+			Description: "JetStream sources: the name of a durable pull consumer (created if missing; with several 'subject' filters, one per filter, named <consumer>-1, <consumer>-2, ...) that the source moves to its position at every completed checkpoint (nats-server 2.14 or later): its ack floor shows the job's progress, it holds the stream's messages the job still needs under interest retention, and a job started without a checkpoint resumes where it is (instead of at 'scan.startup.mode', which applies when it does not exist yet). The source still reads through ordered consumers and restores from its checkpoints."},
 		{Key: "scan.startup.mode", Type: connector.Enum, Default: earliest, Values: []string{earliest, latest, timestamp, specific},
 			Description: "JetStream sources: where a job's first run starts reading: 'earliest-offset' the first message of the stream, 'latest-offset' after its last message, 'timestamp' the first message stored at or after 'scan.startup.timestamp-millis', 'specific-offset' the stream sequence 'scan.startup.specific-offset'. A restored job resumes where its checkpoint says."},
 		{Key: "scan.startup.timestamp-millis", Type: connector.Int, Check: connector.NonNegative,
@@ -135,6 +139,7 @@ type config struct {
 	credsFile  string
 	guarantee  string
 	changelogs changelog.Mode
+	consumer   string // the durable consumer, if any
 
 	// Buckets ('bucket' set).
 	bucket        string
@@ -170,6 +175,7 @@ func configOf(ctx connector.Context, sink bool) (*config, error) {
 		credsFile: o.String("creds-file"),
 		guarantee: o.String("sink.delivery-guarantee"),
 		bucket:    o.String("bucket"),
+		consumer:  o.String("consumer"),
 	}
 	c.changelogs = changelog.InsertOnly
 	switch f, _ := o.Format(); f {
@@ -214,7 +220,7 @@ func (c *config) checkSource(o connector.Options) error {
 		if len(c.subjects) == 0 {
 			return optErr("subject", "is required without 'stream': set the core NATS subjects to read, or a JetStream 'stream'")
 		}
-		for _, k := range []string{"scan.startup.mode", "scan.startup.timestamp-millis", "scan.startup.specific-offset", "scan.bounded.mode"} {
+		for _, k := range []string{"scan.startup.mode", "scan.startup.timestamp-millis", "scan.startup.specific-offset", "scan.bounded.mode", "consumer"} {
 			if o.IsSet(k) {
 				return optErr(k, "needs a JetStream 'stream': a core NATS subscription only receives what is published while it runs; set 'stream' or remove the option")
 			}
@@ -237,7 +243,7 @@ func (c *config) checkSource(o connector.Options) error {
 }
 
 func (c *config) checkSink(o connector.Options) error {
-	for _, k := range []string{"scan.startup.mode", "scan.startup.timestamp-millis", "scan.startup.specific-offset", "scan.bounded.mode"} {
+	for _, k := range []string{"scan.startup.mode", "scan.startup.timestamp-millis", "scan.startup.specific-offset", "scan.bounded.mode", "consumer"} {
 		if o.IsSet(k) {
 			return optErr(k, "is an option of sources; remove it from the sink's options")
 		}

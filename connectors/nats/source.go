@@ -138,6 +138,11 @@ func (c *config) discover(ectx connector.EnumeratorContext, filters []string) ([
 	if err != nil {
 		return nil, fmt.Errorf("nats %q: reading the state of stream %q: %w", c.name, c.stream, err)
 	}
+	if c.consumer != "" {
+		if err := c.checkResetSupported(nc); err != nil {
+			return nil, err
+		}
+	}
 	var out []connector.Split
 	for _, f := range filters {
 		s := splitState{filter: f, bounded: c.bounded}
@@ -150,6 +155,11 @@ func (c *config) discover(ectx connector.EnumeratorContext, filters []string) ([
 			s.next = c.startSeq
 		case timestamp:
 			if s.next, err = c.firstAtTime(ctx, js, f, info.State.LastSeq); err != nil {
+				return nil, err
+			}
+		}
+		if c.consumer != "" {
+			if s.next, err = c.openDurable(ctx, js, f, s.next); err != nil {
 				return nil, err
 			}
 		}
@@ -245,6 +255,7 @@ const drainIdle = 100 * time.Millisecond
 type readSplit struct {
 	id       string
 	st       splitState
+	cons     jetstream.Consumer // the ordered consumer
 	cc       jetstream.ConsumeContext
 	sub      *natsgo.Subscription
 	finished bool
@@ -274,6 +285,12 @@ type reader[T any] struct {
 	cur  connector.SplitOutput[T]
 	ts   int64
 	emit func(T)
+
+	// With 'consumer': the durable consumers of the splits, and the last
+	// positions of the splits finished.
+	durables *durables
+	final    map[string]uint64
+	finalOf  map[string]string // consumer -> filter, of final
 }
 
 func (r *reader[T]) fail(err error) {
@@ -296,6 +313,11 @@ func (r *reader[T]) AddSplits(splits []connector.Split) error {
 		st, err := decodeState(s.State)
 		if err != nil {
 			return fmt.Errorf("nats %q: split %s: %w", c.name, s.ID, err)
+		}
+		if c.consumer != "" {
+			if _, ok := c.durableName(st.filter); !ok {
+				r.ctx.Log().Warn(fmt.Sprintf("nats %q: split %s reads %q, which no filter of 'subject' takes (it comes from a checkpoint of other options): no durable consumer follows it", c.name, s.ID, st.filter))
+			}
 		}
 		r.splits = append(r.splits, &readSplit{id: s.ID, st: st})
 	}
@@ -320,6 +342,12 @@ func (r *reader[T]) start(sp *readSplit) error {
 				return err
 			}
 			r.nc, r.js, r.st = nc, js, st
+			if c.consumer != "" {
+				if err := c.checkResetSupported(nc); err != nil {
+					return err
+				}
+				r.durables = newDurables(c, js, r.ctx.Log())
+			}
 		}
 	}
 	if c.stream == "" {
@@ -361,9 +389,34 @@ func (r *reader[T]) start(sp *readSplit) error {
 	if err != nil {
 		return fmt.Errorf("nats %q: reading stream %q from sequence %d (split %s): %w", c.name, c.stream, sp.st.next, sp.id, err)
 	}
-	sp.cc = cc
+	sp.cons, sp.cc = cons, cc
 	sp.active = time.Now()
 	return nil
+}
+
+// dropConsumers stops the ordered consumers of splits and deletes them on
+// the server, which would otherwise keep them for minutes after the reader
+// stops, holding the messages of interest and work-queue streams.
+func (r *reader[T]) dropConsumers(splits ...*readSplit) {
+	var names []string
+	for _, sp := range splits {
+		if sp.cc != nil {
+			sp.cc.Stop()
+		}
+		if sp.cons != nil {
+			if info := sp.cons.CachedInfo(); info != nil {
+				names = append(names, info.Name)
+			}
+		}
+	}
+	if len(names) == 0 || r.js == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, n := range names {
+		_ = r.js.DeleteConsumer(ctx, r.src.cfg.stream, n) // it goes away by itself if this fails
+	}
 }
 
 // checkDrained looks, on a goroutine of its own, whether the stream holds
@@ -399,8 +452,14 @@ func (r *reader[T]) checkDrained(sp *readSplit) {
 // finish ends a split read to its bound.
 func (r *reader[T]) finish(out connector.Output[T], sp *readSplit) {
 	sp.finished = true
-	if sp.cc != nil {
-		sp.cc.Stop()
+	r.dropConsumers(sp)
+	if r.durables != nil {
+		if name, ok := r.src.cfg.durableName(sp.st.filter); ok {
+			if r.final == nil {
+				r.final, r.finalOf = map[string]uint64{}, map[string]string{}
+			}
+			r.final[name], r.finalOf[name] = sp.st.next, sp.st.filter
+		}
 	}
 	out.Split(sp.id).Finish()
 	for i, s := range r.splits {
@@ -508,20 +567,42 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 	return nil
 }
 
-func (r *reader[T]) SnapshotState(int64) ([]connector.Split, error) {
+func (r *reader[T]) SnapshotState(cp int64) ([]connector.Split, error) {
 	out := make([]connector.Split, len(r.splits))
 	for i, sp := range r.splits {
 		out[i] = connector.Split{ID: sp.id, State: sp.st.encode()}
 	}
+	if r.durables != nil {
+		pos, filters := map[string]uint64{}, map[string]string{}
+		for name, next := range r.final {
+			pos[name], filters[name] = next, r.finalOf[name]
+		}
+		for _, sp := range r.splits {
+			if name, ok := r.src.cfg.durableName(sp.st.filter); ok {
+				pos[name], filters[name] = sp.st.next, sp.st.filter
+			}
+		}
+		r.durables.snapshot(cp, pos, filters)
+	}
 	return out, nil
+}
+
+// NotifyCheckpointComplete moves the durable consumers, with 'consumer',
+// to the positions of the checkpoint.
+func (r *reader[T]) NotifyCheckpointComplete(cp int64) error {
+	if r.durables != nil {
+		r.durables.completed(cp)
+	}
+	return nil
 }
 
 func (r *reader[T]) Close() error {
 	r.once.Do(func() { close(r.done) })
+	if r.durables != nil {
+		r.durables.close()
+	}
+	r.dropConsumers(r.splits...)
 	for _, sp := range r.splits {
-		if sp.cc != nil {
-			sp.cc.Stop()
-		}
 		if sp.sub != nil {
 			_ = sp.sub.Unsubscribe()
 		}
