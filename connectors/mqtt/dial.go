@@ -38,7 +38,7 @@ func (c *config) dialNet(ctx context.Context, u *url.URL) (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return buffered(conn), nil
+		return newPacketConn(conn, bufio.NewReaderSize(conn, readBuffer), conn.Write), nil
 	case "ws", "wss":
 		d := websocket.Dialer{Subprotocols: []string{"mqtt"}, HandshakeTimeout: c.connTimeout, Proxy: websocket.DefaultDialer.Proxy}
 		if u.Scheme == "wss" {
@@ -51,51 +51,120 @@ func (c *config) dialNet(ctx context.Context, u *url.URL) (net.Conn, error) {
 		if err != nil {
 			return nil, fmt.Errorf("opening a WebSocket: %w", err)
 		}
-		return &wsConn{ws: ws}, nil
+		w := &wsConn{ws: ws}
+		return newPacketConn(w, w, w.Write), nil
 	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", u.Host)
 	if err != nil {
 		return nil, err
 	}
-	return buffered(conn), nil
+	return newPacketConn(conn, bufio.NewReaderSize(conn, readBuffer), conn.Write), nil
 }
 
-// bufferedConn reads a connection through a buffer: paho reads each packet
-// in several small reads (its type, each byte of its length, its body),
-// which would each be a system call. Only paho's one reading goroutine
-// reads. It is a sync.Locker, which paho.golang locks around the writes of
-// each packet: a wrapped TCP connection no longer writes a packet's parts
-// in one system call, and the acknowledgements the reader sends, the
-// pings and subscriptions would otherwise interleave within packets.
-type bufferedConn struct {
+// readBuffer is the size of a connection's read buffer.
+const readBuffer = 32 << 10
+
+// packetConn is a link's network connection. It reads through r: paho
+// reads each packet in several small reads (its type, each byte of its
+// length, its body), which on a bare connection are each a system call.
+// And it is a sync.Locker, which paho.golang locks around the writes of each
+// packet (its type and length, its header, its payload): the writes made
+// under the lock are gathered and sent in one write when it is released,
+// one system call (or one WebSocket frame) per packet, and no packet of
+// another goroutine (the acknowledgements a reader sends, paho's pings)
+// can come between them. While a batch is held (hold and release), packets
+// wait and go out together at its end: a checkpoint's acknowledgements in
+// one write. paho.mqtt.golang writes from one goroutine without locking:
+// its writes go straight through.
+type packetConn struct {
 	net.Conn
-	r *bufio.Reader
-	sync.Mutex
+	r    io.Reader
+	send func([]byte) (int, error)
+
+	mu       sync.Mutex // held by paho.golang around each packet
+	inPacket bool       // written and read by the holder of mu
+
+	wmu  sync.Mutex // guards out and held
+	out  []byte
+	held int
 }
 
-func buffered(c net.Conn) net.Conn { return &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, 32<<10)} }
+func newPacketConn(c net.Conn, r io.Reader, send func([]byte) (int, error)) *packetConn {
+	return &packetConn{Conn: c, r: r, send: send}
+}
 
-func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (c *packetConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
-// wsConn is a WebSocket as a net.Conn: what is written goes out in binary
-// frames, and reads run through the frames' data as one stream, as MQTT
-// over WebSockets has it.
+// Lock begins a packet.
+func (c *packetConn) Lock() {
+	c.mu.Lock()
+	c.inPacket = true
+}
+
+// Unlock ends a packet, sending it unless a batch is held.
+func (c *packetConn) Unlock() {
+	c.inPacket = false
+	c.wmu.Lock()
+	if c.held == 0 {
+		c.flush()
+	}
+	c.wmu.Unlock()
+	c.mu.Unlock()
+}
+
+func (c *packetConn) Write(p []byte) (int, error) {
+	if !c.inPacket {
+		return c.send(p)
+	}
+	c.wmu.Lock()
+	c.out = append(c.out, p...)
+	c.wmu.Unlock()
+	return len(p), nil
+}
+
+// flush sends what was gathered; wmu is held. A failed write closes the
+// connection: paho, reading from it, reports the loss.
+func (c *packetConn) flush() {
+	if len(c.out) == 0 {
+		return
+	}
+	if _, err := c.send(c.out); err != nil {
+		_ = c.Conn.Close()
+	}
+	if cap(c.out) > 1<<20 {
+		c.out = nil
+	} else {
+		c.out = c.out[:0]
+	}
+}
+
+// hold begins a batch: packets wait for its release.
+func (c *packetConn) hold() {
+	c.wmu.Lock()
+	c.held++
+	c.wmu.Unlock()
+}
+
+// release ends a batch and sends its packets.
+func (c *packetConn) release() {
+	c.wmu.Lock()
+	if c.held--; c.held == 0 {
+		c.flush()
+	}
+	c.wmu.Unlock()
+}
+
+// wsConn is a WebSocket as a net.Conn: what is written goes out as one
+// binary frame, and reads run through the frames' data as one stream, as
+// MQTT over WebSockets has it.
 type wsConn struct {
-	ws     *websocket.Conn
-	packet sync.Mutex // held by paho around the writes of one packet
-	write  sync.Mutex // one writer at a time, as the WebSocket needs
-	read   sync.Mutex
-	frame  io.Reader
+	ws    *websocket.Conn
+	write sync.Mutex // one writer at a time, as the WebSocket needs
+	frame io.Reader
 }
-
-// Lock and Unlock make paho write each packet as a whole.
-func (c *wsConn) Lock()   { c.packet.Lock() }
-func (c *wsConn) Unlock() { c.packet.Unlock() }
 
 func (c *wsConn) Read(p []byte) (int, error) {
-	c.read.Lock()
-	defer c.read.Unlock()
 	for {
 		if c.frame == nil {
 			typ, r, err := c.ws.NextReader()

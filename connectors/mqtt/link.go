@@ -25,11 +25,12 @@ type link interface {
 	// acknowledgement; with QoS 1 or 2 the receipt reports it. Calls from
 	// one goroutine are sent in order.
 	publish(ctx context.Context, m *outgoing) (receipt, error)
-	// ack acknowledges a message the link received with QoS 1 or 2
-	// (PUBACK, or PUBREC with QoS 2). Messages must be acknowledged in the
-	// order they arrived. A link that is down drops the acknowledgement:
-	// the broker delivers the message again on the next connection.
-	ack(d *delivery)
+	// ack acknowledges messages the link received, in the order given
+	// (PUBACK, or PUBREC with QoS 2; nothing for QoS 0). Messages must be
+	// acknowledged in the order they arrived. A link that is down drops the
+	// acknowledgements: the broker delivers the messages again on the next
+	// connection.
+	ack(ds []*delivery)
 	// done is closed when the connection is lost or closed.
 	done() <-chan struct{}
 	// cause returns why the connection ended, once done is closed; nil if

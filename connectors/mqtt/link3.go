@@ -141,10 +141,12 @@ func (l *link3) received(_ mqtt3.Client, m mqtt3.Message) {
 
 // ack acknowledges through the message: paho.mqtt.golang sends it on the
 // connection the message came on, and drops it once that is gone.
-func (l *link3) ack(d *delivery) {
-	if m, ok := d.ref.(mqtt3.Message); ok && d.qos > 0 {
-		m.Ack()
-		l.acked.Store(true)
+func (l *link3) ack(ds []*delivery) {
+	for _, d := range ds {
+		if m, ok := d.ref.(mqtt3.Message); ok && d.qos > 0 {
+			m.Ack()
+			l.acked.Store(true)
+		}
 	}
 }
 

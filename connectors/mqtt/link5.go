@@ -43,6 +43,7 @@ func (s *session5) AddToSession(ctx context.Context, p session.Packet, resp chan
 // link5 is an MQTT 5 connection through paho.golang.
 type link5 struct {
 	cli      *paho.Client
+	nc       *packetConn // nil for a connection of another kind
 	st       *session5
 	present  bool
 	clientID string
@@ -66,6 +67,7 @@ func (c *config) dial5(ctx context.Context, u *url.URL, o *linkOptions) (link, e
 		return nil, err
 	}
 	l := &link5{st: &session5{State: state.NewInMemory()}, clientID: o.clientID, deliver: o.onMessage, doneCh: make(chan struct{})}
+	l.nc, _ = nc.(*packetConn)
 	l.cli = paho.NewClient(paho.ClientConfig{
 		ClientID:          o.clientID,
 		Conn:              nc,
@@ -171,14 +173,20 @@ func (l *link5) received(p paho.PublishReceived) (bool, error) {
 	return true, nil
 }
 
-func (l *link5) ack(d *delivery) {
-	if d.qos == 0 {
-		return
+func (l *link5) ack(ds []*delivery) {
+	// The state writes each PUBACK (or PUBREC) to the connection it holds,
+	// which is this link's (a link that is down drops them), and the
+	// connection sends them together.
+	if l.nc != nil {
+		l.nc.hold()
+		defer l.nc.release()
 	}
-	// The state writes the PUBACK (or PUBREC) to the connection it holds,
-	// which is this link's: a link that is down drops it.
-	_ = l.st.State.Ack(&packets.Publish{QoS: d.qos, PacketID: d.id})
-	l.acked.Store(true)
+	for _, d := range ds {
+		if d.qos > 0 {
+			_ = l.st.State.Ack(&packets.Publish{QoS: d.qos, PacketID: d.id})
+			l.acked.Store(true)
+		}
+	}
 }
 
 func (l *link5) subscribe(ctx context.Context, filters []string, qos byte, retained bool) error {

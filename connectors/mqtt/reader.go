@@ -41,6 +41,7 @@ type reader[T any] struct {
 	cur  connector.SplitOutput[T]
 	ts   int64
 	emit func(T)
+	one  [1]*delivery
 }
 
 // covered are the messages emitted before the snapshot of a checkpoint.
@@ -180,7 +181,8 @@ func (r *reader[T]) handle(out connector.Output[T], d *delivery) error {
 		return nil
 	}
 	if !r.deferAcks {
-		d.link.ack(d)
+		r.one[0] = d
+		d.link.ack(r.one[:])
 		return nil
 	}
 	r.since = append(r.since, d)
@@ -203,11 +205,19 @@ func (r *reader[T]) warnFull(sp *readSplit, n int64) {
 		"or share the filters among more readers ('scan.shared-subscription.group' with a higher parallelism)", r.src.cfg.label(), sp.st.Client, n))
 }
 
-// ack acknowledges msgs, in the order they arrived.
+// ack acknowledges msgs, in the order they arrived, each run of messages
+// of one link at once.
 func (r *reader[T]) ack(msgs []*delivery) {
-	for _, d := range msgs {
-		d.link.ack(d)
-		d.split.unacked.Add(-1)
+	for len(msgs) > 0 {
+		n := 1
+		for n < len(msgs) && msgs[n].link == msgs[0].link {
+			n++
+		}
+		msgs[0].link.ack(msgs[:n])
+		for _, d := range msgs[:n] {
+			d.split.unacked.Add(-1)
+		}
+		msgs = msgs[n:]
 	}
 }
 
