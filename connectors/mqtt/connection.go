@@ -74,6 +74,11 @@ func (c *connection) run() {
 	var last error
 	var flaps []time.Time // when short-lived links were lost
 	for {
+		select {
+		case <-c.stop:
+			return
+		default:
+		}
 		l, err := c.connect(first)
 		if err == nil {
 			if err = c.runSetup(l, first); err != nil {
@@ -233,12 +238,27 @@ func (c *connection) current(deadline time.Time) (link, error) {
 		if err != nil {
 			return nil, err
 		}
+		wait := up
 		if l != nil {
-			return l, nil
+			select {
+			case <-l.done():
+				// Lost, and the connection is about to forget it.
+				wait = nil
+			default:
+				return l, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s: %s had no connection to %s for %s", c.cfg.label(), c.what, c.cfg.servers(), c.cfg.connTimeout)
+		}
+		var retry <-chan time.Time
+		if wait == nil {
+			retry = time.After(time.Millisecond)
 		}
 		t := time.NewTimer(time.Until(deadline))
 		select {
-		case <-up:
+		case <-wait:
+		case <-retry:
 		case <-c.failed:
 		case <-c.stop:
 			t.Stop()

@@ -16,6 +16,9 @@ type link interface {
 	// sessionPresent says whether the broker resumed a session it kept
 	// under the client id.
 	sessionPresent() bool
+	// grantedExpiry is the session expiry the broker said it uses instead
+	// of the one asked for (MQTT 5), or 0.
+	grantedExpiry() time.Duration
 	// subscribe subscribes to filters, failing with the broker's reason if
 	// it refuses one. retained says whether the broker is to send the
 	// retained messages of the filters (MQTT 5: when the subscription is

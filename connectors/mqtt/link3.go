@@ -127,9 +127,10 @@ func (l *link3) end(err error) {
 	})
 }
 
-func (l *link3) sessionPresent() bool  { return l.present }
-func (l *link3) done() <-chan struct{} { return l.doneCh }
-func (l *link3) cause() error          { return l.why }
+func (l *link3) sessionPresent() bool         { return l.present }
+func (l *link3) grantedExpiry() time.Duration { return 0 }
+func (l *link3) done() <-chan struct{}        { return l.doneCh }
+func (l *link3) cause() error                 { return l.why }
 
 func (l *link3) received(_ mqtt3.Client, m mqtt3.Message) {
 	if l.deliver == nil {

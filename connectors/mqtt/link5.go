@@ -46,6 +46,7 @@ type link5 struct {
 	nc       *packetConn // nil for a connection of another kind
 	st       *session5
 	present  bool
+	expiry   time.Duration // the session expiry the broker granted, if it said
 	clientID string
 	deliver  func(*delivery)
 
@@ -107,6 +108,9 @@ func (c *config) dial5(ctx context.Context, u *url.URL, o *linkOptions) (link, e
 		return nil, err
 	}
 	l.present = ca.SessionPresent
+	if ca.Properties != nil && ca.Properties.SessionExpiryInterval != nil {
+		l.expiry = time.Duration(*ca.Properties.SessionExpiryInterval) * time.Second
+	}
 	go func() {
 		<-l.cli.Done()
 		time.Sleep(endGrace)
@@ -155,9 +159,10 @@ func (l *link5) end(err error) {
 	})
 }
 
-func (l *link5) sessionPresent() bool  { return l.present }
-func (l *link5) done() <-chan struct{} { return l.doneCh }
-func (l *link5) cause() error          { return l.why }
+func (l *link5) sessionPresent() bool         { return l.present }
+func (l *link5) grantedExpiry() time.Duration { return l.expiry }
+func (l *link5) done() <-chan struct{}        { return l.doneCh }
+func (l *link5) cause() error                 { return l.why }
 
 func (l *link5) received(p paho.PublishReceived) (bool, error) {
 	m := p.Packet

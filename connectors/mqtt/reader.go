@@ -57,7 +57,10 @@ type readSplit struct {
 	conn    *connection
 	started atomic.Bool // the session was begun: a link came up
 	unacked atomic.Int64
-	warned  time.Time
+	warned  time.Time // the last warning that the in-flight window is full
+	// expiryWarned says the broker's shorter session expiry was told;
+	// only the connection's goroutine uses it.
+	expiryWarned bool
 }
 
 func newReader[T any](s *source[T], ctx connector.ReaderContext) *reader[T] {
@@ -120,6 +123,11 @@ func (r *reader[T]) connect(sp *readSplit) {
 		if persistent && !l.sessionPresent() && (restored || !first) {
 			log.Warn(fmt.Sprintf("%s: the broker kept no session for client id %s: what it received while %s was disconnected, and what was read but not yet acknowledged, is lost; "+
 				"'scan.session.expiry-interval' (MQTT 5) must outlast a restart, and the broker must keep sessions when it restarts (Mosquitto: persistence true)", c.label(), sp.st.Client, what))
+		}
+		if g := l.grantedExpiry(); persistent && g > 0 && g < c.expiry && !sp.expiryWarned {
+			sp.expiryWarned = true
+			log.Warn(fmt.Sprintf("%s: the broker keeps the session of client id %s for %s after a disconnection, not the %s of 'scan.session.expiry-interval': a job down for longer loses what the broker held for it",
+				c.label(), sp.st.Client, g, c.expiry))
 		}
 		// A resumed session keeps its subscriptions; subscribing again
 		// would, with 3.1.1, send the retained messages again. MQTT 5
