@@ -46,6 +46,8 @@ func newBucketSink(c *config, ctx connector.Context) (any, error) {
 // ChangelogMode says that the sink applies upserts and deletions by key.
 func (s *bucketSink) ChangelogMode() changelog.Mode { return changelog.Upsert }
 
+// NewWriter returns the writer of one subtask; it connects at its first
+// write.
 func (s *bucketSink) NewWriter(ctx connector.WriterContext) (connector.Writer[connector.TableRecord], error) {
 	return &bucketWriter{s: s, ctx: ctx, enc: s.newEncoder(), prefix: "$KV." + s.cfg.bucket + "."}, nil
 }
@@ -93,6 +95,8 @@ func (w *bucketWriter) open() error {
 	return nil
 }
 
+// Write puts the values of insertions and updates at their keys and
+// deletes the keys of deletions.
 func (w *bucketWriter) Write(records []connector.TableRecord, _ []int64) error {
 	if w.nc == nil {
 		if err := w.open(); err != nil {
@@ -149,6 +153,7 @@ func (w *bucketWriter) Flush() error {
 	return nil
 }
 
+// Close closes the connection.
 func (w *bucketWriter) Close() error {
 	if w.nc != nil {
 		w.nc.Close()

@@ -352,7 +352,10 @@ func (l *kvLookup) lookup(ctx context.Context, key types.Row) ([]types.Row, erro
 // decodeError is a value the format cannot decode.
 type decodeError struct{ err error }
 
+// Error says what the format found wrong.
 func (e *decodeError) Error() string { return e.err.Error() }
+
+// Unwrap returns the format's error.
 func (e *decodeError) Unwrap() error { return e.err }
 
 // once looks the key k (of the key row key) up once.
