@@ -4,9 +4,9 @@
 //	import _ "github.com/eddystream/eddy/connectors/all"
 //
 // It holds the filesystem, datagen, nexmark, mysql-cdc, postgres-cdc, jdbc,
-// iceberg, kafka, upsert-kafka, nats, rabbitmq, redis, publish, print and
-// blackhole connectors and the json, csv, raw, debezium-json, canal-json
-// and maxwell-json formats.
+// iceberg, kafka, upsert-kafka, nats, mqtt, rabbitmq, redis, publish, print
+// and blackhole connectors and the json, csv, raw, debezium-json,
+// canal-json and maxwell-json formats.
 package all
 
 import (
@@ -16,6 +16,7 @@ import (
 	_ "github.com/eddystream/eddy/connectors/iceberg"     // "iceberg"
 	_ "github.com/eddystream/eddy/connectors/jdbc"        // "jdbc"
 	_ "github.com/eddystream/eddy/connectors/kafka"       // "kafka", "upsert-kafka"
+	_ "github.com/eddystream/eddy/connectors/mqtt"        // "mqtt"
 	_ "github.com/eddystream/eddy/connectors/mysqlcdc"    // "mysql-cdc"
 	_ "github.com/eddystream/eddy/connectors/nats"        // "nats"
 	_ "github.com/eddystream/eddy/connectors/postgrescdc" // "postgres-cdc"
