@@ -81,11 +81,24 @@ func (s txSink[T]) ChangelogMode() changelog.Mode { return s.mode }
 // redisTx is a transaction of the exactly-once sink: the records of one
 // checkpoint interval of one subtask, staged as they come in a list,
 // '<prefix><stream>:<ID>:staged', and moved into the stream when the
-// checkpoint completes, in chunks of 'sink.batch-size' records, chunk k
-// with the marker key '<prefix><stream>:<ID>:<k>'.
+// checkpoint completes, in chunks of Chunk records ('sink.batch-size' when
+// the transaction began), chunk k with the marker key
+// '<prefix><stream>:<ID>:<k>'. The chunk size travels with the
+// transaction: a commit repeated by a job restored with another
+// 'sink.batch-size' cuts the same chunks as the first, so the markers it
+// finds stand for the records the first one added.
 type redisTx struct {
-	ID string `json:"id"`
-	N  int    `json:"n"` // records staged
+	ID    string `json:"id"`
+	N     int    `json:"n"`               // records staged
+	Chunk int    `json:"chunk,omitempty"` // records per chunk (0: a checkpoint from before it was noted, 'sink.batch-size')
+}
+
+// chunkSize returns the number of records per chunk of tx.
+func (c *committer[T]) chunkSize(tx redisTx) int {
+	if tx.Chunk > 0 {
+		return tx.Chunk
+	}
+	return c.cfg.batchSize
 }
 
 // committer is the TwoPhaseCommitter of the exactly-once sink.
@@ -113,7 +126,7 @@ func (c *committer[T]) Begin() (redisTx, error) {
 		return redisTx{}, fmt.Errorf("redis %q: making a transaction id: %w", c.cfg.name, err)
 	}
 	c.data, c.ends = c.data[:0], c.ends[:0]
-	return redisTx{ID: hex.EncodeToString(b[:])}, nil
+	return redisTx{ID: hex.EncodeToString(b[:]), Chunk: c.cfg.batchSize}, nil
 }
 
 func (c *committer[T]) Write(tx *redisTx, v T) error {
@@ -215,7 +228,7 @@ func (c *committer[T]) Commit(tx redisTx) error {
 	if err := c.connect(); err != nil {
 		return err
 	}
-	size := c.cfg.batchSize
+	size := c.chunkSize(tx)
 	chunks := (tx.N + size - 1) / size
 	added, done, gone := 0, 0, 0
 	for first := 0; first < chunks; first += chunksPerRoundTrip {
@@ -257,7 +270,7 @@ func (c *committer[T]) Commit(tx redisTx) error {
 // pipeline, loading the script into the server if it does not know it,
 // and returns the scripts' results.
 func (c *committer[T]) commitChunks(tx redisTx, first, last int) ([]int64, error) {
-	size := c.cfg.batchSize
+	size := c.chunkSize(tx)
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
 	staged := c.staged(tx.ID)
