@@ -193,7 +193,9 @@ func (c *config) discover(ectx connector.EnumeratorContext) (byte, []connector.S
 
 // probe reads the stream from the offset specification at for up to
 // probeWait, and returns the offset of the first message delivered, or,
-// with last, of the last message delivered before the deliveries pause.
+// with last, of the last message delivered before the deliveries pause or
+// probeWait ends: a stream that producers write to without a pause keeps
+// delivering, and the job starts after the last message seen.
 func (c *config) probe(conn *amqp.Connection, at any, last bool) (int64, bool, error) {
 	ch, err := conn.Channel()
 	if err != nil {
@@ -211,6 +213,7 @@ func (c *config) probe(conn *amqp.Connection, at any, last bool) (int64, bool, e
 	found := false
 	wait := time.NewTimer(probeWait)
 	defer wait.Stop()
+	deadline := time.Now().Add(probeWait)
 	for {
 		select {
 		case d, ok := <-deliveries:
@@ -226,7 +229,8 @@ func (c *config) probe(conn *amqp.Connection, at any, last bool) (int64, bool, e
 				return o, true, nil
 			}
 			off, found = max(off, o), true
-			wait.Reset(100 * time.Millisecond) // the rest of the last chunk follows at once
+			// The rest of the last chunk follows at once.
+			wait.Reset(max(0, min(100*time.Millisecond, time.Until(deadline))))
 		case <-wait.C:
 			return off, found, nil
 		}
