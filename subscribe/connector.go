@@ -75,16 +75,31 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 		}
 	}
 	cfg.topic = TopicOptions{PrimaryKey: ctx.Table.PrimaryKey, Retain: int(o.Int("retain")), QueueSize: int(o.Int("subscriber.queue-size"))}
-	switch o.String("changelog-mode") {
+	// eddy writes the changes of a table with a primary key as upserts
+	// (+U without -U): that is what its subscribers are told by default,
+	// and 'all' would tell them of -U they never get.
+	keyed := len(ctx.Table.PrimaryKey) > 0
+	mode := o.String("changelog-mode")
+	if keyed && !o.IsSet("changelog-mode") {
+		mode = "upsert"
+	}
+	switch mode {
 	case "insert-only":
 		cfg.topic.Changelog = changelog.InsertOnly
 	case "upsert":
-		if len(ctx.Table.PrimaryKey) == 0 {
+		if !keyed {
 			return nil, fmt.Errorf("publish %q: 'changelog-mode' = 'upsert' needs a primary key: declare PRIMARY KEY (...) NOT ENFORCED, or use 'all'", ctx.Name)
 		}
 		cfg.topic.Changelog = changelog.Upsert
 	default:
+		if keyed {
+			return nil, fmt.Errorf("publish %q: 'changelog-mode' = 'all' with a PRIMARY KEY: eddy writes the changes of a table with a key as upserts (+I, +U and -D by the key, without -U), so its subscribers would be told of changes they never get; set 'changelog-mode' = 'upsert' (the default with a key), or drop the key", ctx.Name)
+		}
 		cfg.topic.Changelog = changelog.Retract
+	}
+	stream := o.String("stream")
+	if err := checkOptionsApply(ctx.Name, o, stream != "", cfg.serveURL != ""); err != nil {
+		return nil, err
 	}
 	if u, p := o.String("username"), o.String("password"); u != "" {
 		cfg.natsOpts = append(cfg.natsOpts, natsgo.UserInfo(u, p))
@@ -95,13 +110,7 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 	if f := o.String("creds-file"); f != "" {
 		cfg.natsOpts = append(cfg.natsOpts, natsgo.UserCredentials(f))
 	}
-	stream := o.String("stream")
 	if stream == "" {
-		for _, k := range []string{"subject", "sink.delivery-guarantee"} {
-			if o.IsSet(k) {
-				return nil, fmt.Errorf("publish %q: option '%s' applies to a table backed by a stream: set 'stream' too, or remove it", ctx.Name, k)
-			}
-		}
 		return &memorySink{cfg: cfg}, nil
 	}
 	subject := o.String("subject")
@@ -151,12 +160,48 @@ func (c *config) publish(durable bool) (t *Topic, release func(), err error) {
 	return t, t.Close, nil
 }
 
+// checkOptionsApply refuses the options that the other options make
+// pointless, which would otherwise be ignored: those of a stream without
+// 'stream', those of a table kept in the process with it, and those of
+// NATS connections where there is none.
+func checkOptionsApply(table string, o connector.Options, durable, served bool) error {
+	if durable {
+		for _, k := range []string{"retain", "subscriber.queue-size"} {
+			if o.IsSet(k) {
+				return fmt.Errorf("publish %q: option '%s' applies to a table kept in the process: with 'stream' the stream's limits decide what is kept, and no subscriber is cut off; remove it", table, k)
+			}
+		}
+	} else {
+		for _, k := range []string{"url", "subject", "sink.delivery-guarantee"} {
+			if o.IsSet(k) {
+				return fmt.Errorf("publish %q: option '%s' applies to a table backed by a stream: set 'stream' too, or remove it (subscriptions over NATS are served at 'serve.nats-url')", table, k)
+			}
+		}
+	}
+	if o.IsSet("serve.nats-prefix") && !served {
+		return fmt.Errorf("publish %q: option 'serve.nats-prefix' applies with 'serve.nats-url': set the URL too, or remove the prefix", table)
+	}
+	if !durable && !served {
+		for _, k := range []string{"username", "password", "token", "creds-file"} {
+			if o.IsSet(k) {
+				return fmt.Errorf("publish %q: option '%s' applies with 'stream' or 'serve.nats-url', to authenticate to NATS; set one of them, or remove it", table, k)
+			}
+		}
+	}
+	if o.IsSet("password") && !o.IsSet("username") {
+		return fmt.Errorf("publish %q: option 'password' goes with 'username': set the user too, or authenticate with 'token' or 'creds-file'", table)
+	}
+	return nil
+}
+
 // memorySink publishes a table's changes in the process, as they are
 // written.
 type memorySink struct{ cfg *config }
 
-// ChangelogMode says that every kind of change is published.
-func (s *memorySink) ChangelogMode() changelog.Mode { return changelog.Retract }
+// ChangelogMode is the table's 'changelog-mode': the planner refuses a
+// query whose changes it does not include, and writes upserts to an
+// upsert table.
+func (s *memorySink) ChangelogMode() changelog.Mode { return s.cfg.topic.Changelog }
 
 func (s *memorySink) NewWriter(ctx connector.WriterContext) (connector.Writer[connector.TableRecord], error) {
 	t, release, err := s.cfg.publish(false)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	natsgo "github.com/nats-io/nats.go"
@@ -45,29 +46,33 @@ type durableTopic struct {
 
 	mu   sync.Mutex
 	subs map[*Subscription]bool
+	// gone says why the table is no longer published, once it is not.
+	gone error
 }
 
 // PublishStream makes a table called name, with rows of type rt, whose
 // events are the messages of a JetStream stream, available to subscribers.
 // A job writes the stream (the 'publish' connector with 'stream' does, with
-// the nats connector's exactly-once sink); the hub only reads it. As
-// Publish, a name already published for the same stream is returned again
-// with one more publisher.
+// the nats connector's exactly-once sink); the hub only reads it. As with
+// Publish, a name already published alike (same columns, options and
+// stream) is returned again with one more publisher, and a name published
+// otherwise is an error while that table has publishers.
 func (h *Hub) PublishStream(name string, rt *types.RowType, so StreamOptions, o TopicOptions) (*Topic, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if t, ok := h.topics[name]; ok {
-		if t.durable == nil || t.durable.stream != so.Stream || t.rt.String() != rt.String() {
-			return nil, fmt.Errorf("subscribe: a table called %q is already published (columns %s); publish stream %q under another name", name, t.rt, so.Stream)
-		}
-		t.mu.Lock()
-		t.publishers++
-		t.mu.Unlock()
-		return t, nil
+	if o.Changelog == 0 {
+		o.Changelog = changelog.Retract
 	}
+	// Retain and QueueSize do not apply: the stream keeps the events, and
+	// the server paces each subscriber.
+	o.Retain, o.QueueSize = 0, 0
+	return h.publish(name, rt, o, &so)
+}
+
+// newStreamTopic connects to the stream of a durable table and returns
+// the table.
+func (h *Hub) newStreamTopic(name string, rt *types.RowType, so StreamOptions, o TopicOptions) (*Topic, error) {
 	nc, err := natsgo.Connect(so.URL, append([]natsgo.Option{natsgo.Name("eddy subscriptions to " + name), natsgo.MaxReconnects(-1)}, so.Options...)...)
 	if err != nil {
 		return nil, fmt.Errorf("subscribe: table %q: connecting to NATS at %s: %w", name, so.URL, err)
@@ -84,25 +89,26 @@ func (h *Hub) PublishStream(name string, rt *types.RowType, so StreamOptions, o 
 		nc.Close()
 		return nil, fmt.Errorf("subscribe: table %q: stream %q on %s: %w; create the stream (nats stream add) or fix 'stream'", name, so.Stream, so.URL, err)
 	}
-	if o.Changelog == 0 {
-		o.Changelog = changelog.Retract
-	}
 	t := &Topic{hub: h, name: name, rt: rt, opts: o, publishers: 1}
 	t.durable = &durableTopic{topic: t, o: so, stream: so.Stream, nc: nc, st: st, subs: map[*Subscription]bool{}}
-	h.topics[name] = t
 	return t, nil
 }
 
-// bounds returns the positions of the oldest and the latest message the
-// stream keeps (0 if it is empty).
-func (d *durableTopic) bounds() (oldest, last int64) {
+// bounds returns the sequences of the oldest message the stream keeps and
+// of the last message it took, which it remembers after its limits or a
+// purge removed the message: first is last+1 when it keeps none.
+func (d *durableTopic) bounds() (first, last int64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	info, err := d.st.Info(ctx)
-	if err != nil || info.State.Msgs == 0 {
-		return 0, 0
+	if err != nil {
+		return 0, 0, fmt.Errorf("subscribe: table %q: reading the state of stream %q: %w", d.topic.name, d.stream, err)
 	}
-	return int64(info.State.FirstSeq), int64(info.State.LastSeq)
+	last = int64(info.State.LastSeq)
+	if info.State.Msgs == 0 {
+		return last + 1, last, nil
+	}
+	return int64(info.State.FirstSeq), last, nil
 }
 
 func (d *durableTopic) subscribers() int {
@@ -114,20 +120,33 @@ func (d *durableTopic) subscribers() int {
 // subscribe starts the reader of a subscription: after position after,
 // or at the stream's next message.
 func (d *durableTopic) subscribe(s *Subscription, after *int64) (*streamReader, error) {
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{d.o.Subject}, DeliverPolicy: jetstream.DeliverNewPolicy}
+	first, last, err := d.bounds()
+	if err != nil {
+		return nil, err
+	}
+	// Without a position the subscription starts after the last message
+	// now in the stream, which is where its subscriber resumes if it
+	// ends before delivering anything.
+	start := last + 1
 	if after != nil {
-		oldest, last := d.bounds()
 		switch {
 		case *after < 0:
 			return nil, fmt.Errorf("subscribe: position %d of a subscription to %q: positions are stream sequences, from 1; resume after 0 for the whole stream", *after, d.topic.name)
 		case *after > last:
 			return nil, fmt.Errorf("subscribe: position %d of a subscription to %q is ahead of the last message of stream %q, %d; subscribe without a position", *after, d.topic.name, d.stream, last)
-		case oldest > 0 && *after+1 < oldest:
-			return nil, fmt.Errorf("subscribe: position %d of a subscription to %q is no longer in stream %q, which keeps messages %d to %d (its limits removed the others); subscribe after position %d and accept the gap",
-				*after, d.topic.name, d.stream, oldest, last, oldest-1)
+		case *after+1 < first:
+			kept := fmt.Sprintf("keeps messages %d to %d", first, last)
+			if first > last {
+				kept = "keeps none of its messages"
+			}
+			return nil, fmt.Errorf("subscribe: position %d of a subscription to %q is no longer in stream %q, which %s (its limits removed the others); subscribe after position %d and accept the gap",
+				*after, d.topic.name, d.stream, kept, first-1)
 		}
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, uint64(*after+1)
+		start = *after + 1
 	}
+	s.last = start - 1
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{d.o.Subject},
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: uint64(start)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	js, err := jetstream.New(d.nc)
@@ -153,21 +172,29 @@ func (d *durableTopic) subscribe(s *Subscription, after *int64) (*streamReader, 
 		return nil, err
 	}
 	r := &streamReader{d: d, it: it, dec: dec, out: make(chan readerItem, 64), stop: make(chan struct{})}
+	r.seen.Store(start - 1)
 	d.mu.Lock()
+	if d.gone != nil {
+		d.mu.Unlock()
+		it.Stop()
+		return nil, d.gone
+	}
 	d.subs[s] = true
 	d.mu.Unlock()
 	go r.pump(s)
 	return r, nil
 }
 
-// unpublish ends the table's subscriptions and closes its connection.
-func (d *durableTopic) unpublish() {
+// unpublish ends the table's subscriptions with err and closes its
+// connection.
+func (d *durableTopic) unpublish(err error) {
 	d.mu.Lock()
 	subs := d.subs
 	d.subs = map[*Subscription]bool{}
+	d.gone = err
 	d.mu.Unlock()
 	for s := range subs {
-		s.end(fmt.Errorf("subscribe: table %q is no longer published", d.topic.name))
+		s.end(err)
 	}
 	d.nc.Close()
 }
@@ -187,6 +214,9 @@ type streamReader struct {
 	out  chan readerItem
 	stop chan struct{}
 	once sync.Once
+	// seen is the position of the last message whose events were all
+	// handed to Next or left out by the condition.
+	seen atomic.Int64
 }
 
 // pump reads messages, decodes them into events and hands those the
@@ -239,6 +269,7 @@ func (r *streamReader) pump(s *Subscription) {
 				return
 			}
 		}
+		r.seen.Store(pos)
 	}
 }
 

@@ -44,8 +44,7 @@ func (h *Hub) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/subscriptions/{name}", func(w http.ResponseWriter, r *http.Request) {
 		t, ok := h.Topic(r.PathValue("name"))
 		if !ok {
-			_, err := h.Subscribe(r.PathValue("name"), Options{})
-			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": h.unknown(r.PathValue("name")).Error()})
 			return
 		}
 		writeJSON(w, http.StatusOK, t.Info())
@@ -106,6 +105,7 @@ func (h *Hub) serveEvents(w http.ResponseWriter, r *http.Request) {
 
 	ctx := r.Context()
 	var buf []byte
+	sent := s.Last() // the last id the client was sent (or resumed after)
 	for {
 		wait, cancel := context.WithTimeout(ctx, keepAlive)
 		e, err := s.Next(wait)
@@ -120,6 +120,7 @@ func (h *Hub) serveEvents(w http.ResponseWriter, r *http.Request) {
 			if _, err := w.Write(buf); err != nil {
 				return
 			}
+			sent = e.Position
 			// Write what is queued at once, then flush.
 			if len(s.ch) == 0 {
 				fl.Flush()
@@ -127,7 +128,20 @@ func (h *Hub) serveEvents(w http.ResponseWriter, r *http.Request) {
 		case ctx.Err() != nil:
 			return // the subscriber went away
 		case errors.Is(err, context.DeadlineExceeded):
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			// Past the events the condition left out, the keep-alive
+			// moves the client's last event id (an id without data
+			// dispatches nothing but sets it), so that a reconnecting
+			// EventSource resumes from here, not from its last event,
+			// which the table may no longer keep.
+			buf = append(buf[:0], ": keep-alive\n"...)
+			if p, ok := s.caughtUp(); ok && p > sent {
+				buf = append(buf, "id: "...)
+				buf = strconv.AppendInt(buf, p, 10)
+				buf = append(buf, '\n')
+				sent = p
+			}
+			buf = append(buf, '\n')
+			if _, err := w.Write(buf); err != nil {
 				return
 			}
 			fl.Flush()

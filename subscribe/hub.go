@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -90,14 +92,21 @@ type TopicOptions struct {
 
 // Publish makes a table called name, with rows of type rt, available to
 // subscribers, and returns it for publishing events. A table of that name
-// already published with the same columns is returned again (the writers
-// of a sink's subtasks, or a restarted job, share it) with one more
-// publisher; Close releases each. A name taken by a table of other columns
-// is an error.
+// already published alike (same columns and options) is returned again
+// (the writers of a sink's subtasks, or a restarted job, share it) with
+// one more publisher; Close releases each. A table of that name published
+// otherwise is an error while it has publishers; once it has none (the
+// job publishing it ended) it is replaced, and its subscriptions end with
+// an error saying so.
 func (h *Hub) Publish(name string, rt *types.RowType, o TopicOptions) (*Topic, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
+	return h.publish(name, rt, o.withDefaults(), nil)
+}
+
+// withDefaults returns o with its defaults filled in.
+func (o TopicOptions) withDefaults() TopicOptions {
 	if o.Retain <= 0 {
 		o.Retain = 10000
 	}
@@ -107,25 +116,97 @@ func (h *Hub) Publish(name string, rt *types.RowType, o TopicOptions) (*Topic, e
 	if o.Changelog == 0 {
 		o.Changelog = changelog.Retract
 	}
+	return o
+}
+
+// publish publishes a table, in the process or, with so, backed by a
+// stream (see Publish and PublishStream).
+func (h *Hub) publish(name string, rt *types.RowType, o TopicOptions, so *StreamOptions) (*Topic, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if t, ok := h.topics[name]; ok {
-		if t.rt.String() != rt.String() {
-			return nil, fmt.Errorf("subscribe: a table called %q is already published with the columns %s; publish %s under another name", name, t.rt, rt)
+	old := h.topics[name]
+	var what, was, now string
+	if old != nil {
+		old.mu.Lock()
+		what, was, now = old.differs(rt, o, so)
+		if what == "" {
+			old.publishers++
+			old.mu.Unlock()
+			h.mu.Unlock()
+			return old, nil
 		}
-		t.mu.Lock()
-		t.publishers++
-		t.mu.Unlock()
-		return t, nil
+		busy := old.publishers > 0
+		old.mu.Unlock()
+		if busy {
+			h.mu.Unlock()
+			return nil, fmt.Errorf("subscribe: a table called %q is already published, with %s %s, where this one has %s; publish this one under another name ('name'), or once the job publishing the other has ended",
+				name, what, was, now)
+		}
 	}
-	t := &Topic{hub: h, name: name, rt: rt, opts: o, publishers: 1, next: 1, subs: map[*Subscription]struct{}{}}
-	t.ring = make([]Event, 0, min(o.Retain, 1024))
+	var t *Topic
+	if so != nil {
+		var err error
+		if t, err = h.newStreamTopic(name, rt, *so, o); err != nil {
+			h.mu.Unlock()
+			return nil, err
+		}
+	} else {
+		t = &Topic{hub: h, name: name, rt: rt, opts: o, publishers: 1, next: 1, subs: map[*Subscription]struct{}{}}
+		t.ring = make([]Event, 0, min(o.Retain, 1024))
+	}
 	h.topics[name] = t
+	h.mu.Unlock()
+	if old != nil {
+		old.retire(fmt.Errorf("subscribe: table %q was published again, with %s %s instead of %s; subscribe again", name, what, now, was))
+	}
 	return t, nil
 }
 
-// checkName checks the name of a published table: letters, digits, '_',
-// '-' and '.', starting with a letter or digit, so that it is one element
+// differs compares the table with one of rows rt and options o (backed by
+// the stream so, if not nil): it returns what differs, as it is and as it
+// would be, or "" if they are alike. t.mu is held.
+func (t *Topic) differs(rt *types.RowType, o TopicOptions, so *StreamOptions) (what, was, now string) {
+	key := func(pk []int, rt *types.RowType) string {
+		if len(pk) == 0 {
+			return "none"
+		}
+		names := make([]string, len(pk))
+		for i, k := range pk {
+			names[i] = rt.Field(k).Name
+		}
+		return "(" + strings.Join(names, ", ") + ")"
+	}
+	where := func(d *durableTopic, so *StreamOptions) string {
+		switch {
+		case d != nil:
+			return fmt.Sprintf("stream %q at %s, subject %q", d.stream, d.o.URL, d.o.Subject)
+		case so != nil:
+			return fmt.Sprintf("stream %q at %s, subject %q", so.Stream, so.URL, so.Subject)
+		}
+		return "none (kept in the process)"
+	}
+	switch {
+	case t.rt.String() != rt.String():
+		return "the columns", t.rt.String(), rt.String()
+	case t.opts.Changelog != o.Changelog:
+		return "the changelog", changelogName(t.opts.Changelog), changelogName(o.Changelog)
+	case !slices.Equal(t.opts.PrimaryKey, o.PrimaryKey):
+		return "the primary key", key(t.opts.PrimaryKey, t.rt), key(o.PrimaryKey, rt)
+	case (t.durable == nil) != (so == nil),
+		so != nil && (t.durable.stream != so.Stream || t.durable.o.URL != so.URL || t.durable.o.Subject != so.Subject):
+		return "the stream", where(t.durable, nil), where(nil, so)
+	case so != nil && t.durable.o.Changes != so.Changes:
+		format := map[bool]string{true: "debezium-json changes", false: "json rows"}
+		return "the stream's messages", format[t.durable.o.Changes], format[so.Changes]
+	case so == nil && t.opts.Retain != o.Retain:
+		return "'retain'", strconv.Itoa(t.opts.Retain), strconv.Itoa(o.Retain)
+	case so == nil && t.opts.QueueSize != o.QueueSize:
+		return "'subscriber.queue-size'", strconv.Itoa(t.opts.QueueSize), strconv.Itoa(o.QueueSize)
+	}
+	return "", "", ""
+}
+
+// checkName checks the name of a published table: letters, digits, '_'
+// and '-', starting with a letter or digit, so that it is one element
 // of a URL path and one token of a NATS subject.
 func checkName(name string) error {
 	if name == "" || len(name) > 200 {
@@ -174,16 +255,25 @@ var ErrUnknownTable = errors.New("no such published table")
 func (h *Hub) Subscribe(name string, o Options) (*Subscription, error) {
 	t, ok := h.Topic(name)
 	if !ok {
-		var names []string
-		for _, i := range h.Advertise() {
-			names = append(names, i.Name)
-		}
-		if len(names) == 0 {
-			return nil, fmt.Errorf("subscribe: %q: %w; no table is published", name, ErrUnknownTable)
-		}
-		return nil, fmt.Errorf("subscribe: %q: %w; the published tables are %s", name, ErrUnknownTable, strings.Join(names, ", "))
+		return nil, h.unknown(name)
 	}
 	return t.Subscribe(o)
+}
+
+// unknown is the error of a subscription to name, which is not published:
+// it wraps ErrUnknownTable and names the tables that are.
+func (h *Hub) unknown(name string) error {
+	h.mu.Lock()
+	names := make([]string, 0, len(h.topics))
+	for n := range h.topics {
+		names = append(names, n)
+	}
+	h.mu.Unlock()
+	if len(names) == 0 {
+		return fmt.Errorf("subscribe: %q: %w; no table is published", name, ErrUnknownTable)
+	}
+	sort.Strings(names)
+	return fmt.Errorf("subscribe: %q: %w; the published tables are %s", name, ErrUnknownTable, strings.Join(names, ", "))
 }
 
 // Event is a change of a published table.
@@ -225,9 +315,10 @@ type Subscription struct {
 	err   error
 	// last is the position of the last event delivered (read by Next).
 	last int64
-	// queued is the position of the last event queued in ch (guarded by
-	// the topic's mutex).
-	queued int64
+	// queued is the position of the last event queued in ch, and seen
+	// that of the last event checked against the condition, queued or
+	// not (both guarded by the topic's mutex).
+	queued, seen int64
 	// durable is the reader of a durable table's stream.
 	durable *streamReader
 }
@@ -303,6 +394,21 @@ func (s *Subscription) end(err error) {
 			s.durable.close()
 		}
 	})
+}
+
+// caughtUp returns the position the subscription has been checked
+// through (every event up to it delivered by Next or left out by the
+// condition), if no event waits for Next: a subscriber can resume after
+// it without missing anything.
+func (s *Subscription) caughtUp() (int64, bool) {
+	if s.durable != nil {
+		p := s.durable.seen.Load() // before looking at what waits
+		return p, len(s.durable.out) == 0
+	}
+	t := s.topic
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return s.seen, len(s.ch) == 0
 }
 
 // matches tells whether the subscription wants e. A condition that

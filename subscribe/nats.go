@@ -23,12 +23,20 @@ var Lease = 2 * time.Minute
 type natsService struct {
 	hub    *Hub
 	key    string
+	url    string
 	prefix string
 	nc     *natsgo.Conn
 	users  int
 
 	mu   sync.Mutex
 	subs map[string]*natsSub
+	// closed is set when the service stops: it takes no more
+	// subscriptions.
+	closed bool
+	// forwarding counts the goroutines forwarding events, which the
+	// service waits for before it closes its connection, so that their
+	// subscribers receive their last message.
+	forwarding sync.WaitGroup
 }
 
 // natsSub is a subscription made over NATS.
@@ -75,7 +83,7 @@ func (h *Hub) ServeNATS(url, prefix string, opts ...natsgo.Option) (stop func(),
 		if err != nil {
 			return nil, fmt.Errorf("subscribe: serving subscriptions over NATS at %s: %w", url, err)
 		}
-		svc = &natsService{hub: h, key: key, prefix: prefix, nc: nc, subs: map[string]*natsSub{}}
+		svc = &natsService{hub: h, key: key, url: url, prefix: prefix, nc: nc, subs: map[string]*natsSub{}}
 		for subj, fn := range map[string]natsgo.MsgHandler{
 			prefix + ".advertise":     svc.advertise,
 			prefix + ".subscribe.*":   svc.subscribe,
@@ -112,12 +120,26 @@ func (svc *natsService) release() {
 		return
 	}
 	svc.mu.Lock()
+	svc.closed = true
 	subs := svc.subs
 	svc.subs = map[string]*natsSub{}
 	svc.mu.Unlock()
+	err := fmt.Errorf("subscribe: subscriptions over NATS at %s (prefix %q) are no longer served: no table published there is any more; subscribe again once one is", svc.url, svc.prefix)
 	for _, ns := range subs {
 		ns.timer.Stop()
-		ns.s.Close()
+		ns.s.stop(err)
+	}
+	// Each subscriber is sent what was queued for it and then its last
+	// message; a connection that cannot take them is not waited for long.
+	done := make(chan struct{})
+	go func() {
+		svc.forwarding.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		_ = svc.nc.FlushTimeout(10 * time.Second)
+	case <-time.After(30 * time.Second):
 	}
 	svc.nc.Close()
 }
@@ -166,7 +188,15 @@ func (svc *natsService) subscribe(m *natsgo.Msg) {
 		svc.drop(id, fmt.Errorf("subscribe: the subscription was not renewed within %s (request %s.renew.%s)", Lease, svc.prefix, id))
 	})
 	svc.mu.Lock()
+	if svc.closed {
+		svc.mu.Unlock()
+		ns.timer.Stop()
+		s.Close()
+		respond(m, map[string]string{"error": "subscriptions are no longer served here"})
+		return
+	}
 	svc.subs[id] = ns
+	svc.forwarding.Add(1)
 	svc.mu.Unlock()
 	respond(m, map[string]string{"id": id, "deliver": req.Deliver, "lease": Lease.String()})
 	go svc.forward(id, ns)
@@ -175,6 +205,7 @@ func (svc *natsService) subscribe(m *natsgo.Msg) {
 // forward publishes a subscription's events to its deliver subject until
 // it ends, then says why.
 func (svc *natsService) forward(id string, ns *natsSub) {
+	defer svc.forwarding.Done()
 	for {
 		e, err := ns.s.Next(context.Background())
 		if err != nil {

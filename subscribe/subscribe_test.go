@@ -238,6 +238,12 @@ INSERT INTO per_region SELECT region, COUNT(*) FROM (VALUES (1, 'eu'), (2, 'us')
 	}
 	srv := httptest.NewServer(subscribe.Default.Handler())
 	t.Cleanup(srv.Close) // after the event streams close (cleanups run last first)
+	// The process's hub keeps the tables: remove them, so that the test
+	// can run again in the same process.
+	t.Cleanup(func() {
+		subscribe.Default.Unpublish("http-orders")
+		subscribe.Default.Unpublish("http-per-region")
+	})
 
 	resp, err := http.Get(srv.URL + "/v1/subscriptions")
 	if err != nil {

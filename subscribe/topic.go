@@ -29,17 +29,29 @@ type Topic struct {
 	ring       []Event // the latest events, oldest at ring[start]
 	start      int
 	subs       map[*Subscription]struct{}
+	// gone says why the table is no longer published, once it is not:
+	// subscriptions to it are refused with it.
+	gone error
+
+	// serveMu guards served and retired. It is taken before the hub's
+	// mutex (serveNATS starts services, which takes it), so never while
+	// mu is held: Hub.Publish takes the hub's mutex and then mu.
+	serveMu sync.Mutex
 	// served holds the stop functions of the NATS services serving the
 	// hub for this table, by URL and prefix.
-	served map[string]func()
+	served  map[string]func()
+	retired bool
 }
 
 // serveNATS serves the hub over NATS at url under prefix for as long as
 // the table is published (see Hub.ServeNATS).
 func (t *Topic) serveNATS(url, prefix string, opts ...natsgo.Option) error {
 	key := url + "\x00" + prefix
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.serveMu.Lock()
+	defer t.serveMu.Unlock()
+	if t.retired {
+		return fmt.Errorf("subscribe: table %q is no longer published", t.name)
+	}
 	if _, ok := t.served[key]; ok {
 		return nil
 	}
@@ -71,7 +83,12 @@ func (t *Topic) Info() Info {
 	}
 	if t.durable != nil {
 		i.Durable, i.Stream = true, t.durable.stream
-		i.Oldest, i.Last = t.durable.bounds()
+		if first, last, err := t.durable.bounds(); err == nil {
+			i.Last = last
+			if first <= last {
+				i.Oldest = first
+			}
+		}
 		return i
 	}
 	t.mu.Lock()
@@ -126,11 +143,12 @@ func (t *Topic) Publish(kind changelog.Kind, row types.Row) error {
 			continue
 		}
 		if !ok {
+			s.seen = e.Position
 			continue
 		}
 		select {
 		case s.ch <- e:
-			s.queued = e.Position
+			s.queued, s.seen = e.Position, e.Position
 		default:
 			t.cutLocked(s, fmt.Errorf("subscribe: the subscriber to %q fell %d events behind and was cut off, so as not to slow the job; subscribe again after position %d (the last event it was sent) to resume",
 				t.name, cap(s.ch), s.queued))
@@ -165,6 +183,9 @@ func (t *Topic) Subscribe(o Options) (*Subscription, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.gone != nil {
+		return nil, t.gone
+	}
 	var replay []Event
 	if o.After != nil {
 		after := *o.After
@@ -200,6 +221,9 @@ func (t *Topic) Subscribe(o Options) (*Subscription, error) {
 	} else {
 		s.queued = t.next - 1
 	}
+	// Until it delivers an event, the subscription stands where it
+	// started: a subscriber it ends resumes there.
+	s.last, s.seen = s.queued, t.next-1
 	s.ch = make(chan Event, t.opts.QueueSize+len(replay))
 	for _, e := range replay {
 		s.ch <- e
@@ -243,25 +267,32 @@ func (h *Hub) Unpublish(name string) {
 	t, ok := h.topics[name]
 	delete(h.topics, name)
 	h.mu.Unlock()
-	if !ok {
-		return
+	if ok {
+		t.retire(fmt.Errorf("subscribe: table %q is no longer published", name))
 	}
-	t.mu.Lock()
+}
+
+// retire ends a table its hub no longer holds: its subscriptions end with
+// err, and then the NATS services kept for it are released (so that
+// their subscribers are told err first).
+func (t *Topic) retire(err error) {
+	t.serveMu.Lock()
 	served := t.served
-	t.served = nil
-	t.mu.Unlock()
+	t.served, t.retired = nil, true
+	t.serveMu.Unlock()
+	if t.durable != nil {
+		t.durable.unpublish(err)
+	} else {
+		t.mu.Lock()
+		subs := t.subs
+		t.subs = map[*Subscription]struct{}{}
+		t.gone = err
+		for s := range subs {
+			s.end(err)
+		}
+		t.mu.Unlock()
+	}
 	for _, stop := range served {
 		stop()
 	}
-	if t.durable != nil {
-		t.durable.unpublish()
-		return
-	}
-	t.mu.Lock()
-	subs := t.subs
-	t.subs = map[*Subscription]struct{}{}
-	for s := range subs {
-		s.end(fmt.Errorf("subscribe: table %q is no longer published", name))
-	}
-	t.mu.Unlock()
 }
