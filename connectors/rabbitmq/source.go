@@ -325,7 +325,10 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 		if m.MessageId != "" {
 			loc += fmt.Sprintf(" (message-id %s)", m.MessageId)
 		}
-		if r.mode == readSingle {
+		if r.mode == readSingle && r.checkpointing {
+			// Without checkpoints every message is acknowledged as it is
+			// emitted and no checkpoint lets the reader forget an id:
+			// it keeps none.
 			id := m.MessageId
 			if id == "" {
 				return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: loc, Raw: string(m.Body),
