@@ -325,28 +325,30 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 		if m.MessageId != "" {
 			loc += fmt.Sprintf(" (message-id %s)", m.MessageId)
 		}
-		if r.mode == readSingle && r.checkpointing {
-			// Without checkpoints every message is acknowledged as it is
-			// emitted and no checkpoint lets the reader forget an id:
-			// it keeps none.
+		if r.mode == readSingle {
 			id := m.MessageId
 			if id == "" {
 				return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: loc, Raw: string(m.Body),
 					Error: "the message has no message-id, which 'scan.deduplication' = 'message-id' needs: set a unique message-id on every message published to the queue, or set 'scan.deduplication' = 'none'"})
 			}
-			if m.Redelivered {
-				if r.seen[id] > 0 {
-					return nil // emitted by this run, delivered again
+			// Without checkpoints every message is acknowledged as it is
+			// emitted and no checkpoint would let the reader forget an id:
+			// it keeps none.
+			if r.checkpointing {
+				if m.Redelivered {
+					if r.seen[id] > 0 {
+						return nil // emitted by this run, delivered again
+					}
+					if _, ok := r.restored[id]; ok {
+						// Emitted by an earlier run before its checkpoint: keep
+						// the id until this delivery is acknowledged.
+						delete(r.restored, id)
+						r.remember(sp, id)
+						return nil
+					}
 				}
-				if _, ok := r.restored[id]; ok {
-					// Emitted by an earlier run before its checkpoint: keep the
-					// id until this delivery is acknowledged.
-					delete(r.restored, id)
-					r.remember(sp, id)
-					return nil
-				}
+				r.remember(sp, id)
 			}
-			r.remember(sp, id)
 		}
 	}
 	r.out = out.Split(sp.id)
