@@ -24,6 +24,9 @@ type encodeFunc[T any] func(v T) (key, val []byte, skip bool, err error)
 func newSink[T any](cfg *config, newEncoder func() encodeFunc[T]) connector.Sink[T] {
 	if cfg.guarantee == exactlyOnce {
 		return txSink[T]{connector.TwoPhase(func(ctx connector.WriterContext) (connector.TwoPhaseCommitter[T, kafkaTx], error) {
+			if err := prefixes.claim(cfg); err != nil {
+				return nil, err
+			}
 			return &committer[T]{cfg: cfg, ctx: ctx, enc: newEncoder(), live: map[string]*kgo.Client{}}, nil
 		}), cfg.changelogs}
 	}
@@ -209,6 +212,8 @@ type committer[T any] struct {
 	seq   int64
 	live  map[string]*kgo.Client // the producers of transactions not yet ended
 	admin *kgo.Client
+	// closed is set by Close, which releases the claim of the prefix once.
+	closed bool
 	errs
 }
 
@@ -390,8 +395,13 @@ func (c *committer[T]) Recover(pending, current []kafkaTx) error {
 }
 
 // Close closes the producers without ending their transactions: those
-// pre-committed may be committed by a restored job.
+// pre-committed may be committed by a restored job. It releases the
+// committer's claim of its prefix.
 func (c *committer[T]) Close() error {
+	if !c.closed {
+		c.closed = true
+		prefixes.release(c.cfg)
+	}
 	for id, cl := range c.live {
 		cl.Close()
 		delete(c.live, id)
