@@ -89,7 +89,7 @@ func commonOptions(upsert bool) []connector.Option {
 			Description: "Sinks: 'exactly-once' writes each checkpoint's records in Kafka transactions committed when the checkpoint completes (needs 'sink.transactional-id-prefix'; readers see them with isolation.level = read_committed); " +
 				"'at-least-once' writes with the idempotent producer and waits at every checkpoint until the brokers have every record, repeating records after a failure; 'none' does not wait."},
 		connector.Option{Key: "sink.transactional-id-prefix", Type: connector.String,
-			Description: "Sinks with 'exactly-once': the prefix of the transactional ids, '<prefix>-<subtask>-<n>'; give every job writing to a cluster its own."},
+			Description: "Sinks with 'exactly-once': the prefix of the transactional ids, '<prefix>-<subtask>-<n>'; give every exactly-once sink writing to a cluster its own (one process refuses two sinks with one prefix)."},
 	)
 	valueFormats := formats
 	if upsert {
