@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/eddystream/eddy/changelog"
-	"github.com/eddystream/eddy/sql"
+	"github.com/eddystream/eddy/sql/condition"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -306,7 +306,7 @@ type Options struct {
 // Subscription receives the events of a published table.
 type Subscription struct {
 	topic *Topic
-	cond  *sql.Condition
+	cond  *condition.Condition
 	fn    func(Event) bool
 	ch    chan Event
 	done  chan struct{}

@@ -8,7 +8,7 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 
 	"github.com/eddystream/eddy/changelog"
-	"github.com/eddystream/eddy/sql"
+	"github.com/eddystream/eddy/sql/condition"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -167,7 +167,7 @@ func (t *Topic) cutLocked(s *Subscription, err error) {
 func (t *Topic) Subscribe(o Options) (*Subscription, error) {
 	s := &Subscription{topic: t, fn: o.Filter, done: make(chan struct{})}
 	if o.Where != "" {
-		c, err := sql.CompileCondition(t.rt, o.Where)
+		c, err := condition.Compile(t.rt, o.Where)
 		if err != nil {
 			return nil, fmt.Errorf("subscribe: the condition of a subscription to %q: %w", t.name, err)
 		}

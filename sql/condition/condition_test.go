@@ -1,16 +1,16 @@
-package sql_test
+package condition_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/eddystream/eddy/sql"
+	"github.com/eddystream/eddy/sql/condition"
 	"github.com/eddystream/eddy/sql/types"
 )
 
 // TestCompileCondition evaluates conditions over rows with SQL's
 // three-valued logic, and checks the errors of bad ones.
-func TestCompileCondition(t *testing.T) {
+func TestCompile(t *testing.T) {
 	typ, err := types.ParseType("ROW<id BIGINT, region STRING, amount DECIMAL(10, 2), tags ARRAY<STRING>>")
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestCompileCondition(t *testing.T) {
 		{"id IN (2, 4)", "2 4"},
 		{"CAST(NULL AS BOOLEAN)", ""},
 	} {
-		cond, err := sql.CompileCondition(rt, c.where)
+		cond, err := condition.Compile(rt, c.where)
 		if err != nil {
 			t.Errorf("%s: %v", c.where, err)
 			continue
@@ -82,13 +82,13 @@ func TestCompileCondition(t *testing.T) {
 		{"id IN (SELECT 1)", "subquery"},
 		{"COUNT(*) > 1", "COUNT"},
 	} {
-		_, err := sql.CompileCondition(rt, c.where)
+		_, err := condition.Compile(rt, c.where)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one containing %q", c.where, err, c.want)
 		}
 	}
 	// An error of evaluation names the expression.
-	cond, err := sql.CompileCondition(rt, "CAST(region AS INT) > 1")
+	cond, err := condition.Compile(rt, "CAST(region AS INT) > 1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package sql
+// Package condition compiles SQL conditions in Flink's dialect over the
+// rows of one type, for code that filters rows outside a query: what a
+// WHERE clause keeps.
+package condition
 
 import (
 	"fmt"
@@ -16,11 +19,11 @@ type Condition struct {
 	eval func(types.Row) (bool, bool)
 }
 
-// CompileCondition compiles where, a SQL boolean expression in Flink's
+// Compile compiles where, a SQL boolean expression in Flink's
 // dialect over the columns of rt ("amount > 100 AND region IN ('eu',
 // 'us')"), with the built-in scalar functions. Errors give the line, the
 // column and a caret, and name the columns there are.
-func CompileCondition(rt *types.RowType, where string) (*Condition, error) {
+func Compile(rt *types.RowType, where string) (*Condition, error) {
 	if strings.TrimSpace(where) == "" {
 		return nil, fmt.Errorf("the condition is empty: give a SQL boolean expression over the columns %s", strings.Join(rt.Names(), ", "))
 	}
