@@ -8,7 +8,7 @@ import (
 	"github.com/eddystream/eddy/sql/types"
 )
 
-// TestCompileCondition evaluates conditions over rows with SQL's
+// TestCompile evaluates conditions over rows with SQL's
 // three-valued logic, and checks the errors of bad ones.
 func TestCompile(t *testing.T) {
 	typ, err := types.ParseType("ROW<id BIGINT, region STRING, amount DECIMAL(10, 2), tags ARRAY<STRING>>")
