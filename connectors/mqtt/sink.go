@@ -85,12 +85,22 @@ func (w *writer[T]) message(payload []byte) *outgoing {
 }
 
 // publish sends payload on the link that is up, waiting for one if the
-// last was lost.
-func (w *writer[T]) publish(payload []byte) (receipt, link, error) {
+// last was lost. A new record (fresh) waits until the publications a lost
+// link left unacknowledged have been published again on the link that is
+// up, so that records reach the broker in the order they were written: a
+// record published again after newer ones would, among other things, be
+// left as the topic's retained message.
+func (w *writer[T]) publish(payload []byte, fresh bool) (receipt, link, error) {
 	for {
 		l, err := w.conn.current(time.Now().Add(w.cfg.connTimeout))
 		if err != nil {
 			return nil, nil, err
+		}
+		if fresh && w.behind(l) {
+			if err := w.resend(); err != nil {
+				return nil, nil, err
+			}
+			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 		r, err := l.publish(ctx, w.message(payload))
@@ -117,8 +127,34 @@ func (w *writer[T]) awaitEnd(l link) {
 	}
 }
 
+// behind says whether publications of a link other than l, the one that
+// is up, await acknowledgement: that link was lost, and they must be
+// published again before anything new. The publications are in the order
+// of the links they went out on (a new record waits for those of a lost
+// link to go out again), so the first unsettled one tells.
+func (w *writer[T]) behind(l link) bool {
+	w.trim()
+	return len(w.inflight) > 0 && w.inflight[0].l != l
+}
+
+// trim drops the acknowledged publications from the front of inflight.
+func (w *writer[T]) trim() {
+	n := 0
+	for n < len(w.inflight) {
+		if done, err := w.inflight[n].r.poll(); !done || err != nil {
+			break
+		}
+		n++
+	}
+	if n > 0 {
+		k := copy(w.inflight, w.inflight[n:])
+		clear(w.inflight[k:])
+		w.inflight = w.inflight[:k]
+	}
+}
+
 func (w *writer[T]) send(payload []byte) error {
-	r, l, err := w.publish(payload)
+	r, l, err := w.publish(payload, true)
 	if err != nil {
 		return err
 	}
@@ -128,16 +164,7 @@ func (w *writer[T]) send(payload []byte) error {
 	w.inflight = append(w.inflight, &publication{payload: payload, r: r, l: l})
 	// Drop what is settled from the front, and wait once too much is
 	// outstanding.
-	n := 0
-	for n < len(w.inflight) {
-		if done, err := w.inflight[n].r.poll(); !done || err != nil {
-			break
-		}
-		n++
-	}
-	if n > 0 {
-		w.inflight = w.inflight[:copy(w.inflight, w.inflight[n:])]
-	}
+	w.trim()
 	if len(w.inflight) >= w.cfg.maxInflight {
 		return w.settle(w.cfg.maxInflight - 1)
 	}
@@ -185,7 +212,7 @@ func (w *writer[T]) resend() error {
 		if done, err := p.r.poll(); done && err == nil {
 			continue // acknowledged before the loss
 		}
-		r, l, err := w.publish(p.payload)
+		r, l, err := w.publish(p.payload, false)
 		if err != nil {
 			return err
 		}
