@@ -85,6 +85,15 @@ func TestPanicsRecoverExactlyOnce(t *testing.T) {
 	if r := env.Restarts(); r != 3 {
 		t.Fatalf("job restarted %d times, want 3", r)
 	}
+	xs := env.Exceptions()
+	if len(xs) != 3 {
+		t.Fatalf("the job lists %d exceptions, want the 3 injected failures: %v", len(xs), xs)
+	}
+	for _, x := range xs {
+		if x.Operator == "" || x.Subtask < 0 || !x.Restarted || !strings.Contains(x.Err.Error(), "injected failure") {
+			t.Errorf("exception %+v: want the operator and subtask of an injected failure the job restarted after", x)
+		}
+	}
 	got := committedLines(t, out)
 	if !slices.Equal(got, want) {
 		t.Fatalf("committed output differs from a failure-free run: %d lines vs %d\n%s", len(got), len(want), diff(got, want))

@@ -34,6 +34,10 @@ func (s *Stream[T]) ChangelogMode() changelog.Mode {
 // withMode returns s with its changelog mode set.
 func (s *Stream[T]) withMode(m changelog.Mode) *Stream[T] {
 	s.mode = m
+	if s.node != nil && s.tag == "" && m != 0 {
+		// The job graph shows the mode of each operator's main output.
+		s.node.Changelog = m.String()
+	}
 	return s
 }
 

@@ -28,6 +28,9 @@ type ack struct {
 	// sync is the time the task spent on its part of the snapshot, during
 	// which it did not process records.
 	sync time.Duration
+	// align is the time from the first barrier to reach the task to the
+	// last, during which the channels that had delivered it were blocked.
+	align time.Duration
 }
 
 // resolution reports that a task's asynchronous snapshot parts are done.
@@ -61,6 +64,7 @@ type pending struct {
 	resolved  int
 	failed    error
 	maxSync   time.Duration
+	maxAlign  time.Duration
 	savepoint *savepointRequest
 	// final marks the job's final checkpoint, taken once every task has
 	// finished.
@@ -115,15 +119,18 @@ type coordinator struct {
 	stop   bool
 
 	statsMu sync.Mutex
-	stats   []CheckpointStats
+	stats   []CheckpointStats // the latest, oldest first
+	counts  CheckpointCounts
 
 	savepointsMu sync.Mutex
 	savepointIDs map[int64]bool
 }
 
-// CheckpointStats describes a completed checkpoint.
+// CheckpointStats describes a completed or failed checkpoint.
 type CheckpointStats struct {
 	ID int64
+	// Triggered is when the checkpoint started.
+	Triggered time.Time
 	// Duration is the time from triggering the checkpoint at the sources to
 	// its metadata being durable.
 	Duration time.Duration
@@ -134,6 +141,9 @@ type CheckpointStats struct {
 	// part of the snapshot (the copy-on-write freeze, or a synchronous
 	// encoding).
 	Sync time.Duration
+	// Alignment is the longest time a subtask spent aligning the
+	// checkpoint's barriers, from the first to reach it to the last.
+	Alignment time.Duration
 	// Bytes is the size of the checkpoint: its state files and every
 	// shared file it references.
 	Bytes int64
@@ -142,6 +152,39 @@ type CheckpointStats struct {
 	// snapshots it is a fraction of Bytes.
 	Uploaded  int64
 	Savepoint bool
+	// Failed is the cause of a checkpoint that failed or was aborted; nil
+	// for a completed one.
+	Failed error
+}
+
+// CheckpointCounts counts a job's checkpoints since it started.
+type CheckpointCounts struct {
+	Completed, Failed int64
+}
+
+// maxCheckpointStats bounds the checkpoints the coordinator remembers.
+const maxCheckpointStats = 1000
+
+// record remembers a checkpoint's statistics.
+func (c *coordinator) record(st CheckpointStats) {
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	if st.Failed != nil {
+		c.counts.Failed++
+	} else {
+		c.counts.Completed++
+	}
+	if len(c.stats) == maxCheckpointStats {
+		copy(c.stats, c.stats[1:])
+		c.stats = c.stats[:maxCheckpointStats-1]
+	}
+	c.stats = append(c.stats, st)
+}
+
+// recordFailure remembers a checkpoint that failed or was aborted.
+func (c *coordinator) recordFailure(p *pending, cause error) {
+	c.record(CheckpointStats{ID: p.id, Triggered: p.started, Duration: time.Since(p.started), Sync: p.maxSync,
+		Alignment: p.maxAlign, Savepoint: p.savepoint != nil, Failed: cause})
 }
 
 func newCoordinator(cfg Config, restore *checkpoint.Loaded, done <-chan struct{}) *coordinator {
@@ -299,6 +342,7 @@ func (c *coordinator) run(ctx context.Context) error {
 				p.finished[a.task] = true
 			}
 			p.maxSync = max(p.maxSync, a.sync)
+			p.maxAlign = max(p.maxAlign, a.align)
 			c.resolve(a)
 		case r := <-c.resolved:
 			p := c.pending
@@ -361,6 +405,7 @@ func (c *coordinator) resolve(a ack) {
 func (c *coordinator) abortFailed(p *pending, err error) {
 	c.lastDone = time.Now()
 	c.cfg.Log.Warn("checkpoint failed", "job", c.cfg.Name, "checkpoint", p.id, "error", err)
+	c.recordFailure(p, err)
 	if p.savepoint != nil {
 		p.savepoint.reply <- savepointReply{err: fmt.Errorf("runtime: savepoint failed: %w", err)}
 	}
@@ -400,6 +445,7 @@ func (c *coordinator) abort(why string) {
 	c.pending = nil
 	c.lastDone = time.Now()
 	c.cfg.Log.Warn("checkpoint aborted", "job", c.cfg.Name, "checkpoint", p.id, "reason", why)
+	c.recordFailure(p, errors.New(why))
 	if p.savepoint != nil {
 		p.savepoint.reply <- savepointReply{err: fmt.Errorf("runtime: savepoint aborted: %s", why)}
 	}
@@ -449,6 +495,7 @@ func (c *coordinator) complete(id int64, p *pending, final bool) error {
 		d, err := checkpoint.NewSavepointDir(p.savepoint.dir)
 		if err != nil {
 			c.lastDone = time.Now()
+			c.recordFailure(p, err)
 			p.savepoint.reply <- savepointReply{err: err}
 			return nil
 		}
@@ -461,6 +508,9 @@ func (c *coordinator) complete(id int64, p *pending, final bool) error {
 		m, files := checkpoint.Assemble(c.cfg.Name, id, savepoint, final, ops)
 		ref, err := storage.Write(m, files)
 		if err != nil {
+			if p != nil {
+				c.recordFailure(p, err)
+			}
 			if savepoint {
 				c.lastDone = time.Now()
 				p.savepoint.reply <- savepointReply{err: err}
@@ -497,9 +547,9 @@ func (c *coordinator) complete(id int64, p *pending, final bool) error {
 		}
 		c.cfg.Log.Debug("checkpoint complete", "checkpoint", id, "path", ref.Path, "bytes", size, "uploaded", uploaded, "write", time.Since(start))
 		if p != nil {
-			c.statsMu.Lock()
-			c.stats = append(c.stats, CheckpointStats{ID: id, Duration: time.Since(p.started), Write: time.Since(start), Sync: p.maxSync, Bytes: size, Uploaded: uploaded, Savepoint: savepoint})
-			c.statsMu.Unlock()
+			c.record(CheckpointStats{ID: id, Triggered: p.started, Duration: time.Since(p.started), Write: time.Since(start),
+				Sync: p.maxSync, Alignment: p.maxAlign, Bytes: size, Uploaded: uploaded, Savepoint: savepoint})
+			c.recordStateSizes(p)
 		}
 		if savepoint {
 			p.savepoint.reply <- savepointReply{path: ref.Path}
@@ -519,4 +569,41 @@ func (c *coordinator) complete(id int64, p *pending, final bool) error {
 		t.signal()
 	}
 	return nil
+}
+
+// recordStateSizes sets each operator subtask's state size from the
+// snapshots of a completed checkpoint.
+func (c *coordinator) recordStateSizes(p *pending) {
+	for _, t := range c.tasks {
+		snaps := p.acks[t]
+		if snaps == nil {
+			continue
+		}
+		for i, o := range t.ops {
+			o.ctx.Metrics.StateBytes.Store(stateSize(snaps[i]))
+		}
+	}
+}
+
+// stateSize is the size of a subtask's snapshot: its keyed state, its
+// operator-state lists and its state backend's files.
+func stateSize(s *OperatorSnapshot) int64 {
+	if s == nil {
+		return 0
+	}
+	var n int64
+	for _, b := range s.KeyGroups {
+		n += int64(len(b))
+	}
+	for _, l := range s.Lists {
+		for _, b := range l {
+			n += int64(len(b))
+		}
+	}
+	for _, b := range s.Backends {
+		for _, f := range b.Files {
+			n += f.Size
+		}
+	}
+	return n
 }

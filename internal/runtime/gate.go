@@ -1,5 +1,10 @@
 package runtime
 
+import (
+	"sync/atomic"
+	"time"
+)
+
 // msgKind tells what a message on an exchange channel carries.
 type msgKind uint8
 
@@ -33,14 +38,19 @@ type inChannel struct {
 
 // send enqueues m, blocking while the channel is full (backpressure). It
 // returns errCanceled if the job is cancelled while it waits.
-func (c *inChannel) send(m message) error {
+func (c *inChannel) send(m message, backPressured *atomic.Int64) error {
 	select {
 	case c.ch <- m:
 	default:
+		// The channel is full: the time waiting for room is backpressure.
+		start := time.Now()
 		select {
 		case c.ch <- m:
 		case <-c.done:
 			return errCanceled
+		}
+		if backPressured != nil {
+			backPressured.Add(int64(time.Since(start)))
 		}
 	}
 	// The ready queue has room for every message the channels can hold, so
@@ -73,6 +83,9 @@ type gate struct {
 	combined int64 // the last watermark passed on
 	allIdle  bool  // whether the last status passed on was idle
 	barrier  int64 // the checkpoint whose barriers are being aligned
+	// alignStart is when the first barrier of the alignment in progress
+	// arrived.
+	alignStart time.Time
 }
 
 func newGate() *gate {
@@ -198,6 +211,7 @@ func (g *gate) status() (idle, changed bool) {
 func (g *gate) blockForBarrier(i int, id int64) (aligned bool) {
 	if g.nBlocked == 0 {
 		g.barrier = id
+		g.alignStart = time.Now()
 	}
 	if !g.blocked[i] {
 		g.blocked[i] = true

@@ -63,7 +63,7 @@ func TestGateBarrierAlignmentDefersBlockedChannel(t *testing.T) {
 	g := newTestGate(2)
 	c0, c1 := g.chans[0], g.chans[1]
 	send := func(c *inChannel, m message) {
-		if err := c.send(m); err != nil {
+		if err := c.send(m, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"sync/atomic"
 )
 
 // Graph is a logical dataflow: operators (nodes) connected by edges. The
@@ -29,6 +30,9 @@ type Node struct {
 	MaxParallelism int
 	// NoChain keeps the node out of operator chains.
 	NoChain bool
+	// Changelog names the kinds of change the node's main output carries
+	// (see changelog.Mode), for the job graph; empty for insert-only.
+	Changelog string
 
 	// Inputs lists the edges into the node, each with its input index.
 	Inputs []*Edge
@@ -79,7 +83,7 @@ type Edge struct {
 type OutType struct {
 	combine   func(outs []any) any
 	newPool   func(size int) (pool any, recycle func(any))
-	newWriter func(e *Edge, outs []*inChannel, pool any, size, maxP int) (any, flusher)
+	newWriter func(e *Edge, outs []*inChannel, pool any, size, maxP int, backPressured *atomic.Int64) (any, flusher)
 }
 
 // InType is the typed glue for one input of a node.
@@ -99,12 +103,12 @@ func NewOutType[T any]() *OutType {
 			pool := newBatchPool[T](size)
 			return pool, func(p any) { pool.put(p.(*Batch[T])) }
 		},
-		newWriter: func(e *Edge, outs []*inChannel, pool any, size, maxP int) (any, flusher) {
+		newWriter: func(e *Edge, outs []*inChannel, pool any, size, maxP int, backPressured *atomic.Int64) (any, flusher) {
 			var hash func(T) uint64
 			if e.Partition == Hash {
 				hash = e.Hash.(func(T) uint64)
 			}
-			w := newWriter(e.Partition, outs, pool.(*batchPool[T]), size, hash, maxP)
+			w := newWriter(e.Partition, outs, pool.(*batchPool[T]), size, hash, maxP, backPressured)
 			return Input[T](w), w
 		},
 	}
@@ -158,3 +162,11 @@ func (e *Edge) String() string {
 	}
 	return fmt.Sprintf("%s%s -%s-> %s", e.From.Name, tag, e.Partition, e.To.Name)
 }
+
+// Chained reports whether the compiled plan runs the edge inside an
+// operator chain, as a function call rather than an exchange.
+func (e *Edge) Chained() bool { return e.chained }
+
+// ResolvedMaxParallelism is the node's max parallelism in the compiled
+// plan (the job's default when the node sets none).
+func (n *Node) ResolvedMaxParallelism() int { return n.maxParallelism }

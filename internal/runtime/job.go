@@ -296,6 +296,48 @@ type Job struct {
 	coord   *coordinator
 	// Restarts counts the restarts of the job so far.
 	restarts int
+	// exceptions holds the latest failures, oldest first.
+	exceptions []Exception
+}
+
+// Exception is a failure of the job: the operator subtask it came from (if
+// one did), and whether the job restarted after it.
+type Exception struct {
+	Time time.Time
+	// Operator and Subtask name where the failure happened; Operator is
+	// empty for failures outside the operators (checkpoint storage, say).
+	Operator string
+	Subtask  int
+	Err      error
+	// Restarted reports that the job restarted after the failure; a
+	// failure it did not restart after ended it.
+	Restarted bool
+}
+
+// maxExceptions bounds the failures a job remembers.
+const maxExceptions = 100
+
+// recordException remembers a failure.
+func (j *Job) recordException(err error, restarted bool) {
+	e := Exception{Time: time.Now(), Subtask: -1, Err: err, Restarted: restarted}
+	var oe *OperatorError
+	if errors.As(err, &oe) {
+		e.Operator, e.Subtask = oe.Operator, oe.Subtask
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.exceptions) == maxExceptions {
+		copy(j.exceptions, j.exceptions[1:])
+		j.exceptions = j.exceptions[:maxExceptions-1]
+	}
+	j.exceptions = append(j.exceptions, e)
+}
+
+// Exceptions returns the job's latest failures, oldest first.
+func (j *Job) Exceptions() []Exception {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]Exception(nil), j.exceptions...)
 }
 
 // Metrics returns the counters of every operator subtask of the current (or
@@ -371,9 +413,11 @@ func (j *Job) Run(ctx context.Context) error {
 		var se *setupError
 		if errors.As(err, &se) {
 			// The job cannot even start: restarting would not help.
+			j.recordException(se.err, false)
 			return se.err
 		}
 		if cfg.Restart.MaxAttempts >= 0 && attempt >= cfg.Restart.MaxAttempts {
+			j.recordException(err, false)
 			if attempt > 0 {
 				return fmt.Errorf("%w (after %d restarts)", err, attempt)
 			}
@@ -383,6 +427,7 @@ func (j *Job) Run(ctx context.Context) error {
 		if s := cfg.Checkpoints.Storage; s != nil {
 			latest, lerr := checkpoint.LatestValid(s, cfg.Log)
 			if lerr != nil {
+				j.recordException(err, false)
 				return fmt.Errorf("%w; then reading checkpoints to restart failed: %v", err, lerr)
 			}
 			if latest != nil {
@@ -394,6 +439,7 @@ func (j *Job) Run(ctx context.Context) error {
 			from = restore.Ref.Path
 		}
 		cfg.Log.Warn("job failed; restarting", "job", cfg.Name, "error", err, "attempt", attempt+1, "delay", d, "restore", from)
+		j.recordException(err, true)
 		j.mu.Lock()
 		j.restarts++
 		j.mu.Unlock()
@@ -478,7 +524,8 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 	for _, c := range j.Plan.Chains {
 		head := c.Nodes[0]
 		for i := 0; i < c.Parallelism; i++ {
-			t := &task{name: c.Name(), subtask: i, linger: cfg.Linger, clock: cfg.Clock, done: done, coord: coord}
+			t := &task{name: c.Name(), subtask: i, linger: cfg.Linger, clock: cfg.Clock, done: done, coord: coord,
+				metrics: &TaskMetrics{Chain: c.Name(), Started: time.Now()}}
 			t.notifySig = make(chan struct{}, 1)
 			if gs := gates[head]; gs != nil {
 				t.gate = gs[i]
@@ -488,7 +535,7 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 			build = func(n *Node) error {
 				ctx := &Context{
 					Operator: n.Name, Subtask: i, Parallelism: n.parallelism, MaxParallelism: n.maxParallelism,
-					Log: cfg.Log.With("operator", n.Name, "subtask", i), Metrics: &OperatorMetrics{Name: n.Name, Subtask: i},
+					Log: cfg.Log.With("job", cfg.Name, "operator", n.Name, "subtask", i), Metrics: &OperatorMetrics{Name: n.Name, Subtask: i, Task: t.metrics},
 					now: t.now, done: done, Checkpointing: cfg.Checkpoints.Interval > 0,
 					savepoint: coord.isSavepoint,
 				}
@@ -535,7 +582,7 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 							targets = append(targets, ch)
 						}
 					}
-					w, f := n.OutTypes[e.Tag].newWriter(e, targets, pools[e], cfg.BatchSize, e.To.maxParallelism)
+					w, f := n.OutTypes[e.Tag].newWriter(e, targets, pools[e], cfg.BatchSize, e.To.maxParallelism, &t.metrics.BackPressured)
 					t.writers = append(t.writers, f)
 					outs[e.Tag] = append(outs[e.Tag], w)
 				}
@@ -638,6 +685,7 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 		wg.Add(1)
 		go func(t *task) {
 			defer wg.Done()
+			defer func() { t.metrics.Ended.Store(time.Now().UnixNano()) }()
 			if err := t.run(); err != nil {
 				fail(err)
 			}
@@ -658,6 +706,19 @@ func (j *Job) CheckpointStats() []CheckpointStats {
 	c.statsMu.Lock()
 	defer c.statsMu.Unlock()
 	return append([]CheckpointStats(nil), c.stats...)
+}
+
+// CheckpointCounts counts the checkpoints of the current run.
+func (j *Job) CheckpointCounts() CheckpointCounts {
+	j.mu.Lock()
+	c := j.coord
+	j.mu.Unlock()
+	if c == nil {
+		return CheckpointCounts{}
+	}
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	return c.counts
 }
 
 // setupError is a failure to build the job's operators, which no restart

@@ -1,6 +1,9 @@
 package runtime
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // OperatorMetrics counts what one operator subtask does. Counters are
 // written by the subtask and may be read from any goroutine.
@@ -30,4 +33,38 @@ type OperatorMetrics struct {
 	RetractionsWithoutState atomic.Int64
 	// Watermark is the operator's current input watermark.
 	Watermark atomic.Int64
+	// StateBytes is the size of the subtask's state in the latest
+	// completed checkpoint.
+	StateBytes atomic.Int64
+	// Task measures the time of the subtask's goroutine, which runs the
+	// operator and the others chained with it.
+	Task *TaskMetrics
+}
+
+// TaskMetrics measures how the goroutine of one subtask of an operator chain
+// spends its time: waiting for input (idle), blocked on a full exchange
+// channel (backpressured), or working (busy, the rest).
+type TaskMetrics struct {
+	// Chain names the operator chain.
+	Chain string
+	// Started is when the subtask started.
+	Started time.Time
+	// Idle is the time, in nanoseconds, spent waiting for input.
+	Idle atomic.Int64
+	// BackPressured is the time, in nanoseconds, spent waiting for room in
+	// a downstream channel.
+	BackPressured atomic.Int64
+	// Ended is when the subtask stopped, in Unix nanoseconds; 0 while it
+	// runs.
+	Ended atomic.Int64
+}
+
+// Busy returns the time the subtask spent working up to now (or its end):
+// its running time less its idle and backpressured time.
+func (m *TaskMetrics) Busy(now time.Time) time.Duration {
+	if e := m.Ended.Load(); e != 0 {
+		now = time.Unix(0, e)
+	}
+	d := now.Sub(m.Started) - time.Duration(m.Idle.Load()) - time.Duration(m.BackPressured.Load())
+	return max(d, 0)
 }

@@ -25,6 +25,8 @@ type task struct {
 	linger time.Duration
 	clock  func() time.Time
 	done   <-chan struct{}
+	// metrics measures the subtask's idle and backpressured time.
+	metrics *TaskMetrics
 
 	// Checkpointing. ops lists the chain's operators, upstream first.
 	ops       []chainOp
@@ -35,6 +37,9 @@ type task struct {
 	final     atomic.Bool   // the job has ended and its last checkpoint completed
 	notified  int64         // the newest completion passed to listeners
 	notifySig chan struct{} // signalled when completed, final or triggered change
+	// align is how long the latest barrier alignment took, from the first
+	// barrier to the last.
+	align time.Duration
 	// ended is set once the task's input has ended and it has emitted
 	// everything: from then on it acknowledges checkpoints with its final
 	// state and sends no barriers.
@@ -113,6 +118,8 @@ func (t *task) checkpoint(id int64) error {
 	}
 	t.taken = id
 	start := time.Now()
+	align := t.align
+	t.align = 0
 	states := make([]*OperatorSnapshot, len(t.ops))
 	futures := make([]func() (*OperatorSnapshot, error), len(t.ops))
 	for i := range t.ops {
@@ -153,7 +160,7 @@ func (t *task) checkpoint(id int64) error {
 			}
 		}
 	}
-	return t.coord.ack(ack{task: t, id: id, states: states, futures: futures, finished: t.ended, sync: time.Since(start)})
+	return t.coord.ack(ack{task: t, id: id, states: states, futures: futures, finished: t.ended, sync: time.Since(start), align: align})
 }
 
 // checkState reacts to checkpoint triggers (sources and ended tasks) and
@@ -207,11 +214,13 @@ func (t *task) finish() error {
 		if final {
 			return nil
 		}
+		start := time.Now()
 		select {
 		case <-t.notifySig:
 		case <-t.done:
 			return errCanceled
 		}
+		t.metrics.Idle.Add(int64(time.Since(start)))
 	}
 }
 
@@ -282,9 +291,14 @@ func (t *task) runSource() error {
 		if err := t.checkState(); err != nil {
 			return err
 		}
+		start := time.Now()
 		res, err := callStep(t.headCtx, t.source)
 		if err != nil {
 			return err
+		}
+		if res.N == 0 && !res.Done {
+			// A step that found nothing to emit waited for input.
+			t.metrics.Idle.Add(int64(time.Since(start)))
 		}
 		if res.Done {
 			return t.finish()
@@ -346,17 +360,21 @@ func (t *task) runInputs() error {
 				}
 				wakeC = wake.C
 			}
+			start := time.Now()
 			select {
 			case idx := <-g.ready:
+				t.metrics.Idle.Add(int64(time.Since(start)))
 				if c, m, ok = g.take(idx); !ok {
 					continue
 				}
 			case <-t.notifySig:
+				t.metrics.Idle.Add(int64(time.Since(start)))
 				if err := t.checkState(); err != nil {
 					return err
 				}
 				continue
 			case <-wakeC:
+				t.metrics.Idle.Add(int64(time.Since(start)))
 				if err := t.timers.fire(t.now()); err != nil {
 					return err
 				}
@@ -449,6 +467,7 @@ func (t *task) advance() error {
 // the checkpoint being aligned: the chain snapshots its state, the barrier
 // goes downstream, and the channels are released.
 func (t *task) aligned() error {
+	t.align = time.Since(t.gate.alignStart)
 	if err := t.checkpoint(t.gate.barrier); err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func TestWritersKeepUpdatesInOneBatch(t *testing.T) {
 		if mode == Hash {
 			hash = func(c changelog.Change[int]) uint64 { return uint64(c.Row) * 0x9E3779B97F4A7C15 }
 		}
-		w := newWriter(mode, outs, newBatchPool[changelog.Change[int]](4), 4, hash, 128)
+		w := newWriter(mode, outs, newBatchPool[changelog.Change[int]](4), 4, hash, 128, nil)
 		// Input batches of 7 records: some of them end between the halves
 		// of an update, as the input of an exchange never does; the writer
 		// must still not cut a batch there.

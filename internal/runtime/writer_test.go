@@ -15,7 +15,7 @@ func TestHashWriterRoutesByKeyGroupRanges(t *testing.T) {
 	hash := func(v uint64) uint64 { return v * 0x9E3779B97F4A7C15 }
 	for _, c := range []struct{ p, maxP int }{{1, 128}, {3, 128}, {4, 128}, {7, 10}, {5, 5}} {
 		outs := testChannels(c.p)
-		w := newWriter(Hash, outs, newBatchPool[uint64](16), 16, hash, c.maxP)
+		w := newWriter(Hash, outs, newBatchPool[uint64](16), 16, hash, c.maxP, nil)
 		in := make([]uint64, 1000)
 		for v := range in {
 			in[v] = uint64(v)
