@@ -55,6 +55,12 @@ type enumerator struct {
 	// start is the stream's start, for startup modes without a snapshot;
 	// it travels in checkpoints with chunks.
 	start uint64
+	// tables are, in a pipeline, the captured tables as discovery found
+	// them, before the stream's start: the stream split carries them, so
+	// that its reader decodes the stream from there with the tables as
+	// they were then, not as they are when it opens (or is restored).
+	// They travel in checkpoints with start.
+	tables []*tableInfo
 
 	snapWaiting []int // readers that asked for the live snapshot
 	// The snapshot of this run, and the connection that keeps it valid.
@@ -138,18 +144,39 @@ func newEnumerator(ctx connector.EnumeratorContext, cfg *config, schema *types.R
 		return nil, err
 	}
 	e.start = d.Uvarint()
-	return e, d.Err
+	if d.More() {
+		n := d.Uvarint()
+		for i := uint64(0); i < n && d.Err == nil; i++ {
+			e.tables = append(e.tables, readTable(d))
+		}
+	}
+	if d.Err != nil {
+		return nil, d.Err
+	}
+	for _, t := range e.tables {
+		if err := cfg.pipelineTable(t, t.version); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
 func (e *enumerator) snapshot() bool {
 	return e.cfg.startup == "initial" || e.cfg.startup == "snapshot"
 }
 
-// SnapshotState returns the enumerator's state: the chunks and where the
-// stream starts.
+// SnapshotState returns the enumerator's state: the chunks, where the
+// stream starts and, in a pipeline, the tables there.
 func (e *enumerator) SnapshotState(id int64) ([]byte, error) {
 	e.chunks.Snapshot(id)
-	return binary.AppendUvarint(e.chunks.AppendState(), e.start), nil
+	b := binary.AppendUvarint(e.chunks.AppendState(), e.start)
+	if len(e.tables) > 0 {
+		b = binary.AppendUvarint(b, uint64(len(e.tables)))
+		for _, t := range e.tables {
+			b = appendTable(b, t)
+		}
+	}
+	return b, nil
 }
 
 // AddReader starts the discovery with the first reader.
@@ -160,6 +187,7 @@ func (e *enumerator) AddReader(int) error {
 
 type discovery struct {
 	chunks  []*chunk
+	tables  []*tableInfo // a pipeline's
 	start   uint64
 	live    string
 	liveLSN uint64
@@ -198,6 +226,9 @@ func (e *enumerator) discover() (result any, err error) {
 	tables, err := c.discover(ctx, conn, e.schema, e.ctx.Log(), true)
 	if err != nil {
 		return nil, err
+	}
+	if c.pipeline {
+		d.tables = tables
 	}
 	if err := c.ensurePublication(ctx, conn, tables); err != nil {
 		return nil, err
@@ -339,7 +370,7 @@ func (e *enumerator) discovered(result any, err error) error {
 	d := result.(discovery)
 	e.take(d.holder)
 	e.chunks.Start(d.chunks)
-	e.start = d.start
+	e.start, e.tables = d.start, d.tables
 	e.holder, e.live, e.liveLSN = d.holder, d.live, d.liveLSN
 	e.ctx.Log().Info("postgres-cdc: source discovered", "chunks", len(d.chunks), "startup", e.cfg.startup)
 	e.serveWaiting()
@@ -404,9 +435,9 @@ func (e *enumerator) ready(c *chunk) bool {
 // before its own.
 func (e *enumerator) streamSplit() *streamSplit {
 	if !e.snapshot() {
-		return &streamSplit{pos: e.start}
+		return &streamSplit{pos: e.start, tables: e.tables}
 	}
-	s := &streamSplit{chunks: e.chunks.Finished()}
+	s := &streamSplit{chunks: e.chunks.Finished(), tables: e.tables}
 	for _, c := range s.chunks {
 		if s.pos == 0 || c.lsn < s.pos {
 			s.pos = c.lsn

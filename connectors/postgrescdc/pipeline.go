@@ -214,15 +214,23 @@ func (s *streamReader[T]) pipelineRelation(split connector.SplitOutput[T], rel *
 		s.rels[rel.RelationID] = nil
 		return nil
 	}
-	t, err := s.relationTable(old, rel)
-	if err != nil {
-		return err
+	var t *tableInfo
+	if r.cfg.ddlTrigger && old != nil && sameRelation(old, rel) {
+		// The event triggers' messages keep the table as it is at this
+		// point of the WAL, and the relation agrees: the catalog, which
+		// may have changed since, has nothing to add.
+		t = old.withIdentity(rel.ReplicaIdentity == 'f')
+	} else {
+		var err error
+		if t, err = s.relationTable(old, rel); err != nil {
+			return err
+		}
 	}
 	s.rels[rel.RelationID] = t
 	if old != nil && t.schema.Same(old.schema) {
 		// The same columns: the rows keep their schema object.
 		t.schema, t.rt, t.w = old.schema, old.rt, old.w
-		if !slices.Equal(attnums(t), attnums(old)) {
+		if t != old && (t.full != old.full || !slices.Equal(attnums(t), attnums(old))) {
 			s.saveTxTables()
 			r.tables[id] = t
 		}
@@ -247,6 +255,32 @@ func (s *streamReader[T]) pipelineRelation(split connector.SplitOutput[T], rel *
 	}
 	s.schemaChange(split, pipeline.Event{Kind: pipeline.AlterTable, Table: t.tableID(), Schema: t.schema, Changes: changes})
 	return nil
+}
+
+// sameRelation tells whether a relation has the columns of a known table,
+// by name, type and type modifier, in its order, and its oid.
+func sameRelation(t *tableInfo, rel *pglogrepl.RelationMessage) bool {
+	if t.oid != rel.RelationID || len(t.cols) != len(rel.Columns) {
+		return false
+	}
+	for i, rc := range rel.Columns {
+		c := &t.cols[i]
+		if c.name != rc.Name || c.typeOID != rc.DataType || c.typmod != rc.TypeModifier {
+			return false
+		}
+	}
+	return true
+}
+
+// withIdentity returns t, or a copy of it with the replica identity full
+// set as given.
+func (t *tableInfo) withIdentity(full bool) *tableInfo {
+	if t.full == full {
+		return t
+	}
+	c := *t
+	c.full = full
+	return &c
 }
 
 // dropsAndAdds tells whether changes drop a column and add one.

@@ -113,8 +113,9 @@ type streamSplit struct {
 	// chunks are the snapshot's chunks, while the stream is before the
 	// highest of their consistent points.
 	chunks []*chunk
-	// tables are, in a pipeline, the captured tables as they are at pos:
-	// their columns change with the relations the stream holds.
+	// tables are, in a pipeline, the captured tables as they are at pos
+	// (from the enumerator's discovery, then from checkpoints): their
+	// columns change with the relations and DDL messages the stream holds.
 	tables []*tableInfo
 }
 
@@ -218,7 +219,11 @@ func appendTable(b []byte, t *tableInfo) []byte {
 	}
 	b = cdc.AppendInts(b, t.pk)
 	b = binary.AppendUvarint(b, uint64(t.chunkKey+1))
-	return binary.AppendUvarint(b, uint64(t.schema.Version))
+	version := t.version // a table decoded, not yet given its schema
+	if t.schema != nil {
+		version = t.schema.Version
+	}
+	return binary.AppendUvarint(b, uint64(version))
 }
 
 // table decodes what appendTable wrote; the caller gives it its row type
