@@ -34,13 +34,11 @@ func newBucketSink(c *config, ctx connector.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := connector.EncoderFor[connector.TableRecord](ctx); err != nil {
+	newEnc, err := connector.EncoderMaker[connector.TableRecord](ctx)
+	if err != nil {
 		return nil, err
 	}
-	return &bucketSink{cfg: c, bt: bt, newEncoder: func() connector.Encoder[connector.TableRecord] {
-		e, _ := connector.EncoderFor[connector.TableRecord](ctx)
-		return e
-	}}, nil
+	return &bucketSink{cfg: c, bt: bt, newEncoder: newEnc}, nil
 }
 
 // ChangelogMode says that the sink applies upserts and deletions by key.

@@ -32,9 +32,9 @@ var lookupIdle = time.Minute
 type bucketSource struct {
 	cfg *config
 	bt  *bucketTable
-	// valueCtx makes the decoders of values: the table's columns, the key
-	// nullable (a value need not hold it).
-	valueCtx connector.Context
+	// newValueDecoder makes the decoders of values: the table's columns,
+	// the key nullable (a value need not hold it).
+	newValueDecoder func() connector.Decoder[connector.TableRecord]
 }
 
 func newBucketSource(c *config, ctx connector.Context) (any, error) {
@@ -46,10 +46,11 @@ func newBucketSource(c *config, ctx connector.Context) (any, error) {
 	fs[bt.keyCol].Type = fs[bt.keyCol].Type.Nullable()
 	vctx := ctx
 	vctx.Table = &connector.Table{Name: ctx.Table.Name, Schema: types.MustRowType(fs...)}
-	if _, err := connector.DecoderFor[connector.TableRecord](vctx); err != nil {
+	newDec, err := connector.DecoderMaker[connector.TableRecord](vctx)
+	if err != nil {
 		return nil, err
 	}
-	return &bucketSource{cfg: c, bt: bt, valueCtx: vctx}, nil
+	return &bucketSource{cfg: c, bt: bt, newValueDecoder: newDec}, nil
 }
 
 // ChangelogMode says that the table's rows are insertions.
@@ -121,8 +122,7 @@ type rowBuilder struct {
 }
 
 func (s *bucketSource) newBuilder() *rowBuilder {
-	d, _ := connector.DecoderFor[connector.TableRecord](s.valueCtx)
-	b := &rowBuilder{bt: s.bt, dec: d, w: types.NewRowWriter(s.bt.table.Schema, types.NewScratchArena())}
+	b := &rowBuilder{bt: s.bt, dec: s.newValueDecoder(), w: types.NewRowWriter(s.bt.table.Schema, types.NewScratchArena())}
 	n := s.bt.table.Schema.Len()
 	b.emit = func(v connector.TableRecord) {
 		if v.Kind.IsRetraction() || b.err != nil {
