@@ -483,12 +483,12 @@ func (factory) NewSource(ctx connector.Context) (any, error) {
 		}
 		return &source[connector.TableRecord]{cfg: c, newDecoder: dec}, nil
 	}
-	if _, err := connector.DecoderFor[any](ctx); err != nil {
+	newDec, err := connector.DecoderMaker[any](ctx)
+	if err != nil {
 		return nil, err
 	}
 	return &source[any]{cfg: c, newDecoder: func() messageDecoder[any] {
-		d, _ := connector.DecoderFor[any](ctx)
-		return plainDecoder[any]{d}
+		return plainDecoder[any]{newDec()}
 	}}, nil
 }
 
@@ -498,21 +498,17 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 		return nil, err
 	}
 	if ctx.Table != nil {
-		if _, err := connector.EncoderFor[connector.TableRecord](ctx); err != nil {
+		newEnc, err := connector.EncoderMaker[connector.TableRecord](ctx)
+		if err != nil {
 			return nil, err
 		}
-		return &sink[connector.TableRecord]{cfg: c, newEncoder: func() connector.Encoder[connector.TableRecord] {
-			e, _ := connector.EncoderFor[connector.TableRecord](ctx)
-			return e
-		}}, nil
+		return &sink[connector.TableRecord]{cfg: c, newEncoder: newEnc}, nil
 	}
-	if _, err := connector.EncoderFor[any](ctx); err != nil {
+	newEnc, err := connector.EncoderMaker[any](ctx)
+	if err != nil {
 		return nil, err
 	}
-	return &sink[any]{cfg: c, newEncoder: func() connector.Encoder[any] {
-		e, _ := connector.EncoderFor[any](ctx)
-		return e
-	}}, nil
+	return &sink[any]{cfg: c, newEncoder: newEnc}, nil
 }
 
 func init() { connector.Register(factory{}) }

@@ -70,11 +70,12 @@ func newTableDecoding(c *config, ctx connector.Context) (func() messageDecoder[c
 	if len(t.Metadata) > 0 {
 		fctx.Table = &connector.Table{Name: t.Name, Schema: t.Schema, PrimaryKey: t.PrimaryKey, PartitionKeys: t.PartitionKeys}
 	}
-	if _, err := connector.DecoderFor[connector.TableRecord](fctx); err != nil {
+	newDec, err := connector.DecoderMaker[connector.TableRecord](fctx)
+	if err != nil {
 		return nil, err
 	}
 	return func() messageDecoder[connector.TableRecord] {
-		d, _ := connector.DecoderFor[connector.TableRecord](fctx)
+		d := newDec()
 		if len(t.Metadata) == 0 {
 			return plainDecoder[connector.TableRecord]{d}
 		}
