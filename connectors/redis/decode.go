@@ -53,11 +53,12 @@ func tableDecoderOf(c *config, ctx connector.Context) (func(*entryMeta) connecto
 		pt.Metadata, pt.MetadataTypes = nil, nil
 		physical.Table = &pt
 	}
-	if _, err := connector.DecoderFor[connector.TableRecord](physical); err != nil {
+	newDec, err := connector.DecoderMaker[connector.TableRecord](physical)
+	if err != nil {
 		return nil, err
 	}
 	return func(meta *entryMeta) connector.Decoder[connector.TableRecord] {
-		d, _ := connector.DecoderFor[connector.TableRecord](physical)
+		d := newDec()
 		if len(t.Metadata) == 0 {
 			return d
 		}

@@ -303,12 +303,12 @@ func (factory) NewSource(ctx connector.Context) (any, error) {
 		}
 		return &source[connector.TableRecord]{cfg: c, newDecoder: newDec}, nil
 	}
-	if _, err := connector.DecoderFor[any](ctx); err != nil {
+	newDec, err := connector.DecoderMaker[any](ctx)
+	if err != nil {
 		return nil, err
 	}
 	return &source[any]{cfg: c, newDecoder: func(*entryMeta) connector.Decoder[any] {
-		d, _ := connector.DecoderFor[any](ctx)
-		return d
+		return newDec()
 	}}, nil
 }
 
@@ -318,21 +318,17 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 		return nil, err
 	}
 	if ctx.Table != nil {
-		if _, err := connector.EncoderFor[connector.TableRecord](ctx); err != nil {
+		newEnc, err := connector.EncoderMaker[connector.TableRecord](ctx)
+		if err != nil {
 			return nil, err
 		}
-		return newSink(c, func() connector.Encoder[connector.TableRecord] {
-			e, _ := connector.EncoderFor[connector.TableRecord](ctx)
-			return e
-		}), nil
+		return newSink(c, newEnc), nil
 	}
-	if _, err := connector.EncoderFor[any](ctx); err != nil {
+	newEnc, err := connector.EncoderMaker[any](ctx)
+	if err != nil {
 		return nil, err
 	}
-	return newSink(c, func() connector.Encoder[any] {
-		e, _ := connector.EncoderFor[any](ctx)
-		return e
-	}), nil
+	return newSink(c, newEnc), nil
 }
 
 func init() { connector.Register(factory{}) }
