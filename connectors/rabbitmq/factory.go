@@ -377,21 +377,17 @@ func (factory) NewSource(ctx connector.Context) (any, error) {
 		if len(ctx.Table.Metadata) > 0 {
 			return nil, connector.UnknownMetadata(spec.Name, ctx.Table.Metadata[0])
 		}
-		if _, err := connector.DecoderFor[connector.TableRecord](ctx); err != nil {
+		newDec, err := connector.DecoderMaker[connector.TableRecord](ctx)
+		if err != nil {
 			return nil, err
 		}
-		return &source[connector.TableRecord]{cfg: c, newDecoder: func() connector.Decoder[connector.TableRecord] {
-			d, _ := connector.DecoderFor[connector.TableRecord](ctx)
-			return d
-		}}, nil
+		return &source[connector.TableRecord]{cfg: c, newDecoder: newDec}, nil
 	}
-	if _, err := connector.DecoderFor[any](ctx); err != nil {
+	newDec, err := connector.DecoderMaker[any](ctx)
+	if err != nil {
 		return nil, err
 	}
-	return &source[any]{cfg: c, newDecoder: func() connector.Decoder[any] {
-		d, _ := connector.DecoderFor[any](ctx)
-		return d
-	}}, nil
+	return &source[any]{cfg: c, newDecoder: newDec}, nil
 }
 
 func (factory) NewSink(ctx connector.Context) (any, error) {
@@ -400,21 +396,17 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 		return nil, err
 	}
 	if ctx.Table != nil {
-		if _, err := connector.EncoderFor[connector.TableRecord](ctx); err != nil {
+		newEnc, err := connector.EncoderMaker[connector.TableRecord](ctx)
+		if err != nil {
 			return nil, err
 		}
-		return newSink(c, func() connector.Encoder[connector.TableRecord] {
-			e, _ := connector.EncoderFor[connector.TableRecord](ctx)
-			return e
-		}), nil
+		return newSink(c, newEnc), nil
 	}
-	if _, err := connector.EncoderFor[any](ctx); err != nil {
+	newEnc, err := connector.EncoderMaker[any](ctx)
+	if err != nil {
 		return nil, err
 	}
-	return newSink(c, func() connector.Encoder[any] {
-		e, _ := connector.EncoderFor[any](ctx)
-		return e
-	}), nil
+	return newSink(c, newEnc), nil
 }
 
 func init() { connector.Register(factory{}) }
