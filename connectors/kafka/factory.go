@@ -449,18 +449,19 @@ func (c *config) modeOf(o connector.Options) {
 
 // tableFormats returns the functions that open the key format (nil
 // without one) and the value format of a table's rows, having checked that
-// they open.
-func tableFormats[C any](ctx connector.Context, rc *rowCodec, open func(connector.Context) (C, error)) (key, val func() C, err error) {
+// they open; maker is connector.DecoderMaker or connector.EncoderMaker.
+func tableFormats[C any](ctx connector.Context, rc *rowCodec, maker func(connector.Context) (func() C, error)) (key, val func() C, err error) {
 	o := ctx.Options
 	opener := func(name string, opts map[string]string, t *connector.Table, what string) (func() C, error) {
 		fctx, err := formatContext(ctx, name, opts, t)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := open(fctx); err != nil {
+		mk, err := maker(fctx)
+		if err != nil {
 			return nil, fmt.Errorf("%s %q: the %s format: %w", o.Spec().Name, ctx.Name, what, err)
 		}
-		return func() C { v, _ := open(fctx); return v }, nil
+		return mk, nil
 	}
 	if kn, kopts := keyFormat(o); kn != "" {
 		if key, err = opener(kn, kopts, rc.keyTable, "key"); err != nil {
@@ -483,11 +484,12 @@ func (f factory) NewSource(ctx connector.Context) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := connector.DecoderFor[any](dec); err != nil {
+		newDec, err := connector.DecoderMaker[any](dec)
+		if err != nil {
 			return nil, err
 		}
 		return &source[any]{cfg: c, newDecoder: func() func(*kgo.Record, func(any)) error {
-			d, _ := connector.DecoderFor[any](dec)
+			d := newDec()
 			return func(rec *kgo.Record, emit func(any)) error {
 				if rec.Value == nil {
 					return nil
@@ -500,7 +502,7 @@ func (f factory) NewSource(ctx connector.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, val, err := tableFormats(ctx, rc, connector.DecoderFor[connector.TableRecord])
+	key, val, err := tableFormats(ctx, rc, connector.DecoderMaker[connector.TableRecord])
 	if err != nil {
 		return nil, err
 	}
@@ -540,11 +542,12 @@ func (f factory) NewSink(ctx connector.Context) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := connector.EncoderFor[any](enc); err != nil {
+		newEnc, err := connector.EncoderMaker[any](enc)
+		if err != nil {
 			return nil, err
 		}
 		return newSink(c, func() encodeFunc[any] {
-			e, _ := connector.EncoderFor[any](enc)
+			e := newEnc()
 			return func(v any) ([]byte, []byte, bool, error) {
 				b, err := e.Encode(nil, v)
 				if err == nil && b == nil {
@@ -558,7 +561,7 @@ func (f factory) NewSink(ctx connector.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, val, err := tableFormats(ctx, rc, connector.EncoderFor[connector.TableRecord])
+	key, val, err := tableFormats(ctx, rc, connector.EncoderMaker[connector.TableRecord])
 	if err != nil {
 		return nil, err
 	}
