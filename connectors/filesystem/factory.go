@@ -73,14 +73,11 @@ func (factory) NewSource(ctx connector.Context) (any, error) {
 	if ctx.Table != nil {
 		return newTableSourceOf(ctx)
 	}
-	if _, err := connector.DecoderFor[any](ctx); err != nil {
+	newDec, err := connector.DecoderMaker[any](ctx)
+	if err != nil {
 		return nil, err
 	}
-	opts := sourceOptionsOf(ctx)
-	return NewSource[any](opts, func() connector.Decoder[any] {
-		d, _ := connector.DecoderFor[any](ctx)
-		return d
-	}), nil
+	return NewSource[any](sourceOptionsOf(ctx), newDec), nil
 }
 
 func sourceOptionsOf(ctx connector.Context) SourceOptions {
@@ -118,14 +115,11 @@ func newTableSourceOf(ctx connector.Context) (connector.Source[connector.TableRe
 	if err != nil {
 		return nil, err
 	}
-	if _, err := connector.DecoderFor[connector.TableRecord](fctx); err != nil {
+	newDec, err := connector.DecoderMaker[connector.TableRecord](fctx)
+	if err != nil {
 		return nil, err
 	}
-	opts := sourceOptionsOf(ctx)
-	src := NewSource[connector.TableRecord](opts, func() connector.Decoder[connector.TableRecord] {
-		d, _ := connector.DecoderFor[connector.TableRecord](fctx)
-		return d
-	})
+	src := NewSource[connector.TableRecord](sourceOptionsOf(ctx), newDec)
 	root := strings.TrimPrefix(ctx.Options.String("path"), "file://")
 	return newLookupTableSource(&tableSource{Source: src, layout: layout, root: root, mode: formatMode(ctx)}, ctx), nil
 }
@@ -140,13 +134,11 @@ func (factory) NewSink(ctx connector.Context) (any, error) {
 	if ctx.Table != nil {
 		return newTableSinkOf(ctx, dir, suffix)
 	}
-	if _, err := connector.EncoderFor[any](ctx); err != nil {
+	newEnc, err := connector.EncoderMaker[any](ctx)
+	if err != nil {
 		return nil, err
 	}
-	return NewSink[any](SinkOptions{Dir: dir, Suffix: suffix}, func() connector.Encoder[any] {
-		e, _ := connector.EncoderFor[any](ctx)
-		return e
-	}), nil
+	return NewSink[any](SinkOptions{Dir: dir, Suffix: suffix}, newEnc), nil
 }
 
 func newTableSinkOf(ctx connector.Context, dir, suffix string) (connector.Sink[connector.TableRecord], error) {
@@ -154,7 +146,8 @@ func newTableSinkOf(ctx connector.Context, dir, suffix string) (connector.Sink[c
 	if err != nil {
 		return nil, err
 	}
-	if _, err := connector.EncoderFor[connector.TableRecord](fctx); err != nil {
+	newEnc, err := connector.EncoderMaker[connector.TableRecord](fctx)
+	if err != nil {
 		return nil, err
 	}
 	o := ctx.Options
@@ -178,10 +171,7 @@ func newTableSinkOf(ctx connector.Context, dir, suffix string) (connector.Sink[c
 				Problem: fmt.Sprintf("= '%s' refers to %s, which is not a partition column; use $ and the name of a PARTITIONED BY column", pc.TimestampPattern, m)}
 		}
 	}
-	return newTableSink(dir, suffix, layout, pc, formatMode(ctx), func() connector.Encoder[connector.TableRecord] {
-		e, _ := connector.EncoderFor[connector.TableRecord](fctx)
-		return e
-	}), nil
+	return newTableSink(dir, suffix, layout, pc, formatMode(ctx), newEnc), nil
 }
 
 func isPartitionKey(t *connector.Table, i int) bool {
