@@ -47,6 +47,11 @@ type Environment struct {
 
 	mu      sync.Mutex
 	running *runtime.Job
+	// state, started and ended describe the execution (JobState).
+	state   JobState
+	started time.Time
+	ended   time.Time
+	failure error
 }
 
 // Option configures an Environment. An option given a value out of its
@@ -318,8 +323,21 @@ func (e *Environment) Execute(ctx context.Context, name string) error {
 	e.job = job
 	e.mu.Lock()
 	e.running = job
+	e.state, e.started = JobRunning, time.Now()
 	e.mu.Unlock()
-	if err := job.Run(ctx); err != nil {
+	err = job.Run(ctx)
+	e.mu.Lock()
+	e.ended = time.Now()
+	switch {
+	case err != nil:
+		e.state, e.failure = JobFailed, err
+	case ctx.Err() != nil:
+		e.state = JobCanceled
+	default:
+		e.state = JobFinished
+	}
+	e.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("eddy: job %q failed: %w", name, err)
 	}
 	return nil

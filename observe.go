@@ -8,6 +8,56 @@ import (
 	"github.com/eddystream/eddy/internal/runtime"
 )
 
+// JobState is the state of a job's execution, as Flink names it.
+type JobState string
+
+// The states of a job.
+const (
+	// JobCreated is a job that has not started executing.
+	JobCreated JobState = "CREATED"
+	// JobRunning is a job executing.
+	JobRunning JobState = "RUNNING"
+	// JobRestarting is a job waiting to restart after a failure.
+	JobRestarting JobState = "RESTARTING"
+	// JobFinished is a job whose bounded inputs ended, or that stopped
+	// with a savepoint.
+	JobFinished JobState = "FINISHED"
+	// JobFailed is a job that failed beyond what its restart strategy
+	// allows.
+	JobFailed JobState = "FAILED"
+	// JobCanceled is a job whose context was cancelled.
+	JobCanceled JobState = "CANCELED"
+)
+
+// JobStatus describes a job's execution.
+type JobStatus struct {
+	State JobState
+	// Started is when the job started executing; Ended when it stopped
+	// (zero while it runs).
+	Started, Ended time.Time
+	// Restarts counts its restarts after failures.
+	Restarts int
+	// Failure is why a failed job failed.
+	Failure error
+}
+
+// JobStatus returns the state of the job's execution.
+func (e *Environment) JobStatus() JobStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := JobStatus{State: e.state, Started: e.started, Ended: e.ended, Failure: e.failure}
+	if st.State == "" {
+		st.State = JobCreated
+	}
+	if j := e.running; j != nil {
+		st.Restarts = j.Restarts()
+		if st.State == JobRunning && j.Restarting() {
+			st.State = JobRestarting
+		}
+	}
+	return st
+}
+
 // OperatorMetrics is a snapshot of the counters of one operator subtask.
 type OperatorMetrics struct {
 	// Name is the operator's name.
@@ -55,6 +105,13 @@ type OperatorMetrics struct {
 	BackPressuredTime time.Duration
 	// BusyTime is the rest of its running time: processing records.
 	BusyTime time.Duration
+	// Status is the latest progress report of a source's reader, for
+	// connectors that report one (connector.StatusReporter): a CDC
+	// source's snapshot progress and lag, a broker source's offsets.
+	Status map[string]any
+	// EnumeratorStatus, on subtask 0 of a source, is the latest progress
+	// report of its enumerator.
+	EnumeratorStatus map[string]any
 }
 
 // Metrics returns a snapshot of the counters of the operators of the
@@ -77,6 +134,12 @@ func (e *Environment) Metrics() []OperatorMetrics {
 			LateRecords: m.LateRecords.Load(), WindowGapRecords: m.WindowGapRecords.Load(),
 			DeadLetters: m.DeadLetters.Load(), RetractionsWithoutState: m.RetractionsWithoutState.Load(),
 			Watermark: m.Watermark.Load(), StateBytes: m.StateBytes.Load(),
+		}
+		if st := m.Status.Load(); st != nil {
+			out[i].Status = *st
+		}
+		if st := m.EnumeratorStatus.Load(); st != nil {
+			out[i].EnumeratorStatus = *st
 		}
 		if t := m.Task; t != nil {
 			o := &out[i]

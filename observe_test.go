@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/connector"
 )
 
 // TestSubtaskTimes runs a fast source into a sink that waits for each
@@ -95,5 +96,80 @@ func TestJobGraph(t *testing.T) {
 	}
 	if g2, err := env.JobGraph(); err != nil || len(g2.Vertices) != 2 {
 		t.Fatalf("graph of the executed job: %+v, %v", g2, err)
+	}
+}
+
+// statusSource emits one record per Read until release is closed; its
+// reader and enumerator report their progress.
+type statusSource struct{ release chan struct{} }
+
+type statusEnumerator struct{ connector.Enumerator }
+
+func (statusEnumerator) Status() map[string]any { return map[string]any{"splitsAssigned": 1} }
+
+func (s *statusSource) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
+	e, err := connector.NewStaticEnumerator(ctx, restored, func(int) ([]connector.Split, error) {
+		return []connector.Split{{ID: "only"}}, nil
+	})
+	return statusEnumerator{e}, err
+}
+
+func (s *statusSource) NewReader(connector.ReaderContext) (connector.Reader[int64], error) {
+	return &statusReader{s: s}, nil
+}
+
+type statusReader struct {
+	s    *statusSource
+	has  bool
+	read int64
+}
+
+func (r *statusReader) AddSplits(s []connector.Split) error { r.has = r.has || len(s) > 0; return nil }
+
+func (r *statusReader) Read(out connector.Output[int64]) error {
+	if !r.has {
+		return nil
+	}
+	select {
+	case <-r.s.release:
+		out.Split("only").Finish()
+		r.has = false
+	case <-time.After(time.Millisecond):
+		r.read++
+		out.Split("only").Emit(r.read)
+	}
+	return nil
+}
+
+func (r *statusReader) Status() map[string]any { return map[string]any{"readRecords": r.read} }
+
+func (r *statusReader) SnapshotState(int64) ([]connector.Split, error) { return nil, nil }
+func (r *statusReader) Close() error                                   { return nil }
+
+// TestConnectorStatus reads the progress reports of a source's reader and
+// enumerator while the job runs.
+func TestConnectorStatus(t *testing.T) {
+	env := eddy.NewEnvironment(eddy.WithParallelism(1))
+	src := &statusSource{release: make(chan struct{})}
+	eddy.Discard(eddy.FromSource[int64](env, "status", src, eddy.NoWatermarks[int64]()))
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(context.Background(), "status") }()
+	waitFor(t, "the reader's and the enumerator's progress reports", func() bool {
+		for _, m := range env.Metrics() {
+			if n, ok := m.Status["readRecords"].(int64); ok && n > 0 && m.EnumeratorStatus["splitsAssigned"] == 1 {
+				return true
+			}
+		}
+		return false
+	})
+	if st := env.JobStatus(); st.State != eddy.JobRunning || st.Started.IsZero() {
+		t.Errorf("status of the running job: %+v", st)
+	}
+	close(src.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := env.JobStatus(); st.State != eddy.JobFinished || st.Ended.IsZero() {
+		t.Errorf("status of the finished job: %+v", st)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eddystream/eddy/connector"
@@ -113,6 +114,9 @@ type EnumeratorHost struct {
 	work          chan func()
 
 	enum connector.Enumerator
+	// status is the enumerator's latest progress report, if it reports
+	// any (connector.StatusReporter).
+	status atomic.Pointer[map[string]any]
 
 	// epoch is the newest checkpoint the enumerator has snapshotted. Only
 	// the enumerator goroutine uses it.
@@ -175,10 +179,19 @@ func (h *EnumeratorHost) loop() {
 			}
 		}
 	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
 	for {
 		select {
 		case fn := <-h.work:
 			fn()
+		case <-tick.C:
+			if r, ok := h.enum.(connector.StatusReporter); ok {
+				var st map[string]any
+				if err := h.guard(func() error { st = r.Status(); return nil }); err == nil {
+					h.status.Store(&st)
+				}
+			}
 		case <-h.done:
 			return
 		}

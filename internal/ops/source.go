@@ -152,15 +152,19 @@ func (o *sourceOutput[T]) BadRecord(d connector.DeadLetter) error {
 // assignments, held back around checkpoints), emits its batches, advances
 // the watermark over the splits, and snapshots the reader's splits.
 type SourceDriver[T any] struct {
-	ctx     *runtime.Context
-	reader  connector.Reader[T]
-	host    *EnumeratorHost
-	out     runtime.Input[T]
-	outs    map[string]any
-	so      sourceOutput[T]
-	lastWM  int64
-	clock   func() time.Time
-	metrics *runtime.OperatorMetrics
+	ctx    *runtime.Context
+	reader connector.Reader[T]
+	// status, if the reader reports its progress, is asked for it about
+	// once a second (at lastStatus).
+	status     connector.StatusReporter
+	lastStatus time.Time
+	host       *EnumeratorHost
+	out        runtime.Input[T]
+	outs       map[string]any
+	so         sourceOutput[T]
+	lastWM     int64
+	clock      func() time.Time
+	metrics    *runtime.OperatorMetrics
 
 	owned map[string]bool // splits given to the reader and not finished
 	// unnamed counts the splits of the first checkpoint format given to the
@@ -217,6 +221,7 @@ func NewSourceDriver[T any](ctx *runtime.Context, src connector.Source[T], hosts
 	if o, ok := outs[DeadLetterTag]; ok {
 		d.so.dead = NewEmitter(o.(runtime.Input[connector.DeadLetter]))
 	}
+	d.status, _ = r.(connector.StatusReporter)
 	if cfg.NewTransform != nil {
 		d.so.transform = cfg.NewTransform()
 	}
@@ -295,6 +300,9 @@ func (d *SourceDriver[T]) Step() (runtime.StepResult, error) {
 	if err := d.deliver(d.lastTaken); err != nil {
 		return runtime.StepResult{}, err
 	}
+	if d.status != nil || d.ctx.Subtask == 0 {
+		d.reportStatus()
+	}
 	d.so.batch.Reset()
 	err := d.reader.Read(&d.so)
 	eoi := errors.Is(err, connector.ErrEndOfInput)
@@ -343,6 +351,25 @@ func (d *SourceDriver[T]) Step() (runtime.StepResult, error) {
 		time.Sleep(time.Millisecond)
 	}
 	return runtime.StepResult{N: n, Idle: idle}, nil
+}
+
+// reportStatus publishes, about once a second, the reader's progress report
+// and, on subtask 0, the enumerator's.
+func (d *SourceDriver[T]) reportStatus() {
+	now := time.Now()
+	if now.Sub(d.lastStatus) < time.Second {
+		return
+	}
+	d.lastStatus = now
+	if d.status != nil {
+		st := d.status.Status()
+		d.metrics.Status.Store(&st)
+	}
+	if d.ctx.Subtask == 0 {
+		if st := d.host.status.Load(); st != nil {
+			d.metrics.EnumeratorStatus.Store(st)
+		}
+	}
 }
 
 // end emits the final watermark and ends the outputs.

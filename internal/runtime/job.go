@@ -298,6 +298,15 @@ type Job struct {
 	restarts int
 	// exceptions holds the latest failures, oldest first.
 	exceptions []Exception
+	// restarting is set while the job waits to restart after a failure.
+	restarting bool
+}
+
+// Restarting reports whether the job waits to restart after a failure.
+func (j *Job) Restarting() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.restarting
 }
 
 // Exception is a failure of the job: the operator subtask it came from (if
@@ -442,9 +451,13 @@ func (j *Job) Run(ctx context.Context) error {
 		j.recordException(err, true)
 		j.mu.Lock()
 		j.restarts++
+		j.restarting = true
 		j.mu.Unlock()
 		select {
 		case <-time.After(d):
+			j.mu.Lock()
+			j.restarting = false
+			j.mu.Unlock()
 		case <-ctx.Done():
 			return nil
 		}

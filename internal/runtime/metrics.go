@@ -39,6 +39,12 @@ type OperatorMetrics struct {
 	// Task measures the time of the subtask's goroutine, which runs the
 	// operator and the others chained with it.
 	Task *TaskMetrics
+	// Status is the latest progress report of a connector's reader (see
+	// connector.StatusReporter).
+	Status atomic.Pointer[map[string]any]
+	// EnumeratorStatus, for subtask 0 of a source, is the latest progress
+	// report of its enumerator.
+	EnumeratorStatus atomic.Pointer[map[string]any]
 }
 
 // TaskMetrics measures how the goroutine of one subtask of an operator chain
