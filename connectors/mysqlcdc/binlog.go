@@ -54,6 +54,14 @@ type binlogReader[T any] struct {
 	// mapped are, by table, the table map event last checked against the
 	// table the source holds (checkTableMap), and that table.
 	mapped map[string]mappedTable
+
+	// What Status reports: the events read, the timestamp (Unix
+	// milliseconds) of the last one the server wrote, and whether the
+	// reader has caught up with the server since (it found no event
+	// waiting, or the server sent a heartbeat).
+	events     int64
+	lastMillis int64
+	caughtUp   bool
 }
 
 func (b *binlogReader[T]) open() error {
@@ -176,13 +184,60 @@ func (b *binlogReader[T]) read(out connector.Output[T]) error {
 			return err
 		}
 		if ev == nil {
+			b.caughtUp = true
 			return nil
 		}
+		b.observe(ev)
 		if err := b.event(out, split, ev, start, next); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// observe counts an event read for Status and notes its timestamp: a
+// heartbeat, which the server sends when it has no event to send, means
+// the reader has caught up.
+func (b *binlogReader[T]) observe(ev *replication.BinlogEvent) {
+	switch h := ev.Header; {
+	case h.EventType == replication.HEARTBEAT_EVENT || h.EventType == replication.HEARTBEAT_LOG_EVENT_V2:
+		b.caughtUp = true
+	case h.Timestamp != 0:
+		b.events++
+		b.lastMillis = int64(h.Timestamp) * 1000
+		b.caughtUp = false
+	default:
+		b.events++ // an event the server makes up at the start of a stream
+	}
+}
+
+// status adds to a status report the binary log's position the reader is
+// at (binlogFile, binlogPosition and the GTID set executed before the
+// transaction being read, gtidSet), the events read (eventsRecords), the
+// time the server wrote the last one (lastEventTime) and the lag behind
+// the server (lagMillis): now less that time while events wait to be
+// read, 0 once the reader has caught up. Binary log timestamps are whole
+// seconds.
+func (b *binlogReader[T]) status(m map[string]any, now time.Time) {
+	m["phase"] = "binlog"
+	if b.s == nil {
+		return
+	}
+	m["binlogFile"] = b.s.cur.File
+	m["binlogPosition"] = b.s.cur.Pos
+	if b.txStart.HasGTIDs {
+		m["gtidSet"] = b.txStart.GTIDs
+	}
+	m["eventsRecords"] = b.events
+	if b.lastMillis > 0 {
+		m["lastEventTime"] = time.UnixMilli(b.lastMillis).UTC().Format(time.RFC3339)
+	}
+	switch {
+	case b.caughtUp:
+		m["lagMillis"] = int64(0)
+	case b.lastMillis > 0:
+		m["lagMillis"] = max(now.UnixMilli()-b.lastMillis, 0)
+	}
 }
 
 // event reads one event of the binary log, which starts at start and ends

@@ -217,5 +217,13 @@ func (e *enumerator) NotifyCheckpointComplete(id int64) error {
 	return nil
 }
 
+// Status reports the snapshot's progress and the phase: "discovering",
+// "snapshot", "binlog" (or "done" after a snapshot-only startup).
+func (e *enumerator) Status() map[string]any {
+	m := map[string]any{"startup": e.cfg.startup}
+	e.chunks.AddStatus(m, "binlog")
+	return m
+}
+
 // Close does nothing: the enumerator holds no connection.
 func (e *enumerator) Close() error { return nil }

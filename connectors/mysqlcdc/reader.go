@@ -42,6 +42,10 @@ type reader[T any] struct {
 
 	chunks *cdc.ReaderChunks[*chunk]
 	binlog *binlogReader[T]
+	// chunksRead and chunkRows count the snapshot chunks the reader read
+	// and their rows, for Status.
+	chunksRead int
+	chunkRows  int64
 }
 
 // AddSplits takes chunks and the binlog split.
@@ -75,6 +79,8 @@ func (r *reader[T]) Read(out connector.Output[T]) error {
 		}
 		c.done, c.rows = true, rows
 		r.chunks.Read(c)
+		r.chunksRead++
+		r.chunkRows += rows
 		return nil
 	}
 	if r.binlog != nil {
@@ -92,6 +98,16 @@ func (r *reader[T]) SnapshotState(int64) ([]connector.Split, error) {
 		out = append(out, encodeBinlogSplit(r.binlog.state()))
 	}
 	return out, nil
+}
+
+// Status reports the snapshot chunks the reader read and, once it reads
+// the binary log, where it is and how far behind the server (binlogStatus).
+func (r *reader[T]) Status() map[string]any {
+	m := map[string]any{"snapshotChunksRead": r.chunksRead, "snapshotRecords": r.chunkRows}
+	if r.binlog != nil {
+		r.binlog.status(m, time.Now())
+	}
+	return m
 }
 
 func (r *reader[T]) Close() error {
