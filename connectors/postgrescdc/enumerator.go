@@ -483,6 +483,14 @@ func (e *enumerator) release() {
 	e.live, e.liveLSN = "", 0
 }
 
+// Status reports the snapshot's progress and the phase: "discovering",
+// "snapshot", "stream" (or "done" after a snapshot-only startup).
+func (e *enumerator) Status() map[string]any {
+	m := map[string]any{"startup": e.cfg.startup}
+	e.chunks.AddStatus(m, "stream")
+	return m
+}
+
 // Close releases the snapshot's connection, and those of discoveries
 // and exports whose results will not be handled.
 func (e *enumerator) Close() error {

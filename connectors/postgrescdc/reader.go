@@ -46,6 +46,10 @@ type reader[T any] struct {
 	askedLive bool
 	stream    *streamReader[T]
 	failed    bool // Read returned an error
+	// chunksRead and chunkRows count the snapshot chunks the reader read
+	// and their rows, for Status.
+	chunksRead int
+	chunkRows  int64
 }
 
 // newReader returns a reader of a SQL table's rows, or for a pipeline
@@ -118,6 +122,8 @@ func (r *reader[T]) read(out connector.Output[T]) error {
 		}
 		c.done, c.rows = true, rows
 		r.chunks.Read(c)
+		r.chunksRead++
+		r.chunkRows += rows
 		return nil
 	}
 	if r.stream != nil {
@@ -144,6 +150,16 @@ func (r *reader[T]) NotifyCheckpointComplete(id int64) error {
 		r.stream.checkpointComplete(id)
 	}
 	return nil
+}
+
+// Status reports the snapshot chunks the reader read and, once it reads
+// the stream, where it is and how far behind the server (streamReader.status).
+func (r *reader[T]) Status() map[string]any {
+	m := map[string]any{"snapshotChunksRead": r.chunksRead, "snapshotRecords": r.chunkRows}
+	if r.stream != nil {
+		r.stream.status(m, time.Now())
+	}
+	return m
 }
 
 // Close closes the reader's connections; with 'debezium.slot.drop.on.stop'

@@ -63,7 +63,18 @@ type streamReader[T any] struct {
 	// them, since a restore reads the transaction again from its start.
 	txTables map[string]*tableInfo
 
-	confirmed  uint64 // the slot's confirmed_flush_lsn as last sent
+	confirmed uint64 // the slot's confirmed_flush_lsn as last sent
+
+	// What Status reports: the WAL messages received, the LSN of the last
+	// one, the WAL end the server's last keepalive reported, the commit
+	// time of the last transaction begun, and whether the reader has
+	// caught up with the server since (it found no message waiting, or a
+	// keepalive came between transactions).
+	events     int64
+	received   uint64
+	serverEnd  uint64
+	lastCommit int64
+	caughtUp   bool
 	ckpts      []ckptPos
 	needStatus bool
 	lastStatus time.Time
@@ -244,6 +255,7 @@ func (s *streamReader[T]) read(out connector.Output[T]) error {
 		msg, err := s.conn.ReceiveMessage(ctx)
 		if err != nil {
 			if pgconn.Timeout(err) || ctx.Err() != nil {
+				s.caughtUp = true
 				return nil
 			}
 			return fmt.Errorf("postgres-cdc: reading slot '%s' at %s: %w", s.r.cfg.slot, pglogrepl.LSN(s.pos), err)
@@ -259,6 +271,10 @@ func (s *streamReader[T]) read(out connector.Output[T]) error {
 				if err != nil {
 					return fmt.Errorf("postgres-cdc: a keepalive from the server: %w", err)
 				}
+				s.serverEnd = max(s.serverEnd, uint64(k.ServerWALEnd))
+				if !s.inTx {
+					s.caughtUp = true
+				}
 				if !s.inTx && uint64(k.ServerWALEnd) > s.pos {
 					// Every transaction that commits before it was sent.
 					s.pos, s.skip = uint64(k.ServerWALEnd), 0
@@ -273,6 +289,8 @@ func (s *streamReader[T]) read(out connector.Output[T]) error {
 				if err != nil {
 					return fmt.Errorf("postgres-cdc: a WAL message from the server: %w", err)
 				}
+				s.events++
+				s.received = max(s.received, uint64(x.WALStart))
 				if err := s.message(out, split, x.WALData); err != nil {
 					return err
 				}
@@ -282,6 +300,40 @@ func (s *streamReader[T]) read(out connector.Output[T]) error {
 		}
 	}
 	return nil
+}
+
+// status adds to a status report the stream's position (positionLsn: the
+// commit LSN of the transaction being read, or where the next one starts),
+// the LSN of the last WAL message received (receivedLsn), the slot's
+// confirmed_flush_lsn as last sent (confirmedFlushLsn), the WAL end of the
+// server's last keepalive (serverWalEnd) and the WAL from the position to
+// it (lagBytes), the WAL messages received (eventsRecords), the commit
+// time of the last transaction read (lastEventTime) and the lag behind
+// the server (lagMillis): now less that time while messages wait to be
+// read, 0 once the reader has caught up.
+func (s *streamReader[T]) status(m map[string]any, now time.Time) {
+	m["phase"] = "stream"
+	m["slot"] = s.r.cfg.slot
+	if s.conn == nil && s.events == 0 {
+		return
+	}
+	m["positionLsn"] = pglogrepl.LSN(s.pos).String()
+	m["receivedLsn"] = pglogrepl.LSN(s.received).String()
+	m["confirmedFlushLsn"] = pglogrepl.LSN(s.confirmed).String()
+	m["eventsRecords"] = s.events
+	if s.serverEnd > 0 {
+		m["serverWalEnd"] = pglogrepl.LSN(s.serverEnd).String()
+		m["lagBytes"] = int64(s.serverEnd - min(s.pos, s.serverEnd))
+	}
+	if s.lastCommit > 0 {
+		m["lastEventTime"] = time.UnixMilli(s.lastCommit).UTC().Format(time.RFC3339Nano)
+	}
+	switch {
+	case s.caughtUp:
+		m["lagMillis"] = int64(0)
+	case s.lastCommit > 0:
+		m["lagMillis"] = max(now.UnixMilli()-s.lastCommit, 0)
+	}
 }
 
 // message handles a pgoutput message.
@@ -296,6 +348,7 @@ func (s *streamReader[T]) message(out connector.Output[T], split connector.Split
 			return fmt.Errorf("postgres-cdc: a BEGIN message: %w", err)
 		}
 		s.txLSN, s.txTime = uint64(b.FinalLSN), b.CommitTime.UnixMilli()
+		s.lastCommit, s.caughtUp = s.txTime, false
 		s.inTx, s.rows, s.txTables = true, 0, nil
 		s.skipTx = s.txLSN < s.pos
 		if s.txLSN > s.pos {
