@@ -33,8 +33,20 @@ func (u unboxedSource[T]) NewReader(ctx ReaderContext) (Reader[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &unboxedReader[T]{r: r, outs: map[string]*unboxedSplit[T]{}}, nil
+	ur := &unboxedReader[T]{r: r, outs: map[string]*unboxedSplit[T]{}}
+	if sr, ok := r.(StatusReporter); ok {
+		return statusUnboxedReader[T]{ur, sr}, nil
+	}
+	return ur, nil
 }
+
+// statusUnboxedReader is an unboxedReader whose reader reports its status.
+type statusUnboxedReader[T any] struct {
+	*unboxedReader[T]
+	sr StatusReporter
+}
+
+func (u statusUnboxedReader[T]) Status() map[string]any { return u.sr.Status() }
 
 // unboxedReader reads with a Reader[any] and emits its records as T.
 type unboxedReader[T any] struct {
