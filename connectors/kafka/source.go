@@ -540,6 +540,10 @@ func (s *source[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T],
 // readSplit is a split a reader holds.
 type readSplit struct {
 	st splitState
+	// end is the partition's high watermark (its last stable offset when
+	// reading committed records) as the last fetch that returned its
+	// records told, -1 before one.
+	end int64
 }
 
 // reader reads its partitions through one client, fetching each from the
@@ -566,7 +570,7 @@ func (r *reader[T]) AddSplits(splits []connector.Split) error {
 		if err != nil {
 			return fmt.Errorf("%s %q: split %s: %w", c.connector, c.name, s.ID, err)
 		}
-		sp := &readSplit{st: st}
+		sp := &readSplit{st: st, end: -1}
 		r.splits[st.tp] = sp
 		r.toAdd = append(r.toAdd, sp)
 	}
@@ -655,6 +659,15 @@ func (r *reader[T]) Read(out connector.Output[T]) error {
 		}
 		return fmt.Errorf("%s %q: reading partition %d of %q: %w", c.connector, c.name, fe.Partition, fe.Topic, fe.Err)
 	}
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		if sp := r.splits[tp{p.Topic, p.Partition}]; sp != nil && p.Err == nil {
+			end := p.HighWatermark
+			if c.client.readCommit {
+				end = p.LastStableOffset
+			}
+			sp.end = max(sp.end, end)
+		}
+	})
 	var err error
 	fs.EachRecord(func(rec *kgo.Record) {
 		if err != nil {
@@ -663,6 +676,33 @@ func (r *reader[T]) Read(out connector.Output[T]) error {
 		err = r.handle(out, rec)
 	})
 	return err
+}
+
+// Status reports, per partition the reader reads (topic-partition), the
+// offset of the next record to read ("offset", absent before the first
+// record of a split starting at the partition's start), the partition's
+// end as the last fetch told ("highWatermark": its high watermark, or its
+// last stable offset when reading committed records) and the records
+// between ("lagRecords"), and the sum of those (lagRecords).
+func (r *reader[T]) Status() map[string]any {
+	parts := make(map[string]any, len(r.splits))
+	var lag int64
+	for p, sp := range r.splits {
+		ps := map[string]any{}
+		if sp.st.next >= 0 {
+			ps["offset"] = sp.st.next
+		}
+		if sp.end >= 0 {
+			ps["highWatermark"] = sp.end
+			if sp.st.next >= 0 {
+				l := max(sp.end-sp.st.next, 0)
+				ps["lagRecords"] = l
+				lag += l
+			}
+		}
+		parts[p.id()] = ps
+	}
+	return map[string]any{"partitions": parts, "lagRecords": lag}
 }
 
 // handle emits the records of one message.
