@@ -261,6 +261,12 @@ type readSplit struct {
 	finished bool
 	active   time.Time // bounded: when a message or a check last came
 	checking bool      // bounded: a check is under way
+	// For Status: the messages read, and for JetStream the number of
+	// messages of the filter after the last one read (its metadata's
+	// NumPending) and the time it was stored.
+	messages int64
+	pending  uint64
+	lastTS   int64
 }
 
 // reader reads its splits through one connection: an ordered consumer per
@@ -532,6 +538,7 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 		return nil
 	}
 	r.cur = out.Split(sp.id)
+	sp.messages++
 	if d.core != nil {
 		r.ts = -1
 		r.msg = message{subject: d.core.Subject, ts: time.Now().UnixMilli(), header: d.core.Header, data: d.core.Data}
@@ -553,6 +560,7 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 		return nil
 	}
 	r.ts = md.Timestamp.UnixMilli()
+	sp.pending, sp.lastTS = md.NumPending, r.ts
 	sp.st.next = seq + 1
 	sp.active = time.Now()
 	r.msg = message{subject: d.js.Subject(), seq: seq, ts: r.ts, header: d.js.Headers(), data: d.js.Data()}
@@ -565,6 +573,38 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 		r.finish(out, sp)
 	}
 	return nil
+}
+
+// Status reports, per split the reader reads (by its id), the messages
+// read ("messagesRecords") and, of a JetStream stream, the stream sequence
+// of the next message to read ("nextSequence"), the messages of its
+// filter after the last one read, as that message's metadata told
+// ("pendingRecords"), and when that message was stored
+// ("lastMessageTime"); and the sums over the splits ("messagesRecords",
+// "pendingRecords").
+func (r *reader[T]) Status() map[string]any {
+	splits := make(map[string]any, len(r.splits))
+	var messages int64
+	var pending uint64
+	for _, sp := range r.splits {
+		ss := map[string]any{"messagesRecords": sp.messages}
+		messages += sp.messages
+		if r.src.cfg.stream != "" { // JetStream
+			ss["nextSequence"] = sp.st.next
+			ss["pendingRecords"] = sp.pending
+			pending += sp.pending
+			if sp.lastTS != 0 {
+				ss["lastMessageTime"] = time.UnixMilli(sp.lastTS).UTC().Format(time.RFC3339Nano)
+			}
+		}
+		splits[sp.id] = ss
+	}
+	m := map[string]any{"splits": splits, "messagesRecords": messages}
+	if r.src.cfg.stream != "" {
+		m["stream"] = r.src.cfg.stream
+		m["pendingRecords"] = pending
+	}
+	return m
 }
 
 func (r *reader[T]) SnapshotState(cp int64) ([]connector.Split, error) {
