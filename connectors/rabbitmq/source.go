@@ -76,6 +76,7 @@ type readSplit struct {
 	ackedTag  uint64     // the highest delivery tag acknowledged
 	intervals []interval // queue splits: snapshotted, not yet acknowledged
 	cur       []string   // deduplicating: ids emitted since the last snapshot
+	messages  int64      // the messages handled, for Status
 }
 
 // reader reads its splits through one connection, a channel and consumer
@@ -308,6 +309,7 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 	}
 	sp, m := d.sp, d.msg
 	sp.lastTag = m.DeliveryTag
+	sp.messages++
 	var loc string
 	switch sp.st.kind {
 	case streamSplit:
@@ -360,6 +362,31 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 		return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: loc, Raw: string(m.Body), Error: err.Error()})
 	}
 	return nil
+}
+
+// Status reports the queue and, per split the reader reads (by its id),
+// the messages delivered to it ("messagesRecords") and, of a stream, the
+// offset of the next message to read ("offset", absent before the first
+// of a split starting at the stream's first message), of a classic or
+// quorum queue the deliveries not acknowledged yet ("unackedRecords"); and
+// the sum of the messages delivered ("messagesRecords").
+func (r *reader[T]) Status() map[string]any {
+	splits := make(map[string]any, len(r.splits))
+	var messages int64
+	for _, sp := range r.splits {
+		ss := map[string]any{"messagesRecords": sp.messages}
+		messages += sp.messages
+		switch sp.st.kind {
+		case streamSplit:
+			if !sp.st.first {
+				ss["offset"] = sp.st.next
+			}
+		default:
+			ss["unackedRecords"] = sp.lastTag - min(sp.ackedTag, sp.lastTag)
+		}
+		splits[sp.id] = ss
+	}
+	return map[string]any{"queue": r.cfg.queue, "splits": splits, "messagesRecords": messages}
 }
 
 // remember notes that the message id was emitted by sp.
