@@ -83,6 +83,10 @@ type reader[T any] struct {
 	emitOut connector.SplitOutput[T]
 	emitTS  int64
 	emit    func(T)
+
+	// For Status: the entries read, and the id of the last one.
+	entries int64
+	lastID  entryID
 }
 
 func newReader[T any](s *source[T], ctx connector.ReaderContext) *reader[T] {
@@ -526,6 +530,10 @@ func appendRange(s rangeSet, r idRange) rangeSet {
 // decode emits the records of an entry, or reports it as malformed.
 func (r *reader[T]) decode(out connector.Output[T], m *goredis.XMessage, id entryID) error {
 	c := r.cfg
+	r.entries++
+	if r.lastID.less(id) {
+		r.lastID = id
+	}
 	v, ok := m.Values[c.field]
 	if !ok {
 		return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: fmt.Sprintf("stream %s entry %s", c.stream, m.ID), Raw: renderFields(m.Values),
@@ -625,6 +633,20 @@ func (r *reader[T]) ack(ids []string) error {
 		return nil
 	})
 	return err
+}
+
+// Status reports the stream, the consumer group if any, the entries the
+// reader read ("entriesRecords") and the id of the last one
+// ("lastEntryId", the highest it read).
+func (r *reader[T]) Status() map[string]any {
+	m := map[string]any{"stream": r.cfg.stream, "entriesRecords": r.entries}
+	if r.group {
+		m["group"] = r.cfg.group
+	}
+	if !r.lastID.isZero() {
+		m["lastEntryId"] = r.lastID.String()
+	}
+	return m
 }
 
 // Close stops the fetchers, letting a blocked read end by itself (closing
