@@ -114,7 +114,7 @@ func (s *Script) exec(src string, st parser.Statement) (string, error) {
 			return "", err
 		}
 		if t != nil {
-			return t.Def.String() + "\n", nil
+			return c.redactedDef(t).String() + "\n", nil
 		}
 		return fmt.Sprintf("CREATE VIEW %s AS\n%s\n", types.QuoteIdentifier(v.Name), v.Query), nil
 	case *parser.Describe:

@@ -11,7 +11,7 @@ import (
 
 // planDirs are the directories of data-driven plan tests that TestPlan
 // runs (testdata/join has a driver of its own, join_test.go).
-var planDirs = []string{"testdata/rank", "testdata/window"}
+var planDirs = []string{"testdata/rank", "testdata/window", "testdata/show"}
 
 // TestPlan runs the data-driven files of planDirs. Each file is a session
 // of its own (a fresh catalog), and its directives are
