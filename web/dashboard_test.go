@@ -18,6 +18,10 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/agg"
+	"github.com/eddystream/eddy/window"
 )
 
 // TestDashboardFiles checks how the dashboard's files are served: the page
@@ -122,6 +126,153 @@ func artifactDir(t *testing.T) string {
 	return dir
 }
 
+// TestDashboardInBrowser runs a job (an endless generator, a keyed window
+// count, a sink; parallelism 2, checkpoints every 100 ms), serves it, and
+// opens the dashboard in headless Chromium: the graph shows the job's
+// operators, its rates change, a savepoint taken from the page exists, and
+// on an address that needs a token the page opened as /?token=... works.
+func TestDashboardInBrowser(t *testing.T) {
+	chromium := chromiumPath(t)
+	root := t.TempDir()
+
+	type reading struct {
+		Sensor int64
+		At     int64 // ms
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(2),
+		eddy.WithCheckpointing(100*time.Millisecond), eddy.WithCheckpointDir(filepath.Join(root, "checkpoints")))
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: -1, RatePerSecond: 2000},
+		func(i int64) reading { return reading{Sensor: i % 10, At: i} },
+		eddy.BoundedOutOfOrder(10*time.Millisecond, func(r reading) int64 { return r.At }))
+	counts := eddy.Aggregate(eddy.Window(eddy.KeyBy(src, func(r reading) int64 { return r.Sensor }), window.Tumbling(time.Second)),
+		agg.Count[reading]()).Name("count per sensor")
+	eddy.Discard(counts).Name("discard counts")
+	graph, err := env.JobGraph()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	jobCtx, cancelJob := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(jobCtx, "dashboard-test") }()
+	defer func() {
+		cancelJob()
+		if err := <-done; err != nil && !strings.Contains(err.Error(), "cancel") {
+			t.Errorf("the job: %v", err)
+		}
+	}()
+
+	savepoints := filepath.Join(root, "savepoints")
+	s, err := NewServer(SavepointDir(savepoints), Cancel(cancelJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Set("dashboard-test", env)
+	s.Sample()
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+
+	b := newBrowser(t, chromium)
+	bctx, eval, waitFor, shot := b.tab, b.eval, b.waitFor, b.shot
+
+	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatalf("opening the dashboard: %v", err)
+	}
+	waitFor("the job graph", `document.querySelector('#graph [data-vertex="0"]') ? "yes" : ""`)
+	waitFor("the job's state", `document.getElementById('job-state').textContent === 'RUNNING' ? "yes" : ""`)
+
+	// The graph shows every operator of the job, and the exchanges.
+	var shown []string
+	if err := eval(`[...document.querySelectorAll('#graph [data-operator]')].map(e => e.dataset.operator)`, &shown); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, v := range graph.Vertices {
+		for _, o := range v.Operators {
+			want = append(want, o.Name)
+		}
+	}
+	for _, name := range append(want, "count per sensor", "discard counts") {
+		if !slices.Contains(shown, name) {
+			t.Errorf("the graph shows the operators %q, not %q", shown, name)
+		}
+	}
+	var partitionings []string
+	if err := eval(`[...document.querySelectorAll('#graph path[data-edge]')].map(e => e.dataset.partitioning)`, &partitionings); err != nil {
+		t.Fatal(err)
+	}
+	if len(partitionings) != len(graph.Edges) || !slices.Contains(partitionings, "HASH") {
+		t.Errorf("the graph shows the edges %q; the job has %+v", partitionings, graph.Edges)
+	}
+
+	// The generator's records per second are shown and change.
+	rate := `(document.querySelector('#graph [data-vertex="0"] [data-metric="recordsOutPerSecond"]')?.dataset.value ?? "")`
+	first := waitFor("a rate", rate)
+	second := waitFor("another rate", `(() => { const v = `+rate+`; return v !== `+jsString(first)+` && Number(v) > 0 ? v : ""; })()`)
+	t.Logf("records out per second of the generator: %s, then %s", first, second)
+	text := waitFor("the rate's text", `document.querySelector('#graph [data-vertex="0"] [data-metric="recordsOutPerSecond"]').textContent`)
+	if text == "–" || text == "" {
+		t.Errorf("the generator's rate shows as %q", text)
+	}
+	waitFor("a checkpoint in the chart", `document.querySelector('#checkpoint-chart [data-checkpoint]') ? "yes" : ""`)
+	shot("graph")
+
+	// A vertex shows its subtasks.
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#graph [data-vertex="1"] .vertex-box`))); err != nil {
+		t.Fatalf("clicking vertex 1: %v", err)
+	}
+	waitFor("the subtasks of vertex 1", `document.querySelectorAll('#subtasks tbody tr[data-subtask]').length === 2 ? "yes" : ""`)
+	shot("subtasks")
+
+	// A savepoint taken from the page is written under the server's
+	// directory.
+	if err := chromedp.Do(bctx, chromedp.WaitEnabled(chromedp.CSS(`#savepoint-button`)), chromedp.Click(chromedp.CSS(`#savepoint-button`))); err != nil {
+		t.Fatalf("clicking the savepoint button: %v", err)
+	}
+	status := waitFor("the savepoint's result", `(() => { const r = document.getElementById('savepoint-result'); return r.dataset.status === 'ok' || r.dataset.status === 'error' ? r.dataset.status + ' ' + r.textContent : ""; })()`)
+	if !strings.HasPrefix(status, "ok ") {
+		shot("failure")
+		t.Fatalf("the savepoint from the page: %s", status)
+	}
+	var path string
+	if err := eval(`document.getElementById('savepoint-result').dataset.path ?? ""`, &path); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(path, savepoints+string(filepath.Separator)) || !strings.Contains(status, path) {
+		t.Errorf("the page shows the savepoint %q (%s), want a path under %s", path, status, savepoints)
+	}
+	if _, err := os.Stat(filepath.Join(path, "_metadata")); err != nil {
+		t.Errorf("the savepoint the page shows: %v", err)
+	}
+	shot("savepoint")
+	b.checkConsole()
+
+	// On an address that is not loopback, the page opened with the token
+	// keeps it in a cookie the page's scripts cannot read, and works.
+	const token = "dashboard-test-token"
+	public, err := NewServer(Address("0.0.0.0:8081"), Token(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer public.Close()
+	public.Set("dashboard-test", env)
+	publicSrv := httptest.NewServer(public.Handler())
+	defer publicSrv.Close()
+	if err := chromedp.Do(bctx, chromedp.Navigate(publicSrv.URL+"/?token="+token)); err != nil {
+		t.Fatalf("opening the dashboard with its token: %v", err)
+	}
+	waitFor("the job graph with the token", `document.querySelector('#graph [data-vertex="0"]') && document.getElementById('connection').dataset.state === 'live' ? "yes" : ""`)
+	var where struct{ Path, Search, Cookie string }
+	if err := eval(`({Path: location.pathname, Search: location.search, Cookie: document.cookie})`, &where); err != nil {
+		t.Fatal(err)
+	}
+	if where.Path != "/" || where.Search != "" || strings.Contains(where.Cookie, token) {
+		t.Errorf("after opening /?token=...: at %s%s, cookies the page reads %q", where.Path, where.Search, where.Cookie)
+	}
+	b.checkConsole()
+}
+
 // browser is a headless Chromium tab for a test, with helpers.
 type browser struct {
 	t   *testing.T
@@ -163,8 +314,8 @@ func newBrowser(t *testing.T, chromium string) *browser {
 	return b
 }
 
-// checkConsole fails the test for each problem the page's console showed,
-// but those containing one of expected.
+// checkConsole fails the test for each problem the page's console showed
+// since the last check, but those containing one of expected.
 func (b *browser) checkConsole(expected ...string) {
 	b.t.Helper()
 	b.mu.Lock()
@@ -174,6 +325,7 @@ func (b *browser) checkConsole(expected ...string) {
 			b.t.Errorf("the page's console: %s", p)
 		}
 	}
+	b.problems = nil
 }
 
 // shot saves a screenshot of the whole page as dashboard-<name>.png.
