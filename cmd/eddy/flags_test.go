@@ -69,8 +69,8 @@ func TestSavepointFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"savepoint", "--dir", "/tmp/x"}, "--dir is no longer accepted"},
-		{[]string{"demo", "--savepoint-dir", "/tmp/x"}, "--savepoint-dir needs --rest-address"},
-		{[]string{"run", "hot-items", "--savepoint-dir", "/tmp/x"}, "--savepoint-dir needs --rest-address"},
+		{[]string{"demo", "--rest-address", "none", "--savepoint-dir", "/tmp/x"}, "--savepoint-dir needs --rest-address"},
+		{[]string{"run", "hot-items", "--rest-address", "", "--savepoint-dir", "/tmp/x"}, "--savepoint-dir needs --rest-address"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			cmd := newRootCmd()

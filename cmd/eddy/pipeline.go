@@ -54,7 +54,11 @@ Example:
 			if err := rest.check(); err != nil {
 				return err
 			}
-			opts := []eddy.Option{eddy.WithParallelism(parallelism), eddy.WithStateBackend(st.open())}
+			rest.checkpointDir = chkDir
+			if err := rest.listen(cmd); err != nil {
+				return err
+			}
+			opts := []eddy.Option{eddy.WithParallelism(parallelism), eddy.WithStateBackend(st.open()), eddy.WithLogger(jobLogger(def.Name))}
 			if chkDir != "" {
 				opts = append(opts, eddy.WithCheckpointDir(chkDir), eddy.WithCheckpointing(interval))
 			}
@@ -64,12 +68,10 @@ Example:
 			if savepoint != "" {
 				opts = append(opts, eddy.WithRestoreFrom(savepoint))
 			}
-			env := eddy.NewEnvironment(opts...)
-			if err := pipeline.Build(env, def); err != nil {
-				return err
-			}
-			rest.serve(cmd, env, def.Name)
-			return env.Execute(cmd.Context(), def.Name)
+			return rest.run(cmd, def.Name, parallelism, func(int, string) (*eddy.Environment, error) {
+				env := eddy.NewEnvironment(opts...)
+				return env, pipeline.Build(env, def)
+			}, false)
 		},
 	}
 	f := cmd.Flags()

@@ -9,13 +9,18 @@ import (
 )
 
 func newRootCmd() *cobra.Command {
+	var logFormat string
 	root := &cobra.Command{
-		Use:              "eddy",
-		Short:            "eddy is a stream processing engine: event time, keyed state and windows in one binary",
-		SilenceUsage:     true,
-		SilenceErrors:    true,
-		PersistentPreRun: func(*cobra.Command, []string) { applyGCDefaults(os.Getenv) },
+		Use:           "eddy",
+		Short:         "eddy is a stream processing engine: event time, keyed state and windows in one binary",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			applyGCDefaults(os.Getenv)
+			return setupLogging(cmd, logFormat)
+		},
 	}
+	registerLogFlag(root, &logFormat)
 	root.AddCommand(newDemoCmd(), newSavepointCmd(), newVersionCmd())
 	root.AddCommand(newNexmarkCmd(), newRunCmd(), newSQLCmd(), newPipelineCmd())
 	return root

@@ -71,21 +71,32 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 			if err := rest.check(); err != nil {
 				return err
 			}
+			rest.checkpointDir = chkDir
+			if err := rest.listen(cmd); err != nil {
+				return err
+			}
 			backend := st.open()
-			var opts []eddy.Option
-			opts = append(opts, eddy.WithParallelism(parallelism), eddy.WithStateBackend(backend))
-			if chkDir != "" {
-				opts = append(opts, eddy.WithCheckpointDir(chkDir), eddy.WithCheckpointing(interval))
-			}
-			if fresh {
-				opts = append(opts, eddy.WithFreshStart())
-			}
-			if savepoint != "" {
-				opts = append(opts, eddy.WithRestoreFrom(savepoint))
-			}
 			name := args[0]
+			// optsAt are the job's options at a parallelism, restoring a
+			// savepoint (a rescale's) instead of starting as the flags say.
+			optsAt := func(p int, restore string) []eddy.Option {
+				opts := []eddy.Option{eddy.WithParallelism(p), eddy.WithStateBackend(backend), eddy.WithLogger(jobLogger(name))}
+				if chkDir != "" {
+					opts = append(opts, eddy.WithCheckpointDir(chkDir), eddy.WithCheckpointing(interval))
+				}
+				if restore != "" {
+					return append(opts, eddy.WithRestoreFrom(restore))
+				}
+				if fresh {
+					opts = append(opts, eddy.WithFreshStart())
+				}
+				if savepoint != "" {
+					opts = append(opts, eddy.WithRestoreFrom(savepoint))
+				}
+				return opts
+			}
 			if strings.HasSuffix(name, ".sql") {
-				return runSQL(cmd, name, parallelism, opts, rest)
+				return runSQL(cmd, name, parallelism, optsAt, &rest)
 			}
 			if name == "hot-items" {
 				o := demo.Options{Events: events, Parallelism: parallelism, TopN: 3, CheckpointDir: chkDir,
@@ -100,16 +111,15 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 			cfg := nexmark.DefaultConfig()
 			cfg.MaxEvents = events
 			cfg.FirstEventRate = tps
-			env := eddy.NewEnvironment(opts...)
 			sink := queries.Options{Sink: queries.Blackhole}
 			if output != "" {
 				sink = queries.Options{Sink: queries.Files, Path: output}
 			}
-			if _, err := q.Build(env, cfg, sink); err != nil {
-				return err
-			}
-			rest.serve(cmd, env, name)
-			return env.Execute(cmd.Context(), name)
+			return rest.run(cmd, name, parallelism, func(p int, restore string) (*eddy.Environment, error) {
+				env := eddy.NewEnvironment(optsAt(p, restore)...)
+				_, err := q.Build(env, cfg, sink)
+				return env, err
+			}, true)
 		},
 	}
 	f := cmd.Flags()

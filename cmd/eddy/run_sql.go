@@ -19,7 +19,7 @@ import (
 // The settings parallelism.default, execution.checkpointing.interval and
 // pipeline.name apply when the matching flag is not given, as does
 // execution.checkpointing.min-pause.
-func runSQL(cmd *cobra.Command, file string, parallelism int, opts []eddy.Option, rest restFlags) error {
+func runSQL(cmd *cobra.Command, file string, parallelism int, optsAt func(p int, restore string) []eddy.Option, rest *restFlags) error {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", file, err)
@@ -49,22 +49,36 @@ func runSQL(cmd *cobra.Command, file string, parallelism int, opts []eddy.Option
 	if v, ok := set["pipeline.name"]; ok {
 		name = v
 	}
+	var extra []eddy.Option
 	if v, ok := set["parallelism.default"]; ok && !cmd.Flags().Changed("parallelism") {
 		p, err := strconv.Atoi(v)
 		if err != nil || p <= 0 {
 			return fmt.Errorf("%s: SET 'parallelism.default' = '%s': want a positive integer", file, v)
 		}
-		opts = append(opts, eddy.WithParallelism(p))
+		extra = append(extra, eddy.WithParallelism(p))
+		parallelism = p
 	}
 	ckpt, err := checkpointSettings(set, !cmd.Flags().Changed("checkpoint-interval"))
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	opts = append(opts, ckpt...)
-	env := eddy.NewEnvironment(opts...)
-	if err := s.Build(env); err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	rest.serve(cmd, env, name)
-	return env.Execute(cmd.Context(), name)
+	extra = append(extra, ckpt...)
+	first := true
+	return rest.run(cmd, name, parallelism, func(p int, restore string) (*eddy.Environment, error) {
+		opts := append(optsAt(p, restore), extra...)
+		if !first {
+			// A rescale: the session is built again, at the new parallelism.
+			s = sql.NewSession(sql.WithParallelism(p))
+			if _, err := s.Execute(string(src)); err != nil {
+				return nil, fmt.Errorf("%s: %w", file, err)
+			}
+			opts = append(opts, eddy.WithParallelism(p))
+		}
+		first = false
+		env := eddy.NewEnvironment(append(opts, eddy.WithLogger(jobLogger(name)))...)
+		if err := s.Build(env); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		return env, nil
+	}, true)
 }
