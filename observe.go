@@ -68,10 +68,12 @@ type OperatorMetrics struct {
 	// the job graph): the operators chained together share a goroutine,
 	// so they share the idle, backpressured and busy times below.
 	Chain string
-	// RecordsIn counts the records the subtask received from exchanges
-	// (for the first operator of a chain of fused operators).
+	// RecordsIn counts the records the operator received, from an
+	// exchange or from the operator chained before it.
 	RecordsIn int64
-	// RecordsOut counts the records the operator sent into exchanges.
+	// RecordsOut counts the records the operator emitted on its main
+	// output (side outputs, such as late records and dead letters, are
+	// counted apart).
 	RecordsOut int64
 	// LateRecords counts records that arrived after their window (and its
 	// allowed lateness) had closed.
@@ -86,8 +88,8 @@ type OperatorMetrics struct {
 	// the state had expired (state TTL) or the row was never inserted: they
 	// changed nothing.
 	RetractionsWithoutState int64
-	// Watermark is the operator's input watermark (math.MinInt64 before
-	// the first).
+	// Watermark is the operator's input watermark, or for a source the
+	// watermark it emits (math.MinInt64 before the first).
 	Watermark int64
 	// StateBytes is the size of the subtask's state in the latest
 	// completed checkpoint (0 before the first, and for stateless

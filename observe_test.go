@@ -97,6 +97,15 @@ func TestJobGraph(t *testing.T) {
 	if g2, err := env.JobGraph(); err != nil || len(g2.Vertices) != 2 {
 		t.Fatalf("graph of the executed job: %+v, %v", g2, err)
 	}
+	// Every operator counts its records in and out, chained or not.
+	in, out := map[string]int64{}, map[string]int64{}
+	for _, m := range env.Metrics() {
+		in[m.Name] += m.RecordsIn
+		out[m.Name] += m.RecordsOut
+	}
+	if out["Source: Slice"] != 4 || in["parity"] != 4 || out["parity"] != 4 || in["Sink: Func"] != 4 {
+		t.Errorf("records in %v and out %v: want 4 out of the source, into and out of parity, into the sink", in, out)
+	}
 }
 
 // statusSource emits one record per Read until release is closed; its

@@ -253,8 +253,12 @@ func (s *Server) view(j *job, subtasks bool) (*graphView, error) {
 			st.BackPressuredTimeMsPerSecond = r.BackPressuredTimeMsPerSecond
 			minWM[k] = m.Watermark
 		}
-		st.RecordsOut += m.RecordsOut
-		st.RecordsOutPerSecond += r.RecordsOutPerSecond
+		ops := g.Vertices[vid].Operators
+		if len(ops) > 0 && ops[len(ops)-1].Name == m.Name {
+			// What the chain emits is what its last operator emits.
+			st.RecordsOut = m.RecordsOut
+			st.RecordsOutPerSecond = r.RecordsOutPerSecond
+		}
 		st.StateBytes += m.StateBytes
 		st.Operators = append(st.Operators, countersOf(m, now))
 	}
@@ -293,34 +297,8 @@ func (s *Server) view(j *job, subtasks bool) (*graphView, error) {
 		}
 		gv.vertices = append(gv.vertices, vj)
 	}
-	outEdges := map[int]int{}
 	for _, e := range g.Edges {
 		gv.edges = append(gv.edges, edgeJSON(e))
-		outEdges[e.Source]++
-	}
-	// A vertex whose first operator counts no records in (the runtime counts
-	// them at sinks only) receives what its upstream vertices sent, when
-	// each sends to it alone.
-	for i := range gv.vertices {
-		vm := &gv.vertices[i].Metrics
-		if vm.RecordsIn != 0 {
-			continue
-		}
-		var in int64
-		var rate float64
-		for _, e := range g.Edges {
-			if e.Target != i || outEdges[e.Source] != 1 {
-				continue
-			}
-			up := gv.vertices[e.Source].Metrics
-			n := int64(1)
-			if e.Partitioning == "BROADCAST" {
-				n = int64(gv.vertices[i].Parallelism)
-			}
-			in += up.RecordsOut * n
-			rate += up.RecordsOutPerSecond * float64(n)
-		}
-		vm.RecordsIn, vm.RecordsInPerSecond = in, rate
 	}
 	return gv, nil
 }

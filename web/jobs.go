@@ -118,7 +118,9 @@ func (j *job) sample(now time.Time) {
 		if secs <= 0 {
 			continue
 		}
-		ms := func(d time.Duration) float64 { return math.Min(1000, math.Max(0, float64(d)/float64(time.Millisecond)/secs)) }
+		ms := func(d time.Duration) float64 {
+			return math.Min(1000, math.Max(0, float64(d)/float64(time.Millisecond)/secs))
+		}
 		rates[k] = Rates{
 			RecordsInPerSecond:           math.Max(0, float64(m.RecordsIn-p.RecordsIn)/secs),
 			RecordsOutPerSecond:          math.Max(0, float64(m.RecordsOut-p.RecordsOut)/secs),

@@ -267,10 +267,9 @@ func (c *jobsCollector) collectJob(ch chan<- prometheus.Metric, j *job, now time
 		emit(opDeadLetters, float64(m.DeadLetters), name, m.Chain, m.Name, subtask)
 		emit(opRetractions, float64(m.RetractionsWithoutState), name, m.Chain, m.Name, subtask)
 		emit(opExceptions, float64(xs.byOperator[key]), name, m.Chain, m.Name, subtask)
-		// The engine keeps the watermark of the first operator of a chain
-		// fed by an exchange; 0 is that of the others and of a chain
-		// before its first watermark.
-		if wm := m.Watermark; wm != 0 && wm != math.MinInt64 && wm != math.MaxInt64 {
+		// No watermark before the first (math.MinInt64), nor after the
+		// last of an input that ended (math.MaxInt64).
+		if wm := m.Watermark; wm != math.MinInt64 && wm != math.MaxInt64 {
 			emit(opWatermark, float64(wm), name, m.Chain, m.Name, subtask)
 			emit(opWatermarkLag, float64(now.UnixMilli()-wm), name, m.Chain, m.Name, subtask)
 		}

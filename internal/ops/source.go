@@ -328,7 +328,6 @@ func (d *SourceDriver[T]) Step() (runtime.StepResult, error) {
 	}
 	n := d.so.batch.Len()
 	if n > 0 {
-		d.metrics.RecordsOut.Add(int64(n))
 		if perr := d.out.ProcessBatch(d.so.batch); perr != nil {
 			return runtime.StepResult{}, perr
 		}
@@ -339,6 +338,7 @@ func (d *SourceDriver[T]) Step() (runtime.StepResult, error) {
 	wm, idle := d.watermark()
 	if wm > d.lastWM {
 		d.lastWM = wm
+		d.metrics.Watermark.Store(wm)
 		if perr := d.out.ProcessWatermark(wm); perr != nil {
 			return runtime.StepResult{}, perr
 		}

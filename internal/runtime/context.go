@@ -48,7 +48,7 @@ type Context struct {
 func NewContext(operator string, subtask, parallelism, maxParallelism int, now func() int64, wakeAt func(ts int64, fn func(now int64) error)) *Context {
 	return &Context{
 		Operator: operator, Subtask: subtask, Parallelism: parallelism, MaxParallelism: maxParallelism,
-		Log: slog.Default().With("operator", operator, "subtask", subtask), Metrics: &OperatorMetrics{Name: operator, Subtask: subtask},
+		Log: slog.Default().With("operator", operator, "subtask", subtask), Metrics: NewOperatorMetrics(operator, subtask, nil),
 		now: now, wakeAt: wakeAt, done: make(chan struct{}),
 	}
 }
@@ -142,11 +142,13 @@ type guard[T any] struct {
 
 func (g *guard[T]) ProcessBatch(b *Batch[T]) (err error) {
 	defer g.ctx.recoverInto(&err)
+	g.ctx.Metrics.RecordsIn.Add(int64(len(b.Data)))
 	return g.ctx.wrap(g.in.ProcessBatch(b))
 }
 
 func (g *guard[T]) ProcessWatermark(wm int64) (err error) {
 	defer g.ctx.recoverInto(&err)
+	g.ctx.Metrics.Watermark.Store(wm)
 	return g.ctx.wrap(g.in.ProcessWatermark(wm))
 }
 
@@ -163,6 +165,7 @@ type guardControl struct {
 
 func (g *guardControl) ProcessWatermark(wm int64) (err error) {
 	defer g.ctx.recoverInto(&err)
+	g.ctx.Metrics.Watermark.Store(wm)
 	return g.ctx.wrap(g.c.ProcessWatermark(wm))
 }
 

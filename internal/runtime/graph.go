@@ -81,7 +81,10 @@ type Edge struct {
 
 // OutType is the typed glue for one output of a node.
 type OutType struct {
-	combine   func(outs []any) any
+	combine func(outs []any) any
+	// counted wraps an output so that it counts the records sent through
+	// it into n.
+	counted   func(out any, n *atomic.Int64) any
 	newPool   func(size int) (pool any, recycle func(any))
 	newWriter func(e *Edge, outs []*inChannel, pool any, size, maxP int, backPressured *atomic.Int64) (any, flusher)
 }
@@ -99,6 +102,7 @@ type InType struct {
 func NewOutType[T any]() *OutType {
 	return &OutType{
 		combine: func(outs []any) any { return combine[T](outs) },
+		counted: func(out any, n *atomic.Int64) any { return Input[T](&countingOutput[T]{out: out.(Input[T]), n: n}) },
 		newPool: func(size int) (any, func(any)) {
 			pool := newBatchPool[T](size)
 			return pool, func(p any) { pool.put(p.(*Batch[T])) }

@@ -548,7 +548,7 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 			build = func(n *Node) error {
 				ctx := &Context{
 					Operator: n.Name, Subtask: i, Parallelism: n.parallelism, MaxParallelism: n.maxParallelism,
-					Log: cfg.Log.With("job", cfg.Name, "operator", n.Name, "subtask", i), Metrics: &OperatorMetrics{Name: n.Name, Subtask: i, Task: t.metrics},
+					Log: cfg.Log.With("job", cfg.Name, "operator", n.Name, "subtask", i), Metrics: NewOperatorMetrics(n.Name, i, t.metrics),
 					now: t.now, done: done, Checkpointing: cfg.Checkpoints.Interval > 0,
 					savepoint: coord.isSavepoint,
 				}
@@ -602,6 +602,9 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 				combined := map[string]any{}
 				for tag, ot := range n.OutTypes {
 					combined[tag] = ot.combine(outs[tag])
+					if tag == "" {
+						combined[tag] = ot.counted(combined[tag], &ctx.Metrics.RecordsOut)
+					}
 				}
 				if n.Source != nil {
 					d, err := n.Source(ctx, combined)

@@ -10,9 +10,11 @@ import (
 type OperatorMetrics struct {
 	Name    string
 	Subtask int
-	// RecordsIn counts records received from exchanges by a task's head.
+	// RecordsIn counts the records the operator received, from an
+	// exchange or from the operator chained before it.
 	RecordsIn atomic.Int64
-	// RecordsOut counts records sent into exchanges by the operator.
+	// RecordsOut counts the records the operator emitted on its main
+	// output.
 	RecordsOut atomic.Int64
 	// LateRecords counts records that arrived after their window (and its
 	// allowed lateness) had closed. They go to the late side output if one
@@ -73,4 +75,13 @@ func (m *TaskMetrics) Busy(now time.Time) time.Duration {
 	}
 	d := now.Sub(m.Started) - time.Duration(m.Idle.Load()) - time.Duration(m.BackPressured.Load())
 	return max(d, 0)
+}
+
+// NewOperatorMetrics returns the metrics of subtask subtask of operator
+// name, run by the task measured by task (nil when not measured), before
+// its first watermark.
+func NewOperatorMetrics(name string, subtask int, task *TaskMetrics) *OperatorMetrics {
+	m := &OperatorMetrics{Name: name, Subtask: subtask, Task: task}
+	m.Watermark.Store(MinWatermark)
+	return m
 }

@@ -1,5 +1,7 @@
 package runtime
 
+import "sync/atomic"
+
 // Control receives the in-band events of an operator's inputs that are not
 // records. For a one-input operator it is the operator's Input itself; an
 // operator with several inputs receives them once, combined over its inputs.
@@ -95,3 +97,17 @@ func combine[T any](outs []any) Input[T] {
 	}
 	return f
 }
+
+// countingOutput counts the records an operator emits on its main output.
+type countingOutput[T any] struct {
+	out Input[T]
+	n   *atomic.Int64
+}
+
+func (c *countingOutput[T]) ProcessBatch(b *Batch[T]) error {
+	c.n.Add(int64(len(b.Data)))
+	return c.out.ProcessBatch(b)
+}
+
+func (c *countingOutput[T]) ProcessWatermark(wm int64) error { return c.out.ProcessWatermark(wm) }
+func (c *countingOutput[T]) EndInput() error                 { return c.out.EndInput() }

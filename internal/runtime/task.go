@@ -457,7 +457,6 @@ func (t *task) handle(c *inChannel, m message) (finished bool, err error) {
 // advance passes the combined watermark on if it moved.
 func (t *task) advance() error {
 	if wm, moved := t.gate.watermark(); moved {
-		t.headCtx.Metrics.Watermark.Store(wm)
 		return t.control.ProcessWatermark(wm)
 	}
 	return nil
