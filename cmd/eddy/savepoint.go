@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -109,7 +110,7 @@ func (r *restFlags) start(cmd *cobra.Command, name string, opts ...web.Option) *
 		return nil
 	}
 	addr := r.ln.Addr().String()
-	opts = append([]web.Option{web.Address(addr), web.Logger(jobLogger(name))}, opts...)
+	opts = append([]web.Option{web.Address(addr), web.Logger(slog.Default())}, opts...)
 	if dir := r.savepoints(); dir != "" {
 		opts = append(opts, web.SavepointDir(dir))
 	}
