@@ -45,8 +45,12 @@ type Environment struct {
 	fresh         bool
 	restartSet    bool
 
-	mu      sync.Mutex
-	running *runtime.Job
+	// compileMu serialises compiling the graph, which resolves its nodes'
+	// parallelism and edges in place (Plan and JobGraph may run while
+	// Execute starts).
+	compileMu sync.Mutex
+	mu        sync.Mutex
+	running   *runtime.Job
 	// state, started and ended describe the execution (JobState).
 	state   JobState
 	started time.Time
@@ -273,7 +277,9 @@ func (e *Environment) Plan() (string, error) {
 	if len(e.errs) > 0 {
 		return "", fmt.Errorf("eddy: %w", errors.Join(e.errs...))
 	}
+	e.compileMu.Lock()
 	p, err := runtime.Compile(e.graph, e.cfg)
+	e.compileMu.Unlock()
 	if err != nil {
 		return "", fmt.Errorf("eddy: %w", err)
 	}
@@ -285,6 +291,23 @@ func (e *Environment) Plan() (string, error) {
 // subtask (a *runtime.OperatorError underneath); a cancelled job returns nil.
 // An environment executes once.
 func (e *Environment) Execute(ctx context.Context, name string) error {
+	err := e.execute(ctx, name)
+	e.mu.Lock()
+	if e.state == "" {
+		// The job ended before it ran: a mistake in it, or nothing left
+		// to do.
+		e.ended = time.Now()
+		if err != nil {
+			e.state, e.failure = JobFailed, err
+		} else {
+			e.state = JobFinished
+		}
+	}
+	e.mu.Unlock()
+	return err
+}
+
+func (e *Environment) execute(ctx context.Context, name string) error {
 	if e.job != nil {
 		return fmt.Errorf("eddy: job %q: an environment executes once; build a new one", name)
 	}
@@ -316,7 +339,9 @@ func (e *Environment) Execute(ctx context.Context, name string) error {
 	if finished {
 		return nil
 	}
+	e.compileMu.Lock()
 	job, err := runtime.NewJob(e.graph, cfg)
+	e.compileMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("eddy: job %q: %w", name, err)
 	}

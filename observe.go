@@ -60,6 +60,9 @@ func (e *Environment) JobStatus() JobStatus {
 
 // OperatorMetrics is a snapshot of the counters of one operator subtask.
 type OperatorMetrics struct {
+	// OperatorID identifies the operator in the job graph (JobOperator.ID):
+	// names need not be unique.
+	OperatorID int
 	// Name is the operator's name.
 	Name string
 	// Subtask is the index of the subtask, from 0.
@@ -131,7 +134,7 @@ func (e *Environment) Metrics() []OperatorMetrics {
 	out := make([]OperatorMetrics, len(ms))
 	for i, m := range ms {
 		out[i] = OperatorMetrics{
-			Name: m.Name, Subtask: m.Subtask,
+			OperatorID: m.ID, Name: m.Name, Subtask: m.Subtask,
 			RecordsIn: m.RecordsIn.Load(), RecordsOut: m.RecordsOut.Load(),
 			LateRecords: m.LateRecords.Load(), WindowGapRecords: m.WindowGapRecords.Load(),
 			DeadLetters: m.DeadLetters.Load(), RetractionsWithoutState: m.RetractionsWithoutState.Load(),
@@ -301,6 +304,8 @@ type JobVertex struct {
 
 // JobOperator is one operator of a vertex.
 type JobOperator struct {
+	// ID identifies the operator (OperatorMetrics.OperatorID).
+	ID int
 	// Name is the operator's name, as in OperatorMetrics.
 	Name string
 	// UID identifies the operator's state in checkpoints.
@@ -335,6 +340,8 @@ func (e *Environment) JobGraph() (*JobGraph, error) {
 	if j != nil {
 		p = j.Plan
 	} else {
+		e.compileMu.Lock()
+		defer e.compileMu.Unlock()
 		if len(e.errs) > 0 {
 			return nil, fmt.Errorf("eddy: %w", errors.Join(e.errs...))
 		}
@@ -357,7 +364,7 @@ func jobGraphOf(p *runtime.Plan) *JobGraph {
 			if mode == "" {
 				mode = "[I]"
 			}
-			v.Operators = append(v.Operators, JobOperator{Name: n.Name, UID: n.StateUID(), MaxParallelism: n.ResolvedMaxParallelism(), Changelog: mode})
+			v.Operators = append(v.Operators, JobOperator{ID: n.ID, Name: n.Name, UID: n.StateUID(), MaxParallelism: n.ResolvedMaxParallelism(), Changelog: mode})
 		}
 		g.Vertices = append(g.Vertices, v)
 	}

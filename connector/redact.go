@@ -1,7 +1,7 @@
 package connector
 
 import (
-	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -65,20 +65,16 @@ func (r *Registry) secret(spec *Spec, formats map[string]*Spec, key string) bool
 	return false
 }
 
-// redactURL hides the password of a URL's user information
+// urlPassword matches the password of the user information of a URL
+// ("scheme://user:password@"), in every URL of a value (a list of servers).
+var urlPassword = regexp.MustCompile(`(://[^:/?#@\s,]*:)[^@\s]*@`)
+
+// redactURL hides the passwords of URLs' user information
 // ("amqp://user:pass@host" shows as "amqp://user:******@host"); other values
 // are returned as they are.
 func redactURL(v string) string {
-	if !strings.Contains(v, "://") || !strings.Contains(v, "@") {
+	if !strings.Contains(v, "@") {
 		return v
 	}
-	u, err := url.Parse(v)
-	if err != nil || u.User == nil {
-		return v
-	}
-	if _, ok := u.User.Password(); !ok {
-		return v
-	}
-	u.User = url.UserPassword(u.User.Username(), "******")
-	return strings.Replace(u.String(), "%2A%2A%2A%2A%2A%2A", "******", 1)
+	return urlPassword.ReplaceAllString(v, "${1}******@")
 }

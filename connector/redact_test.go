@@ -30,3 +30,21 @@ func TestRedact(t *testing.T) {
 		t.Errorf("got %d options, want %d", len(got), len(want))
 	}
 }
+
+func TestRedactURLs(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://u:p1@h1,nats://u:p2@h2":  "nats://u:******@h1,nats://u:******@h2",
+		"amqp://user:pa/ss@host":         "amqp://user:******@host",
+		"amqp://user:pa#ss@host":         "amqp://user:******@host",
+		"amqp://user:p%zz@host":          "amqp://user:******@host",
+		"jdbc:mysql://user:pw@host/db":   "jdbc:mysql://user:******@host/db",
+		"redis://:secret@localhost:6379": "redis://:******@localhost:6379",
+		"amqp://guest@localhost/":        "amqp://guest@localhost/",
+		"mailto:someone@example.com":     "mailto:someone@example.com",
+	} {
+		got := connector.Default.Redact(map[string]string{"connector": "rabbitmq", "x.servers": in})["x.servers"]
+		if got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+}

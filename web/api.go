@@ -121,6 +121,7 @@ type vertexMetrics struct {
 }
 
 type operatorJSON struct {
+	ID             int    `json:"id"`
 	Name           string `json:"name"`
 	UID            string `json:"uid"`
 	MaxParallelism int    `json:"maxParallelism"`
@@ -147,6 +148,7 @@ type subtaskJSON struct {
 // operatorCounters are one operator subtask's counters (and, in the flat
 // list of /metrics, its rates and times).
 type operatorCounters struct {
+	OperatorID              int    `json:"operatorId"`
 	Operator                string `json:"operator"`
 	Vertex                  *int   `json:"vertex,omitempty"`
 	Subtask                 int    `json:"subtask"`
@@ -197,7 +199,7 @@ func watermarkOf(wm int64, now time.Time) (*int64, *int64) {
 
 func countersOf(m eddy.OperatorMetrics, now time.Time) operatorCounters {
 	wm, lag := watermarkOf(m.Watermark, now)
-	return operatorCounters{Operator: m.Name, Subtask: m.Subtask, RecordsIn: m.RecordsIn, RecordsOut: m.RecordsOut,
+	return operatorCounters{OperatorID: m.OperatorID, Operator: m.Name, Subtask: m.Subtask, RecordsIn: m.RecordsIn, RecordsOut: m.RecordsOut,
 		LateRecords: m.LateRecords, WindowGapRecords: m.WindowGapRecords, DeadLetters: m.DeadLetters,
 		RetractionsWithoutState: m.RetractionsWithoutState, Watermark: wm, WatermarkLagMs: lag, StateBytes: m.StateBytes}
 }
@@ -220,19 +222,17 @@ func (s *Server) view(j *job, subtasks bool) (*graphView, error) {
 		return nil, err
 	}
 	now := time.Now()
-	vertexOf := map[string]int{}
+	vertexOf := map[int]int{}
 	for _, v := range g.Vertices {
 		for _, o := range v.Operators {
-			if _, ok := vertexOf[o.Name]; !ok {
-				vertexOf[o.Name] = v.ID
-			}
+			vertexOf[o.ID] = v.ID
 		}
 	}
 	type subKey struct{ vertex, subtask int }
 	subs := map[subKey]*subtaskJSON{}
 	minWM := map[subKey]int64{}
 	for _, m := range j.env.Metrics() {
-		vid, ok := vertexOf[m.Name]
+		vid, ok := vertexOf[m.OperatorID]
 		if !ok || vid < 0 || vid >= len(g.Vertices) {
 			continue
 		}
@@ -242,8 +242,8 @@ func (s *Server) view(j *job, subtasks bool) (*graphView, error) {
 			st = &subtaskJSON{Subtask: m.Subtask, Started: m.Started, Running: m.Running}
 			subs[k] = st
 		}
-		r := j.ratesOf(m.Name, m.Subtask)
-		first := len(g.Vertices[vid].Operators) > 0 && g.Vertices[vid].Operators[0].Name == m.Name
+		r := j.ratesOf(m.OperatorID, m.Subtask)
+		first := len(g.Vertices[vid].Operators) > 0 && g.Vertices[vid].Operators[0].ID == m.OperatorID
 		if first {
 			st.RecordsIn = m.RecordsIn
 			st.RecordsInPerSecond = r.RecordsInPerSecond
@@ -254,7 +254,7 @@ func (s *Server) view(j *job, subtasks bool) (*graphView, error) {
 			minWM[k] = m.Watermark
 		}
 		ops := g.Vertices[vid].Operators
-		if len(ops) > 0 && ops[len(ops)-1].Name == m.Name {
+		if len(ops) > 0 && ops[len(ops)-1].ID == m.OperatorID {
 			// What the chain emits is what its last operator emits.
 			st.RecordsOut = m.RecordsOut
 			st.RecordsOutPerSecond = r.RecordsOutPerSecond
@@ -346,13 +346,11 @@ func (s *Server) vertexDetail(w http.ResponseWriter, r *http.Request, j *job) {
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request, j *job) {
-	vertexOf := map[string]int{}
+	vertexOf := map[int]int{}
 	if g, err := j.env.JobGraph(); err == nil {
 		for _, v := range g.Vertices {
 			for _, o := range v.Operators {
-				if _, ok := vertexOf[o.Name]; !ok {
-					vertexOf[o.Name] = v.ID
-				}
+				vertexOf[o.ID] = v.ID
 			}
 		}
 	}
@@ -360,11 +358,11 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request, j *job) {
 	out := []operatorCounters{}
 	for _, m := range j.env.Metrics() {
 		c := countersOf(m, now)
-		if v, ok := vertexOf[m.Name]; ok {
+		if v, ok := vertexOf[m.OperatorID]; ok {
 			c.Vertex = &v
 		}
 		c.subtaskTimes = &subtaskTimes{Started: m.Started, Running: m.Running, BusyTimeMs: ms(m.BusyTime),
-			IdleTimeMs: ms(m.IdleTime), BackPressuredTimeMs: ms(m.BackPressuredTime), Rates: j.ratesOf(m.Name, m.Subtask)}
+			IdleTimeMs: ms(m.IdleTime), BackPressuredTimeMs: ms(m.BackPressuredTime), Rates: j.ratesOf(m.OperatorID, m.Subtask)}
 		out = append(out, c)
 	}
 	s.writeJSON(w, http.StatusOK, out)

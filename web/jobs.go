@@ -27,7 +27,7 @@ type job struct {
 }
 
 type subtaskKey struct {
-	operator string
+	operator int // eddy.OperatorMetrics.OperatorID
 	subtask  int
 }
 
@@ -108,7 +108,7 @@ func (j *job) sample(now time.Time) {
 	cur := make(map[subtaskKey]eddy.OperatorMetrics, len(ms))
 	rates := make(map[subtaskKey]Rates, len(ms))
 	for _, m := range ms {
-		k := subtaskKey{m.Name, m.Subtask}
+		k := subtaskKey{m.OperatorID, m.Subtask}
 		cur[k] = m
 		p, ok := j.prev[k]
 		if !ok || !p.Started.Equal(m.Started) || j.last.IsZero() {
@@ -134,7 +134,7 @@ func (j *job) sample(now time.Time) {
 
 // ratesOf returns the latest rates of the subtask (zero before two
 // samples).
-func (j *job) ratesOf(operator string, subtask int) Rates {
+func (j *job) ratesOf(operator, subtask int) Rates {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.rates[subtaskKey{operator, subtask}]

@@ -160,7 +160,7 @@ type exceptionCount struct {
 	// last is the time of the latest failure counted.
 	last       time.Time
 	total      int64
-	byOperator map[subtaskKey]int64
+	byOperator map[exceptionKey]int64
 }
 
 func newJobsCollector(js *Jobs) *jobsCollector {
@@ -190,7 +190,9 @@ func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *jobsCollector) collectJob(ch chan<- prometheus.Metric, j *job, now time.Time) {
 	emit := func(m metricDesc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(m.desc, m.typ, v, labels...)
+		if m, err := prometheus.NewConstMetric(m.desc, m.typ, v, validLabels(labels)...); err == nil {
+			ch <- m
+		}
 	}
 	env, name := j.env, j.name
 
@@ -233,18 +235,18 @@ func (c *jobsCollector) collectJob(ch chan<- prometheus.Metric, j *job, now time
 		subtask int
 	}
 	tasks := map[taskKey]bool{}
-	operators := make(map[subtaskKey]bool, len(ms))
+	operators := make(map[exceptionKey]bool, len(ms))
 	connectors := map[string]bool{}
 	for i := range ms {
 		m := &ms[i]
 		chainOf[m.Name] = m.Chain
-		key := subtaskKey{m.Name, m.Subtask}
+		key := exceptionKey{m.Name, m.Subtask}
 		if operators[key] {
 			continue // an operator named as another: its series would clash
 		}
 		operators[key] = true
 		subtask := strconv.Itoa(m.Subtask)
-		rates := j.ratesOf(m.Name, m.Subtask)
+		rates := j.ratesOf(m.OperatorID, m.Subtask)
 
 		// The first operator of a chain reports the times of the chain's
 		// goroutine, which its operators share.
@@ -292,7 +294,7 @@ func (c *jobsCollector) collectJob(ch chan<- prometheus.Metric, j *job, now time
 func (c *jobsCollector) countExceptions(j *job, xs []eddy.Exception) *exceptionCount {
 	n := c.exceptions[j]
 	if n == nil {
-		n = &exceptionCount{byOperator: map[subtaskKey]int64{}}
+		n = &exceptionCount{byOperator: map[exceptionKey]int64{}}
 		c.exceptions[j] = n
 	}
 	for _, x := range xs {
@@ -302,7 +304,7 @@ func (c *jobsCollector) countExceptions(j *job, xs []eddy.Exception) *exceptionC
 		n.last = x.Time
 		n.total++
 		if x.Operator != "" {
-			n.byOperator[subtaskKey{x.Operator, x.Subtask}]++
+			n.byOperator[exceptionKey{x.Operator, x.Subtask}]++
 		}
 	}
 	return n
@@ -334,8 +336,19 @@ func (c *jobsCollector) collectStatus(ch chan<- prometheus.Metric, seen map[stri
 			d = prometheus.NewDesc(name, "The entry "+strconv.Quote(k)+" of the progress report of a source's reader (subtask_index \""+enumeratorSubtask+"\": of its enumerator).", operatorLabels, nil)
 			c.connector[name] = d
 		}
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, f, job, task, operator, subtask)
+		if m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, f, validLabels([]string{job, task, operator, subtask})...); err == nil {
+			ch <- m
+		}
 	}
+}
+
+// validLabels makes label values valid UTF-8 (job and operator names come
+// from SQL files and pipeline definitions), so that a scrape never fails.
+func validLabels(vs []string) []string {
+	for i, v := range vs {
+		vs[i] = strings.ToValidUTF8(v, "\uFFFD")
+	}
+	return vs
 }
 
 func hasConnectorSuffix(k string) bool {
@@ -391,4 +404,11 @@ func number(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
+}
+
+// exceptionKey names an operator subtask as the series of an operator's
+// metrics and exceptions do: by name.
+type exceptionKey struct {
+	operator string
+	subtask  int
 }

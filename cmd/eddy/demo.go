@@ -40,6 +40,7 @@ outside services.`,
 			if err := st.check(cmd); err != nil {
 				return err
 			}
+			rest.checkpointDir = o.CheckpointDir
 			if err := rest.check(); err != nil {
 				return err
 			}

@@ -183,7 +183,11 @@ func (r *restFlags) run(cmd *cobra.Command, name string, parallelism int, build 
 		pending = req
 		e := current
 		mu.Unlock()
-		path, err := e.TriggerSavepoint(rctx, dir, true)
+		// The savepoint stops the job even if the client gives up waiting:
+		// it must not be tied to the request.
+		sctx, cancelSavepoint := context.WithTimeout(context.WithoutCancel(rctx), 10*time.Minute)
+		path, err := e.TriggerSavepoint(sctx, dir, true)
+		cancelSavepoint()
 		req.path <- path
 		if err != nil {
 			mu.Lock()

@@ -244,22 +244,19 @@ func regionRow(id int64, region string, ts types.Timestamp, name string, seq int
 }
 
 // runRegionSink writes the changes of batches into the table db.name
-// under dir, slowly enough that the batches (and most changes) fall into
-// checkpoints of their own, and checks the table got several snapshots.
+// under dir, each batch in a checkpoint of its own, and checks the table
+// got a snapshot per batch.
 func runRegionSink(t *testing.T, dir, name string, t0 *connector.Table, batches [][]changelog.Change[types.Row]) {
 	t.Helper()
 	sink, err := connector.OpenTableSink(connector.Default, "iceberg", sinkOptions(dir, name), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var all []changelog.Change[types.Row]
-	for _, b := range batches {
-		all = append(all, b...)
-	}
 	env := eddy.NewEnvironment(eddy.WithParallelism(2),
 		eddy.WithCheckpointing(5*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
-	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: int64(len(all)), RatePerSecond: 40},
-		func(i int64) changelog.Change[types.Row] { return all[i] }, eddy.NoWatermarks[changelog.Change[types.Row]]()).Parallelism(1)
+	// Each batch in a checkpoint (and so an Iceberg commit) of its own.
+	src := eddy.FromSource(env, "batches", connector.Source[changelog.Change[types.Row]](&batchedSource{batches}),
+		eddy.NoWatermarks[changelog.Change[types.Row]]()).Parallelism(1)
 	key := types.NewKeyEncoder(regionType, 0)
 	eddy.WriteUpserts(eddy.AsChangelog(src, changelog.Upsert), name, key.Key, sink, eddy.KeyedBySinkKey())
 	if err := env.Execute(context.Background(), "iceberg-partitioned"); err != nil {

@@ -48,7 +48,7 @@ type Context struct {
 func NewContext(operator string, subtask, parallelism, maxParallelism int, now func() int64, wakeAt func(ts int64, fn func(now int64) error)) *Context {
 	return &Context{
 		Operator: operator, Subtask: subtask, Parallelism: parallelism, MaxParallelism: maxParallelism,
-		Log: slog.Default().With("operator", operator, "subtask", subtask), Metrics: NewOperatorMetrics(operator, subtask, nil),
+		Log: slog.Default().With("operator", operator, "subtask", subtask), Metrics: NewOperatorMetrics(-1, operator, subtask, nil),
 		now: now, wakeAt: wakeAt, done: make(chan struct{}),
 	}
 }

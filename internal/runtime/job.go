@@ -548,7 +548,7 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 			build = func(n *Node) error {
 				ctx := &Context{
 					Operator: n.Name, Subtask: i, Parallelism: n.parallelism, MaxParallelism: n.maxParallelism,
-					Log: cfg.Log.With("job", cfg.Name, "operator", n.Name, "subtask", i), Metrics: NewOperatorMetrics(n.Name, i, t.metrics),
+					Log: cfg.Log.With("job", cfg.Name, "operator", n.Name, "subtask", i), Metrics: NewOperatorMetrics(n.ID, n.Name, i, t.metrics),
 					now: t.now, done: done, Checkpointing: cfg.Checkpoints.Interval > 0,
 					savepoint: coord.isSavepoint,
 				}
@@ -702,6 +702,8 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 		go func(t *task) {
 			defer wg.Done()
 			defer func() { t.metrics.Ended.Store(time.Now().UnixNano()) }()
+			// Waiting for the other subtasks to be built is not work.
+			t.metrics.Idle.Add(int64(time.Since(t.metrics.Started)))
 			if err := t.run(); err != nil {
 				fail(err)
 			}

@@ -8,6 +8,8 @@ import (
 // OperatorMetrics counts what one operator subtask does. Counters are
 // written by the subtask and may be read from any goroutine.
 type OperatorMetrics struct {
+	// ID is the operator's node ID (names need not be unique).
+	ID      int
 	Name    string
 	Subtask int
 	// RecordsIn counts the records the operator received, from an
@@ -78,10 +80,10 @@ func (m *TaskMetrics) Busy(now time.Time) time.Duration {
 }
 
 // NewOperatorMetrics returns the metrics of subtask subtask of operator
-// name, run by the task measured by task (nil when not measured), before
+// name (node id), run by the task measured by task (nil when not measured), before
 // its first watermark.
-func NewOperatorMetrics(name string, subtask int, task *TaskMetrics) *OperatorMetrics {
-	m := &OperatorMetrics{Name: name, Subtask: subtask, Task: task}
+func NewOperatorMetrics(id int, name string, subtask int, task *TaskMetrics) *OperatorMetrics {
+	m := &OperatorMetrics{ID: id, Name: name, Subtask: subtask, Task: task}
 	m.Watermark.Store(MinWatermark)
 	return m
 }

@@ -291,14 +291,15 @@ func (t *task) runSource() error {
 		if err := t.checkState(); err != nil {
 			return err
 		}
-		start := time.Now()
+		start, bp := time.Now(), t.metrics.BackPressured.Load()
 		res, err := callStep(t.headCtx, t.source)
 		if err != nil {
 			return err
 		}
 		if res.N == 0 && !res.Done {
-			// A step that found nothing to emit waited for input.
-			t.metrics.Idle.Add(int64(time.Since(start)))
+			// A step that found nothing to emit waited for input, but for
+			// the time it was blocked passing on a watermark.
+			t.metrics.Idle.Add(max(0, int64(time.Since(start))-(t.metrics.BackPressured.Load()-bp)))
 		}
 		if res.Done {
 			return t.finish()
