@@ -46,8 +46,10 @@ func TestQueueSourceAtLeastOnce(t *testing.T) {
 	// again.
 	eventually(t, "messages delivered again to be committed", func() bool { return len(mem.Committed()) > n })
 	j.stop()
-	if r := j.env.Restarts(); r != 5 {
-		t.Errorf("the job restarted %d times, want 5", r)
+	// Five failures are injected; a record's failure and a failed
+	// notification can strike the same attempt and cost one restart.
+	if r := j.env.Restarts(); r < 3 || r > 5 {
+		t.Errorf("the job restarted %d times, want 3 to 5", r)
 	}
 	if c := consumers.Load(); c != 2 {
 		t.Errorf("the queue had at most %d consumers, want 2 (one per reader)", c)

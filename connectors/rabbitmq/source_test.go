@@ -155,8 +155,10 @@ func TestDeduplicatingQueueSource(t *testing.T) {
 				eddy.WithRestartStrategy(eddy.FixedDelayRestart(10, 10*time.Millisecond)))
 			j.waitFor(t, mem, n)
 			j.stop()
-			if r := j.env.Restarts(); r != 5 {
-				t.Errorf("the job restarted %d times, want 5", r)
+			// Five failures are injected; a record's failure and a failed
+			// notification can strike the same attempt and cost one restart.
+			if r := j.env.Restarts(); r < 3 || r > 5 {
+				t.Errorf("the job restarted %d times, want 3 to 5", r)
 			}
 			if got := keys(mem.Committed()); !slices.Equal(got, want) {
 				t.Fatalf("the job committed %d records, want each of the %d messages once", len(got), n)
