@@ -2,45 +2,12 @@ package kafka_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/eddystream/eddy"
-	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/connector/connectortest"
 )
-
-// statusSource keeps the readers a source makes, so that a test can call
-// their Status once the job has ended.
-type statusSource[T any] struct {
-	connector.Source[T]
-	mu      sync.Mutex
-	readers []connector.Reader[T]
-}
-
-func (s *statusSource[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T], error) {
-	r, err := s.Source.NewReader(ctx)
-	s.mu.Lock()
-	s.readers = append(s.readers, r)
-	s.mu.Unlock()
-	return r, err
-}
-
-func (s *statusSource[T]) statuses(t *testing.T) []map[string]any {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, r := range s.readers {
-		sr, ok := r.(connector.StatusReporter)
-		if !ok {
-			t.Fatalf("the %T reader reports no status", r)
-		}
-		out = append(out, sr.Status())
-	}
-	return out
-}
 
 // TestReaderStatus reads two partitions to their ends, with more records
 // in them than the source read: the reader's status has, per partition,
@@ -50,11 +17,11 @@ func TestReaderStatus(t *testing.T) {
 	addr := startCluster(t)
 	topic := freshTopic(t, addr, 2)
 	produceLines(t, addr, topic, 0, 10, 2)
-	src := &statusSource[line]{Source: openSource(t, map[string]string{"properties.bootstrap.servers": addr, "topic": topic, "format": "json",
-		"scan.startup.mode": "earliest-offset"})}
+	src := connectortest.NewStatusSource(openSource(t, map[string]string{"properties.bootstrap.servers": addr, "topic": topic, "format": "json",
+		"scan.startup.mode": "earliest-offset"}))
 	sink := connectortest.NewMemorySink[line]()
 	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
-	eddy.WriteTo(eddy.FromSource(env, "kafka", src, eddy.NoWatermarks[line]()), "memory", sink.Sink())
+	eddy.WriteTo(eddy.FromSource(env, "kafka", src.Source(), eddy.NoWatermarks[line]()), "memory", sink.Sink())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -65,9 +32,9 @@ func TestReaderStatus(t *testing.T) {
 	cancel()
 	<-done
 
-	st := src.statuses(t)
-	if len(st) != 1 {
-		t.Fatalf("%d readers, want 1", len(st))
+	st := src.ReaderStatuses()
+	if len(st) != 1 || st[0] == nil {
+		t.Fatalf("reader statuses %v, want one", st)
 	}
 	parts := st[0]["partitions"].(map[string]any)
 	for _, id := range []string{topic + "-0", topic + "-1"} {

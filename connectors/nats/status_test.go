@@ -2,30 +2,12 @@ package nats_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/eddystream/eddy"
-	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/connector/connectortest"
 )
-
-// statusSource keeps the readers a source makes, so that a test can call
-// their Status once the job has ended.
-type statusSource[T any] struct {
-	connector.Source[T]
-	mu      sync.Mutex
-	readers []connector.Reader[T]
-}
-
-func (s *statusSource[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T], error) {
-	r, err := s.Source.NewReader(ctx)
-	s.mu.Lock()
-	s.readers = append(s.readers, r)
-	s.mu.Unlock()
-	return r, err
-}
 
 // TestJetStreamReaderStatus reads a stream to its end: the reader's status
 // has the messages read, the next stream sequence and none pending.
@@ -34,10 +16,10 @@ func TestJetStreamReaderStatus(t *testing.T) {
 	_, js := connect(t, url)
 	name, prefix := freshStream(t, js)
 	publishLines(t, js, prefix, 0, 10, 1)
-	src := &statusSource[line]{Source: openSource(t, map[string]string{"url": url, "stream": name, "format": "json"})}
+	src := connectortest.NewStatusSource(openSource(t, map[string]string{"url": url, "stream": name, "format": "json"}))
 	mem := connectortest.NewMemorySink[line]()
 	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
-	eddy.WriteTo(eddy.FromSource(env, "status", src, eddy.NoWatermarks[line]()), "memory", mem.Sink())
+	eddy.WriteTo(eddy.FromSource(env, "status", src.Source(), eddy.NoWatermarks[line]()), "memory", mem.Sink())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -48,16 +30,11 @@ func TestJetStreamReaderStatus(t *testing.T) {
 	cancel()
 	<-done
 
-	src.mu.Lock()
-	defer src.mu.Unlock()
-	if len(src.readers) != 1 {
-		t.Fatalf("%d readers, want 1", len(src.readers))
+	sts := src.ReaderStatuses()
+	if len(sts) != 1 || sts[0] == nil {
+		t.Fatalf("reader statuses %v, want one", sts)
 	}
-	sr, ok := src.readers[0].(connector.StatusReporter)
-	if !ok {
-		t.Fatalf("the %T reader reports no status", src.readers[0])
-	}
-	st := sr.Status()
+	st := sts[0]
 	splits := st["splits"].(map[string]any)
 	if len(splits) != 1 || st["stream"] != name || st["messagesRecords"] != int64(10) || st["pendingRecords"] != uint64(0) {
 		t.Fatalf("status %v, want one split, 10 messages read, none pending", st)
