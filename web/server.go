@@ -210,6 +210,28 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
+// Shutdown stops serving and sampling like Close, but first lets the
+// requests in progress finish (the reply to a cancel request, say) until
+// ctx is done, when it closes what is left.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	servers := s.servers
+	s.mu.Unlock()
+	var errs []error
+	for _, srv := range servers {
+		if err := srv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("web: shutting down: %w", err), srv.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Handler returns the handler of a server showing the one job executing on
 // env as name (see NewServer and Server.Handler; its rates stay 0, as
 // nothing samples them). It panics only when a token cannot be generated.
