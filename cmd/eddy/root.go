@@ -17,6 +17,9 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			applyGCDefaults(os.Getenv)
+			// On a terminal, standard error shows status lines below
+			// the logs (progress.go).
+			wrapStderr(cmd.SetErr, cmd.ErrOrStderr())
 			return setupLogging(cmd, logFormat)
 		},
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -101,7 +102,13 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 			if name == "hot-items" {
 				o := demo.Options{Events: events, Parallelism: parallelism, TopN: 3, CheckpointDir: chkDir,
 					CheckpointInterval: interval, Fresh: fresh, Output: output, FromSavepoint: savepoint, State: backend}
-				o.Started = func(env *eddy.Environment) { rest.serve(cmd, env, name) }
+				var started atomic.Pointer[eddy.Environment]
+				o.Started = func(env *eddy.Environment) {
+					started.Store(env)
+					rest.serve(cmd, env, name)
+				}
+				stop := startJobProgress(cmd.ErrOrStderr(), name, started.Load)
+				defer stop()
 				return demo.HotItems(cmd.Context(), cmd.OutOrStdout(), o)
 			}
 			q, ok := queries.Lookup(strings.TrimPrefix(name, "nexmark-"))

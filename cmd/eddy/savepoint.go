@@ -154,10 +154,6 @@ type builder func(parallelism int, restore string) (*eddy.Environment, error)
 func (r *restFlags) run(cmd *cobra.Command, name string, parallelism int, build builder, rescalable bool) error {
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
-	env, err := build(parallelism, "")
-	if err != nil {
-		return err
-	}
 	type request struct {
 		parallelism int
 		path        chan string // the savepoint, "" when it failed
@@ -165,10 +161,25 @@ func (r *restFlags) run(cmd *cobra.Command, name string, parallelism int, build 
 	}
 	var (
 		mu      sync.Mutex
-		current = env
+		current *eddy.Environment
 		pending *request
 		srv     *web.Server
 	)
+	// On a terminal, a status line follows the job (progress.go); it
+	// starts before the job is built, which may capture standard output.
+	stopProgress := startJobProgress(cmd.ErrOrStderr(), name, func() *eddy.Environment {
+		mu.Lock()
+		defer mu.Unlock()
+		return current
+	})
+	defer stopProgress()
+	env, err := build(parallelism, "")
+	if err != nil {
+		return err
+	}
+	mu.Lock()
+	current = env
+	mu.Unlock()
 	rescale := func(rctx context.Context, n int) (string, error) {
 		dir := srv.SavepointDir()
 		if dir == "" {
@@ -287,7 +298,16 @@ needs its token: --token, or $` + tokenEnv + `.`,
 				hr.Header.Set("Authorization", "Bearer "+token)
 			}
 			client := &http.Client{Timeout: 15 * time.Minute}
+			what := "waiting for the savepoint of job " + job
+			if stop {
+				what = "waiting for the savepoint stopping job " + job
+			}
+			start := time.Now()
+			stopSpinner := startStatus(cmd.ErrOrStderr(), func(now time.Time) (string, []string) {
+				return spinner(what, now.Sub(start)), nil
+			})
 			resp, err := client.Do(hr)
+			stopSpinner()
 			if err != nil {
 				return fmt.Errorf("reaching the job at %s (is it running, serving its REST API there?): %w", addr, err)
 			}
