@@ -78,6 +78,18 @@ type OperatorMetrics struct {
 	// output (side outputs, such as late records and dead letters, are
 	// counted apart).
 	RecordsOut int64
+	// BytesIn counts the bytes a source's reader read from the external
+	// system (Flink's numBytesIn): the encoded payloads of the records, as
+	// the connector counts them (connector.CountBytesIn). It is 0 for the
+	// other operators, which receive Go values in process, and for sources
+	// whose connector does not count bytes.
+	BytesIn int64
+	// BytesOut counts the bytes a sink's writer wrote to the external
+	// system (Flink's numBytesOut): the encoded payloads of the records, as
+	// the connector counts them (connector.CountBytesOut). It is 0 for the
+	// other operators, which emit Go values in process, and for sinks whose
+	// connector does not count bytes.
+	BytesOut int64
 	// LateRecords counts records that arrived after their window (and its
 	// allowed lateness) had closed.
 	LateRecords int64
@@ -136,6 +148,7 @@ func (e *Environment) Metrics() []OperatorMetrics {
 		out[i] = OperatorMetrics{
 			OperatorID: m.ID, Name: m.Name, Subtask: m.Subtask,
 			RecordsIn: m.RecordsIn.Load(), RecordsOut: m.RecordsOut.Load(),
+			BytesIn: m.BytesIn.Load(), BytesOut: m.BytesOut.Load(),
 			LateRecords: m.LateRecords.Load(), WindowGapRecords: m.WindowGapRecords.Load(),
 			DeadLetters: m.DeadLetters.Load(), RetractionsWithoutState: m.RetractionsWithoutState.Load(),
 			Watermark: m.Watermark.Load(), StateBytes: m.StateBytes.Load(),

@@ -55,6 +55,30 @@ type WriterContext interface {
 	Log() *slog.Logger
 }
 
+// BytesOutCounter is implemented by the WriterContext that eddy gives a
+// writer: it counts the bytes the writer writes to the external system, which
+// eddy reports as the sink operator's bytes out (Flink's numBytesOut, a sink's
+// numBytesSend). Writers call it through CountBytesOut, so that contexts that
+// do not count bytes (a test's own context) need not implement it.
+type BytesOutCounter interface {
+	// CountBytesOut counts n bytes written to the external system. Count
+	// the encoded payload of each record as written: a message's value (its
+	// key and headers are not counted), the bytes of a file, an estimate of
+	// a row's encoded columns where the client does not expose them. It is
+	// safe to call on the subtask's goroutine and cheap (an atomic add), so
+	// a writer may call it once per record.
+	CountBytesOut(n int)
+}
+
+// CountBytesOut counts n bytes written to the external system on ctx (see
+// BytesOutCounter) and does nothing if ctx does not count bytes. It is safe
+// to call on the subtask's goroutine and cheap.
+func CountBytesOut(ctx WriterContext, n int) {
+	if c, ok := ctx.(BytesOutCounter); ok {
+		c.CountBytesOut(n)
+	}
+}
+
 // ChangelogSink is implemented by sinks of changelog rows to say which kinds
 // of change they apply. A job whose stream carries kinds the sink does not
 // accept fails to start, naming the sink.

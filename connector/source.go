@@ -122,6 +122,29 @@ type ReaderContext interface {
 	Log() *slog.Logger
 }
 
+// BytesInCounter is implemented by the ReaderContext that eddy gives a
+// reader: it counts the bytes the reader reads from the external system, which
+// eddy reports as the source operator's bytes in (Flink's numBytesIn). Readers
+// call it through CountBytesIn, so that contexts that do not count bytes (a
+// test's own context) need not implement it.
+type BytesInCounter interface {
+	// CountBytesIn counts n bytes read from the external system. Count the
+	// encoded payload of each record as read: a message's value (its key
+	// and headers are not counted), a file's bytes, a row's encoded
+	// columns. It is safe to call on the subtask's goroutine and cheap (an
+	// atomic add), so a reader may call it once per record.
+	CountBytesIn(n int)
+}
+
+// CountBytesIn counts n bytes read from the external system on ctx (see
+// BytesInCounter) and does nothing if ctx does not count bytes. It is safe to
+// call on the subtask's goroutine and cheap.
+func CountBytesIn(ctx ReaderContext, n int) {
+	if c, ok := ctx.(BytesInCounter); ok {
+		c.CountBytesIn(n)
+	}
+}
+
 // Output is where a reader emits records. It is valid during Read only.
 type Output[T any] interface {
 	// Split returns the output of the split with the given id. Records of a

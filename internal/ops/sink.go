@@ -24,6 +24,9 @@ func (w writerContext) Parallelism() int      { return w.ctx.Parallelism }
 func (w writerContext) ProcessingTime() int64 { return w.ctx.ProcessingTime() }
 func (w writerContext) Log() *slog.Logger     { return w.ctx.Log }
 
+// CountBytesOut implements connector.BytesOutCounter.
+func (w writerContext) CountBytesOut(n int) { w.ctx.Metrics.BytesOut.Add(int64(n)) }
+
 // WriterSink runs a connector writer: it writes every batch, flushes the
 // writer when a checkpoint's barrier passes and at the end of the input.
 //

@@ -490,3 +490,6 @@ func (r *readerContext) RequestSplit()         { r.host.requestSplit(r.ctx.Subta
 func (r *readerContext) SendEvent(e []byte)    { r.host.readerEvent(r.ctx.Subtask, e) }
 func (r *readerContext) ProcessingTime() int64 { return r.ctx.ProcessingTime() }
 func (r *readerContext) Log() *slog.Logger     { return r.ctx.Log }
+
+// CountBytesIn implements connector.BytesInCounter.
+func (r *readerContext) CountBytesIn(n int) { r.ctx.Metrics.BytesIn.Add(int64(n)) }

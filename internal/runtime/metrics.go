@@ -18,6 +18,14 @@ type OperatorMetrics struct {
 	// RecordsOut counts the records the operator emitted on its main
 	// output.
 	RecordsOut atomic.Int64
+	// BytesIn counts the bytes a source's reader read from the external
+	// system (connector.CountBytesIn); 0 for the operators that receive Go
+	// values in process.
+	BytesIn atomic.Int64
+	// BytesOut counts the bytes a sink's writer wrote to the external
+	// system (connector.CountBytesOut); 0 for the operators that emit Go
+	// values in process.
+	BytesOut atomic.Int64
 	// LateRecords counts records that arrived after their window (and its
 	// allowed lateness) had closed. They go to the late side output if one
 	// is declared.
