@@ -35,12 +35,17 @@ type Job struct {
 	// Hook, if not nil, is an operator between the source and the sink,
 	// such as Failures.Hook.
 	Hook func(connector.TableRecord) connector.TableRecord
+	// BatchSize is the job's (eddy.WithBatchSize); the default when 0.
+	BatchSize int
 }
 
 // Running is a started job.
 type Running struct {
 	// Sink holds what the job committed (nil for a job of SQL).
 	Sink *connectortest.MemorySink[connector.TableRecord]
+	// Env is the job's environment, whose Metrics hold the readers'
+	// status reports.
+	Env *eddy.Environment
 	// Ctx is the job's context: done once the job times out or stops.
 	Ctx      context.Context
 	cancel   context.CancelFunc
@@ -57,6 +62,9 @@ func (j Job) Start(t testing.TB) *Running {
 	}
 	if j.Restarts > 0 {
 		opts = append(opts, eddy.WithRestartStrategy(eddy.FixedDelayRestart(j.Restarts, 10*time.Millisecond)))
+	}
+	if j.BatchSize > 0 {
+		opts = append(opts, eddy.WithBatchSize(j.BatchSize))
 	}
 	env := eddy.NewEnvironment(opts...)
 	sink := connectortest.NewMemorySink[connector.TableRecord]()
@@ -77,7 +85,7 @@ func Execute(t testing.TB, env *eddy.Environment, name string, timeout time.Dura
 		timeout = time.Minute
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	r := &Running{Ctx: ctx, cancel: cancel, finished: make(chan struct{})}
+	r := &Running{Env: env, Ctx: ctx, cancel: cancel, finished: make(chan struct{})}
 	go func() {
 		r.err = env.Execute(ctx, name)
 		close(r.finished)
@@ -117,6 +125,33 @@ func (r *Running) WaitFor(t testing.TB, n int) {
 	t.Helper()
 	if err := r.Sink.WaitFor(r.Ctx, n); err != nil {
 		t.Fatalf("waiting for %d records: %v (got %d)", n, err, len(r.Sink.Committed()))
+	}
+}
+
+// WaitStatus waits for a source reader's latest status report (the one
+// the job's metrics publish about once a second) to satisfy ok, and
+// returns it; it fails t if the job ends or times out first.
+func (r *Running) WaitStatus(t testing.TB, what string, ok func(map[string]any) bool) map[string]any {
+	t.Helper()
+	var last []map[string]any
+	for {
+		last = last[:0]
+		for _, m := range r.Env.Metrics() {
+			if m.Status == nil {
+				continue
+			}
+			if ok(m.Status) {
+				return m.Status
+			}
+			last = append(last, m.Status)
+		}
+		select {
+		case <-r.finished:
+			t.Fatalf("the job ended before %s: %v (status: %v)", what, r.err, last)
+		case <-r.Ctx.Done():
+			t.Fatalf("the job timed out before %s (status: %v)", what, last)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 
