@@ -13,6 +13,7 @@ import (
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/pipeline"
 )
 
@@ -78,6 +79,58 @@ type streamReader[T any] struct {
 	ckpts      []ckptPos
 	needStatus bool
 	lastStatus time.Time
+	// wal asks the server for its current WAL position, for lagBytes, on
+	// a connection of its own, in the background; keepalive is set when
+	// it is ahead of the reader, which has caught up: the next keepalive,
+	// asked for at once, tells how far the server sent the slot's WAL.
+	wal       *cdc.Probe[uint64]
+	walConn   *walConn
+	keepalive bool
+}
+
+// walConn is the ordinary connection on which a stream reader's probe
+// reads the server's current WAL position; only the probe's goroutine
+// uses it.
+type walConn struct {
+	cfg  *config
+	conn *pgconn.PgConn
+}
+
+// walLSNQuery is the server's current WAL position: where it writes, or on
+// a standby (which decodes logical replication from PostgreSQL 16) where
+// it has received the primary's WAL to.
+const walLSNQuery = "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn() ELSE pg_current_wal_lsn() END"
+
+// lsn reads the server's current WAL position, connecting first if need
+// be; after an error the connection is closed and opened again next time.
+func (w *walConn) lsn(ctx context.Context) (uint64, error) {
+	if w.conn == nil {
+		conn, err := w.cfg.connect(ctx, false)
+		if err != nil {
+			return 0, err
+		}
+		w.conn = conn
+	}
+	rows, err := query(ctx, w.conn, walLSNQuery)
+	if err == nil && (len(rows) != 1 || len(rows[0]) != 1 || rows[0][0] == nil) {
+		err = fmt.Errorf("%s returned %d rows, not one WAL position", walLSNQuery, len(rows))
+	}
+	if err != nil {
+		w.close()
+		return 0, fmt.Errorf("postgres-cdc: reading the server's WAL position at %s: %w", w.cfg.addr(), err)
+	}
+	lsn, err := pglogrepl.ParseLSN(string(rows[0][0]))
+	if err != nil {
+		return 0, fmt.Errorf("postgres-cdc: the server's WAL position %q at %s: %w", rows[0][0], w.cfg.addr(), err)
+	}
+	return uint64(lsn), nil
+}
+
+func (w *walConn) close() {
+	if w.conn != nil {
+		w.conn.Close(context.Background())
+		w.conn = nil
+	}
 }
 
 // ckptPos is the stream's position in a checkpoint.
@@ -165,6 +218,11 @@ func (s *streamReader[T]) open() error {
 	}
 	s.rels = map[uint32]*tableInfo{}
 	s.lastStatus = time.Now()
+	if s.wal == nil {
+		s.walConn = &walConn{cfg: c}
+		s.wal = cdc.NewProbe[uint64](time.Second, r.ctx.Log(),
+			"postgres-cdc: the server's WAL position (pg_current_wal_lsn()), which lagBytes measures the lag against,", s.walConn.close)
+	}
 	r.ctx.Log().Info("postgres-cdc: streaming changes", "slot", c.slot, "from", pglogrepl.LSN(s.pos), "skip", s.skip)
 	return nil
 }
@@ -226,6 +284,9 @@ func (s *streamReader[T]) sendStatus(reply bool) error {
 }
 
 func (s *streamReader[T]) close() {
+	if s.wal != nil {
+		s.wal.Close()
+	}
 	if s.conn != nil {
 		s.conn.Close(context.Background())
 		s.conn = nil
@@ -239,8 +300,10 @@ func (s *streamReader[T]) read(out connector.Output[T]) error {
 			return err
 		}
 	}
-	if s.needStatus || time.Since(s.lastStatus) >= s.r.cfg.heartbeat {
-		if err := s.sendStatus(!s.needStatus || time.Since(s.lastStatus) >= s.r.cfg.heartbeat); err != nil {
+	since := time.Since(s.lastStatus)
+	if due := since >= s.r.cfg.heartbeat || (s.keepalive && since >= time.Second); s.needStatus || due {
+		s.keepalive = s.keepalive && !due
+		if err := s.sendStatus(due); err != nil {
 			return err
 		}
 	}
@@ -302,15 +365,30 @@ func (s *streamReader[T]) read(out connector.Output[T]) error {
 	return nil
 }
 
+// readTo returns how far the reader has read the WAL: the LSN of the last
+// message received in a transaction, otherwise the end of the last
+// transaction or, if later, the WAL end of the server's last keepalive,
+// up to which the server sent every transaction.
+func (s *streamReader[T]) readTo() uint64 {
+	if s.inTx {
+		return s.received
+	}
+	return max(s.received, s.pos)
+}
+
 // status adds to a status report the stream's position (positionLsn: the
 // commit LSN of the transaction being read, or where the next one starts),
 // the LSN of the last WAL message received (receivedLsn), the slot's
-// confirmed_flush_lsn as last sent (confirmedFlushLsn), the WAL end of the
-// server's last keepalive (serverWalEnd) and the WAL from the position to
-// it (lagBytes), the WAL messages received (eventsRecords), the commit
-// time of the last transaction read (lastEventTime) and the lag behind
-// the server (lagMillis): now less that time while messages wait to be
-// read, 0 once the reader has caught up.
+// confirmed_flush_lsn as last sent (confirmedFlushLsn) and the WAL read
+// past it (unconfirmedBytes: what the server keeps for a restore until the
+// next checkpoint completes), the WAL end of the server's last keepalive
+// (serverWalEnd), the server's current WAL position (serverWalLsn, read
+// in the background at most once a second) and the WAL from what the
+// reader has read to it (lagBytes; both left out while the position is
+// unknown), the WAL messages received (eventsRecords), the commit time of
+// the last transaction read (lastEventTime) and the lag behind the server
+// (lagMillis): now less that time while messages wait to be read, 0 once
+// the reader has caught up.
 func (s *streamReader[T]) status(m map[string]any, now time.Time) {
 	m["phase"] = "stream"
 	m["slot"] = s.r.cfg.slot
@@ -321,9 +399,27 @@ func (s *streamReader[T]) status(m map[string]any, now time.Time) {
 	m["receivedLsn"] = pglogrepl.LSN(s.received).String()
 	m["confirmedFlushLsn"] = pglogrepl.LSN(s.confirmed).String()
 	m["eventsRecords"] = s.events
+	read := s.readTo()
+	m["unconfirmedBytes"] = int64(read - min(s.confirmed, read))
 	if s.serverEnd > 0 {
 		m["serverWalEnd"] = pglogrepl.LSN(s.serverEnd).String()
-		m["lagBytes"] = int64(s.serverEnd - min(s.pos, s.serverEnd))
+	}
+	if s.wal != nil {
+		var lsn uint64
+		var ok bool
+		if s.conn != nil {
+			lsn, ok = s.wal.Poll(now, s.walConn.lsn)
+		} else {
+			lsn, ok = s.wal.Latest(now)
+		}
+		if ok {
+			m["serverWalLsn"] = pglogrepl.LSN(lsn).String()
+			m["lagBytes"] = int64(lsn - min(lsn, read))
+			// The server may have written WAL the slot does not publish
+			// (other tables, other databases) and sent it: a keepalive
+			// tells.
+			s.keepalive = lsn > read && s.caughtUp && !s.inTx
+		}
 	}
 	if s.lastCommit > 0 {
 		m["lastEventTime"] = time.UnixMilli(s.lastCommit).UTC().Format(time.RFC3339Nano)
