@@ -13,6 +13,7 @@ import (
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 )
 
 // binlogReader reads the binlog split: every change of the captured tables
@@ -62,6 +63,12 @@ type binlogReader[T any] struct {
 	events     int64
 	lastMillis int64
 	caughtUp   bool
+	// log reads where the server writes its binary log, for lagBytes, on
+	// a connection of its own, in the background; streaming is set while
+	// the stream is open.
+	log       *cdc.Probe[serverLog]
+	logConn   *logConn
+	streaming bool
 }
 
 func (b *binlogReader[T]) open() error {
@@ -115,7 +122,16 @@ func (b *binlogReader[T]) open() error {
 	}
 	b.s, err = b.r.cfg.openStream(id, b.r.flavor, streamStart(sp, len(b.chunks) > 0), b.r.ctx.Log())
 	b.timeout = 5 * time.Millisecond
-	return err
+	if err != nil {
+		return err
+	}
+	if b.log == nil {
+		b.logConn = &logConn{cfg: b.r.cfg}
+		b.log = cdc.NewProbe[serverLog](time.Second, b.r.ctx.Log(),
+			"mysql-cdc: the server's binary log position (SHOW MASTER STATUS), which lagBytes measures the lag against,", b.logConn.close)
+	}
+	b.streaming = true
+	return nil
 }
 
 // streamStart returns where a restore reads the binary log of a split
@@ -159,6 +175,10 @@ func (b *binlogReader[T]) state() *binlogSplit {
 }
 
 func (b *binlogReader[T]) close() {
+	if b.log != nil {
+		b.log.Close()
+	}
+	b.streaming = false
 	if b.s != nil {
 		b.s.close()
 	}
@@ -216,8 +236,9 @@ func (b *binlogReader[T]) observe(ev *replication.BinlogEvent) {
 // transaction being read, gtidSet), the events read (eventsRecords), the
 // time the server wrote the last one (lastEventTime) and the lag behind
 // the server (lagMillis): now less that time while events wait to be
-// read, 0 once the reader has caught up. Binary log timestamps are whole
-// seconds.
+// read, 0 once the reader has caught up; binary log timestamps are whole
+// seconds. Then where the server writes its binary log and the bytes from
+// the reader's position to it (lagStatus).
 func (b *binlogReader[T]) status(m map[string]any, now time.Time) {
 	m["phase"] = "binlog"
 	if b.s == nil {
@@ -238,6 +259,7 @@ func (b *binlogReader[T]) status(m map[string]any, now time.Time) {
 	case b.lastMillis > 0:
 		m["lagMillis"] = max(now.UnixMilli()-b.lastMillis, 0)
 	}
+	b.lagStatus(m, now)
 }
 
 // event reads one event of the binary log, which starts at start and ends

@@ -1,9 +1,11 @@
 package mysqlcdc
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/eddystream/eddy/connector"
@@ -88,4 +90,85 @@ func TestBinlogStatusLag(t *testing.T) {
 	if m["lagMillis"] != int64(1000) || m["eventsRecords"] != int64(2) {
 		t.Fatalf("status after the next event: %v", m)
 	}
+}
+
+// TestStatusLagBytes: rows written while the reader is slowed down show as
+// lagBytes, measured against where the server writes its binary log, until
+// the reader has read them.
+func TestStatusLagBytes(t *testing.T) {
+	s := startServer(t)
+	c := s.conn()
+	db := s.newDatabase(c)
+	createAccounts(t, c, db, 1)
+	j := job(openSource(t, s.options(db, "accounts"), accountsTable))
+	behind, caughtUp := cdctest.CheckLagBytes(t, j, 1, func() { cdctest.FillAccounts(t, c, db+".accounts", 2, 3001) }, 3001)
+	if behind["serverBinlogFile"] == nil || caughtUp["serverBinlogFile"] != caughtUp["binlogFile"] {
+		t.Fatalf("status while behind: %v; once caught up: %v", behind, caughtUp)
+	}
+	t.Logf("status while behind: %v; once caught up: %v", behind, caughtUp)
+}
+
+// TestLagBytes: the lag across files counts the rest of the reader's file,
+// the files between and the server's file up to its position; it is
+// unknown without the reader's file or the size of a file before the
+// server's.
+func TestLagBytes(t *testing.T) {
+	srv := serverLog{end: position{File: "binlog.000012", Pos: 300},
+		sizes: map[string]uint64{"binlog.000009": 1000, "binlog.000010": 2000, "binlog.000011": 4000, "binlog.000012": 300}}
+	for _, c := range []struct {
+		cur  position
+		want int64
+		ok   bool
+	}{
+		{position{File: "binlog.000012", Pos: 100}, 200, true},
+		{position{File: "binlog.000012", Pos: 300}, 0, true},
+		{position{File: "binlog.000012", Pos: 400}, 0, true},
+		{position{File: "binlog.000013", Pos: 4}, 0, true},
+		{position{File: "binlog.000010", Pos: 500}, 1500 + 4000 + 300, true},
+		{position{File: "binlog.000011", Pos: 4000}, 300, true},
+		{position{File: "binlog.000008", Pos: 4}, 0, false},
+		{position{GTIDs: "0-1-5", HasGTIDs: true}, 0, false},
+	} {
+		if got, ok := lagBytes(c.cur, srv); got != c.want || ok != c.ok {
+			t.Errorf("lagBytes(%v) = %d, %v; want %d, %v", c.cur, got, ok, c.want, c.ok)
+		}
+	}
+	if _, ok := lagBytes(position{File: "binlog.000011", Pos: 4}, serverLog{end: position{File: "binlog.000012", Pos: 4}}); ok {
+		t.Error("a lag across files without their sizes is known")
+	}
+}
+
+// TestServerLogLag reads the server's binary log position as a reader's
+// probe does, before and after rows written around a rotation: the lag
+// from the first to the second spans the files.
+func TestServerLogLag(t *testing.T) {
+	s := startServer(t)
+	c := s.conn()
+	db := s.newDatabase(c)
+	createAccounts(t, c, db, 1)
+	l := &logConn{cfg: &config{host: s.Host, port: s.Port, user: "root", connectTimeout: 30 * time.Second}}
+	defer l.close()
+	ctx := context.Background()
+	start, err := l.read(ctx, "")
+	if err != nil || start.end.File == "" || start.end.Pos == 0 || start.sizes != nil {
+		t.Fatalf("the server's position: %+v, %v", start, err)
+	}
+	cur := start.end
+	cdctest.FillAccounts(t, c, db+".accounts", 2, 500)
+	c.Exec(t, "FLUSH BINARY LOGS")
+	cdctest.FillAccounts(t, c, db+".accounts", 501, 1000)
+	now, err := l.read(ctx, cur.File)
+	if err != nil || mysql.CompareBinlogFileName(now.end.File, cur.File) <= 0 {
+		t.Fatalf("the server's position after a rotation: %+v, %v", now, err)
+	}
+	size, ok := now.sizes[cur.File]
+	lag, known := lagBytes(cur, now)
+	// Tests running meanwhile may write more.
+	if !ok || !known || lag < int64(size)-int64(cur.Pos)+int64(now.end.Pos) || lag < 999*10 {
+		t.Fatalf("lag %d (%v) from %v to %+v", lag, known, cur, now)
+	}
+	if lag, known := lagBytes(now.end, now); lag != 0 || !known {
+		t.Fatalf("lag %d (%v) at the server's position", lag, known)
+	}
+	t.Logf("lag %d from %v to %+v", lag, cur, now)
 }
