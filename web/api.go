@@ -114,6 +114,10 @@ func summaryOf(j *job, now time.Time) jobSummary {
 type vertexMetrics struct {
 	RecordsIn  int64 `json:"recordsIn"`
 	RecordsOut int64 `json:"recordsOut"`
+	// BytesIn and BytesOut are the bytes the chain's sources read from and
+	// its sinks wrote to external systems (0 for the others).
+	BytesIn  int64 `json:"bytesIn"`
+	BytesOut int64 `json:"bytesOut"`
 	Rates
 	Watermark      *int64 `json:"watermark"`
 	WatermarkLagMs *int64 `json:"watermarkLagMs"`
@@ -154,6 +158,8 @@ type operatorCounters struct {
 	Subtask                 int    `json:"subtask"`
 	RecordsIn               int64  `json:"recordsIn"`
 	RecordsOut              int64  `json:"recordsOut"`
+	BytesIn                 int64  `json:"bytesIn"`
+	BytesOut                int64  `json:"bytesOut"`
 	LateRecords             int64  `json:"lateRecords"`
 	WindowGapRecords        int64  `json:"windowGapRecords"`
 	DeadLetters             int64  `json:"deadLetters"`
@@ -200,6 +206,7 @@ func watermarkOf(wm int64, now time.Time) (*int64, *int64) {
 func countersOf(m eddy.OperatorMetrics, now time.Time) operatorCounters {
 	wm, lag := watermarkOf(m.Watermark, now)
 	return operatorCounters{OperatorID: m.OperatorID, Operator: m.Name, Subtask: m.Subtask, RecordsIn: m.RecordsIn, RecordsOut: m.RecordsOut,
+		BytesIn: m.BytesIn, BytesOut: m.BytesOut,
 		LateRecords: m.LateRecords, WindowGapRecords: m.WindowGapRecords, DeadLetters: m.DeadLetters,
 		RetractionsWithoutState: m.RetractionsWithoutState, Watermark: wm, WatermarkLagMs: lag, StateBytes: m.StateBytes}
 }
@@ -213,7 +220,8 @@ type graphView struct {
 
 // view builds the job's graph with its metrics: a vertex's records in are
 // its first operator's, its records out those of all its operators (what
-// they sent into exchanges), its state the sum; its busy, idle and
+// they sent into exchanges), its state and its bytes in and out (counted by
+// the connectors of its sources and sinks) the sums; its busy, idle and
 // backpressured time per second the maximum over its subtasks and its
 // watermark their minimum.
 func (s *Server) view(j *job, subtasks bool) (*graphView, error) {
@@ -259,6 +267,12 @@ func (s *Server) view(j *job, subtasks bool) (*graphView, error) {
 			st.RecordsOut = m.RecordsOut
 			st.RecordsOutPerSecond = r.RecordsOutPerSecond
 		}
+		// Only connectors count bytes, so the chain's are the sum of its
+		// operators'.
+		st.BytesIn += m.BytesIn
+		st.BytesOut += m.BytesOut
+		st.BytesInPerSecond += r.BytesInPerSecond
+		st.BytesOutPerSecond += r.BytesOutPerSecond
 		st.StateBytes += m.StateBytes
 		st.Operators = append(st.Operators, countersOf(m, now))
 	}
@@ -284,6 +298,10 @@ func (s *Server) view(j *job, subtasks bool) (*graphView, error) {
 			vm.RecordsOut += st.RecordsOut
 			vm.RecordsInPerSecond += st.RecordsInPerSecond
 			vm.RecordsOutPerSecond += st.RecordsOutPerSecond
+			vm.BytesIn += st.BytesIn
+			vm.BytesOut += st.BytesOut
+			vm.BytesInPerSecond += st.BytesInPerSecond
+			vm.BytesOutPerSecond += st.BytesOutPerSecond
 			vm.BusyTimeMsPerSecond = max(vm.BusyTimeMsPerSecond, st.BusyTimeMsPerSecond)
 			vm.IdleTimeMsPerSecond = max(vm.IdleTimeMsPerSecond, st.IdleTimeMsPerSecond)
 			vm.BackPressuredTimeMsPerSecond = max(vm.BackPressuredTimeMsPerSecond, st.BackPressuredTimeMsPerSecond)

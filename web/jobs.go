@@ -36,6 +36,8 @@ type subtaskKey struct {
 type Rates struct {
 	RecordsInPerSecond           float64 `json:"recordsInPerSecond"`
 	RecordsOutPerSecond          float64 `json:"recordsOutPerSecond"`
+	BytesInPerSecond             float64 `json:"bytesInPerSecond"`
+	BytesOutPerSecond            float64 `json:"bytesOutPerSecond"`
 	BusyTimeMsPerSecond          float64 `json:"busyTimeMsPerSecond"`
 	IdleTimeMsPerSecond          float64 `json:"idleTimeMsPerSecond"`
 	BackPressuredTimeMsPerSecond float64 `json:"backPressuredTimeMsPerSecond"`
@@ -124,6 +126,8 @@ func (j *job) sample(now time.Time) {
 		rates[k] = Rates{
 			RecordsInPerSecond:           math.Max(0, float64(m.RecordsIn-p.RecordsIn)/secs),
 			RecordsOutPerSecond:          math.Max(0, float64(m.RecordsOut-p.RecordsOut)/secs),
+			BytesInPerSecond:             math.Max(0, float64(m.BytesIn-p.BytesIn)/secs),
+			BytesOutPerSecond:            math.Max(0, float64(m.BytesOut-p.BytesOut)/secs),
 			BusyTimeMsPerSecond:          ms(m.BusyTime - p.BusyTime),
 			IdleTimeMsPerSecond:          ms(m.IdleTime - p.IdleTime),
 			BackPressuredTimeMsPerSecond: ms(m.BackPressuredTime - p.BackPressuredTime),

@@ -122,6 +122,14 @@ var (
 		"Records per second the operator subtask received over the latest sampling interval.", operatorLabels)
 	opRecordsOutRate = gauge(operatorScope+"numRecordsOutPerSecond",
 		"Records per second the operator subtask sent over the latest sampling interval.", operatorLabels)
+	opBytesIn = counter(operatorScope+"numBytesIn_total",
+		"Bytes the operator subtask read from an external system (counted by a source's connector; 0 for operators that receive records in process).", operatorLabels)
+	opBytesOut = counter(operatorScope+"numBytesOut_total",
+		"Bytes the operator subtask wrote to an external system (counted by a sink's connector; 0 for operators that emit records in process).", operatorLabels)
+	opBytesInRate = gauge(operatorScope+"numBytesInPerSecond",
+		"Bytes per second the operator subtask read from an external system over the latest sampling interval.", operatorLabels)
+	opBytesOutRate = gauge(operatorScope+"numBytesOutPerSecond",
+		"Bytes per second the operator subtask wrote to an external system over the latest sampling interval.", operatorLabels)
 	opLate = counter(operatorScope+"numLateRecordsDropped_total",
 		"Records that arrived after their window (and its allowed lateness) had closed.", operatorLabels)
 	opWindowGap = counter(operatorScope+"numWindowGapRecords_total",
@@ -264,6 +272,10 @@ func (c *jobsCollector) collectJob(ch chan<- prometheus.Metric, j *job, now time
 		emit(opRecordsOut, float64(m.RecordsOut), name, m.Chain, m.Name, subtask)
 		emit(opRecordsInRate, rates.RecordsInPerSecond, name, m.Chain, m.Name, subtask)
 		emit(opRecordsOutRate, rates.RecordsOutPerSecond, name, m.Chain, m.Name, subtask)
+		emit(opBytesIn, float64(m.BytesIn), name, m.Chain, m.Name, subtask)
+		emit(opBytesOut, float64(m.BytesOut), name, m.Chain, m.Name, subtask)
+		emit(opBytesInRate, rates.BytesInPerSecond, name, m.Chain, m.Name, subtask)
+		emit(opBytesOutRate, rates.BytesOutPerSecond, name, m.Chain, m.Name, subtask)
 		emit(opLate, float64(m.LateRecords), name, m.Chain, m.Name, subtask)
 		emit(opWindowGap, float64(m.WindowGapRecords), name, m.Chain, m.Name, subtask)
 		emit(opDeadLetters, float64(m.DeadLetters), name, m.Chain, m.Name, subtask)

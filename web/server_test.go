@@ -262,7 +262,7 @@ func TestEndpointsOfARunningJob(t *testing.T) {
 	if len(flat) != ops {
 		t.Fatalf("%d operator subtasks in /metrics, want %d", len(flat), ops)
 	}
-	for _, k := range []string{"operator", "vertex", "subtask", "recordsIn", "recordsOut", "lateRecords", "busyTimeMs", "idleTimeMs", "backPressuredTimeMs", "recordsInPerSecond", "busyTimeMsPerSecond", "watermark", "stateBytes", "running"} {
+	for _, k := range []string{"operator", "vertex", "subtask", "recordsIn", "recordsOut", "bytesIn", "bytesOut", "lateRecords", "busyTimeMs", "idleTimeMs", "backPressuredTimeMs", "recordsInPerSecond", "bytesInPerSecond", "bytesOutPerSecond", "busyTimeMsPerSecond", "watermark", "stateBytes", "running"} {
 		if _, ok := flat[0][k]; !ok {
 			t.Fatalf("metrics %v lack %q", flat[0], k)
 		}

@@ -145,6 +145,8 @@ const SUBTASK_COLUMNS = [
   ['recordsOut', 'records out', (s) => num(s.recordsOut)],
   ['recordsInPerSecond', 'in/s', (s) => num(s.recordsInPerSecond)],
   ['recordsOutPerSecond', 'out/s', (s) => num(s.recordsOutPerSecond)],
+  ['bytesIn', 'bytes in', (s) => (s.bytesIn ? `${bytes(s.bytesIn)} (${bytes(Math.round(s.bytesInPerSecond ?? 0))}/s)` : '–')],
+  ['bytesOut', 'bytes out', (s) => (s.bytesOut ? `${bytes(s.bytesOut)} (${bytes(Math.round(s.bytesOutPerSecond ?? 0))}/s)` : '–')],
   ['busyTimeMsPerSecond', 'busy', (s) => percent(s.busyTimeMsPerSecond)],
   ['backPressuredTimeMsPerSecond', 'backpressured', (s) => percent(s.backPressuredTimeMsPerSecond)],
   ['idleTimeMsPerSecond', 'idle', (s) => percent(s.idleTimeMsPerSecond)],
@@ -153,7 +155,8 @@ const SUBTASK_COLUMNS = [
 ];
 
 const OPERATOR_COUNTERS = [
-  ['recordsIn', 'in', num], ['recordsOut', 'out', num], ['lateRecords', 'late', num],
+  ['recordsIn', 'in', num], ['recordsOut', 'out', num], ['bytesIn', 'bytes in', bytes], ['bytesOut', 'bytes out', bytes],
+  ['lateRecords', 'late', num],
   ['windowGapRecords', 'window gaps', num], ['deadLetters', 'dead letters', num],
   ['retractionsWithoutState', 'retractions without state', num], ['stateBytes', 'state', bytes],
 ];

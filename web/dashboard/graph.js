@@ -194,9 +194,10 @@ export class Graph {
   layoutBox(v) {
     const ops = v.operators ?? [];
     const lines = ops.map((o) => `${o.name}  ${o.changelog ?? ''}`);
-    lines.push('in 000.0k/s  ·  out 000.0k/s', 'busy 100%  ·  backpressured 100%  ·  idle 100%');
+    lines.push('in 000.0k/s  ·  out 000.0k/s', 'busy 100%  ·  backpressured 100%  ·  idle 100%',
+      'bytes in 000.0 KiB/s  ·  out 000.0 KiB/s');
     const w = Math.min(MAX_W, Math.max(MIN_W, ...lines.map((l) => textWidth(l) + 2 * PAD)));
-    const h = HEADER + PAD + (ops.length + 4) * LINE + PAD / 2;
+    const h = HEADER + PAD + (ops.length + 5) * LINE + PAD / 2;
     return { w, h, x: 0, y: 0, ops: ops.length };
   }
 
@@ -220,6 +221,7 @@ export class Graph {
       svg('text', { x: PAD, y: y0 + LINE, class: 'metrics' }, 'busy ', m('busyTimeMsPerSecond'), '  ·  backpressured ', m('backPressuredTimeMsPerSecond'), '  ·  idle ', m('idleTimeMsPerSecond')),
       svg('text', { x: PAD, y: y0 + 2 * LINE, class: 'metrics' }, 'watermark ', m('watermarkLagMs')),
       svg('text', { x: PAD, y: y0 + 3 * LINE, class: 'metrics' }, 'state ', m('stateBytes')),
+      svg('text', { x: PAD, y: y0 + 4 * LINE, class: 'metrics' }, 'bytes ', m('bytes')),
     ];
     const g = svg('g', {
       class: 'vertex', 'data-vertex': v.id, transform: `translate(${b.x},${b.y})`,
@@ -254,6 +256,7 @@ export class Graph {
     setText(b.metric('idleTimeMsPerSecond'), percent(m.idleTimeMsPerSecond));
     setText(b.metric('watermarkLagMs'), watermark(m));
     setText(b.metric('stateBytes'), bytes(m.stateBytes ?? 0));
+    setText(b.metric('bytes'), externalBytes(m));
     const bp = backpressured(m);
     b.g.dataset.backpressured = bp;
     b.header.setAttribute('fill', bp ? 'url(#bp-stripes)' : busyColour(m.busyTimeMsPerSecond));
@@ -261,5 +264,17 @@ export class Graph {
     // Raw values for tests and tools.
     b.metric('recordsOutPerSecond').dataset.value = m.recordsOutPerSecond ?? '';
     b.metric('recordsInPerSecond').dataset.value = m.recordsInPerSecond ?? '';
+    b.metric('bytes').dataset.in = m.bytesIn ?? '';
+    b.metric('bytes').dataset.out = m.bytesOut ?? '';
   }
+}
+
+// externalBytes describes the bytes per second a vertex's connectors read
+// and wrote ('–' for a vertex without connectors that count bytes: its
+// operators exchange records in process).
+function externalBytes(m) {
+  const parts = [];
+  if (m.bytesIn) parts.push(`in ${bytes(Math.round(m.bytesInPerSecond ?? 0))}/s`);
+  if (m.bytesOut) parts.push(`out ${bytes(Math.round(m.bytesOutPerSecond ?? 0))}/s`);
+  return parts.join('  ·  ') || '–';
 }
