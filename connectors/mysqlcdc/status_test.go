@@ -2,6 +2,8 @@ package mysqlcdc
 
 import (
 	"context"
+	"log/slog"
+	"net"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/internal/cdc/cdctest"
 )
 
@@ -171,4 +174,28 @@ func TestServerLogLag(t *testing.T) {
 		t.Fatalf("lag %d (%v) at the server's position", lag, known)
 	}
 	t.Logf("lag %d from %v to %+v", lag, cur, now)
+}
+
+// TestLagUnknownWithoutServer: while the server's position cannot be read,
+// the status leaves lagBytes out, and reports the rest.
+func TestLagUnknownWithoutServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // nothing listens there now
+	l := &logConn{cfg: &config{host: "127.0.0.1", port: port, user: "root", connectTimeout: time.Second}}
+	b := &binlogReader[connector.TableRecord]{s: &stream{cur: position{File: "binlog.000002", Pos: 900}}, streaming: true,
+		logConn: l, log: cdc.NewProbe[serverLog](time.Millisecond, slog.Default(), "mysql-cdc: test", l.close)}
+	defer b.log.Close()
+	// Each status starts a query once the last has failed; none answers.
+	for i := 0; i < 50; i++ {
+		m := map[string]any{}
+		b.status(m, time.Now())
+		if _, ok := m["lagBytes"]; ok || m["binlogPosition"] != uint32(900) {
+			t.Fatalf("status without a server: %v", m)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }

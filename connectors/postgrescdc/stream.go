@@ -113,7 +113,7 @@ func (w *walConn) lsn(ctx context.Context) (uint64, error) {
 	}
 	rows, err := query(ctx, w.conn, walLSNQuery)
 	if err == nil && (len(rows) != 1 || len(rows[0]) != 1 || rows[0][0] == nil) {
-		err = fmt.Errorf("%s returned %d rows, not one WAL position", walLSNQuery, len(rows))
+		err = fmt.Errorf("%s returned no WAL position (%d rows, or NULL)", walLSNQuery, len(rows))
 	}
 	if err != nil {
 		w.close()
