@@ -35,7 +35,7 @@ func NewSink[T any](opts SinkOptions, newEncoder func() connector.Encoder[T]) co
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("file sink: %w", err)
 		}
-		return &committer[T]{dir: opts.Dir, suffix: opts.Suffix, subtask: ctx.Subtask(), seq: &seq, enc: newEncoder()}, nil
+		return &committer[T]{dir: opts.Dir, suffix: opts.Suffix, subtask: ctx.Subtask(), ctx: ctx, seq: &seq, enc: newEncoder()}, nil
 	})
 }
 
@@ -51,6 +51,7 @@ type committer[T any] struct {
 	dir     string
 	suffix  string
 	subtask int
+	ctx     connector.WriterContext // counts the bytes written
 	seq     *atomic.Int64
 	enc     connector.Encoder[T]
 	f       *os.File
@@ -76,6 +77,7 @@ func (c *committer[T]) Write(tx *PartFile, v T) error {
 		return fmt.Errorf("file sink: encoding a record for %s: %w", tx.Temp, err)
 	}
 	c.line = append(c.line, '\n')
+	connector.CountBytesOut(c.ctx, len(c.line))
 	_, err = c.w.Write(c.line)
 	return err
 }
@@ -168,11 +170,12 @@ func (s fileWriterSink[T]) NewWriter(ctx connector.WriterContext) (connector.Wri
 	if err != nil {
 		return nil, fmt.Errorf("file sink: %w", err)
 	}
-	return &fileWriter[T]{path: s.path, f: f, w: bufio.NewWriterSize(f, 1<<16), enc: s.newEncoder()}, nil
+	return &fileWriter[T]{path: s.path, ctx: ctx, f: f, w: bufio.NewWriterSize(f, 1<<16), enc: s.newEncoder()}, nil
 }
 
 type fileWriter[T any] struct {
 	path string
+	ctx  connector.WriterContext // counts the bytes written
 	f    *os.File
 	w    *bufio.Writer
 	enc  connector.Encoder[T]
@@ -187,6 +190,7 @@ func (w *fileWriter[T]) Write(records []T, _ []int64) error {
 			return fmt.Errorf("file sink: encoding a record for %s: %w", w.path, err)
 		}
 		w.line = append(w.line, '\n')
+		connector.CountBytesOut(w.ctx, len(w.line))
 		if _, err := w.w.Write(w.line); err != nil {
 			return fmt.Errorf("file sink: writing %s: %w", w.path, err)
 		}

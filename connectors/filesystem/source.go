@@ -275,7 +275,7 @@ func (m *monitor[T]) restore(b []byte) error {
 func (m *monitor[T]) Close() error { return nil }
 
 func (s *source[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T], error) {
-	return &reader[T]{src: s, name: ctx.SourceName(), decode: s.newDecoder()}, nil
+	return &reader[T]{src: s, ctx: ctx, name: ctx.SourceName(), decode: s.newDecoder()}, nil
 }
 
 // decodeLegacy converts a split of the first checkpoint format.
@@ -305,6 +305,7 @@ type fileSplit struct {
 // reader reads its files one after the other, a line at a time.
 type reader[T any] struct {
 	src    *source[T]
+	ctx    connector.ReaderContext // counts the bytes read
 	name   string
 	files  []fileSplit
 	f      *os.File
@@ -359,6 +360,7 @@ func (r *reader[T]) Read(out connector.Output[T]) error {
 		}
 		line, n, err := r.readLine()
 		if n > 0 {
+			connector.CountBytesIn(r.ctx, n) // the line and its line ending
 			sp.offset += int64(n)
 			sp.line++
 			if len(bytes.TrimSpace(line)) > 0 && !(r.src.opts.SkipFirstLine && sp.line == 1) {

@@ -134,6 +134,7 @@ func (c *tableCommitter) Write(tx *tableTx, v connector.TableRecord) error {
 		return fmt.Errorf("filesystem table sink: encoding a row for %s: %w", op.temp, err)
 	}
 	c.line = append(c.line, '\n')
+	connector.CountBytesOut(c.ctx, len(c.line))
 	_, err = op.w.Write(c.line)
 	return err
 }

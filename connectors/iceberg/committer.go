@@ -27,6 +27,8 @@ type icebergTx struct {
 type committer struct {
 	sink *Sink
 	tbl  *table.Table
+	// wc counts the bytes of the files the writers wrote (writtenBytes).
+	wc connector.WriterContext
 	// job identifies this run of the committer in the summaries of its
 	// snapshots; a restored job commits its new transactions under a new
 	// id, and the restored ones under theirs.
@@ -45,7 +47,21 @@ func (s *Sink) newCommitter(wc connector.WriterContext) (connector.TwoPhaseCommi
 	if err != nil {
 		return nil, err
 	}
-	return &committer{sink: s, tbl: tbl, job: job, maint: newMaintainer(s.cfg.where(), s.cfg.maintenance, wc.Log(), s.loadTable)}, nil
+	return &committer{sink: s, tbl: tbl, wc: wc, job: job, maint: newMaintainer(s.cfg.where(), s.cfg.maintenance, wc.Log(), s.loadTable)}, nil
+}
+
+// writtenBytes returns the size of the files of r, data and deletes: the
+// bytes the writers wrote to the table's storage, which the sink reports as
+// its bytes out.
+func (r writeResult) writtenBytes() int {
+	var n int64
+	for _, f := range r.Data {
+		n += f.FileSize
+	}
+	for _, f := range r.Deletes {
+		n += f.FileSize
+	}
+	return int(n)
 }
 
 // newJobID returns a random id for the snapshots a committer commits.
@@ -62,6 +78,7 @@ func (c *committer) Begin() (icebergTx, error) { return icebergTx{Job: c.job}, n
 
 // Write adds a writer's files.
 func (c *committer) Write(tx *icebergTx, r writeResult) error {
+	connector.CountBytesOut(c.wc, r.writtenBytes())
 	tx.Data = append(tx.Data, r.Data...)
 	tx.Deletes = append(tx.Deletes, r.Deletes...)
 	tx.Checkpoint = max(tx.Checkpoint, r.Checkpoint)

@@ -597,6 +597,7 @@ type tableChanges struct {
 // each table the checkpoint wrote to. It runs in a single subtask.
 type pipelineCommitter struct {
 	sink  *PipelineSink
+	wc    connector.WriterContext // counts the bytes of the files written
 	cat   catalog.Catalog
 	log   *slog.Logger
 	job   string
@@ -614,7 +615,7 @@ func (s *PipelineSink) newCommitter(wc connector.WriterContext) (connector.TwoPh
 	if err != nil {
 		return nil, err
 	}
-	return &pipelineCommitter{sink: s, cat: cat, log: wc.Log(), job: job, maint: map[string]*maintainer{}}, nil
+	return &pipelineCommitter{sink: s, wc: wc, cat: cat, log: wc.Log(), job: job, maint: map[string]*maintainer{}}, nil
 }
 
 // Begin starts the transaction of the next checkpoint.
@@ -624,6 +625,7 @@ func (c *pipelineCommitter) Begin() (pipelineTx, error) {
 
 // Write adds a writer's files of one table.
 func (c *pipelineCommitter) Write(tx *pipelineTx, r tableResult) error {
+	connector.CountBytesOut(c.wc, r.writtenBytes())
 	t := tx.Tables[r.Table]
 	if t == nil || t.UUID != r.UUID {
 		// Files of a table dropped and created again in the same

@@ -68,7 +68,7 @@ func (s *Sink) ChangelogMode() changelog.Mode {
 
 // NewWriter returns the at-least-once writer of one subtask.
 func (s *Sink) NewWriter(ctx connector.WriterContext) (connector.Writer[connector.TableRecord], error) {
-	return &writer{rowOps: s.rowOps(), byKey: map[string]int{}}, nil
+	return &writer{rowOps: s.rowOps(), ctx: ctx, byKey: map[string]int{}}, nil
 }
 
 // rowOps turns changes into statements and runs them.
@@ -97,6 +97,9 @@ func (s *Sink) rowOps() *rowOps {
 // since the oldest, and at every checkpoint.
 type writer struct {
 	*rowOps
+	// ctx counts the bytes written: an estimate, the size of the
+	// statements' parameters (see paramBytes).
+	ctx    connector.WriterContext
 	buf    []op
 	byKey  map[string]int // key -> index in buf, upsert mode
 	oldest time.Time
@@ -216,6 +219,11 @@ func (w *writer) flush() error {
 	if err := w.apply(w.buf); err != nil {
 		return err
 	}
+	n := 0
+	for _, o := range w.buf {
+		n += paramBytes(o.args)
+	}
+	connector.CountBytesOut(w.ctx, n)
 	clear(w.buf)
 	w.buf = w.buf[:0]
 	clear(w.byKey)
@@ -238,6 +246,30 @@ func (w *rowOps) apply(ops []op) error {
 		}
 	}
 	return err
+}
+
+// paramBytes estimates the bytes of a statement's parameters as sent to
+// the database: the length of strings and binary values, the width of
+// numbers, booleans and times; the statement's text and the protocol's
+// framing are not counted.
+func paramBytes(args []any) int {
+	n := 0
+	for _, a := range args {
+		switch v := a.(type) {
+		case nil:
+		case string:
+			n += len(v)
+		case []byte:
+			n += len(v)
+		case bool:
+			n++
+		case float32:
+			n += 4
+		default:
+			n += 8 // int64, float64, time.Time
+		}
+	}
+	return n
 }
 
 func (w *writer) Close() error {

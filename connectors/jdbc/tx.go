@@ -32,6 +32,7 @@ type txChange struct {
 // committer is the TwoPhaseCommitter of one subtask.
 type committer struct {
 	*rowOps
+	ctx   connector.WriterContext // counts the bytes written (paramBytes)
 	name  string
 	seq   int
 	byKey map[string]int // key -> index in the open transaction's changes
@@ -75,7 +76,15 @@ func (c *committer) Commit(tx jdbcTx) error {
 			return err
 		}
 	}
-	return c.apply(ops)
+	if err := c.apply(ops); err != nil {
+		return err
+	}
+	n := 0
+	for _, o := range ops {
+		n += paramBytes(o.args)
+	}
+	connector.CountBytesOut(c.ctx, n)
+	return nil
 }
 
 func (c *committer) Abort(jdbcTx) error { return nil }
@@ -95,6 +104,6 @@ func (s *Sink) transactional() txSink {
 		if ctx != nil {
 			name = fmt.Sprintf("%s-%d", ctx.SinkName(), ctx.Subtask())
 		}
-		return &committer{rowOps: s.rowOps(), name: name, byKey: map[string]int{}}, nil
+		return &committer{rowOps: s.rowOps(), ctx: ctx, name: name, byKey: map[string]int{}}, nil
 	})}
 }

@@ -127,13 +127,14 @@ func (s plainSink[T]) NewWriter(ctx connector.WriterContext) (connector.Writer[T
 	if err != nil {
 		return nil, err
 	}
-	return &writer[T]{cfg: s.cfg, enc: s.newEncoder(), cl: cl}, nil
+	return &writer[T]{cfg: s.cfg, ctx: ctx, enc: s.newEncoder(), cl: cl}, nil
 }
 
 // writer produces records as they come; Flush waits for the brokers'
 // acknowledgements (at-least-once) or only reports earlier failures.
 type writer[T any] struct {
 	cfg *config
+	ctx connector.WriterContext
 	enc encodeFunc[T]
 	cl  *kgo.Client
 	errs
@@ -153,6 +154,7 @@ func (w *writer[T]) Write(records []T, ts []int64) error {
 			return w.wrap(err)
 		}
 		if !skip {
+			connector.CountBytesOut(w.ctx, len(val))
 			w.cl.Produce(context.Background(), record(key, val, ts[i]), w.promise)
 		}
 	}
@@ -266,6 +268,7 @@ func (c *committer[T]) Write(tx *kafkaTx, v T) error {
 	if skip {
 		return nil
 	}
+	connector.CountBytesOut(c.ctx, len(val))
 	c.live[tx.ID].Produce(context.Background(), record(key, val, math.MinInt64), c.promise)
 	tx.Records++
 	return nil

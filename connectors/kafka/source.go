@@ -717,6 +717,7 @@ func (r *reader[T]) handle(out connector.Output[T], rec *kgo.Record) error {
 	}
 	sp.st.next = rec.Offset + 1
 	if !rec.Attrs.IsControl() {
+		connector.CountBytesIn(r.ctx, len(rec.Value))
 		r.cur = out.Split(sp.st.id())
 		r.ts = rec.Timestamp.UnixMilli()
 		if err := r.decode(rec, r.emit); err != nil {

@@ -178,6 +178,7 @@ func (r *reader[T]) handle(out connector.Output[T], d *delivery) error {
 	c := r.src.cfg
 	if !(d.retained && !c.retained) {
 		r.cur, r.ts = out.Split(sp.id), d.received
+		connector.CountBytesIn(r.ctx, len(d.payload))
 		if err := r.decode.decode(d, r.emit); err != nil {
 			loc := fmt.Sprintf("topic %s (client id %s, message id %d)", d.topic, sp.st.Client, d.id)
 			if berr := out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: loc, Raw: string(d.payload), Error: err.Error()}); berr != nil {

@@ -75,6 +75,7 @@ func (w *writer[T]) Write(records []T, _ []int64) error {
 		if err := w.send(bytes.Clone(b)); err != nil {
 			return err
 		}
+		connector.CountBytesOut(w.ctx, len(b))
 	}
 	return nil
 }

@@ -123,6 +123,7 @@ func (w *bucketWriter) Write(records []connector.TableRecord, _ []int64) error {
 			}
 			w.buf = b
 			m.Data = bytes.Clone(b)
+			connector.CountBytesOut(w.ctx, len(b))
 		}
 		if w.pub != nil {
 			if err := w.pub.publishMsg(m, ""); err != nil {

@@ -129,6 +129,7 @@ func (c *committer[T]) Commit(tx natsTx) error {
 		if err := c.pub.publish(m, tx.ID+"-"+strconv.Itoa(i)); err != nil {
 			return err
 		}
+		connector.CountBytesOut(c.ctx, len(m))
 	}
 	return c.pub.wait()
 }
@@ -256,6 +257,7 @@ func (w *writer[T]) Write(records []T, _ []int64) error {
 			return fmt.Errorf("nats %q: encoding a record for subject %q: %w", w.cfg.name, subject, err)
 		}
 		w.buf = b
+		connector.CountBytesOut(w.ctx, len(b))
 		if w.pub != nil {
 			if err := w.pub.publish(bytes.Clone(b), ""); err != nil {
 				return err

@@ -542,6 +542,7 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 	if d.core != nil {
 		r.ts = -1
 		r.msg = message{subject: d.core.Subject, ts: time.Now().UnixMilli(), header: d.core.Header, data: d.core.Data}
+		connector.CountBytesIn(r.ctx, len(d.core.Data))
 		if err := r.decode.decode(&r.msg, r.emit); err != nil {
 			return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: r.src.cfg.location(&r.msg), Raw: string(d.core.Data), Error: err.Error()})
 		}
@@ -564,6 +565,7 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 	sp.st.next = seq + 1
 	sp.active = time.Now()
 	r.msg = message{subject: d.js.Subject(), seq: seq, ts: r.ts, header: d.js.Headers(), data: d.js.Data()}
+	connector.CountBytesIn(r.ctx, len(r.msg.data))
 	if err := r.decode.decode(&r.msg, r.emit); err != nil {
 		if berr := out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: r.src.cfg.location(&r.msg), Raw: string(d.js.Data()), Error: err.Error()}); berr != nil {
 			return berr

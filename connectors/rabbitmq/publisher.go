@@ -22,6 +22,7 @@ var publishTimeout = time.Minute
 // for at-least-once, and awaits the confirms.
 type publisher struct {
 	cfg      *config
+	ctx      connector.WriterContext // counts the bytes published
 	conn     *amqp.Connection
 	ch       *amqp.Channel
 	confirms bool
@@ -39,7 +40,7 @@ func newPublisher(c *config, ctx connector.WriterContext) (*publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &publisher{cfg: c, conn: conn, confirms: c.guarantee == atLeastOnce}
+	p := &publisher{cfg: c, ctx: ctx, conn: conn, confirms: c.guarantee == atLeastOnce}
 	if err := p.open(); err != nil {
 		closeConn(conn)
 		return nil, err
@@ -103,12 +104,14 @@ func (p *publisher) publish(body []byte, id string, ts int64) error {
 		if err := p.ch.Publish(c.exchange, c.routingKey, false, false, msg); err != nil {
 			return p.publishErr(err)
 		}
+		connector.CountBytesOut(p.ctx, len(body))
 		return nil
 	}
 	dc, err := p.ch.PublishWithDeferredConfirm(c.exchange, c.routingKey, c.mandatory, false, msg)
 	if err != nil {
 		return p.publishErr(err)
 	}
+	connector.CountBytesOut(p.ctx, len(body))
 	p.inflight = append(p.inflight, dc)
 	if len(p.inflight) >= maxInFlight {
 		// Wait for the older half, keeping the rest in flight.

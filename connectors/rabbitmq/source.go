@@ -353,6 +353,7 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 			}
 		}
 	}
+	connector.CountBytesIn(r.ctx, len(m.Body))
 	r.out = out.Split(sp.id)
 	r.ts = noTimestamp
 	if !m.Timestamp.IsZero() {

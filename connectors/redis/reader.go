@@ -540,6 +540,7 @@ func (r *reader[T]) decode(out connector.Output[T], m *goredis.XMessage, id entr
 			Error: fmt.Sprintf("the entry has no field %q (it has %s); set 'value.field' to the field that holds the record", c.field, fieldNames(m.Values))})
 	}
 	s, _ := v.(string)
+	connector.CountBytesIn(r.ctx, len(s))
 	r.meta.id, r.meta.ms = m.ID, int64(id.ms)
 	r.emitTS = int64(id.ms)
 	if err := r.dec.Decode([]byte(s), r.emit); err != nil {

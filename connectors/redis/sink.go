@@ -134,6 +134,7 @@ func (c *committer[T]) Write(tx *redisTx, v T) error {
 	if err != nil {
 		return fmt.Errorf("redis %q: encoding a record for stream %q: %w", c.cfg.name, c.cfg.stream, err)
 	}
+	connector.CountBytesOut(c.ctx, len(b)-len(c.data))
 	c.data = b
 	c.ends = append(c.ends, len(b))
 	if len(c.ends) >= c.cfg.batchSize {
@@ -381,6 +382,7 @@ func (w *writer[T]) Write(records []T, _ []int64) error {
 			return fmt.Errorf("redis %q: encoding a record for stream %q: %w", w.cfg.name, w.cfg.stream, err)
 		}
 		w.buf = b
+		connector.CountBytesOut(w.ctx, len(b))
 		w.pipe.XAdd(ctx, &goredis.XAddArgs{Stream: w.cfg.stream, MaxLen: w.cfg.maxLen, Approx: w.cfg.maxLen > 0, Values: []any{w.cfg.field, string(b)}})
 		if w.n++; w.n >= w.cfg.batchSize {
 			if err := w.send(); err != nil {
