@@ -44,11 +44,21 @@ outside services.`,
 			if err := rest.check(); err != nil {
 				return err
 			}
-			backend := st.open()
-			o.State = backend
-			o.Started = func(env *eddy.Environment) { rest.serve(cmd, env, "hot-items") }
+			o.State = st.open()
 			start := time.Now()
-			if err := demo.HotItems(cmd.Context(), cmd.OutOrStdout(), o); err != nil {
+			// The REST API can rescale the job: it stops with a savepoint
+			// and runs again from it at the new parallelism.
+			err := rest.run(cmd, "hot-items", o.Parallelism, func(p int, restore string) (*eddy.Environment, error) {
+				at := o
+				at.Parallelism = p
+				if restore != "" {
+					at.FromSavepoint, at.Fresh = restore, false
+				}
+				env := eddy.NewEnvironment(append(at.EnvOptions(), eddy.WithLogger(jobLogger("hot-items")))...)
+				demo.Build(env, cmd.OutOrStdout(), at)
+				return env, nil
+			}, true)
+			if err != nil {
 				return err
 			}
 			wall := time.Since(start)

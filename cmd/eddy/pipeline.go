@@ -58,20 +58,27 @@ Example:
 			if err := rest.listen(cmd); err != nil {
 				return err
 			}
-			opts := []eddy.Option{eddy.WithParallelism(parallelism), eddy.WithStateBackend(st.open()), eddy.WithLogger(jobLogger(def.Name))}
-			if chkDir != "" {
-				opts = append(opts, eddy.WithCheckpointDir(chkDir), eddy.WithCheckpointing(interval))
-			}
-			if fresh {
-				opts = append(opts, eddy.WithFreshStart())
-			}
-			if savepoint != "" {
-				opts = append(opts, eddy.WithRestoreFrom(savepoint))
-			}
-			return rest.run(cmd, def.Name, parallelism, func(int, string) (*eddy.Environment, error) {
+			backend := st.open()
+			// A rescale builds the pipeline again at its parallelism,
+			// restoring the savepoint it stopped with (restore).
+			return rest.run(cmd, def.Name, parallelism, func(p int, restore string) (*eddy.Environment, error) {
+				opts := []eddy.Option{eddy.WithParallelism(p), eddy.WithStateBackend(backend), eddy.WithLogger(jobLogger(def.Name))}
+				if chkDir != "" {
+					opts = append(opts, eddy.WithCheckpointDir(chkDir), eddy.WithCheckpointing(interval))
+				}
+				if restore != "" {
+					opts = append(opts, eddy.WithRestoreFrom(restore))
+				} else {
+					if fresh {
+						opts = append(opts, eddy.WithFreshStart())
+					}
+					if savepoint != "" {
+						opts = append(opts, eddy.WithRestoreFrom(savepoint))
+					}
+				}
 				env := eddy.NewEnvironment(opts...)
 				return env, pipeline.Build(env, def)
-			}, false)
+			}, true)
 		},
 	}
 	f := cmd.Flags()

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -100,16 +99,12 @@ Jobs: ` + strings.Join(jobNames(), ", "),
 				return runSQL(cmd, name, parallelism, optsAt, &rest)
 			}
 			if name == "hot-items" {
-				o := demo.Options{Events: events, Parallelism: parallelism, TopN: 3, CheckpointDir: chkDir,
-					CheckpointInterval: interval, Fresh: fresh, Output: output, FromSavepoint: savepoint, State: backend}
-				var started atomic.Pointer[eddy.Environment]
-				o.Started = func(env *eddy.Environment) {
-					started.Store(env)
-					rest.serve(cmd, env, name)
-				}
-				stop := startJobProgress(cmd.ErrOrStderr(), name, started.Load)
-				defer stop()
-				return demo.HotItems(cmd.Context(), cmd.OutOrStdout(), o)
+				o := demo.Options{Events: events, TopN: 3, Output: output}
+				return rest.run(cmd, name, parallelism, func(p int, restore string) (*eddy.Environment, error) {
+					env := eddy.NewEnvironment(optsAt(p, restore)...)
+					demo.Build(env, cmd.OutOrStdout(), o)
+					return env, nil
+				}, true)
 			}
 			q, ok := queries.Lookup(strings.TrimPrefix(name, "nexmark-"))
 			if !ok || !strings.HasPrefix(name, "nexmark-") || q.Name == "q10" || q.Name == "q13" {

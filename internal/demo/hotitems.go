@@ -49,9 +49,17 @@ type Options struct {
 // seconds of event time, and writes, for every window, the auctions with the
 // most bids.
 func HotItems(ctx context.Context, w io.Writer, o Options) error {
-	cfg := nexmark.DefaultConfig()
-	cfg.MaxEvents = o.Events
-	cfg.FirstEventRate = 100_000 // events per second of event time
+	env := eddy.NewEnvironment(o.EnvOptions()...)
+	Build(env, w, o)
+	if o.Started != nil {
+		o.Started(env)
+	}
+	return env.Execute(ctx, "hot-items")
+}
+
+// EnvOptions are the environment's options of o: its parallelism,
+// checkpoints, restore and state backend.
+func (o Options) EnvOptions() []eddy.Option {
 	opts := []eddy.Option{eddy.WithParallelism(o.Parallelism)}
 	if o.CheckpointDir != "" {
 		opts = append(opts, eddy.WithCheckpointDir(o.CheckpointDir), eddy.WithCheckpointing(o.CheckpointInterval))
@@ -65,7 +73,15 @@ func HotItems(ctx context.Context, w io.Writer, o Options) error {
 	if o.State.Name() != "" {
 		opts = append(opts, eddy.WithStateBackend(o.State))
 	}
-	env := eddy.NewEnvironment(opts...)
+	return opts
+}
+
+// Build adds the hot-items job of o (its Events, TopN and Output) to env,
+// printing its results to w unless o.Output is set.
+func Build(env *eddy.Environment, w io.Writer, o Options) {
+	cfg := nexmark.DefaultConfig()
+	cfg.MaxEvents = o.Events
+	cfg.FirstEventRate = 100_000 // events per second of event time
 	bids := nexmark.Bids(env, cfg)
 	perAuction := eddy.KeyBy(bids, func(b nexmark.Bid) int64 { return b.Auction })
 	counts := eddy.Aggregate(eddy.Window(perAuction, window.Sliding(10*time.Second, 2*time.Second)), agg.Count[nexmark.Bid]())
@@ -94,8 +110,4 @@ func HotItems(ctx context.Context, w io.Writer, o Options) error {
 	} else {
 		eddy.PrintTo(top, w).Name("top auctions")
 	}
-	if o.Started != nil {
-		o.Started(env)
-	}
-	return env.Execute(ctx, "hot-items")
 }
