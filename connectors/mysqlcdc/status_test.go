@@ -11,6 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/connector/connectortest"
 	"github.com/eddystream/eddy/internal/cdc"
 	"github.com/eddystream/eddy/internal/cdc/cdctest"
 )
@@ -24,8 +25,8 @@ func TestStatusAfterSnapshot(t *testing.T) {
 	c := s.conn()
 	db := s.newDatabase(c)
 	createAccounts(t, c, db, 10)
-	src := cdctest.NewStatusSource(openSource(t, s.options(db, "accounts", "scan.incremental.snapshot.chunk.size", "3"), accountsTable))
-	j := job(src)
+	src := connectortest.NewStatusSource(openSource(t, s.options(db, "accounts", "scan.incremental.snapshot.chunk.size", "3"), accountsTable))
+	j := job(src.Source())
 	j.Parallelism, j.Checkpoints, j.Timeout = 2, 20*time.Millisecond, 30*time.Second
 	r := j.Start(t)
 	r.WaitFor(t, 10)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 
+	"github.com/eddystream/eddy/connector/connectortest"
 	"github.com/eddystream/eddy/internal/cdc/cdctest"
 )
 
@@ -18,8 +19,8 @@ func TestStatusAfterSnapshot(t *testing.T) {
 	c := s.conn()
 	schema, slot := s.newSchema(c)
 	createAccounts(t, c, schema, 10)
-	src := cdctest.NewStatusSource(openSource(t, s.options(schema, "accounts", slot, "scan.incremental.snapshot.chunk.size", "3"), accountsTable))
-	j := job(src)
+	src := connectortest.NewStatusSource(openSource(t, s.options(schema, "accounts", slot, "scan.incremental.snapshot.chunk.size", "3"), accountsTable))
+	j := job(src.Source())
 	j.Parallelism, j.Checkpoints, j.Timeout = 2, 20*time.Millisecond, 30*time.Second
 	r := j.Start(t)
 	r.WaitFor(t, 10)
