@@ -1,6 +1,7 @@
 package types
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -532,26 +533,27 @@ func (d Decimal) JavaString() string {
 	return b.String()
 }
 
+// appendInt64Bytes appends the big-endian two's complement of v in as few
+// bytes as hold it, sign bit included (Java's BigInteger.toByteArray of a
+// long): 1 to 8 bytes.
+func appendInt64Bytes(dst []byte, v int64) []byte {
+	u := uint64(v)
+	if v < 0 {
+		u = ^u
+	}
+	// The magnitude's bits plus a sign bit, rounded up to bytes.
+	n := (bits.Len64(u) + 8) / 8
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(v))
+	return append(dst, b[8-n:]...)
+}
+
 // decimalBytes returns the big-endian two's complement of the unscaled
 // value in as few bytes as hold it (Java's BigInteger.toByteArray): the
 // variable-length encoding of DECIMAL(p > 18).
 func (d Decimal) appendBytes(dst []byte) []byte {
 	if d.b == nil {
-		v := d.u
-		n := 8
-		for n > 1 {
-			top := byte(v >> (8 * (n - 1)))
-			next := byte(v >> (8 * (n - 2)))
-			if (top == 0 && next&0x80 == 0) || (top == 0xff && next&0x80 != 0) {
-				n--
-				continue
-			}
-			break
-		}
-		for i := n - 1; i >= 0; i-- {
-			dst = append(dst, byte(v>>(8*i)))
-		}
-		return dst
+		return appendInt64Bytes(dst, d.u)
 	}
 	if d.b.Sign() >= 0 {
 		bs := d.b.Bytes()

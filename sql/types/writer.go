@@ -120,9 +120,18 @@ func (c *cells) setTimestamp(i int, ts Timestamp, precision int) {
 
 func (c *cells) setDecimal(i int, d Decimal, t Type) error {
 	p, s := int(t.p), int(t.s)
-	if p <= MaxCompactPrecision && d.b == nil && int(d.scale) == s && d.u < pow10[p] && d.u > -pow10[p] {
-		c.setFixed(i, uint64(d.u))
-		return nil
+	if d.b == nil && int(d.scale) == s {
+		if p > MaxCompactPrecision {
+			// Every int64 fits 19 digits or more: its bytes as they are.
+			c.beginVar(i)
+			c.vbuf = appendInt64Bytes(c.vbuf, d.u)
+			c.endVar(i)
+			return nil
+		}
+		if d.u < pow10[p] && d.u > -pow10[p] {
+			c.setFixed(i, uint64(d.u))
+			return nil
+		}
 	}
 	f, err := d.Fit(p, s)
 	if err != nil {
