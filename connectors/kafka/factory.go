@@ -45,7 +45,7 @@ const (
 )
 
 // formats are the formats of keys and values.
-var formats = []string{"json", "csv", "raw", "debezium-json", "canal-json", "maxwell-json"}
+var formats = []string{"json", "csv", "raw", "avro", "avro-confluent", "debezium-json", "canal-json", "maxwell-json"}
 
 // commonOptions are the options of both connectors.
 func commonOptions(upsert bool) []connector.Option {
@@ -93,7 +93,7 @@ func commonOptions(upsert bool) []connector.Option {
 	)
 	valueFormats := formats
 	if upsert {
-		valueFormats = formats[:3]
+		valueFormats = formats[:5]
 	} else {
 		opts = append(opts, connector.Option{Key: "format", Type: connector.Enum, Values: formats,
 			Description: "The format of message values; 'value.format' is its other name. Options of the format are prefixed with its name ('json.ignore-parse-errors')."})
@@ -104,7 +104,7 @@ func commonOptions(upsert bool) []connector.Option {
 	}
 	opts = append(opts,
 		connector.Option{Key: "value.format", Type: connector.Enum, Values: valueFormats, Required: upsert, Description: valueDesc},
-		connector.Option{Key: "key.format", Type: connector.Enum, Values: formats[:3], Required: upsert,
+		connector.Option{Key: "key.format", Type: connector.Enum, Values: formats[:5], Required: upsert,
 			Description: "Tables: the format of message keys, which hold the columns 'key.fields' names (upsert-kafka: the primary key); its options are prefixed with 'key.' and its name ('key.json.ignore-parse-errors')."})
 	for _, f := range valueFormats {
 		if !upsert {
@@ -116,7 +116,7 @@ func commonOptions(upsert bool) []connector.Option {
 		opts = append(opts, connector.Option{Key: "value." + f + ".#", Type: connector.String,
 			Description: "Options of the '" + f + "' format when 'value.format' chooses it ('value." + f + ".<option>')."})
 	}
-	for _, f := range formats[:3] {
+	for _, f := range formats[:5] {
 		opts = append(opts, connector.Option{Key: "key." + f + ".#", Type: connector.String,
 			Description: "Options of the '" + f + "' format when 'key.format' chooses it ('key." + f + ".<option>')."})
 	}
@@ -313,7 +313,7 @@ func (c *config) checkCommon(o connector.Options) error {
 	}
 	if c.upsert {
 		if !isSet(o, "key.format") {
-			return c.optErr("key.format", "is required: the message key holds the PRIMARY KEY columns; set it to json or csv")
+			return c.optErr("key.format", "is required: the message key holds the PRIMARY KEY columns; set it to json, csv, raw, avro or avro-confluent")
 		}
 	}
 	if !c.upsert && isSet(o, "key.fields") && !isSet(o, "key.format") {
@@ -453,6 +453,7 @@ func (c *config) modeOf(o connector.Options) {
 func tableFormats[C any](ctx connector.Context, rc *rowCodec, maker func(connector.Context) (func() C, error)) (key, val func() C, err error) {
 	o := ctx.Options
 	opener := func(name string, opts map[string]string, t *connector.Table, what string) (func() C, error) {
+		opts = withDefaultSubject(o, name, opts, what)
 		fctx, err := formatContext(ctx, name, opts, t)
 		if err != nil {
 			return nil, err

@@ -64,7 +64,7 @@ var spec = connector.Spec{
 	Description: "Reads and writes MQTT topics (MQTT 5 or 3.1.1). Sources subscribe to topic filters (wildcards '+' and '#', MQTT 5 shared subscriptions for parallel readers) " +
 		"in persistent sessions and, with QoS 1 or 2, acknowledge each message only when the checkpoint covering it completes: at least once. " +
 		"Sinks publish to one topic, at least once (every checkpoint waits for the broker's acknowledgements) or without guarantee.",
-	Formats: []string{"json", "csv", "raw", "debezium-json", "canal-json", "maxwell-json"},
+	Formats: []string{"json", "csv", "raw", "avro", "avro-confluent", "debezium-json", "canal-json", "maxwell-json"},
 	Options: []connector.Option{
 		{Key: "url", Type: connector.String, Default: "tcp://127.0.0.1:1883",
 			Description: "The broker: 'tcp://host:1883' (or 'mqtt://'), 'ssl://host:8883' (or 'tls://', 'mqtts://') for TLS, 'ws://host/mqtt' or 'wss://' for WebSockets; several, comma-separated, are tried in turn when connecting.",

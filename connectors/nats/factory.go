@@ -61,7 +61,7 @@ var spec = connector.Spec{
 		"and written exactly once within the stream's duplicate window (each checkpoint's records published when it completes, with deterministic Nats-Msg-Id headers). " +
 		"Without: core NATS subjects, read (with wildcards) and written at most once. " +
 		"With 'bucket': a key/value bucket, looked up by key in lookup joins (optionally cached, kept fresh by a watcher) and written by key.",
-	Formats: []string{"json", "csv", "raw", "debezium-json", "canal-json", "maxwell-json"},
+	Formats: []string{"json", "csv", "raw", "avro", "avro-confluent", "debezium-json", "canal-json", "maxwell-json"},
 	Options: append([]connector.Option{
 		{Key: "url", Type: connector.String, Default: "nats://127.0.0.1:4222",
 			Description: "The NATS servers: one URL or several, comma-separated ('nats://a:4222,nats://b:4222'); 'tls://' for TLS.",

@@ -71,7 +71,7 @@ var spec = connector.Spec{
 		"classic and quorum queues are consumed with acknowledgements sent when the checkpoint covering the messages completes " +
 		"(at least once, or exactly once into the job's state with 'scan.deduplication' = 'message-id'). " +
 		"The sink publishes persistent messages with publisher confirms awaited at every checkpoint (at least once).",
-	Formats: []string{"json", "csv", "raw", "debezium-json", "canal-json", "maxwell-json"},
+	Formats: []string{"json", "csv", "raw", "avro", "avro-confluent", "debezium-json", "canal-json", "maxwell-json"},
 	Options: []connector.Option{
 		{Key: "url", Type: connector.String, Default: defaultURL, Secret: true,
 			Description: "The broker: 'amqp://user:password@host:5672/vhost' ('amqps://' for TLS with the system's certificate authorities; the virtual host is the path, '%2F' or empty for '/'). " +
@@ -268,12 +268,14 @@ func configOf(ctx connector.Context, sink bool) (*config, error) {
 
 // contentTypes are the content types of the messages of each format.
 var contentTypes = map[string]string{
-	"json":          "application/json",
-	"csv":           "text/csv",
-	"raw":           "application/octet-stream",
-	"debezium-json": "application/json",
-	"canal-json":    "application/json",
-	"maxwell-json":  "application/json",
+	"json":           "application/json",
+	"csv":            "text/csv",
+	"raw":            "application/octet-stream",
+	"avro":           "avro/binary",
+	"avro-confluent": "avro/binary",
+	"debezium-json":  "application/json",
+	"canal-json":     "application/json",
+	"maxwell-json":   "application/json",
 }
 
 // pairs parses key=value pairs; typed says whether integers and booleans

@@ -56,7 +56,7 @@ var spec = connector.Spec{
 	Description: "Reads and writes Redis Streams, a record in one field of each entry. Sources read exactly once: without 'group' with XREAD from a checkpointed entry id (nothing kept on the server); " +
 		"with 'group' through a consumer group, one consumer per split, acknowledging entries when the checkpoint covering them completes and moving the group back to the checkpoint on a restore. " +
 		"Sinks add entries with XADD: exactly once (each checkpoint's records staged in a list as they come and moved into the stream when it completes, by a Lua script that also sets a marker key per chunk, so that a repeated commit adds nothing) or at least once (pipelined).",
-	Formats: []string{"json", "csv", "raw", "debezium-json", "canal-json", "maxwell-json"},
+	Formats: []string{"json", "csv", "raw", "avro", "avro-confluent", "debezium-json", "canal-json", "maxwell-json"},
 	Options: []connector.Option{
 		{Key: "url", Type: connector.String, Default: defaultURL, Secret: true,
 			Description: "The Redis server: 'redis://[user:password@]host:port/db' ('rediss://' for TLS, 'unix:///path/to/socket?db=0'); go-redis's URL parameters (dial_timeout, read_timeout, pool_size, …) are accepted. " +
