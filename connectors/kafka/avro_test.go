@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -231,5 +232,75 @@ INSERT INTO sink SELECT * FROM bad;
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "topic "+topic+" partition 0 offset 0") {
 			t.Fatalf("reading %x: %v, want an error naming the message and saying %q", c.msg, err, c.want)
 		}
+	}
+}
+
+// TestAvroConfluentUpsert writes an aggregation to upsert-kafka with Avro
+// keys and values and reads it back as an upsert changelog whose final
+// state is the aggregation's.
+func TestAvroConfluentUpsert(t *testing.T) {
+	addr := startCluster(t)
+	reg := srfake.New()
+	defer reg.Close()
+	createTopic(t, addr, "words", 2)
+	createTopic(t, addr, "counts", 2)
+	createTopic(t, addr, "counts_json", 1)
+	var recs []*kgo.Record
+	want := map[string]int{}
+	for i := 0; i < 300; i++ {
+		w := fmt.Sprintf("w%d", i%13)
+		want[w]++
+		recs = append(recs, &kgo.Record{Topic: "words", Value: []byte(fmt.Sprintf(`{"word": %q}`, w))})
+	}
+	if err := client(t, addr).ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := runSQL(t, fmt.Sprintf(`
+CREATE TABLE words (word STRING) WITH (
+  'connector' = 'kafka', 'properties.bootstrap.servers' = '%[1]s', 'topic' = 'words',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE counts (word STRING, n BIGINT, PRIMARY KEY (word) NOT ENFORCED) WITH (
+  'connector' = 'upsert-kafka', 'properties.bootstrap.servers' = '%[1]s', 'topic' = 'counts',
+  'key.format' = 'avro-confluent', 'key.avro-confluent.url' = '%[2]s',
+  'value.format' = 'avro-confluent', 'value.avro-confluent.url' = '%[2]s');
+INSERT INTO counts SELECT word, COUNT(*) FROM words GROUP BY word;
+`, addr, reg.URL())); err != nil {
+		t.Fatal(err)
+	}
+	for _, subject := range []string{"counts-key", "counts-value"} {
+		if _, ok := reg.GetSchema(subject, 1); !ok {
+			t.Fatalf("the upsert-kafka sink registered no schema under subject %s", subject)
+		}
+	}
+	if err := runSQL(t, fmt.Sprintf(`
+CREATE TABLE counts (word STRING, n BIGINT, PRIMARY KEY (word) NOT ENFORCED) WITH (
+  'connector' = 'upsert-kafka', 'properties.bootstrap.servers' = '%[1]s', 'topic' = 'counts',
+  'scan.bounded.mode' = 'latest-offset',
+  'key.format' = 'avro-confluent', 'key.avro-confluent.url' = '%[2]s',
+  'value.format' = 'avro-confluent', 'value.avro-confluent.url' = '%[2]s');
+CREATE TABLE counts_json (word STRING, n BIGINT, PRIMARY KEY (word) NOT ENFORCED) WITH (
+  'connector' = 'upsert-kafka', 'properties.bootstrap.servers' = '%[1]s', 'topic' = 'counts_json',
+  'key.format' = 'json', 'value.format' = 'json');
+INSERT INTO counts_json SELECT * FROM counts;
+`, addr, reg.URL())); err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]string{}
+	for _, r := range readTopic(t, addr, "counts_json") {
+		last[string(r.Key)] = string(r.Value)
+	}
+	got := map[string]int{}
+	for k, v := range last {
+		var o struct {
+			Word string `json:"word"`
+			N    int    `json:"n"`
+		}
+		if err := json.Unmarshal([]byte(v), &o); err != nil {
+			t.Fatalf("key %s value %s: %v", k, v, err)
+		}
+		got[o.Word] = o.N
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("read back %v, want %v", got, want)
 	}
 }
