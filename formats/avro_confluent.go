@@ -74,7 +74,7 @@ func registryOf(o connector.Options) (*confluentRegistry, error) {
 		r.urls = append(r.urls, pu.String())
 	}
 	if len(r.urls) == 0 {
-		return nil, fmt.Errorf("avro-confluent: option 'avro-confluent.url' is required: set the schema registry's URL ('http://registry:8081')")
+		return nil, fmt.Errorf("avro-confluent: option 'avro-confluent.url' is required (for Kafka's key or value format: 'key.avro-confluent.url' or 'value.avro-confluent.url'): set the schema registry's URL ('http://registry:8081')")
 	}
 	r.shown = strings.Join(r.urls, ",")
 	if info := o.String("basic-auth.user-info"); info != "" && o.String("basic-auth.credentials-source") != "URL" {
@@ -83,6 +83,9 @@ func registryOf(o connector.Options) (*confluentRegistry, error) {
 			return nil, fmt.Errorf("avro-confluent: option 'avro-confluent.basic-auth.user-info' is not 'user:password'")
 		}
 		r.user, r.pass = u, p
+	}
+	if o.String("basic-auth.credentials-source") == "URL" && r.user == "" {
+		return nil, fmt.Errorf("avro-confluent: option 'avro-confluent.basic-auth.credentials-source' is URL but 'avro-confluent.url' holds no user and password; write it as 'http://user:password@registry:8081'")
 	}
 	if o.String("basic-auth.credentials-source") == "USER_INFO" && r.user == "" {
 		return nil, fmt.Errorf("avro-confluent: option 'avro-confluent.basic-auth.credentials-source' is USER_INFO but 'avro-confluent.basic-auth.user-info' is not set")

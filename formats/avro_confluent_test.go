@@ -1,7 +1,9 @@
 package formats_test
 
 import (
+	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -177,6 +179,9 @@ func TestAvroConfluentMalformed(t *testing.T) {
 		{map[string]string{"url": "registry:8081"}, "not an http:// or https:// URL"},
 		{map[string]string{"url": reg.URL()}, "'avro-confluent.subject' is required to write"},
 		{map[string]string{"url": reg.URL(), "subject": "s", "basic-auth.credentials-source": "USER_INFO"}, "'avro-confluent.basic-auth.user-info' is not set"},
+		{map[string]string{"url": reg.URL(), "subject": "s", "basic-auth.credentials-source": "URL"}, "holds no user and password"},
+		{map[string]string{"url": reg.URL(), "subject": "s", "basic-auth.user-info": "nopassword"}, "is not 'user:password'"},
+		{map[string]string{"url": reg.URL(), "subject": "s", "basic-auth.user-info": "u:p", "bearer-auth.token": "t"}, "not both"},
 	} {
 		if _, err := connector.OpenTableEncoder(connector.Default, "avro-confluent", c.opts, table); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("an encoder with options %v: %v, want an error with %q", c.opts, err, c.want)
@@ -215,5 +220,37 @@ func TestAvroConfluentBearerAuth(t *testing.T) {
 	}
 	if _, err := bad.Encode(nil, connector.TableRecord{Kind: changelog.Insert, Row: row}); err == nil || !strings.Contains(err.Error(), "registering the table's schema under subject \"other-value\"") {
 		t.Fatalf("registering without the token: %v, want an error naming the subject", err)
+	}
+}
+
+func TestAvroConfluentBasicAuth(t *testing.T) {
+	reg := srfake.New(srfake.WithAuth("Basic " + base64.StdEncoding.EncodeToString([]byte("ann:pw"))))
+	defer reg.Close()
+	withUser := strings.Replace(reg.URL(), "http://", "http://ann:pw@", 1)
+	for i, opts := range []map[string]string{
+		{"url": reg.URL(), "subject": "basic-value", "basic-auth.credentials-source": "USER_INFO", "basic-auth.user-info": "ann:pw"},
+		{"url": reg.URL(), "subject": "basic-value", "basic-auth.user-info": "ann:pw"},
+		{"url": withUser, "subject": "basic-value", "basic-auth.credentials-source": "URL"},
+	} {
+		// A schema of its own each time, so that neither its id nor the
+		// schema is in the caches and each way of authenticating is used.
+		table := avroTable(t, fmt.Sprintf("ROW<id%d INT NOT NULL>", i))
+		row := avroRow(t, table.Schema, fmt.Sprintf(`{"id%d": 6}`, i))
+		enc, err := connector.OpenTableEncoder(connector.Default, "avro-confluent", opts, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := enc.Encode(nil, connector.TableRecord{Kind: changelog.Insert, Row: row})
+		if err != nil {
+			t.Fatalf("options %v: %v", opts, err)
+		}
+		delete(opts, "subject")
+		dec, err := connector.OpenTableDecoder(connector.Default, "avro-confluent", opts, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := avroDecodeAll(dec, table.Schema, b); err != nil || got != "+I[6]" {
+			t.Fatalf("options %v: decoded %s, %v, want +I[6]", opts, got, err)
+		}
 	}
 }
