@@ -23,10 +23,11 @@ const avroRecordName = "org.apache.flink.avro.generated.record"
 // decimal logical type, DATE as int date, TIME as int time-millis (TIME(4)
 // to TIME(9): long time-micros), TIMESTAMP and TIMESTAMP_LTZ as long
 // timestamp-millis (precision 4 to 6: timestamp-micros, 7 to 9:
-// timestamp-nanos), ARRAY as array, MAP with string keys as map, ROW as a
-// record; a nullable type is the union ["null", T] and its field defaults
-// to null. Other types (INTERVAL, MULTISET, MAP with other keys) are an
-// error naming the column.
+// timestamp-nanos), ARRAY as array, MAP with string keys as map,
+// MULTISET of strings as a map of int counts, ROW as a record; a nullable
+// type is the union ["null", T] and its field defaults to null. Other
+// types (INTERVAL, MAP and MULTISET with other keys) are an error naming
+// the column.
 func AvroSchemaOf(rt *types.RowType) (string, error) {
 	s, err := avroRecord(rt, avroRecordName, "")
 	if err != nil {
@@ -108,9 +109,13 @@ func avroNonNull(t types.Type, name, path string) (any, error) {
 			return nil, err
 		}
 		return map[string]any{"type": "array", "items": items}, nil
-	case types.KindMap:
-		if !t.Key().IsString() {
-			return nil, fmt.Errorf("avro: column %s is %s: an Avro map has string keys; use MAP<STRING, ...>", path, t)
+	case types.KindMap, types.KindMultiset:
+		key := t.Elem()
+		if t.Kind() == types.KindMap {
+			key = t.Key()
+		}
+		if !key.IsString() {
+			return nil, fmt.Errorf("avro: column %s is %s: an Avro map has string keys; use MAP<STRING, ...> or MULTISET<STRING>", path, t)
 		}
 		values, err := avroType(t.Value(), name, path+"{}")
 		if err != nil {

@@ -78,7 +78,7 @@ func avroValueOut(t types.Type, v types.Value, path string) (any, error) {
 			out[j] = a
 		}
 		return out, nil
-	case types.KindMap:
+	case types.KindMap, types.KindMultiset:
 		es := v.([]types.MapEntry)
 		out := make(map[string]any, len(es))
 		for _, e := range es {
@@ -274,7 +274,7 @@ func avroValueIn(t types.Type, v any, path string) (types.Value, error) {
 			out[j] = e
 		}
 		return out, nil
-	case types.KindMap:
+	case types.KindMap, types.KindMultiset:
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil, bad()
