@@ -104,18 +104,14 @@ func (a *avroRows) decode(s *avro.Schema, data []byte) (types.Row, error) {
 	return a.w.Finish(), nil
 }
 
-// encode appends row r as an Avro record to dst.
+// encode appends the row of c as an Avro record to dst.
 func (a *avroRows) encode(dst []byte, c connector.TableRecord) ([]byte, error) {
 	if c.Kind != changelog.Insert && c.Kind != changelog.UpdateAfter {
 		return dst, fmt.Errorf("%s: cannot write a %v change: the %s format holds insertions only; use 'debezium-json' for a changelog", a.format, c.Kind, a.format)
 	}
-	m, err := avroRowOut(a.rt, c.Row)
+	out, err := avroAppendRow(dst, a.rt, c.Row)
 	if err != nil {
 		return dst, err
-	}
-	out, err := a.schema.AppendEncode(dst, m)
-	if err != nil {
-		return dst, fmt.Errorf("%s: %w", a.format, err)
 	}
 	return out, nil
 }

@@ -19,9 +19,7 @@ import (
 //
 //	schema <format>          the Avro schema derived from the row type
 //	roundtrip <format>       each line "<kind> <JSON of the row>" encoded (in
-//	                         hex) and decoded back; maps of one entry at most,
-//	                         as the order of a map's entries in the bytes is
-//	                         not fixed (TestAvroMapsRoundTrip has larger ones)
+//	                         hex) and decoded back
 //	decode <format>          each line of hex decoded: its change, or the error
 //
 // and its input starts with "schema <row type>".

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math"
@@ -9,20 +10,6 @@ import (
 
 	"github.com/eddystream/eddy/sql/types"
 )
-
-// avroRowOut returns the Avro value (a map of field names) of row r of
-// type rt, for the schema AvroSchemaOf derives.
-func avroRowOut(rt *types.RowType, r types.Row) (map[string]any, error) {
-	out := make(map[string]any, rt.Len())
-	for i, f := range rt.Fields() {
-		v, err := avroValueOut(f.Type, types.FieldValue(rt, r, i), f.Name)
-		if err != nil {
-			return nil, err
-		}
-		out[f.Name] = v
-	}
-	return out, nil
-}
 
 // avroValueOut converts a boxed SQL value of type t to its Avro value;
 // path names the column in errors.
@@ -323,4 +310,97 @@ func floorDiv64(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// avroAppendRow appends row r of type rt in Avro's binary encoding of the
+// schema AvroSchemaOf derives from rt. Maps are written in the order of
+// their entries in the row, so that a row is always written to the same
+// bytes.
+func avroAppendRow(dst []byte, rt *types.RowType, r types.Row) ([]byte, error) {
+	var err error
+	for i, f := range rt.Fields() {
+		if dst, err = avroAppend(dst, f.Type, types.FieldValue(rt, r, i), f.Name); err != nil {
+			return nil, err
+		}
+	}
+	return dst, nil
+}
+
+// avroAppend appends boxed value v of type t (its union branch first if t
+// is nullable); path names the column in errors.
+func avroAppend(dst []byte, t types.Type, v types.Value, path string) ([]byte, error) {
+	if v == nil {
+		if !t.IsNullable() {
+			return nil, fmt.Errorf("avro: %s is NULL but its type %s is NOT NULL", avroColumnName(path), t)
+		}
+		return append(dst, 0), nil // branch 0, null
+	}
+	if t.IsNullable() {
+		dst = append(dst, 2) // branch 1
+	}
+	var err error
+	switch t.Kind() {
+	case types.KindArray:
+		vs := v.([]types.Value)
+		if len(vs) > 0 {
+			dst = binary.AppendVarint(dst, int64(len(vs)))
+			for _, e := range vs {
+				if dst, err = avroAppend(dst, t.Elem(), e, path+"[]"); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return append(dst, 0), nil
+	case types.KindMap, types.KindMultiset:
+		es := v.([]types.MapEntry)
+		if len(es) > 0 {
+			dst = binary.AppendVarint(dst, int64(len(es)))
+			for _, e := range es {
+				k, ok := e.Key.(string)
+				if !ok {
+					return nil, fmt.Errorf("avro: %s holds a NULL key, which an Avro map cannot", avroColumnName(path))
+				}
+				dst = binary.AppendVarint(dst, int64(len(k)))
+				dst = append(dst, k...)
+				if dst, err = avroAppend(dst, t.Value(), e.Value, path+"{}"); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return append(dst, 0), nil
+	case types.KindRow:
+		vs := v.([]types.Value)
+		for j, f := range t.Row().Fields() {
+			if dst, err = avroAppend(dst, f.Type, vs[j], path+"."+f.Name); err != nil {
+				return nil, err
+			}
+		}
+		return dst, nil
+	}
+	a, err := avroValueOut(t.NotNull(), v, path)
+	if err != nil {
+		return nil, err
+	}
+	switch x := a.(type) {
+	case bool:
+		if x {
+			return append(dst, 1), nil
+		}
+		return append(dst, 0), nil
+	case int32:
+		return binary.AppendVarint(dst, int64(x)), nil
+	case int64:
+		return binary.AppendVarint(dst, x), nil
+	case float32:
+		return binary.LittleEndian.AppendUint32(dst, math.Float32bits(x)), nil
+	case float64:
+		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(x)), nil
+	case string:
+		dst = binary.AppendVarint(dst, int64(len(x)))
+		return append(dst, x...), nil
+	case []byte:
+		dst = binary.AppendVarint(dst, int64(len(x)))
+		return append(dst, x...), nil
+	}
+	return nil, fmt.Errorf("avro: %s is %s, which the avro formats cannot hold", avroColumnName(path), t)
 }
