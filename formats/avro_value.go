@@ -11,8 +11,9 @@ import (
 	"github.com/eddystream/eddy/sql/types"
 )
 
-// avroValueOut converts a boxed SQL value of type t to its Avro value;
-// path names the column in errors.
+// avroValueOut converts a boxed SQL value of a scalar type t to its Avro
+// value (avroAppend writes arrays, maps and rows); path names the column
+// in errors.
 func avroValueOut(t types.Type, v types.Value, path string) (any, error) {
 	if v == nil {
 		if !t.IsNullable() {
@@ -44,54 +45,16 @@ func avroValueOut(t types.Type, v types.Value, path string) (any, error) {
 		case p <= 3:
 			return ts.Millis, nil
 		case p <= 6:
-			if ts.Millis > math.MaxInt64/1000 || ts.Millis < math.MinInt64/1000 {
+			if ts.Millis >= math.MaxInt64/1000 || ts.Millis < math.MinInt64/1000 {
 				return nil, fmt.Errorf("avro: %s: %v is out of the range of timestamp-micros", avroColumnName(path), ts)
 			}
 			return ts.Millis*1000 + int64(ts.NanoOfMilli)/1000, nil
 		default:
-			if ts.Millis > math.MaxInt64/1_000_000 || ts.Millis < math.MinInt64/1_000_000 {
+			if ts.Millis >= math.MaxInt64/1_000_000 || ts.Millis < math.MinInt64/1_000_000 {
 				return nil, fmt.Errorf("avro: %s: %v is out of the range of timestamp-nanos (years 1677 to 2262); use TIMESTAMP(6)", avroColumnName(path), ts)
 			}
 			return ts.Millis*1_000_000 + int64(ts.NanoOfMilli), nil
 		}
-	case types.KindArray:
-		vs := v.([]types.Value)
-		out := make([]any, len(vs))
-		for j, e := range vs {
-			a, err := avroValueOut(t.Elem(), e, path+"[]")
-			if err != nil {
-				return nil, err
-			}
-			out[j] = a
-		}
-		return out, nil
-	case types.KindMap, types.KindMultiset:
-		es := v.([]types.MapEntry)
-		out := make(map[string]any, len(es))
-		for _, e := range es {
-			k, ok := e.Key.(string)
-			if !ok {
-				return nil, fmt.Errorf("avro: %s holds a NULL key, which an Avro map cannot", avroColumnName(path))
-			}
-			a, err := avroValueOut(t.Value(), e.Value, path+"{}")
-			if err != nil {
-				return nil, err
-			}
-			out[k] = a
-		}
-		return out, nil
-	case types.KindRow:
-		rt := t.Row()
-		vs := v.([]types.Value)
-		out := make(map[string]any, len(vs))
-		for j, f := range rt.Fields() {
-			a, err := avroValueOut(f.Type, vs[j], path+"."+f.Name)
-			if err != nil {
-				return nil, err
-			}
-			out[f.Name] = a
-		}
-		return out, nil
 	}
 	return nil, fmt.Errorf("avro: %s is %s, which the avro formats cannot hold", avroColumnName(path), t)
 }
