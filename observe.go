@@ -271,7 +271,10 @@ type Exception struct {
 	// is empty for a failure outside the operators (writing a checkpoint,
 	// say), and Subtask is then -1.
 	Operator string
-	Subtask  int
+	// OperatorID identifies the failed operator among operators of the
+	// same name (OperatorMetrics.OperatorID); -1 when Operator is empty.
+	OperatorID int
+	Subtask    int
 	// Err is the failure.
 	Err error
 	// Restarted reports that the job restarted after the failure; the

@@ -50,7 +50,7 @@ const (
 var (
 	jobLabels      = []string{"job_name"}
 	taskLabels     = []string{"job_name", "task_name", "subtask_index"}
-	operatorLabels = []string{"job_name", "task_name", "operator_name", "subtask_index"}
+	operatorLabels = []string{"job_name", "task_name", "operator_id", "operator_name", "subtask_index"}
 )
 
 // metricDesc is a metric's descriptor with its type.
@@ -169,6 +169,8 @@ type exceptionCount struct {
 	last       time.Time
 	total      int64
 	byOperator map[exceptionKey]int64
+	// names are the names of the operators in byOperator.
+	names map[exceptionKey]string
 }
 
 func newJobsCollector(js *Jobs) *jobsCollector {
@@ -237,7 +239,7 @@ func (c *jobsCollector) collectJob(ch chan<- prometheus.Metric, j *job, now time
 	emit(jobExceptions, float64(xs.total), name)
 
 	ms := env.Metrics()
-	chainOf := make(map[string]string, len(ms))
+	chainOf := make(map[int]string, len(ms))
 	type taskKey struct {
 		chain   string
 		subtask int
@@ -247,13 +249,14 @@ func (c *jobsCollector) collectJob(ch chan<- prometheus.Metric, j *job, now time
 	connectors := map[string]bool{}
 	for i := range ms {
 		m := &ms[i]
-		chainOf[m.Name] = m.Chain
-		key := exceptionKey{m.Name, m.Subtask}
+		chainOf[m.OperatorID] = m.Chain
+		key := exceptionKey{m.OperatorID, m.Subtask}
 		if operators[key] {
-			continue // an operator named as another: its series would clash
+			continue
 		}
 		operators[key] = true
 		subtask := strconv.Itoa(m.Subtask)
+		opID := strconv.Itoa(m.OperatorID)
 		rates := j.ratesOf(m.OperatorID, m.Subtask)
 
 		// The first operator of a chain reports the times of the chain's
@@ -268,35 +271,39 @@ func (c *jobsCollector) collectJob(ch chan<- prometheus.Metric, j *job, now time
 			emit(taskBackPressured, m.BackPressuredTime.Seconds(), name, m.Chain, subtask)
 		}
 
-		emit(opRecordsIn, float64(m.RecordsIn), name, m.Chain, m.Name, subtask)
-		emit(opRecordsOut, float64(m.RecordsOut), name, m.Chain, m.Name, subtask)
-		emit(opRecordsInRate, rates.RecordsInPerSecond, name, m.Chain, m.Name, subtask)
-		emit(opRecordsOutRate, rates.RecordsOutPerSecond, name, m.Chain, m.Name, subtask)
-		emit(opBytesIn, float64(m.BytesIn), name, m.Chain, m.Name, subtask)
-		emit(opBytesOut, float64(m.BytesOut), name, m.Chain, m.Name, subtask)
-		emit(opBytesInRate, rates.BytesInPerSecond, name, m.Chain, m.Name, subtask)
-		emit(opBytesOutRate, rates.BytesOutPerSecond, name, m.Chain, m.Name, subtask)
-		emit(opLate, float64(m.LateRecords), name, m.Chain, m.Name, subtask)
-		emit(opWindowGap, float64(m.WindowGapRecords), name, m.Chain, m.Name, subtask)
-		emit(opDeadLetters, float64(m.DeadLetters), name, m.Chain, m.Name, subtask)
-		emit(opRetractions, float64(m.RetractionsWithoutState), name, m.Chain, m.Name, subtask)
-		emit(opExceptions, float64(xs.byOperator[key]), name, m.Chain, m.Name, subtask)
+		emit(opRecordsIn, float64(m.RecordsIn), name, m.Chain, opID, m.Name, subtask)
+		emit(opRecordsOut, float64(m.RecordsOut), name, m.Chain, opID, m.Name, subtask)
+		emit(opRecordsInRate, rates.RecordsInPerSecond, name, m.Chain, opID, m.Name, subtask)
+		emit(opRecordsOutRate, rates.RecordsOutPerSecond, name, m.Chain, opID, m.Name, subtask)
+		emit(opBytesIn, float64(m.BytesIn), name, m.Chain, opID, m.Name, subtask)
+		emit(opBytesOut, float64(m.BytesOut), name, m.Chain, opID, m.Name, subtask)
+		emit(opBytesInRate, rates.BytesInPerSecond, name, m.Chain, opID, m.Name, subtask)
+		emit(opBytesOutRate, rates.BytesOutPerSecond, name, m.Chain, opID, m.Name, subtask)
+		emit(opLate, float64(m.LateRecords), name, m.Chain, opID, m.Name, subtask)
+		emit(opWindowGap, float64(m.WindowGapRecords), name, m.Chain, opID, m.Name, subtask)
+		emit(opDeadLetters, float64(m.DeadLetters), name, m.Chain, opID, m.Name, subtask)
+		emit(opRetractions, float64(m.RetractionsWithoutState), name, m.Chain, opID, m.Name, subtask)
+		emit(opExceptions, float64(xs.byOperator[key]), name, m.Chain, opID, m.Name, subtask)
 		// No watermark before the first (math.MinInt64), nor after the
 		// last of an input that ended (math.MaxInt64).
 		if wm := m.Watermark; wm != math.MinInt64 && wm != math.MaxInt64 {
-			emit(opWatermark, float64(wm), name, m.Chain, m.Name, subtask)
-			emit(opWatermarkLag, float64(now.UnixMilli()-wm), name, m.Chain, m.Name, subtask)
+			emit(opWatermark, float64(wm), name, m.Chain, opID, m.Name, subtask)
+			emit(opWatermarkLag, float64(now.UnixMilli()-wm), name, m.Chain, opID, m.Name, subtask)
 		}
-		emit(opStateSize, float64(m.StateBytes), name, m.Chain, m.Name, subtask)
+		emit(opStateSize, float64(m.StateBytes), name, m.Chain, opID, m.Name, subtask)
 
-		c.collectStatus(ch, connectors, m.Status, name, m.Chain, m.Name, subtask)
-		c.collectStatus(ch, connectors, m.EnumeratorStatus, name, m.Chain, m.Name, enumeratorSubtask)
+		c.collectStatus(ch, connectors, m.Status, name, m.Chain, opID, m.Name, subtask)
+		c.collectStatus(ch, connectors, m.EnumeratorStatus, name, m.Chain, opID, m.Name, enumeratorSubtask)
 	}
 	// Failures of operator subtasks that no longer report metrics.
 	for key, n := range xs.byOperator {
 		if !operators[key] {
 			operators[key] = true
-			emit(opExceptions, float64(n), name, chainOf[key.operator], key.operator, strconv.Itoa(key.subtask))
+			id := ""
+			if key.operator >= 0 {
+				id = strconv.Itoa(key.operator)
+			}
+			emit(opExceptions, float64(n), name, chainOf[key.operator], id, xs.names[key], strconv.Itoa(key.subtask))
 		}
 	}
 }
@@ -306,7 +313,7 @@ func (c *jobsCollector) collectJob(ch chan<- prometheus.Metric, j *job, now time
 func (c *jobsCollector) countExceptions(j *job, xs []eddy.Exception) *exceptionCount {
 	n := c.exceptions[j]
 	if n == nil {
-		n = &exceptionCount{byOperator: map[exceptionKey]int64{}}
+		n = &exceptionCount{byOperator: map[exceptionKey]int64{}, names: map[exceptionKey]string{}}
 		c.exceptions[j] = n
 	}
 	for _, x := range xs {
@@ -316,7 +323,9 @@ func (c *jobsCollector) countExceptions(j *job, xs []eddy.Exception) *exceptionC
 		n.last = x.Time
 		n.total++
 		if x.Operator != "" {
-			n.byOperator[exceptionKey{x.Operator, x.Subtask}]++
+			key := exceptionKey{x.OperatorID, x.Subtask}
+			n.byOperator[key]++
+			n.names[key] = x.Operator
 		}
 	}
 	return n
@@ -331,14 +340,14 @@ var connectorSuffixes = []string{"Millis", "Bytes", "Records", "Offset"}
 // Other entries (strings, say) are never exported. seen holds the series
 // exported for the job, so that two entries whose names differ only in
 // characters a metric name cannot hold do not clash. c.mu is held.
-func (c *jobsCollector) collectStatus(ch chan<- prometheus.Metric, seen map[string]bool, status map[string]any, job, task, operator, subtask string) {
+func (c *jobsCollector) collectStatus(ch chan<- prometheus.Metric, seen map[string]bool, status map[string]any, job, task, operatorID, operator, subtask string) {
 	for k, v := range status {
 		f, ok := number(v)
 		if !ok || !hasConnectorSuffix(k) {
 			continue
 		}
 		name := connectorScope + metricNamePart(k)
-		series := name + "\xff" + task + "\xff" + operator + "\xff" + subtask
+		series := name + "\xff" + operatorID + "\xff" + subtask
 		if seen[series] {
 			continue
 		}
@@ -348,7 +357,7 @@ func (c *jobsCollector) collectStatus(ch chan<- prometheus.Metric, seen map[stri
 			d = prometheus.NewDesc(name, "The entry "+strconv.Quote(k)+" of the progress report of a source's reader (subtask_index \""+enumeratorSubtask+"\": of its enumerator).", operatorLabels, nil)
 			c.connector[name] = d
 		}
-		if m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, f, validLabels([]string{job, task, operator, subtask})...); err == nil {
+		if m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, f, validLabels([]string{job, task, operatorID, operator, subtask})...); err == nil {
 			ch <- m
 		}
 	}
@@ -419,8 +428,9 @@ func number(v any) (float64, bool) {
 }
 
 // exceptionKey names an operator subtask as the series of an operator's
-// metrics and exceptions do: by name.
+// metrics and exceptions do: by the operator's id in the job graph (-1 for
+// a failure of an operator whose id is unknown).
 type exceptionKey struct {
-	operator string
+	operator int
 	subtask  int
 }

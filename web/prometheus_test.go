@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -424,4 +425,60 @@ func BenchmarkScrape(b *testing.B) {
 		bytes = rec.Body.Len()
 	}
 	b.ReportMetric(float64(bytes), "bytes/scrape")
+}
+
+// TestPrometheusOperatorsOfTheSameName runs two chained operators both
+// named "Map", the second failing once, and checks that each has its own
+// series, told apart by operator_id, and that the failure is counted for
+// the second alone.
+func TestPrometheusOperatorsOfTheSameName(t *testing.T) {
+	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithRestartStrategy(eddy.FixedDelayRestart(1, 0)))
+	var failed atomic.Bool
+	release := make(chan struct{})
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: 1000}, func(i int64) int64 { return i }, eddy.NoWatermarks[int64]())
+	first := eddy.Map(src, func(v int64) int64 { return v + 1 })
+	second := eddy.Map(first, func(v int64) int64 {
+		if v == 3 && failed.CompareAndSwap(false, true) {
+			panic("the second Map fails once")
+		}
+		if v == 1000 {
+			<-release
+		}
+		return v
+	})
+	eddy.Discard(second)
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(context.Background(), "same-names") }()
+	js := &Jobs{}
+	js.Set("same-names", env)
+	h := prometheusHandler(js)
+
+	var fams map[string]*dto.MetricFamily
+	waitUntil(t, "a restart and both operators' records", func() bool {
+		fams, _ = scrape(t, h)
+		restarts, _ := sum(fams, "eddy_job_numRestarts_total", nil)
+		_, maps := sum(fams, "eddy_job_task_operator_numRecordsOut_total", map[string]string{"operator_name": "Map"})
+		return restarts == 1 && maps == 2
+	})
+	ids := map[string]float64{}
+	for _, m := range fams["eddy_job_task_operator_numExceptions_total"].GetMetric() {
+		if ls := labelsOf(m); ls["operator_name"] == "Map" {
+			if _, dup := ids[ls["operator_id"]]; dup || ls["operator_id"] == "" {
+				t.Errorf("operator_id %q of a Map is empty or repeated", ls["operator_id"])
+			}
+			ids[ls["operator_id"]] = value(m)
+		}
+	}
+	var failures []float64
+	for _, v := range ids {
+		failures = append(failures, v)
+	}
+	slices.Sort(failures)
+	if !slices.Equal(failures, []float64{0, 1}) {
+		t.Errorf("the Maps' failures by operator_id: %v, want one with 1 and one with 0", ids)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

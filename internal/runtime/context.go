@@ -71,7 +71,10 @@ func (c *Context) Done() <-chan struct{} { return c.done }
 
 // OperatorError is a failure of one operator subtask. Jobs fail with it.
 type OperatorError struct {
-	Operator    string
+	Operator string
+	// OperatorID identifies the operator in the job graph (names repeat);
+	// -1 when unknown.
+	OperatorID  int
 	Subtask     int
 	Parallelism int
 	Err         error
@@ -122,14 +125,23 @@ func (c *Context) wrap(err error) error {
 	if errors.As(err, &oe) {
 		return err
 	}
-	return &OperatorError{Operator: c.Operator, Subtask: c.Subtask, Parallelism: c.Parallelism, Err: err}
+	return &OperatorError{Operator: c.Operator, OperatorID: c.operatorID(), Subtask: c.Subtask, Parallelism: c.Parallelism, Err: err}
+}
+
+// operatorID is the id of the context's operator in the job graph, -1 when
+// it has no metrics to carry it.
+func (c *Context) operatorID() int {
+	if c.Metrics == nil {
+		return -1
+	}
+	return c.Metrics.ID
 }
 
 // recoverInto turns a panic into an OperatorError of this operator. Use as
 // `defer c.recoverInto(&err)`.
 func (c *Context) recoverInto(err *error) {
 	if r := recover(); r != nil {
-		*err = &OperatorError{Operator: c.Operator, Subtask: c.Subtask, Parallelism: c.Parallelism,
+		*err = &OperatorError{Operator: c.Operator, OperatorID: c.operatorID(), Subtask: c.Subtask, Parallelism: c.Parallelism,
 			Err: &PanicError{Value: r, Stack: debug.Stack()}}
 	}
 }

@@ -316,8 +316,11 @@ type Exception struct {
 	// Operator and Subtask name where the failure happened; Operator is
 	// empty for failures outside the operators (checkpoint storage, say).
 	Operator string
-	Subtask  int
-	Err      error
+	// OperatorID identifies the operator in the job graph; -1 when
+	// Operator is empty or unknown.
+	OperatorID int
+	Subtask    int
+	Err        error
 	// Restarted reports that the job restarted after the failure; a
 	// failure it did not restart after ended it.
 	Restarted bool
@@ -328,10 +331,10 @@ const maxExceptions = 100
 
 // recordException remembers a failure.
 func (j *Job) recordException(err error, restarted bool) {
-	e := Exception{Time: time.Now(), Subtask: -1, Err: err, Restarted: restarted}
+	e := Exception{Time: time.Now(), OperatorID: -1, Subtask: -1, Err: err, Restarted: restarted}
 	var oe *OperatorError
 	if errors.As(err, &oe) {
-		e.Operator, e.Subtask = oe.Operator, oe.Subtask
+		e.Operator, e.OperatorID, e.Subtask = oe.Operator, oe.OperatorID, oe.Subtask
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
