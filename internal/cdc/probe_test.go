@@ -9,14 +9,14 @@ import (
 	"time"
 )
 
-// eventually polls p until it answers as want says, failing t after a
-// minute.
+// eventually polls p, whose interval is short, until it answers as want
+// says, failing t after a minute. It polls at the clock's time: answers
+// are stamped with it, so a clock of its own running ahead would make them
+// stale, and unknown, on a machine slow to run the queries.
 func eventually(t *testing.T, p *Probe[int], query func(context.Context) (int, error), want func(int, bool) bool) {
 	t.Helper()
-	now := time.Now()
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
-		now = now.Add(time.Second) // a new query each time
-		if v, ok := p.Poll(now, query); want(v, ok) {
+		if v, ok := p.Poll(time.Now(), query); want(v, ok) {
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -28,9 +28,8 @@ func eventually(t *testing.T, p *Probe[int], query func(context.Context) (int, e
 // unknown until a query succeeds again; Close releases once no query runs.
 func TestProbe(t *testing.T) {
 	var released atomic.Int32
-	p := NewProbe[int](time.Second, slog.Default(), "test: a value", func() { released.Add(1) })
-	now := time.Now()
-	if _, ok := p.Latest(now); ok {
+	p := NewProbe[int](time.Nanosecond, slog.Default(), "test: a value", func() { released.Add(1) })
+	if _, ok := p.Latest(time.Now()); ok {
 		t.Fatal("an answer before any query")
 	}
 	var fail atomic.Bool
@@ -49,6 +48,12 @@ func TestProbe(t *testing.T) {
 	eventually(t, p, query, func(v int, ok bool) bool { return ok && v >= 3 })
 
 	p.Close()
+	for deadline := time.Now().Add(time.Minute); released.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := released.Load(); n != 1 {
+		t.Fatalf("released %d times after Close, want once", n)
+	}
 }
 
 // TestProbeClose: no query starts within the interval or after Close, and
