@@ -20,7 +20,7 @@ import (
 // The tests of avro-confluent use srfake, franz-go's in-process fake of a
 // Confluent schema registry, as the kafka tests use kfake.
 
-func avroTable(t *testing.T, schema string) *connector.Table {
+func avroTable(t testing.TB, schema string) *connector.Table {
 	t.Helper()
 	typ, err := types.ParseType(schema)
 	if err != nil {
@@ -29,7 +29,7 @@ func avroTable(t *testing.T, schema string) *connector.Table {
 	return &connector.Table{Schema: typ.Row()}
 }
 
-func avroRow(t *testing.T, rt *types.RowType, js string) types.Row {
+func avroRow(t testing.TB, rt *types.RowType, js string) types.Row {
 	t.Helper()
 	jd, err := types.NewJSONDecoder(rt, nil, nil)
 	if err != nil {
