@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -37,34 +35,8 @@ func TestRESTRescaleExactlyOnce(t *testing.T) {
 	out := filepath.Join(root, "out")
 	cmd := exec.Command(bin, append(base, "--parallelism", "2", "--output", out, "--rest-address", "127.0.0.1:0",
 		"--checkpoint-dir", filepath.Join(root, "chk"))...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	sc := bufio.NewScanner(stderr)
-	addr := ""
-	re := regexp.MustCompile(`REST API on (http://\S+)`)
-	for sc.Scan() {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
-			addr = m[1]
-			break
-		}
-	}
-	logs := make(chan string, 1)
-	go func() {
-		var b strings.Builder
-		for sc.Scan() {
-			b.WriteString(sc.Text() + "\n")
-		}
-		logs <- b.String()
-	}()
-	if addr == "" {
-		t.Fatal("the job did not announce its REST address")
-	}
+	proc := startREST(t, cmd)
+	addr := proc.addr
 
 	// The rescale is refused until the job runs (and answers 501 for a
 	// job that cannot be rescaled, which fails the test at once).
@@ -130,10 +102,10 @@ func TestRESTRescaleExactlyOnce(t *testing.T) {
 		t.Errorf("after the rescale no vertex runs at parallelism 3: %+v", job.Vertices)
 	}
 
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("the rescaled job exited with %v\n%s", err, <-logs)
+	if err := proc.Wait(); err != nil {
+		t.Fatalf("the rescaled job exited with %v\n%s", err, proc.Logs())
 	}
-	if l := <-logs; !strings.Contains(l, "rescaling: restarting the job from its savepoint") {
+	if l := proc.Logs(); !strings.Contains(l, "rescaling: restarting the job from its savepoint") {
 		t.Errorf("the job's log does not tell of the rescale:\n%s", l)
 	}
 	got := committed(t, out)

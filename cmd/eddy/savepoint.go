@@ -222,6 +222,15 @@ func (r *restFlags) run(cmd *cobra.Command, name string, parallelism int, build 
 		opts = append(opts, web.Rescale(rescale))
 	}
 	srv = r.start(cmd, name, opts...)
+	if srv != nil {
+		// The request that ended the job (a cancel, a stop with a
+		// savepoint) is answered before the process exits.
+		defer func() {
+			sctx, done := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer done()
+			_ = srv.Shutdown(sctx) // closes what is left when sctx ends
+		}()
+	}
 	for {
 		if srv != nil {
 			srv.Set(name, env)

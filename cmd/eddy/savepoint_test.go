@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -36,29 +34,8 @@ func TestSavepointFromCLIAndRescale(t *testing.T) {
 	out := filepath.Join(root, "out")
 	spDir := filepath.Join(root, "sp")
 	cmd := exec.Command(bin, append(base, "--parallelism", "2", "--output", out, "--rest-address", "127.0.0.1:0", "--savepoint-dir", spDir)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
-	addr := ""
-	re := regexp.MustCompile(`REST API on (http://\S+)`)
-	for sc.Scan() {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
-			addr = m[1]
-			break
-		}
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	if addr == "" {
-		t.Fatal("the job did not announce its REST address")
-	}
+	job := startREST(t, cmd)
+	addr := job.addr
 	var path string
 	var last []byte
 	var seen []string // the distinct answers of the failed attempts
@@ -81,7 +58,7 @@ func TestSavepointFromCLIAndRescale(t *testing.T) {
 	if path == "" {
 		t.Fatalf("no savepoint could be taken; the attempts said:\n%s", strings.Join(seen, "\n"))
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := job.Wait(); err != nil {
 		t.Fatalf("the stopped job exited with %v", err)
 	}
 	if filepath.Dir(path) != filepath.Join(spDir, "rescale") {
