@@ -7,72 +7,8 @@ import (
 	"testing"
 
 	"github.com/eddystream/eddy"
-	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/connector/connectortest"
 )
-
-// bytesSource reads its payloads, one split each, and counts their bytes
-// as read from the outside.
-type bytesSource struct{ payloads []string }
-
-func (s *bytesSource) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
-	return connector.NewStaticEnumerator(ctx, restored, func(int) ([]connector.Split, error) {
-		splits := make([]connector.Split, len(s.payloads))
-		for i, p := range s.payloads {
-			splits[i] = connector.Split{ID: p}
-		}
-		return splits, nil
-	})
-}
-
-func (s *bytesSource) NewReader(ctx connector.ReaderContext) (connector.Reader[string], error) {
-	return &bytesReader{ctx: ctx}, nil
-}
-
-type bytesReader struct {
-	ctx    connector.ReaderContext
-	splits []string
-}
-
-func (r *bytesReader) AddSplits(s []connector.Split) error {
-	for _, sp := range s {
-		r.splits = append(r.splits, sp.ID)
-	}
-	return nil
-}
-
-func (r *bytesReader) Read(out connector.Output[string]) error {
-	for len(r.splits) > 0 && out.Room() > 0 {
-		p := r.splits[0]
-		r.splits = r.splits[1:]
-		connector.CountBytesIn(r.ctx, len(p))
-		so := out.Split(p)
-		so.Emit(p)
-		so.Finish()
-	}
-	return nil
-}
-
-func (r *bytesReader) SnapshotState(int64) ([]connector.Split, error) { return nil, nil }
-func (r *bytesReader) Close() error                                   { return nil }
-
-// bytesSink counts every record's bytes twice as written to the outside.
-type bytesSink struct{}
-
-func (bytesSink) NewWriter(ctx connector.WriterContext) (connector.Writer[string], error) {
-	return bytesWriter{ctx}, nil
-}
-
-type bytesWriter struct{ ctx connector.WriterContext }
-
-func (w bytesWriter) Write(records []string, _ []int64) error {
-	for _, r := range records {
-		connector.CountBytesOut(w.ctx, 2*len(r))
-	}
-	return nil
-}
-
-func (bytesWriter) Flush() error { return nil }
-func (bytesWriter) Close() error { return nil }
 
 // TestBytesInOut checks that the REST API (flat metrics, vertices and their
 // subtasks) and /metrics report the bytes a source's connector read and a
@@ -85,8 +21,8 @@ func TestBytesInOut(t *testing.T) {
 	}
 	out := 2 * in
 	env := eddy.NewEnvironment(eddy.WithParallelism(2))
-	s := eddy.FromSource[string](env, "payloads", &bytesSource{payloads}, eddy.NoWatermarks[string]())
-	eddy.WriteTo(eddy.Map(s.Rebalance(), strings.ToUpper).Name("upper"), "copies", bytesSink{})
+	s := eddy.FromSource[string](env, "payloads", &connectortest.BytesSource{Payloads: payloads}, eddy.NoWatermarks[string]())
+	eddy.WriteTo(eddy.Map(s.Rebalance(), strings.ToUpper).Name("upper"), "copies", connectortest.BytesSink{Bytes: func(r string) int { return 2 * len(r) }})
 	if err := env.Execute(context.Background(), "bytes"); err != nil {
 		t.Fatal(err)
 	}
