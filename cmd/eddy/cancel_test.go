@@ -24,7 +24,7 @@ func TestRESTCancelAnswered(t *testing.T) {
 		"--output", filepath.Join(root, "out"), "--rest-address", "127.0.0.1:0")
 	proc := startREST(t, cmd)
 	running := false
-	for i := 0; i < 1000 && !running; i++ {
+	for deadline := time.Now().Add(5 * time.Minute); !running && time.Now().Before(deadline); {
 		resp, err := http.Get(proc.addr + "/v1/jobs/current")
 		if err != nil {
 			t.Fatalf("GET the job: %v", err)

@@ -132,7 +132,7 @@ pipeline:
 		Parallelism int
 	}
 	var seen []string
-	for i := 0; i < 3000 && answer.Path == ""; i++ {
+	for deadline := time.Now().Add(5 * time.Minute); answer.Path == "" && time.Now().Before(deadline); {
 		resp, err := http.Post(addr+"/v1/jobs/current/rescale", "application/json", strings.NewReader(`{"parallelism": 2}`))
 		if err != nil {
 			dump()

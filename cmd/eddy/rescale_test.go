@@ -46,7 +46,7 @@ func TestRESTRescaleExactlyOnce(t *testing.T) {
 		Error       string
 	}
 	var seen []string
-	for i := 0; i < 500; i++ {
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); {
 		resp, err := http.Post(addr+"/v1/jobs/current/rescale", "application/json", strings.NewReader(`{"parallelism": 3}`))
 		if err != nil {
 			t.Fatalf("POST rescale: %v", err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // restJob is an eddy process serving its REST API, its standard error
@@ -38,7 +39,11 @@ func startREST(t *testing.T, cmd *exec.Cmd) *restJob {
 		<-j.done
 		cmd.Wait()
 	})
+	// A process that neither announces its address nor exits is killed.
+	hung := time.AfterFunc(5*time.Minute, func() { cmd.Process.Kill() })
+	defer hung.Stop()
 	sc := bufio.NewScanner(stderr)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	re := regexp.MustCompile(`REST API on (http://\S+)`)
 	var before strings.Builder
 	for sc.Scan() {

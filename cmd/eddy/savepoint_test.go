@@ -39,7 +39,7 @@ func TestSavepointFromCLIAndRescale(t *testing.T) {
 	var path string
 	var last []byte
 	var seen []string // the distinct answers of the failed attempts
-	for i := 0; i < 200 && path == ""; i++ {
+	for deadline := time.Now().Add(5 * time.Minute); path == "" && time.Now().Before(deadline); {
 		sp := exec.Command(bin, "savepoint", "--address", addr, "--name", "rescale", "--stop")
 		var errOut bytes.Buffer
 		sp.Stderr = &errOut
