@@ -445,11 +445,14 @@ func (s *Server) checkpoints(w http.ResponseWriter, r *http.Request, j *job) {
 
 func (s *Server) exceptions(w http.ResponseWriter, r *http.Request, j *job) {
 	type exJSON struct {
-		Time      time.Time `json:"time"`
-		Operator  string    `json:"operator"`
-		Subtask   int       `json:"subtask"`
-		Error     string    `json:"error"`
-		Restarted bool      `json:"restarted"`
+		Time     time.Time `json:"time"`
+		Operator string    `json:"operator"`
+		// OperatorID tells operators of the same name apart (-1 for a
+		// failure outside the operators).
+		OperatorID int    `json:"operatorId"`
+		Subtask    int    `json:"subtask"`
+		Error      string `json:"error"`
+		Restarted  bool   `json:"restarted"`
 	}
 	out := []exJSON{}
 	for _, x := range slices.Backward(j.env.Exceptions()) {
@@ -457,7 +460,7 @@ func (s *Server) exceptions(w http.ResponseWriter, r *http.Request, j *job) {
 		if x.Err != nil {
 			msg = x.Err.Error()
 		}
-		out = append(out, exJSON{x.Time, x.Operator, x.Subtask, msg, x.Restarted})
+		out = append(out, exJSON{x.Time, x.Operator, x.OperatorID, x.Subtask, msg, x.Restarted})
 	}
 	s.writeJSON(w, http.StatusOK, map[string]any{"exceptions": out})
 }

@@ -164,6 +164,7 @@ type vertexJSONTest struct {
 	Name        string
 	Parallelism int
 	Operators   []struct {
+		ID                   int
 		Name, UID, Changelog string
 		MaxParallelism       int
 	}
@@ -464,11 +465,12 @@ func TestExceptionsNewestFirst(t *testing.T) {
 	url := serve(t, s)
 	var exs struct {
 		Exceptions []struct {
-			Time      time.Time
-			Operator  string
-			Subtask   int
-			Error     string
-			Restarted bool
+			Time       time.Time
+			Operator   string
+			OperatorID int
+			Subtask    int
+			Error      string
+			Restarted  bool
 		}
 	}
 	get(t, url+"/v1/jobs/failing/exceptions", &exs)
@@ -483,6 +485,20 @@ func TestExceptionsNewestFirst(t *testing.T) {
 	get(t, url+"/v1/jobs/failing", &job)
 	if job.State != "FAILED" || job.Failure == nil || !strings.Contains(*job.Failure, "two is not allowed") || job.Restarts != 2 {
 		t.Fatalf("failed job %+v", job)
+	}
+	// Each exception names the Map by its id in the job graph.
+	mapID := -1
+	for _, v := range job.Vertices {
+		for _, o := range v.Operators {
+			if o.Name == "Map" {
+				mapID = o.ID
+			}
+		}
+	}
+	for _, x := range exs.Exceptions {
+		if x.Operator != "Map" || x.OperatorID != mapID || mapID < 0 {
+			t.Errorf("exception of operator %q id %d, want the Map's id %d", x.Operator, x.OperatorID, mapID)
+		}
 	}
 }
 
