@@ -12,9 +12,6 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
-	"github.com/jackc/pgx/v5"
-
-	"github.com/eddystream/eddy/internal/testservers"
 )
 
 // TestCDCMirrorKill9 mirrors a MariaDB table into PostgreSQL with `eddy run
@@ -24,38 +21,18 @@ import (
 // checkpoint directory: at the end the PostgreSQL table equals the MariaDB
 // table row for row.
 func TestCDCMirrorKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the eddy binary against private database servers")
-	}
-	bin := buildEddy(t)
-	m := testservers.StartMariaDB(t)
-	p := testservers.StartPostgres(t)
-	my, err := client.Connect(m.Addr(), "root", "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer my.Close()
-	run := func(c *client.Conn, q string) {
-		t.Helper()
-		if _, err := c.Execute(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	run(my, "CREATE DATABASE shop")
-	run(my, "CREATE TABLE shop.orders (id INT PRIMARY KEY, customer VARCHAR(32), amount DECIMAL(10, 2), placed DATETIME(3))")
+	s := startMirrorServers(t)
+	bin, m, p, my, pg := s.bin, s.m, s.p, s.my, s.pg
+	execMy(t, my, "CREATE DATABASE shop")
+	execMy(t, my, "CREATE TABLE shop.orders (id INT PRIMARY KEY, customer VARCHAR(32), amount DECIMAL(10, 2), placed DATETIME(3))")
 	for i := 1; i <= 5000; i += 500 {
 		var vals []string
 		for j := i; j < i+500; j++ {
 			vals = append(vals, fmt.Sprintf("(%d, 'c%d', %d.%02d, '2024-01-01 00:00:00.%03d')", j, j%97, j, j%100, j%1000))
 		}
-		run(my, "INSERT INTO shop.orders VALUES "+strings.Join(vals, ","))
+		execMy(t, my, "INSERT INTO shop.orders VALUES "+strings.Join(vals, ","))
 	}
 	ctx := context.Background()
-	pg, err := pgx.Connect(ctx, p.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close(ctx)
 	if _, err := pg.Exec(ctx, "CREATE TABLE orders (id INT PRIMARY KEY, customer TEXT, amount NUMERIC(10, 2), placed TIMESTAMP(3))"); err != nil {
 		t.Fatal(err)
 	}

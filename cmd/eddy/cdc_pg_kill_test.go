@@ -11,10 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/eddystream/eddy/internal/testservers"
 )
 
 // TestPostgresCDCMirrorKill9 mirrors a PostgreSQL table into MariaDB with
@@ -24,18 +21,9 @@ import (
 // restarting it on the same checkpoint directory: at the end the MariaDB
 // table equals the PostgreSQL table row for row.
 func TestPostgresCDCMirrorKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the eddy binary against private database servers")
-	}
-	bin := buildEddy(t)
-	p := testservers.StartPostgres(t)
-	m := testservers.StartMariaDB(t)
+	s := startMirrorServers(t)
+	bin, m, p, my, pg := s.bin, s.m, s.p, s.my, s.pg
 	ctx := context.Background()
-	pg, err := pgx.Connect(ctx, p.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close(ctx)
 	pgRun := func(q string) {
 		t.Helper()
 		if _, err := pg.Exec(ctx, q); err != nil {
@@ -45,11 +33,6 @@ func TestPostgresCDCMirrorKill9(t *testing.T) {
 	pgRun("CREATE TABLE orders (id INT PRIMARY KEY, customer TEXT, amount NUMERIC(10, 2), placed TIMESTAMP(3))")
 	pgRun("ALTER TABLE orders REPLICA IDENTITY FULL")
 	pgRun("INSERT INTO orders SELECT g, 'c' || (g % 97), g + (g % 100) / 100.0, '2024-01-01'::timestamp + g * interval '1 millisecond' FROM generate_series(1, 5000) g")
-	my, err := client.Connect(m.Addr(), "root", "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer my.Close()
 	for _, q := range []string{"CREATE DATABASE shop",
 		"CREATE TABLE shop.orders (id INT PRIMARY KEY, customer VARCHAR(32), amount DECIMAL(10, 2), placed DATETIME(3))"} {
 		if _, err := my.Execute(q); err != nil {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/eddystream/eddy/internal/testservers"
 )
@@ -26,45 +25,25 @@ import (
 // table, created by the pipeline, equals its MariaDB table row for row,
 // the added column included.
 func TestPipelineKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the eddy binary against private database servers")
-	}
-	bin := buildEddy(t)
-	m := testservers.StartMariaDB(t)
-	p := testservers.StartPostgres(t)
-	my, err := client.Connect(m.Addr(), "root", "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer my.Close()
-	run := func(c *client.Conn, q string) {
-		t.Helper()
-		if _, err := c.Execute(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	run(my, "CREATE DATABASE shop")
-	run(my, "CREATE DATABASE other")
-	run(my, "CREATE TABLE shop.orders (id INT PRIMARY KEY, customer VARCHAR(32) NOT NULL, amount DECIMAL(10, 2))")
-	run(my, "CREATE TABLE shop.customers (id BIGINT PRIMARY KEY, name VARCHAR(40), vip TINYINT(1))")
-	run(my, "CREATE TABLE shop.empty_t (id BIGINT PRIMARY KEY, note TEXT)")
-	run(my, "CREATE TABLE other.ignored (id INT PRIMARY KEY)")
-	run(my, "INSERT INTO other.ignored VALUES (1)")
+	s := startMirrorServers(t)
+	bin, m, p, my, pg := s.bin, s.m, s.p, s.my, s.pg
+	execMy(t, my, "CREATE DATABASE shop")
+	execMy(t, my, "CREATE DATABASE other")
+	execMy(t, my, "CREATE TABLE shop.orders (id INT PRIMARY KEY, customer VARCHAR(32) NOT NULL, amount DECIMAL(10, 2))")
+	execMy(t, my, "CREATE TABLE shop.customers (id BIGINT PRIMARY KEY, name VARCHAR(40), vip TINYINT(1))")
+	execMy(t, my, "CREATE TABLE shop.empty_t (id BIGINT PRIMARY KEY, note TEXT)")
+	execMy(t, my, "CREATE TABLE other.ignored (id INT PRIMARY KEY)")
+	execMy(t, my, "INSERT INTO other.ignored VALUES (1)")
 	for i := 1; i <= 3000; i += 500 {
 		var orders, customers []string
 		for j := i; j < i+500; j++ {
 			orders = append(orders, fmt.Sprintf("(%d, 'c%d', %d.%02d)", j, j%97, j, j%100))
 			customers = append(customers, fmt.Sprintf("(%d, 'name %d', %d)", j, j, j%2))
 		}
-		run(my, "INSERT INTO shop.orders VALUES "+strings.Join(orders, ","))
-		run(my, "INSERT INTO shop.customers VALUES "+strings.Join(customers, ","))
+		execMy(t, my, "INSERT INTO shop.orders VALUES "+strings.Join(orders, ","))
+		execMy(t, my, "INSERT INTO shop.customers VALUES "+strings.Join(customers, ","))
 	}
 	ctx := context.Background()
-	pg, err := pgx.Connect(ctx, p.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close(ctx)
 
 	dir := t.TempDir()
 	file := filepath.Join(dir, "shop.yaml")

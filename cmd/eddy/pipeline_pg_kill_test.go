@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eddystream/eddy/internal/testservers"
@@ -26,18 +25,9 @@ import (
 // the end every MariaDB table, created by the pipeline, equals its
 // PostgreSQL table row for row, the added column included.
 func TestPostgresPipelineKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the eddy binary against private database servers")
-	}
-	bin := buildEddy(t)
-	p := testservers.StartPostgres(t)
-	m := testservers.StartMariaDB(t)
+	s := startMirrorServers(t)
+	bin, m, p, my, pg := s.bin, s.m, s.p, s.my, s.pg
 	ctx := context.Background()
-	pg, err := pgx.Connect(ctx, p.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close(ctx)
 	pgRun := func(q string) {
 		t.Helper()
 		if _, err := pg.Exec(ctx, q); err != nil {
@@ -53,11 +43,6 @@ func TestPostgresPipelineKill9(t *testing.T) {
 	pgRun("INSERT INTO public.ignored VALUES (1)")
 	pgRun("INSERT INTO shop.orders SELECT g, 'c' || (g % 97), g + (g % 100) / 100.0 FROM generate_series(1, 3000) g")
 	pgRun("INSERT INTO shop.customers SELECT g, 'name ' || g, g % 2 = 1 FROM generate_series(1, 3000) g")
-	my, err := client.Connect(m.Addr(), "root", "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer my.Close()
 
 	dir := t.TempDir()
 	file := filepath.Join(dir, "shop.yaml")

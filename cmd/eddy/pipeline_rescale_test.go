@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/eddystream/eddy/internal/testservers"
 )
@@ -27,38 +26,18 @@ import (
 // its source at parallelism 2, and that the PostgreSQL table ends equal to
 // the MariaDB table row for row.
 func TestPipelineRESTRescale(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the eddy binary against private database servers")
-	}
-	bin := buildEddy(t)
-	m := testservers.StartMariaDB(t)
-	p := testservers.StartPostgres(t)
-	my, err := client.Connect(m.Addr(), "root", "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer my.Close()
-	run := func(c *client.Conn, q string) {
-		t.Helper()
-		if _, err := c.Execute(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	run(my, "CREATE DATABASE rshop")
-	run(my, "CREATE TABLE rshop.orders (id INT PRIMARY KEY, customer VARCHAR(32) NOT NULL, amount DECIMAL(10, 2))")
+	s := startMirrorServers(t)
+	bin, m, p, my, pg := s.bin, s.m, s.p, s.my, s.pg
+	execMy(t, my, "CREATE DATABASE rshop")
+	execMy(t, my, "CREATE TABLE rshop.orders (id INT PRIMARY KEY, customer VARCHAR(32) NOT NULL, amount DECIMAL(10, 2))")
 	for i := 1; i <= 4000; i += 500 {
 		var rows []string
 		for j := i; j < i+500; j++ {
 			rows = append(rows, fmt.Sprintf("(%d, 'c%d', %d.%02d)", j, j%97, j, j%100))
 		}
-		run(my, "INSERT INTO rshop.orders VALUES "+strings.Join(rows, ","))
+		execMy(t, my, "INSERT INTO rshop.orders VALUES "+strings.Join(rows, ","))
 	}
 	ctx := context.Background()
-	pg, err := pgx.Connect(ctx, p.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close(ctx)
 
 	dir := t.TempDir()
 	file := filepath.Join(dir, "rshop.yaml")
