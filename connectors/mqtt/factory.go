@@ -235,6 +235,11 @@ type config struct {
 	receiveMax uint16
 	shareGroup string
 	retained   bool
+	// narrowed says that a condition on the 'topic' column (ApplyFilters)
+	// limits what is read to the topic only, or, if only is "", to
+	// nothing; topics are then the filters subscribed to.
+	narrowed bool
+	only     string
 	// Sinks.
 	retain      bool
 	guarantee   string
@@ -481,7 +486,7 @@ func (factory) NewSource(ctx connector.Context) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &source[connector.TableRecord]{cfg: c, newDecoder: dec}, nil
+		return newTableSource(c, ctx.Table, dec), nil
 	}
 	newDec, err := connector.DecoderMaker[any](ctx)
 	if err != nil {

@@ -176,7 +176,10 @@ func (r *reader[T]) Read(out connector.Output[T]) error {
 func (r *reader[T]) handle(out connector.Output[T], d *delivery) error {
 	sp := d.split
 	c := r.src.cfg
-	if !(d.retained && !c.retained) {
+	// A resumed session may hold subscriptions of a wider read than the
+	// one narrowed, and a shared subscription is never narrowed: a
+	// message of another topic is left out before it is decoded.
+	if !(d.retained && !c.retained) && (!c.narrowed || d.topic == c.only) {
 		r.cur, r.ts = out.Split(sp.id), d.received
 		connector.CountBytesIn(r.ctx, len(d.payload))
 		if err := r.decode.decode(d, r.emit); err != nil {
