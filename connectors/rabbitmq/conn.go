@@ -112,11 +112,16 @@ func amqpCode(err error) int {
 
 // setupQueue makes sure the queue exists, declaring it if it does not and
 // 'queue.declare' says so, and binds it to the exchange if there is one.
-func (c *config) setupQueue(conn *amqp.Connection) error {
+// A source narrowed to a routing key (ApplyFilters) that declares the
+// queue binds it as narrowly as the exchange allows (config.binding), and
+// says so in log; a queue that existed is bound as configured, whatever
+// its other bindings, which belong to whoever made them.
+func (c *config) setupQueue(conn *amqp.Connection, log *slog.Logger) error {
 	ch, err := conn.Channel()
 	if err != nil {
 		return fmt.Errorf("rabbitmq %q: opening a channel on %s: %w", c.name, c.broker(), err)
 	}
+	created := false
 	_, err = ch.QueueDeclarePassive(c.queue, true, false, false, false, nil)
 	if err == nil {
 		_ = ch.Close()
@@ -139,19 +144,31 @@ func (c *config) setupQueue(conn *amqp.Connection) error {
 			return fmt.Errorf("rabbitmq %q: declaring %s queue %q in virtual host %q on %s: %w; check 'queue.type' and 'queue.arguments'", c.name, c.queueType, c.queue, c.uri.Vhost, c.broker(), err)
 		}
 		_ = ch.Close()
+		created = true
 	}
 	if c.exchange == "" {
 		return nil
+	}
+	key := c.routingKey
+	if created && c.narrowed {
+		var bound bool
+		key, bound = c.binding(conn)
+		if log != nil {
+			log.Info(fmt.Sprintf("rabbitmq %q: a condition on the routing key narrows the binding of the queue the source declared: %s", c.name, c.describeBinding(key, bound)))
+		}
+		if !bound {
+			return nil
+		}
 	}
 	if ch, err = conn.Channel(); err != nil {
 		return fmt.Errorf("rabbitmq %q: opening a channel on %s: %w", c.name, c.broker(), err)
 	}
 	defer ch.Close()
-	if err := ch.QueueBind(c.queue, c.routingKey, c.exchange, false, c.bindingArgs); err != nil {
+	if err := ch.QueueBind(c.queue, key, c.exchange, false, c.bindingArgs); err != nil {
 		if amqpCode(err) == amqp.NotFound {
 			return fmt.Errorf("rabbitmq %q: binding queue %q to exchange %q: %w; declare the exchange or fix 'exchange'", c.name, c.queue, c.exchange, err)
 		}
-		return fmt.Errorf("rabbitmq %q: binding queue %q to exchange %q with routing key %q: %w; check 'routing-key' and 'binding.arguments'", c.name, c.queue, c.exchange, c.routingKey, err)
+		return fmt.Errorf("rabbitmq %q: binding queue %q to exchange %q with routing key %q: %w; check 'routing-key' and 'binding.arguments'", c.name, c.queue, c.exchange, key, err)
 	}
 	return nil
 }

@@ -140,7 +140,7 @@ func (c *config) discover(ectx connector.EnumeratorContext) (byte, []connector.S
 		return 0, nil, err
 	}
 	defer closeConn(conn)
-	if err := c.setupQueue(conn); err != nil {
+	if err := c.setupQueue(conn, ectx.Log()); err != nil {
 		return 0, nil, err
 	}
 	isStream, err := c.isStream(conn)

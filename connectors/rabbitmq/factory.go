@@ -180,6 +180,12 @@ type config struct {
 	headers      amqp.Table
 	contentType  string
 	changelogs   changelog.Mode
+	// narrowed says that a condition on the 'routing-key' column
+	// (ApplyFilters) limits what the source emits to the messages of the
+	// routing key only, or, with none, to nothing.
+	narrowed bool
+	only     string
+	none     bool
 }
 
 func optErr(key, problem string) error {
@@ -376,14 +382,11 @@ func (factory) NewSource(ctx connector.Context) (any, error) {
 		return nil, err
 	}
 	if ctx.Table != nil {
-		if len(ctx.Table.Metadata) > 0 {
-			return nil, connector.UnknownMetadata(spec.Name, ctx.Table.Metadata[0])
-		}
-		newDec, err := connector.DecoderMaker[connector.TableRecord](ctx)
+		newDec, err := newTableDecoding(c, ctx)
 		if err != nil {
 			return nil, err
 		}
-		return &source[connector.TableRecord]{cfg: c, newDecoder: newDec}, nil
+		return newTableSource(c, ctx.Table, newDec), nil
 	}
 	newDec, err := connector.DecoderMaker[any](ctx)
 	if err != nil {

@@ -51,7 +51,7 @@ func newPublisher(c *config, ctx connector.WriterContext) (*publisher, error) {
 func (p *publisher) open() error {
 	c := p.cfg
 	if c.queue != "" {
-		if err := c.setupQueue(p.conn); err != nil {
+		if err := c.setupQueue(p.conn, nil); err != nil {
 			return err
 		}
 	}

@@ -39,6 +39,7 @@ func (s *source[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T],
 		seen:     map[string]int{},
 		restored: map[string]time.Time{},
 	}
+	r.withDelivery, _ = r.decode.(deliveryDecoder)
 	r.emit = func(v T) {
 		if r.ts != noTimestamp {
 			r.out.EmitAt(v, r.ts)
@@ -85,11 +86,13 @@ type reader[T any] struct {
 	cfg    *config
 	ctx    connector.ReaderContext
 	decode connector.Decoder[T]
-	conn   *amqp.Connection
-	splits []*readSplit
-	ch     chan delivery
-	done   chan struct{}
-	once   sync.Once
+	// withDelivery is decode, if it takes metadata of the messages.
+	withDelivery deliveryDecoder
+	conn         *amqp.Connection
+	splits       []*readSplit
+	ch           chan delivery
+	done         chan struct{}
+	once         sync.Once
 
 	// What the enumerator's event says.
 	ready         bool
@@ -354,10 +357,18 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 		}
 	}
 	connector.CountBytesIn(r.ctx, len(m.Body))
+	if !r.cfg.passes(m.RoutingKey) {
+		// Left out by the condition on the routing key, undecoded, and
+		// acknowledged with the messages around it.
+		return nil
+	}
 	r.out = out.Split(sp.id)
 	r.ts = noTimestamp
 	if !m.Timestamp.IsZero() {
 		r.ts = m.Timestamp.UnixMilli()
+	}
+	if r.withDelivery != nil {
+		r.withDelivery.setDelivery(&m)
 	}
 	if err := r.decode.Decode(m.Body, r.emit); err != nil {
 		return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: loc, Raw: string(m.Body), Error: err.Error()})
