@@ -40,7 +40,9 @@ func TestTopicMatches(t *testing.T) {
 func TestNarrowedSubscriptions(t *testing.T) {
 	tb := &connector.Table{Name: "t", Schema: types.MustRowType(types.F("v", types.Int())),
 		Metadata: []string{"topic"}, MetadataTypes: []types.Type{types.String()}}
-	eq := func(v string) connector.Predicate { return connector.Predicate{Path: []int{1}, Op: connector.OpEqual, Value: v} }
+	eq := func(v string) connector.Predicate {
+		return connector.Predicate{Path: []int{1}, Op: connector.OpEqual, Value: v}
+	}
 	for _, c := range []struct {
 		name   string
 		opts   map[string]string
