@@ -36,6 +36,9 @@ type committer struct {
 	// last is the checkpoint id of the last transaction pre-committed.
 	last  int64
 	maint *maintainer
+	// compact compacts small files after commits; nil when compaction is
+	// off.
+	compact *compactor
 }
 
 func (s *Sink) newCommitter(wc connector.WriterContext) (connector.TwoPhaseCommitter[writeResult, icebergTx], error) {
@@ -47,7 +50,11 @@ func (s *Sink) newCommitter(wc connector.WriterContext) (connector.TwoPhaseCommi
 	if err != nil {
 		return nil, err
 	}
-	return &committer{sink: s, tbl: tbl, wc: wc, job: job, maint: newMaintainer(s.cfg.where(), s.cfg.maintenance, wc.Log(), s.loadTable)}, nil
+	c := &committer{sink: s, tbl: tbl, wc: wc, job: job, maint: newMaintainer(s.cfg.where(), s.cfg.maintenance, wc.Log(), s.loadTable)}
+	if s.cfg.compaction.enabled {
+		c.compact = &compactor{cfg: s.cfg.compaction, rt: s.table.Schema, where: s.cfg.where(), log: wc.Log()}
+	}
+	return c, nil
 }
 
 // writtenBytes returns the size of the files of r, data and deletes: the
@@ -106,7 +113,14 @@ func nextCheckpoint(id int64, last *int64) int64 {
 
 // Commit commits the transaction's files as one snapshot, unless a
 // snapshot of its job and checkpoint is in the table already.
+//
+// With compaction on, the position deletes of rows that compaction moved
+// are moved with them first, and small files are compacted after the
+// commit.
 func (c *committer) Commit(tx icebergTx) error {
+	if c.compact != nil {
+		return c.commitCompacting(tx)
+	}
 	tbl, err := commitOnce(context.Background(), c.tbl, tx.Job, tx.Checkpoint, tx.Data, tx.Deletes)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.sink.cfg.where(), err)
@@ -115,6 +129,43 @@ func (c *committer) Commit(tx icebergTx) error {
 		c.tbl = tbl
 		c.maint.afterCommit()
 	}
+	return nil
+}
+
+// commitCompacting is Commit with compaction on. A compaction that fails
+// is logged and tried again after the next commit: the table is as it was.
+func (c *committer) commitCompacting(tx icebergTx) error {
+	ctx := context.Background()
+	where := c.sink.cfg.where()
+	if err := c.tbl.Refresh(ctx); err != nil {
+		return fmt.Errorf("%s: loading the table to commit checkpoint %d: %w", where, tx.Checkpoint, err)
+	}
+	if n, ok := committedCheckpoint(c.tbl, tx.Job); ok && n >= tx.Checkpoint {
+		return nil
+	}
+	tf, err := newTableFiles(ctx, c.tbl)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	deletes, done, err := c.compact.translate(ctx, c.tbl, tf, tx.Deletes)
+	if err != nil {
+		return fmt.Errorf("%s: moving the deletes of checkpoint %d to the rows' compacted files: %w", where, tx.Checkpoint, err)
+	}
+	tbl, err := commitOnce(ctx, c.tbl, tx.Job, tx.Checkpoint, tx.Data, deletes)
+	done(err == nil && tbl != nil, err)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if tbl == nil {
+		return nil
+	}
+	c.tbl = tbl
+	if out, err := c.compact.run(ctx, tbl, tf, tx.Job, tx.Checkpoint); err != nil {
+		c.wc.Log().Warn("iceberg compaction failed; it is tried again after the next commit", "table", where, "error", err)
+	} else {
+		c.tbl = out
+	}
+	c.maint.afterCommit()
 	return nil
 }
 

@@ -199,6 +199,15 @@ func (p *parquetFile) write(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// setKeyValue records a key-value pair in the file's footer (Parquet's
+// key_value_metadata).
+func (p *parquetFile) setKeyValue(key, value string) error {
+	if err := p.pw.AppendKeyValueMetadata(key, value); err != nil {
+		return fmt.Errorf("writing the footer metadata %s of the Parquet file %s: %w", key, p.path, err)
+	}
+	return nil
+}
+
 // size returns the bytes written so far: the finished row groups and the
 // finished pages of the row group being built. The page being filled and
 // the dictionary of each column (up to the data page and dictionary page
@@ -365,6 +374,9 @@ func (w *dataFileWriter) flush() error {
 	}
 	return err
 }
+
+// SetKeyValue records a key-value pair in the file's Parquet footer.
+func (w *dataFileWriter) SetKeyValue(key, value string) error { return w.file.setKeyValue(key, value) }
 
 // Rows returns the number of rows appended.
 func (w *dataFileWriter) Rows() int64 { return w.rows }

@@ -51,7 +51,7 @@ var spec = connector.Spec{
 			Description: "The format of data files: Parquet."},
 		{Key: "s3.#", Type: connector.String, Secret: true,
 			Description: "Options of an 's3://' warehouse, passed to the file IO as Iceberg names them: 's3.endpoint', 's3.region', 's3.access-key-id', 's3.secret-access-key', 's3.path-style-access'."},
-	}, slices.Concat(partitionOptions, maintenanceOptions, sourceOptions)...),
+	}, slices.Concat(partitionOptions, maintenanceOptions, compactionOptions, sourceOptions)...),
 }
 
 // checkURI accepts the catalog addresses the sink can open.
@@ -81,6 +81,7 @@ type config struct {
 	partitionKey                             string
 	props                                    map[string]string
 	maintenance                              maintenanceConfig
+	compaction                               compactionConfig
 }
 
 func newConfig(name string, o connector.Options) (*config, error) {
@@ -91,6 +92,7 @@ func newConfig(name string, o connector.Options) (*config, error) {
 		formatVersion: int(o.Int("format-version")), targetFileSize: o.MemorySize("write.target-file-size-bytes"),
 		props: map[string]string{}, maintenance: newMaintenanceConfig(o),
 	}
+	c.compaction = newCompactionConfig(o, c.targetFileSize)
 	if o.IsSet(partitionKeyOption) {
 		c.partitionKey = o.String(partitionKeyOption)
 	}

@@ -84,6 +84,12 @@ func (m *fileMeta) manifestContent() (icebergo.ManifestEntryContent, error) {
 // fails when spec is another spec (the table's partitioning changed since
 // the file was written).
 func (m *fileMeta) dataFile(spec icebergo.PartitionSpec, sc *icebergo.Schema) (icebergo.DataFile, error) {
+	return m.dataFileIn(spec, sc, nil)
+}
+
+// dataFileIn is dataFile with the partition values part (by field id)
+// instead of those of m.Partition, when part is not nil.
+func (m *fileMeta) dataFileIn(spec icebergo.PartitionSpec, sc *icebergo.Schema, part map[int]any) (icebergo.DataFile, error) {
 	if spec.ID() != m.SpecID {
 		return nil, fmt.Errorf("iceberg file %s was written for partition spec %d, not the table's spec %d: the table's partitioning changed while the job ran; restart the job from its last checkpoint", m.Path, m.SpecID, spec.ID())
 	}
@@ -91,8 +97,10 @@ func (m *fileMeta) dataFile(spec icebergo.PartitionSpec, sc *icebergo.Schema) (i
 	if err != nil {
 		return nil, err
 	}
-	part := map[int]any{}
-	if !spec.IsUnpartitioned() {
+	if part == nil {
+		part = map[int]any{}
+	}
+	if !spec.IsUnpartitioned() && len(part) == 0 {
 		fields, err := specFieldTypes(spec, sc)
 		if err != nil {
 			return nil, fmt.Errorf("iceberg file %s: %w", m.Path, err)

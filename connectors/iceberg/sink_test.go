@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,6 +118,14 @@ func TestSinkExactlyOnceAcrossFailures(t *testing.T) {
 // and at most the deletion after it is in too. It returns the table.
 func runKVWithFailures(t *testing.T, dir, name string) *table.Table {
 	t.Helper()
+	return runKVWithFailuresWith(t, dir, name, nil)
+}
+
+// runKVWithFailuresWith is runKVWithFailures with the sink options extra
+// added to those of sinkOptions. A snapshot of a compaction shares its
+// checkpoint with the commit it follows.
+func runKVWithFailuresWith(t *testing.T, dir, name string, extra map[string]string) *table.Table {
+	t.Helper()
 	const n, keys = 30000, 700
 	env := eddy.NewEnvironment(eddy.WithParallelism(2),
 		eddy.WithCheckpointing(40*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()),
@@ -136,7 +145,13 @@ func runKVWithFailures(t *testing.T, dir, name string) *table.Table {
 		return kvChange(i, keys)
 	}).Parallelism(1)
 	key := types.NewKeyEncoder(upsertType, 0)
-	eddy.WriteUpserts(changes, "kv", key.Key, openKVSink(t, dir, name), eddy.KeyedBySinkKey())
+	opts := sinkOptions(dir, name)
+	maps.Copy(opts, extra)
+	sink, err := connector.OpenTableSink(connector.Default, "iceberg", opts, &connector.Table{Schema: upsertType, PrimaryKey: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eddy.WriteUpserts(changes, "kv", key.Key, sink, eddy.KeyedBySinkKey())
 	if err := env.Execute(context.Background(), "iceberg-failures"); err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +172,9 @@ func runKVWithFailures(t *testing.T, dir, name string) *table.Table {
 			t.Fatalf("snapshot %d has no %s in its summary", s.SnapshotID, summaryCheckpointID)
 		}
 		id := s.Summary.Properties[summaryJobID] + "/" + s.Summary.Properties[summaryCheckpointID]
+		if s.Summary.Properties[summaryCompaction] != "" {
+			id += "/compaction"
+		}
 		if seen[id] {
 			t.Fatalf("checkpoint %s was committed twice", id)
 		}

@@ -1,0 +1,686 @@
+package iceberg
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	icebergo "github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
+
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// compactionOptions configure the compaction of small data files the
+// committer runs while the job does. The names are those of Flink's Iceberg
+// sink (compaction-enabled) and of its rewrite-data-files maintenance task
+// (flink-maintenance.rewrite.*).
+var compactionOptions = []connector.Option{
+	{Key: "compaction-enabled", Type: connector.Bool, Default: "false",
+		Description: "Whether the committer compacts small data files while the job runs: after a commit, when a partition has at least 'flink-maintenance.rewrite.min-input-files' data files smaller than 'flink-maintenance.rewrite.min-file-size-bytes', their live rows (deletes applied) are rewritten into larger files and committed as a replace snapshot that drops the old files and their delete files. With a primary key, the updates and deletions of rows that moved are applied at their new place."},
+	{Key: "flink-maintenance.rewrite.min-input-files", Type: connector.Int, Default: "5",
+		Description: "The number of small data files of a partition at which they are compacted.",
+		Check:       connector.Positive},
+	{Key: "flink-maintenance.rewrite.min-file-size-bytes", Type: connector.MemorySize,
+		Description: "Data files smaller than this are small, and compacted; by default 75% of 'write.target-file-size-bytes'."},
+	{Key: "flink-maintenance.rewrite.max-rewrite-bytes", Type: connector.MemorySize,
+		Description: "At most this many bytes of small files are rewritten after one commit, into one file, which bounds the time a compaction holds up the next commit; the rest wait for the next commits. By default 'write.target-file-size-bytes'."},
+}
+
+// compactionConfig is the compaction part of the sink's configuration.
+type compactionConfig struct {
+	enabled         bool
+	minInputFiles   int
+	minFileSize     int64
+	maxRewriteBytes int64
+	targetFileSize  int64
+}
+
+func newCompactionConfig(o connector.Options, targetFileSize int64) compactionConfig {
+	c := compactionConfig{
+		enabled:         o.Bool("compaction-enabled"),
+		minInputFiles:   int(o.Int("flink-maintenance.rewrite.min-input-files")),
+		minFileSize:     targetFileSize / 4 * 3,
+		maxRewriteBytes: targetFileSize,
+		targetFileSize:  targetFileSize,
+	}
+	if o.IsSet("flink-maintenance.rewrite.max-rewrite-bytes") {
+		c.maxRewriteBytes = o.MemorySize("flink-maintenance.rewrite.max-rewrite-bytes")
+	}
+	if o.IsSet("flink-maintenance.rewrite.min-file-size-bytes") {
+		c.minFileSize = o.MemorySize("flink-maintenance.rewrite.min-file-size-bytes")
+	}
+	return c
+}
+
+// Names and summary properties of compaction.
+const (
+	// compactPrefix begins the names of the files compaction writes.
+	compactPrefix = filePrefix + "-compact"
+	// movedRowsKey is the Parquet footer key under which a compacted file
+	// records where the rows of the sink's data files it holds came from
+	// (a JSON list of movedEntry).
+	movedRowsKey = "eddy.moved-rows"
+	// summaryCompaction marks the snapshots of compactions.
+	summaryCompaction = "eddy.compaction"
+)
+
+// movedEntry records that the live rows of a data file the writers wrote
+// (From) are now in the compacted file To, in their order, from position
+// Offset on. The writers' key index keeps pointing at From; the committer
+// moves the position deletes the writers write for From to To.
+type movedEntry struct {
+	From   string `json:"from"`
+	To     string `json:"-"`
+	Offset int64  `json:"offset"`
+	// Runs are the positions of From whose rows are in To, as [start, end)
+	// runs in increasing order.
+	Runs [][2]int64 `json:"runs"`
+	// cum[i] is the number of positions in Runs[:i].
+	cum []int64
+}
+
+// add records that position pos of From is the next row in To.
+func (e *movedEntry) add(pos int64) {
+	if n := len(e.Runs); n > 0 && e.Runs[n-1][1] == pos {
+		e.Runs[n-1][1]++
+		return
+	}
+	e.Runs = append(e.Runs, [2]int64{pos, pos + 1})
+}
+
+// index computes cum, which locate needs.
+func (e *movedEntry) index() {
+	e.cum = make([]int64, len(e.Runs))
+	var n int64
+	for i, r := range e.Runs {
+		e.cum[i] = n
+		n += r[1] - r[0]
+	}
+}
+
+// rows returns the number of rows of From in To.
+func (e *movedEntry) rows() int64 {
+	var n int64
+	for _, r := range e.Runs {
+		n += r[1] - r[0]
+	}
+	return n
+}
+
+// locate returns the position in To of the row at pos of From, and false
+// when that row is not in To (it was deleted before the compaction).
+func (e *movedEntry) locate(pos int64) (int64, bool) {
+	if e.cum == nil {
+		e.index()
+	}
+	i := sort.Search(len(e.Runs), func(i int) bool { return e.Runs[i][1] > pos })
+	if i == len(e.Runs) || pos < e.Runs[i][0] {
+		return 0, false
+	}
+	return e.Offset + e.cum[i] + pos - e.Runs[i][0], true
+}
+
+// compactor compacts the small data files of the sink's table after the
+// committer's commits, and moves the position deletes the writers write
+// for rows that compaction moved. It runs on the committer's goroutine.
+type compactor struct {
+	cfg   compactionConfig
+	rt    *types.RowType
+	where string
+	log   *slog.Logger
+	// moved maps the data files the writers wrote and compaction removed
+	// to where their live rows are; nil until read from the footers of the
+	// table's compacted files.
+	moved map[string]*movedEntry
+}
+
+// snapshotFiles returns the live data and delete files of tbl's current
+// snapshot.
+func snapshotFiles(tbl *table.Table, fsys icebergio.IO) (data, deletes []icebergo.DataFile, err error) {
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil, nil, nil
+	}
+	mfs, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the manifest list of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	for _, mf := range mfs {
+		entries, err := mf.FetchEntries(fsys, true)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the manifest %s: %w", mf.FilePath(), err)
+		}
+		for _, e := range entries {
+			if mf.ManifestContent() == icebergo.ManifestContentDeletes {
+				deletes = append(deletes, e.DataFile())
+			} else {
+				data = append(data, e.DataFile())
+			}
+		}
+	}
+	return data, deletes, nil
+}
+
+// isCompacted reports whether the data file p was written by compaction.
+func isCompacted(p string) bool { return strings.HasPrefix(path.Base(p), compactPrefix+"-") }
+
+// load reads where the rows of compacted files came from, from the
+// footers of the compacted files of tbl's current snapshot, unless it did
+// already.
+func (c *compactor) load(tbl *table.Table, fsys icebergio.IO) error {
+	if c.moved != nil {
+		return nil
+	}
+	data, _, err := snapshotFiles(tbl, fsys)
+	if err != nil {
+		return err
+	}
+	moved := map[string]*movedEntry{}
+	for _, df := range data {
+		if !isCompacted(df.FilePath()) {
+			continue
+		}
+		entries, err := readMovedRows(fsys, df.FilePath())
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			moved[e.From] = e
+		}
+	}
+	c.moved = moved
+	return nil
+}
+
+// readMovedRows reads the movedEntry list of the compacted file p.
+func readMovedRows(fsys icebergio.IO, p string) ([]*movedEntry, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("opening the compacted file %s: %w", p, err)
+	}
+	defer f.Close()
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading the footer of the compacted file %s: %w", p, err)
+	}
+	defer rdr.Close()
+	v := rdr.MetaData().KeyValueMetadata().FindValue(movedRowsKey)
+	if v == nil {
+		return nil, nil
+	}
+	var entries []*movedEntry
+	if err := json.Unmarshal([]byte(*v), &entries); err != nil {
+		return nil, fmt.Errorf("the footer of the compacted file %s: %s is corrupt: %w", p, movedRowsKey, err)
+	}
+	for _, e := range entries {
+		e.To = p
+	}
+	return entries, nil
+}
+
+// readPositionDeletes reads the (file_path, pos) rows of a Parquet
+// position-delete file.
+func readPositionDeletes(ctx context.Context, fsys icebergio.IO, p string) ([]positionDelete, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("opening the position-delete file %s: %w", p, err)
+	}
+	defer f.Close()
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, arrowAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
+	}
+	defer rr.Release()
+	var out []positionDelete
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		paths, ok1 := rec.Column(0).(interface{ Value(int) string })
+		poss, ok2 := rec.Column(1).(*array.Int64)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("the position-delete file %s has columns %s and %s, not file_path string and pos long", p, rec.Column(0).DataType(), rec.Column(1).DataType())
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			out = append(out, positionDelete{path: paths.Value(i), pos: poss.Value(i)})
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
+	}
+	return out, nil
+}
+
+// translate returns deletes with the position deletes of rows that
+// compaction moved moved to the rows' new places: new delete files,
+// written under tf, in place of those that name moved rows. done is to be
+// called with the outcome of the commit of the returned files: after a
+// success it removes the replaced files (a commit that succeeded is never
+// made again, so nothing reads them); after a commit that certainly did
+// not go through, the new ones.
+func (c *compactor) translate(ctx context.Context, tbl *table.Table, tf *tableFiles, deletes []fileMeta) (out []fileMeta, done func(committed bool, err error), err error) {
+	nothing := func(bool, error) {}
+	if err := c.load(tbl, tf.fs); err != nil {
+		return nil, nothing, err
+	}
+	if len(c.moved) == 0 || len(deletes) == 0 {
+		return deletes, nothing, nil
+	}
+	spec, sc := tbl.Spec(), tbl.Schema()
+	var replaced, written []string
+	var dvs *deletionVectorWriter
+	fail := func(err error) ([]fileMeta, func(bool, error), error) {
+		if dvs != nil {
+			dvs.Abort()
+		}
+		_ = removeFiles(tf.fs, written)
+		return nil, nothing, err
+	}
+	for _, d := range deletes {
+		if d.Path == "" || d.Content != contentPositionDeletes {
+			out = append(out, d)
+			continue
+		}
+		if d.isDeletionVector() {
+			e := c.moved[d.ReferencedDataFile]
+			if e == nil {
+				out = append(out, d)
+				continue
+			}
+			df, err := d.dataFile(spec, sc)
+			if err != nil {
+				return fail(err)
+			}
+			bm, err := dv.ReadDV(tf.fs, df)
+			if err != nil {
+				return fail(fmt.Errorf("reading the deletion vector of %s in %s: %w", d.ReferencedDataFile, d.Path, err))
+			}
+			if dvs == nil {
+				dvs = tf.newDeletionVectorWriter(filePrefix + "-dv")
+			}
+			for pos := range bm.Positions() {
+				if q, ok := e.locate(int64(pos)); ok {
+					dvs.Delete(e.To, q, partitionKey(d.Partition))
+				}
+			}
+			replaced = append(replaced, d.Path)
+			continue
+		}
+		if ref := d.ReferencedDataFile; ref != "" && c.moved[ref] == nil {
+			out = append(out, d)
+			continue
+		}
+		rows, err := readPositionDeletes(ctx, tf.fs, d.Path)
+		if err != nil {
+			return fail(err)
+		}
+		if !slices.ContainsFunc(rows, func(r positionDelete) bool { return c.moved[r.path] != nil }) {
+			out = append(out, d)
+			continue
+		}
+		w := tf.newPositionDeleteWriter(filePrefix + "-deletes")
+		w.SetPartition(partitionKey(d.Partition))
+		for _, r := range rows {
+			if e := c.moved[r.path]; e != nil {
+				if q, ok := e.locate(r.pos); ok {
+					w.Delete(e.To, q)
+				}
+				continue
+			}
+			w.Delete(r.path, r.pos)
+		}
+		ms, err := w.Close()
+		if err != nil {
+			return fail(err)
+		}
+		for _, m := range ms {
+			written = append(written, m.Path)
+		}
+		out = append(out, ms...)
+		replaced = append(replaced, d.Path)
+	}
+	if dvs != nil && dvs.Len() > 0 {
+		ms, err := dvs.Close()
+		if err != nil {
+			return fail(err)
+		}
+		if len(ms) > 0 {
+			written = append(written, ms[0].Path)
+		}
+		out = append(out, ms...)
+	}
+	return out, func(committed bool, err error) {
+		switch {
+		case committed:
+			// A Puffin file holds the deletion vectors of several data
+			// files: it stays while one of them is committed as it is.
+			kept := map[string]bool{}
+			for _, m := range out {
+				kept[m.Path] = true
+			}
+			_ = removeFiles(tf.fs, slices.DeleteFunc(replaced, func(p string) bool { return kept[p] }))
+		case err == nil || errors.Is(err, table.ErrCommitFailed):
+			_ = removeFiles(tf.fs, written)
+		}
+	}, nil
+}
+
+// deletedPositions returns the sorted positions of p that dels delete.
+func deletedPositions(dels map[string][]int64, p string) []int64 {
+	d := dels[p]
+	slices.Sort(d)
+	return slices.Compact(d)
+}
+
+// run compacts small data files of tbl, just committed by job's
+// checkpoint, if a partition has enough of them, and returns the table as
+// it then is. A compaction that fails leaves the table as it was.
+func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, job string, checkpoint int64) (*table.Table, error) {
+	if err := c.load(tbl, tf.fs); err != nil {
+		return tbl, err
+	}
+	data, deletes, err := snapshotFiles(tbl, tf.fs)
+	if err != nil {
+		return tbl, err
+	}
+	spec := tbl.Spec()
+	// The small files, by partition, oldest first (the order of the
+	// manifests).
+	groups := map[string][]icebergo.DataFile{}
+	var order []string
+	live := make(map[string]bool, len(data))
+	for _, df := range data {
+		live[df.FilePath()] = true
+		if df.FileSizeBytes() >= c.cfg.minFileSize || int(df.SpecID()) != spec.ID() || df.FileFormat() != icebergo.ParquetFile ||
+			!strings.HasPrefix(path.Base(df.FilePath()), filePrefix+"-") {
+			continue
+		}
+		k := fmt.Sprint(df.Partition())
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], df)
+	}
+	var chosen []icebergo.DataFile
+	for _, k := range order {
+		if g := groups[k]; len(g) >= c.cfg.minInputFiles {
+			var size int64
+			for _, df := range g {
+				if size >= c.cfg.maxRewriteBytes && len(chosen) >= c.cfg.minInputFiles {
+					break
+				}
+				chosen = append(chosen, df)
+				size += df.FileSizeBytes()
+			}
+			break
+		}
+	}
+	if len(chosen) == 0 {
+		return tbl, nil
+	}
+	isChosen := make(map[string]bool, len(chosen))
+	for _, df := range chosen {
+		isChosen[df.FilePath()] = true
+	}
+	// The deleted rows of the chosen files, and the delete files that
+	// delete only rows of files the compaction removes or that are gone.
+	dels := map[string][]int64{}
+	var dropped []icebergo.DataFile
+	for _, d := range deletes {
+		if d.ContentType() == icebergo.EntryContentEqDeletes {
+			return tbl, fmt.Errorf("the table has equality-delete files (%s), which compaction does not apply: compact it with an engine's rewrite_data_files", d.FilePath())
+		}
+		if table.IsDeletionVector(d) {
+			ref := d.ReferencedDataFile()
+			if ref == nil || !isChosen[*ref] {
+				continue
+			}
+			bm, err := dv.ReadDV(tf.fs, d)
+			if err != nil {
+				return tbl, fmt.Errorf("reading the deletion vector of %s in %s: %w", *ref, d.FilePath(), err)
+			}
+			for pos := range bm.Positions() {
+				dels[*ref] = append(dels[*ref], int64(pos))
+			}
+			dropped = append(dropped, d)
+			continue
+		}
+		if ref := d.ReferencedDataFile(); ref != nil && *ref != "" && !isChosen[*ref] && live[*ref] {
+			continue
+		}
+		rows, err := readPositionDeletes(ctx, tf.fs, d.FilePath())
+		if err != nil {
+			return tbl, err
+		}
+		dead := true
+		for _, r := range rows {
+			if isChosen[r.path] {
+				dels[r.path] = append(dels[r.path], r.pos)
+			} else if live[r.path] {
+				dead = false
+			}
+		}
+		if dead {
+			dropped = append(dropped, d)
+		}
+	}
+	// Where the rows of earlier compactions are, by compacted file.
+	byTo := map[string][]*movedEntry{}
+	for _, e := range c.moved {
+		if isChosen[e.To] {
+			byTo[e.To] = append(byTo[e.To], e)
+		}
+	}
+	for _, es := range byTo {
+		slices.SortFunc(es, func(a, b *movedEntry) int { return int(a.Offset - b.Offset) })
+	}
+	out := tf.newFilePath(compactPrefix)
+	w, err := tf.newDataFileWriterAt(c.rt, out)
+	if err != nil {
+		return tbl, err
+	}
+	entries, err := c.rewrite(ctx, tf, w, chosen, dels, byTo)
+	if err != nil {
+		_ = w.Abort()
+		return tbl, err
+	}
+	var added icebergo.DataFile
+	if w.Rows() > 0 {
+		js, err := json.Marshal(entries)
+		if err != nil {
+			_ = w.Abort()
+			return tbl, err
+		}
+		if err := w.SetKeyValue(movedRowsKey, string(js)); err != nil {
+			_ = w.Abort()
+			return tbl, err
+		}
+	}
+	m, err := w.Close()
+	if err != nil {
+		_ = w.Abort()
+		return tbl, err
+	}
+	if m.Path != "" {
+		if added, err = m.dataFileIn(spec, tbl.Schema(), chosen[0].Partition()); err != nil {
+			_ = removeFiles(tf.fs, []string{m.Path})
+			return tbl, err
+		}
+	}
+	props := icebergo.Properties{summaryJobID: job, summaryCheckpointID: strconv.FormatInt(checkpoint, 10), summaryCompaction: "true"}
+	tx := tbl.NewTransaction()
+	rw := tx.NewRewrite(props)
+	for _, df := range chosen {
+		rw.DeleteFile(df)
+	}
+	if added != nil {
+		rw.AddDataFile(added)
+	}
+	for _, d := range dropped {
+		rw.DeleteFile(d)
+	}
+	if err := rw.Commit(ctx); err != nil {
+		if m.Path != "" {
+			_ = removeFiles(tf.fs, []string{m.Path})
+		}
+		return tbl, fmt.Errorf("staging the compaction of %d data files: %w", len(chosen), err)
+	}
+	committed, err := tx.Commit(ctx)
+	if err != nil {
+		// After another failure than a conflict, the commit may have
+		// gone through: the new file stays (orphan-file removal takes
+		// it if it did not).
+		// Whether it did or not, where rows are is read again from the
+		// table before the next commit.
+		if errors.Is(err, table.ErrCommitFailed) {
+			if m.Path != "" {
+				_ = removeFiles(tf.fs, []string{m.Path})
+			}
+		} else {
+			c.moved = nil
+		}
+		return tbl, fmt.Errorf("committing the compaction of %d data files: %w", len(chosen), err)
+	}
+	for _, es := range byTo {
+		for _, e := range es {
+			delete(c.moved, e.From)
+		}
+	}
+	for _, e := range entries {
+		e.To = m.Path
+		c.moved[e.From] = e
+	}
+	c.log.Info("iceberg data files compacted", "table", c.where, "files", len(chosen), "into", m.Path, "rows", w.Rows(), "deleteFilesDropped", len(dropped))
+	return committed, nil
+}
+
+// rewrite appends the live rows of the files chosen to w, in order, and
+// returns where they came from: an entry per data file the writers wrote
+// that has live rows in w, for the files compaction wrote composed from
+// their entries (byTo).
+func (c *compactor) rewrite(ctx context.Context, tf *tableFiles, w *dataFileWriter, chosen []icebergo.DataFile, dels map[string][]int64, byTo map[string][]*movedEntry) ([]*movedEntry, error) {
+	rr, err := newRowReader(c.rt, types.NewScratchArena(), c.where)
+	if err != nil {
+		return nil, err
+	}
+	var entries []*movedEntry
+	for _, df := range chosen {
+		p := df.FilePath()
+		dead := deletedPositions(dels, p)
+		start := w.Rows()
+		if err := readDataRows(ctx, tf.fs, p, rr, func(pos int64, row types.Row) error {
+			if _, ok := slices.BinarySearch(dead, pos); ok {
+				return nil
+			}
+			_, err := w.Append(row)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		// liveBefore returns the number of live rows of p before pos.
+		liveBefore := func(pos int64) int64 {
+			i, _ := slices.BinarySearch(dead, pos)
+			return pos - int64(i)
+		}
+		isDead := func(pos int64) bool { _, ok := slices.BinarySearch(dead, pos); return ok }
+		if prior := byTo[p]; len(prior) > 0 || isCompacted(p) {
+			for _, e := range prior {
+				ne := &movedEntry{From: e.From, Offset: -1}
+				k := e.Offset
+				for _, r := range e.Runs {
+					for s := r[0]; s < r[1]; s++ {
+						if !isDead(k) {
+							if ne.Offset < 0 {
+								ne.Offset = start + liveBefore(k)
+							}
+							ne.add(s)
+						}
+						k++
+					}
+				}
+				if ne.Offset >= 0 {
+					entries = append(entries, ne)
+				}
+			}
+			continue
+		}
+		ne := &movedEntry{From: p, Offset: start}
+		var pos int64
+		for pos = 0; pos < df.Count(); pos++ {
+			if !isDead(pos) {
+				ne.add(pos)
+			}
+		}
+		if len(ne.Runs) > 0 {
+			entries = append(entries, ne)
+		}
+	}
+	return entries, nil
+}
+
+// readDataRows calls f with the position and row of every row of the Parquet
+// data file p.
+func readDataRows(ctx context.Context, fsys icebergio.IO, p string, rr *rowReader, f func(int64, types.Row) error) error {
+	fh, err := fsys.Open(p)
+	if err != nil {
+		return fmt.Errorf("opening the data file %s: %w", p, err)
+	}
+	defer fh.Close()
+	rdr, err := file.NewParquetReader(fh)
+	if err != nil {
+		return fmt.Errorf("reading the data file %s: %w", p, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, arrowAllocator)
+	if err != nil {
+		return fmt.Errorf("reading the data file %s: %w", p, err)
+	}
+	rec, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		return fmt.Errorf("reading the data file %s: %w", p, err)
+	}
+	defer rec.Release()
+	var pos int64
+	for rec.Next() {
+		b := rec.RecordBatch()
+		if err := rr.bind(b); err != nil {
+			return err
+		}
+		for i := 0; i < int(b.NumRows()); i++ {
+			row, err := rr.row(i)
+			if err != nil {
+				return fmt.Errorf("data file %s, row %d: %w", p, pos, err)
+			}
+			if err := f(pos, row); err != nil {
+				return err
+			}
+			pos++
+		}
+	}
+	if err := rec.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("reading the data file %s: %w", p, err)
+	}
+	return nil
+}

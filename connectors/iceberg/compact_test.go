@@ -1,0 +1,191 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// liveFileCounts returns the numbers of data and delete files of the
+// table's current snapshot.
+func liveFileCounts(t *testing.T, tbl *table.Table) (data, deletes int) {
+	t.Helper()
+	fsys, err := tbl.FS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, x, err := snapshotFiles(tbl, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(d), len(x)
+}
+
+// runKV writes n changes of kvChange over keys keys through a job with
+// parallelism 2 that checkpoints every 20 ms into the table kv under dir,
+// with the sink options extra, and checks that the table then equals the
+// source and that every snapshot is a state of the source. It returns the
+// table.
+func runKV(t *testing.T, dir string, n, keys int64, extra map[string]string) *table.Table {
+	t.Helper()
+	opts := sinkOptions(dir, "kv")
+	maps.Copy(opts, extra)
+	sink, err := connector.OpenTableSink(connector.Default, "iceberg", opts, &connector.Table{Schema: upsertType, PrimaryKey: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(2),
+		eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: 20000},
+		func(i int64) changelog.Change[types.Row] { return kvChange(i, keys) }, eddy.NoWatermarks[changelog.Change[types.Row]]()).Parallelism(1)
+	key := types.NewKeyEncoder(upsertType, 0)
+	eddy.WriteUpserts(eddy.AsChangelog(src, changelog.Upsert), "kv", key.Key, sink, eddy.KeyedBySinkKey())
+	if err := env.Execute(context.Background(), "iceberg-compaction"); err != nil {
+		t.Fatal(err)
+	}
+	tbl := loadTestTable(t, dir, "kv")
+	if got, want := scanRows(t, tbl), kvState(n, keys); !slices.Equal(got, want) {
+		t.Fatalf("the table holds %d rows, want %d; first differences:\n%s", len(got), len(want), rowDiff(got, want))
+	}
+	checkSnapshotsAreStates(t, tbl, keys)
+	return tbl
+}
+
+// checkSnapshotsAreStates checks that every snapshot of tbl is the table
+// after a prefix of the changes of kvChange, and that a compaction's
+// snapshot holds the rows of the snapshot before it.
+func checkSnapshotsAreStates(t *testing.T, tbl *table.Table, keys int64) {
+	t.Helper()
+	var prev []string
+	for _, s := range tbl.Metadata().Snapshots() {
+		got := scanSnapshot(t, tbl, s.SnapshotID)
+		if s.Summary != nil && s.Summary.Properties[summaryCompaction] != "" {
+			if s.Summary.Operation != table.OpReplace {
+				t.Errorf("compaction snapshot %d has operation %s, want replace", s.SnapshotID, s.Summary.Operation)
+			}
+			if !slices.Equal(got, prev) {
+				t.Fatalf("compaction snapshot %d changed the rows:\n%s", s.SnapshotID, rowDiff(got, prev))
+			}
+		}
+		m := int64(-1)
+		for _, r := range got {
+			var k, seq int64
+			fmt.Sscanf(r, "%d | %d", &k, &seq)
+			m = max(m, seq)
+		}
+		if !slices.Equal(got, kvState(m+1, keys)) && !slices.Equal(got, kvState(m+2, keys)) {
+			t.Fatalf("snapshot %d is no state of the source: newest change %d, %d rows", s.SnapshotID, m, len(got))
+		}
+		prev = got
+	}
+}
+
+// compactions returns the number of compaction snapshots of tbl.
+func compactions(tbl *table.Table) int {
+	n := 0
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[summaryCompaction] != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestCompactionKeepsUpsertsRight writes updates and deletions of keys
+// whose rows compaction moved, again and again, with position-delete files
+// (format version 2) and deletion vectors (3): the table and every
+// snapshot are states of the source, and compaction leaves far fewer files
+// than the same job writes without it.
+func TestCompactionKeepsUpsertsRight(t *testing.T) {
+	const n, keys = 12000, 400
+	for _, c := range []struct{ name, version, partition string }{{"v2", "2", ""}, {"v3", "3", ""}, {"v2-bucketed", "2", "bucket(2, id)"}, {"v3-bucketed", "3", "bucket(2, id)"}} {
+		t.Run(c.name, func(t *testing.T) {
+			v := c.version
+			opts := map[string]string{"format-version": v}
+			if c.partition != "" {
+				opts["partition.key"] = c.partition
+			}
+			off := runKV(t, t.TempDir(), n, keys, opts)
+			opts["compaction-enabled"] = "true"
+			opts["flink-maintenance.rewrite.min-input-files"] = "4"
+			on := runKV(t, t.TempDir(), n, keys, opts)
+			if c := compactions(on); c == 0 {
+				t.Fatal("no compaction snapshot")
+			}
+			offData, offDeletes := liveFileCounts(t, off)
+			onData, onDeletes := liveFileCounts(t, on)
+			t.Logf("format version %s: without compaction %d data and %d delete files after %d snapshots; with it %d data and %d delete files after %d snapshots (%d compactions)",
+				v, offData, offDeletes, len(off.Metadata().Snapshots()), onData, onDeletes, len(on.Metadata().Snapshots()), compactions(on))
+			if onData >= offData || onData > 8 {
+				t.Errorf("%d data files with compaction, %d without", onData, offData)
+			}
+			if onDeletes >= offDeletes {
+				t.Errorf("%d delete files with compaction, %d without", onDeletes, offDeletes)
+			}
+		})
+	}
+}
+
+// TestCompactionExactlyOnceAcrossFailures runs the failure test of the
+// sink with compaction on after every few commits: restored committers
+// find the moved rows in the compacted files' footers, and nothing is
+// lost or doubled.
+func TestCompactionExactlyOnceAcrossFailures(t *testing.T) {
+	for _, v := range []string{"2", "3"} {
+		t.Run("v"+v, func(t *testing.T) {
+			tbl := runKVWithFailuresWith(t, t.TempDir(), "kv", map[string]string{"format-version": v,
+				"compaction-enabled": "true", "flink-maintenance.rewrite.min-input-files": "3"})
+			if c := compactions(tbl); c == 0 {
+				t.Fatal("no compaction snapshot")
+			}
+			checkSnapshotsAreStates(t, tbl, 700)
+			d, x := liveFileCounts(t, tbl)
+			t.Logf("%d snapshots (%d compactions), %d data and %d delete files", len(tbl.Metadata().Snapshots()), compactions(tbl), d, x)
+		})
+	}
+}
+
+// TestCompactionOfAppends compacts the small files of a table without a
+// primary key.
+func TestCompactionOfAppends(t *testing.T) {
+	const n = 6000
+	dir := t.TempDir()
+	opts := sinkOptions(dir, "log")
+	opts["compaction-enabled"] = "true"
+	opts["flink-maintenance.rewrite.min-input-files"] = "3"
+	sink, err := connector.OpenTableSink(connector.Default, "iceberg", opts, &connector.Table{Schema: upsertType})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(2),
+		eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: 20000},
+		func(i int64) types.Row { return types.MustBuildRow(upsertType, nil, i, i, "n"+strconv.FormatInt(i, 10)) },
+		eddy.NoWatermarks[types.Row]()).Parallelism(1)
+	eddy.WriteTo(eddy.AsChangelog(eddy.Map(src, func(r types.Row) connector.TableRecord { return changelog.Of(changelog.Insert, r) }), changelog.InsertOnly), "log", sink)
+	if err := env.Execute(context.Background(), "iceberg-append-compaction"); err != nil {
+		t.Fatal(err)
+	}
+	tbl := loadTestTable(t, dir, "log")
+	got := scanRows(t, tbl)
+	if len(got) != n {
+		t.Fatalf("%d rows, want %d", len(got), n)
+	}
+	if c := compactions(tbl); c == 0 {
+		t.Fatal("no compaction snapshot")
+	}
+	if d, _ := liveFileCounts(t, tbl); d > 4 {
+		t.Errorf("%d data files after compaction", d)
+	}
+}
