@@ -40,6 +40,11 @@ func newSource(cfg *sourceConfig, t *connector.Table) (*source, error) {
 	if len(t.Metadata) > 0 {
 		return nil, connector.UnknownMetadata("iceberg", t.Metadata[0])
 	}
+	if cfg.streaming && len(t.PrimaryKey) > 0 && !cfg.changelog {
+		c := *cfg
+		c.changelog = true
+		cfg = &c
+	}
 	cols := make([]int, t.Schema.Len())
 	for i := range cols {
 		cols[i] = i
@@ -47,8 +52,14 @@ func newSource(cfg *sourceConfig, t *connector.Table) (*source, error) {
 	return &source{cfg: cfg, table: t, cols: cols, rt: t.Schema}, nil
 }
 
-// ChangelogMode says that the source emits insertions only.
-func (s *source) ChangelogMode() changelog.Mode { return changelog.InsertOnly }
+// ChangelogMode says that the source emits insertions only, or for a
+// changelog read (see changelogSplits) insertions and deletions.
+func (s *source) ChangelogMode() changelog.Mode {
+	if s.cfg.streaming && s.cfg.changelog {
+		return changelogMode
+	}
+	return changelog.InsertOnly
+}
 
 // ProjectFields returns the source reading the top-level columns at paths
 // only; it cannot project fields of nested ROW values.
@@ -159,10 +170,12 @@ func snapshotError(c *sourceConfig, tbl *table.Table, id int64, key string) erro
 }
 
 // Kinds of split: a file scan task of a snapshot, with the deletes that
-// apply to it, or a data file a snapshot appended.
+// apply to it, a data file a snapshot appended, or the rows of a data file
+// a snapshot deleted (see changelogSplits).
 const (
-	splitScan   = 0
-	splitAppend = 1
+	splitScan    = 0
+	splitAppend  = 1
+	splitDeleted = 2
 )
 
 // fileSplit is a split: what to plan, the task's file and start, and the
@@ -194,7 +207,7 @@ func (f *fileSplit) split() connector.Split {
 
 func decodeFileSplit(s connector.Split) (*fileSplit, error) {
 	b := s.State
-	if len(b) < 2 || b[0] != 1 || b[1] > splitAppend {
+	if len(b) < 2 || b[0] != 1 || b[1] > splitDeleted {
 		return nil, fmt.Errorf("iceberg source: split %s: state is corrupt or from another source", s.ID)
 	}
 	f := &fileSplit{kind: b[1]}
@@ -459,7 +472,14 @@ func (e *follower) find(pos position) (discovered, error) {
 		case string(table.OpReplace):
 			// Rewritten files (compaction) hold the same rows.
 		default:
-			return discovered{}, deletingSnapshotError(c, s, op)
+			if !c.changelog {
+				return discovered{}, deletingSnapshotError(c, s, op)
+			}
+			more, err := changelogSplits(ctx, tbl, s)
+			if err != nil {
+				return discovered{}, fmt.Errorf("%s: %w", c.where(), err)
+			}
+			splits = append(splits, more...)
 		}
 	}
 	pos.hasLast, pos.last = true, cur.SnapshotID
@@ -482,12 +502,21 @@ func deletingSnapshotError(c *sourceConfig, s table.Snapshot, op string) error {
 		detail = " (" + strings.Join(what, ", ") + ")"
 	}
 	return fmt.Errorf("%s: snapshot %d is a %q commit%s, which deletes or replaces rows; a streaming read emits the rows snapshots append, as insertions, and would lose those deletions: "+
-		"streaming reads of upsert tables (an iceberg sink with a PRIMARY KEY, or other writers' updates and deletes) need a changelog read, which eddy does not offer yet; "+
-		"read the table in batch ('streaming' = 'false') instead, or stream a table that is only appended to", c.where(), s.SnapshotID, op, detail)
+		"streaming reads of upsert tables (an iceberg sink with a PRIMARY KEY, or other writers' updates and deletes) need a changelog read: declare the table's PRIMARY KEY in the DDL or set 'streaming-changelog' = 'true' (the query must then take deletions), "+
+		"or read the table in batch ('streaming' = 'false')", c.where(), s.SnapshotID, op, detail)
 }
 
 func (e *follower) assign() {
 	if len(e.readers) == 0 {
+		return
+	}
+	if e.src.cfg.changelog {
+		// The reader of subtask 0 reads every change, in order: a row's
+		// deletion comes before its new values.
+		if len(e.pending) > 0 && e.readers[0] == 0 {
+			e.ctx.AssignSplits(0, e.pending...)
+			e.pending = nil
+		}
 		return
 	}
 	for _, s := range e.pending {
@@ -561,7 +590,7 @@ func (s *source) NewReader(ctx connector.ReaderContext) (connector.Reader[connec
 	if err != nil {
 		return nil, err
 	}
-	return &reader{src: s, name: ctx.SourceName(), rows: rr, plans: map[planKey]map[string]table.FileScanTask{}}, nil
+	return &reader{src: s, name: ctx.SourceName(), rows: rr, plans: map[planKey][]table.FileScanTask{}}, nil
 }
 
 // reader reads its splits one after the other, a record batch at a time.
@@ -571,8 +600,10 @@ type reader struct {
 	rows   *rowReader
 	cat    catalog.Catalog
 	tbl    *table.Table
-	plans  map[planKey]map[string]table.FileScanTask
+	plans  map[planKey][]table.FileScanTask
 	splits []*fileSplit
+	// deleted is the reading of the splitDeleted being read.
+	deleted *deletedRows
 
 	// The split being read: its batches, the batch being emitted and the
 	// index of its next row, and how many rows are still to skip.
@@ -595,45 +626,49 @@ func (r *reader) AddSplits(splits []connector.Split) error {
 	return nil
 }
 
-// task returns the file scan task of split f, planning its snapshot (and
-// loading the table again for a snapshot it does not know) if needed.
-func (r *reader) task(ctx context.Context, f *fileSplit) (table.FileScanTask, error) {
-	k := planKey{f.kind, f.snapshot}
-	tasks, ok := r.plans[k]
-	if !ok {
-		if r.cat == nil {
-			cat, tbl, err := r.src.openTable(ctx)
-			if err != nil {
-				return table.FileScanTask{}, err
-			}
-			r.cat, r.tbl = cat, tbl
-		}
-		if r.tbl.SnapshotByID(f.snapshot) == nil {
-			tbl, err := loadTable(ctx, r.cat, r.src.cfg)
-			if err != nil {
-				return table.FileScanTask{}, err
-			}
-			r.tbl = tbl
-			if tbl.SnapshotByID(f.snapshot) == nil {
-				return table.FileScanTask{}, fmt.Errorf("%s: snapshot %d of split %s is gone (expired): expire snapshots more slowly than the job reads them", r.src.cfg.where(), f.snapshot, f.id())
-			}
-		}
-		list, err := plan(ctx, r.tbl, k)
+// planned returns the file scan tasks of plan k, planning its snapshot
+// (and loading the table again for a snapshot it does not know) if needed.
+func (r *reader) planned(ctx context.Context, k planKey) ([]table.FileScanTask, error) {
+	if tasks, ok := r.plans[k]; ok {
+		return tasks, nil
+	}
+	if r.cat == nil {
+		cat, tbl, err := r.src.openTable(ctx)
 		if err != nil {
-			return table.FileScanTask{}, fmt.Errorf("%s: %w", r.src.cfg.where(), err)
+			return nil, err
 		}
-		tasks = make(map[string]table.FileScanTask, len(list))
-		for _, t := range list {
-			g := fileSplit{path: t.File.FilePath(), start: t.Start}
-			tasks[g.id()] = t
+		r.cat, r.tbl = cat, tbl
+	}
+	if r.tbl.SnapshotByID(k.snapshot) == nil {
+		tbl, err := loadTable(ctx, r.cat, r.src.cfg)
+		if err != nil {
+			return nil, err
 		}
-		r.plans[k] = tasks
+		r.tbl = tbl
+		if tbl.SnapshotByID(k.snapshot) == nil {
+			return nil, fmt.Errorf("%s: snapshot %d is gone (expired): expire snapshots more slowly than the job reads them", r.src.cfg.where(), k.snapshot)
+		}
 	}
-	t, ok := tasks[f.id()]
-	if !ok {
-		return table.FileScanTask{}, fmt.Errorf("%s: snapshot %d has no file %s any more", r.src.cfg.where(), f.snapshot, f.id())
+	tasks, err := plan(ctx, r.tbl, k)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.src.cfg.where(), err)
 	}
-	return t, nil
+	r.plans[k] = tasks
+	return tasks, nil
+}
+
+// task returns the file scan task of split f.
+func (r *reader) task(ctx context.Context, f *fileSplit) (table.FileScanTask, error) {
+	tasks, err := r.planned(ctx, planKey{f.kind, f.snapshot})
+	if err != nil {
+		return table.FileScanTask{}, fmt.Errorf("split %s: %w", f.id(), err)
+	}
+	for _, t := range tasks {
+		if t.File.FilePath() == f.path && t.Start == f.start {
+			return t, nil
+		}
+	}
+	return table.FileScanTask{}, fmt.Errorf("%s: snapshot %d has no file %s any more", r.src.cfg.where(), f.snapshot, f.id())
 }
 
 // open starts reading split f.
@@ -663,12 +698,33 @@ func (r *reader) closeSplit() {
 	if r.stop != nil {
 		r.stop()
 	}
-	r.next, r.stop, r.out = nil, nil, nil
+	if r.deleted != nil {
+		r.deleted.close()
+	}
+	r.next, r.stop, r.out, r.deleted = nil, nil, nil, nil
 }
 
 func (r *reader) Read(out connector.Output[connector.TableRecord]) error {
 	for out.Room() > 0 && len(r.splits) > 0 {
 		f := r.splits[0]
+		if f.kind == splitDeleted {
+			if r.deleted == nil {
+				if err := r.openDeleted(out, f); err != nil {
+					return err
+				}
+			}
+			done, err := r.readDeleted(out, f)
+			if err != nil {
+				return err
+			}
+			if done {
+				r.out.Finish()
+				r.closeSplit()
+				r.splits = r.splits[1:]
+				r.forget(f)
+			}
+			continue
+		}
 		if r.next == nil {
 			if err := r.open(out, f); err != nil {
 				return err
@@ -716,14 +772,34 @@ func (r *reader) Read(out connector.Output[connector.TableRecord]) error {
 	return nil
 }
 
-// forget drops the plan of a finished split once no split left needs it.
+// forget drops the plans a finished split read once no split left needs
+// them.
 func (r *reader) forget(f *fileSplit) {
+	needed := map[planKey]bool{}
 	for _, g := range r.splits {
-		if g.kind == f.kind && g.snapshot == f.snapshot {
-			return
+		if g.kind != splitDeleted {
+			needed[planKey{g.kind, g.snapshot}] = true
+			continue
+		}
+		needed[planKey{splitScan, g.snapshot}] = true
+		needed[planKey{splitScan, r.parentOf(g.snapshot)}] = true
+	}
+	for k := range r.plans {
+		if !needed[k] {
+			delete(r.plans, k)
 		}
 	}
-	delete(r.plans, planKey{f.kind, f.snapshot})
+}
+
+// parentOf returns the id of the parent of snapshot id, or 0.
+func (r *reader) parentOf(id int64) int64 {
+	if r.tbl == nil {
+		return 0
+	}
+	if s := r.tbl.SnapshotByID(id); s != nil && s.ParentSnapshotID != nil {
+		return *s.ParentSnapshotID
+	}
+	return 0
 }
 
 func (r *reader) SnapshotState(int64) ([]connector.Split, error) {

@@ -21,6 +21,9 @@ const (
 var sourceOptions = []connector.Option{
 	{Key: "streaming", Type: connector.Bool, Default: "false",
 		Description: "Reading: 'false' reads one snapshot of the table and ends; 'true' follows the table, reading what every new snapshot appends, every 'monitor-interval'."},
+	{Key: "streaming-changelog", Type: connector.Bool, Default: "false",
+		Description: "Reading with 'streaming' = 'true': 'true' reads the table as a changelog, emitting the rows each snapshot adds as insertions and the rows it deletes as deletions, so that tables with updates and deletes can be followed; " +
+			"a table whose DDL declares a PRIMARY KEY is always read so (as an upsert stream). 'false' reads the rows snapshots append, and a snapshot that deletes rows stops the read."},
 	{Key: "snapshot-id", Type: connector.Int,
 		Description: "Reading in batch: the id of the snapshot to read (time travel); by default the current one."},
 	{Key: "as-of-timestamp", Type: connector.Int,
@@ -49,6 +52,9 @@ type sourceConfig struct {
 	startingStrategy  string
 	startSnapshotID   int64 // 0: not set
 	startSnapshotTime int64 // -1: not set
+	// changelog is set when a streaming read emits the rows snapshots
+	// delete too ('streaming-changelog', or a primary key; see newSource).
+	changelog bool
 }
 
 func optionError(key, problem string) error {
@@ -61,7 +67,8 @@ func newSourceConfig(name string, o connector.Options) (*sourceConfig, error) {
 		return nil, err
 	}
 	sc := &sourceConfig{config: c, streaming: o.Bool("streaming"), asOfTimestamp: -1, startSnapshotTime: -1,
-		monitorInterval: o.Duration("monitor-interval"), startingStrategy: strings.ToUpper(o.String("starting-strategy"))}
+		monitorInterval: o.Duration("monitor-interval"), startingStrategy: strings.ToUpper(o.String("starting-strategy")),
+		changelog: o.Bool("streaming-changelog")}
 	if o.IsSet("snapshot-id") {
 		sc.snapshotID = o.Int("snapshot-id")
 	}
@@ -77,6 +84,8 @@ func newSourceConfig(name string, o connector.Options) (*sourceConfig, error) {
 	switch {
 	case sc.streaming && sc.monitorInterval <= 0:
 		return nil, optionError("monitor-interval", "must be positive: how often a streaming read looks for new snapshots, such as '10 s'")
+	case sc.changelog && !sc.streaming:
+		return nil, optionError("streaming-changelog", "applies to streaming reads only: set 'streaming' = 'true' too (a batch read returns the rows of one snapshot, with its deletes applied)")
 	case o.IsSet("snapshot-id") && o.IsSet("as-of-timestamp"):
 		return nil, optionError("as-of-timestamp", "is set with 'snapshot-id': choose the snapshot by one of them")
 	case sc.streaming && o.IsSet("snapshot-id"):
