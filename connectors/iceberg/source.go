@@ -189,6 +189,9 @@ type fileSplit struct {
 }
 
 func (f *fileSplit) id() string {
+	if f.kind == splitDeleted { // a file has a split of deletions per snapshot deleting from it
+		return f.path + " deleted by " + strconv.FormatInt(f.snapshot, 10)
+	}
 	if f.start == 0 {
 		return f.path
 	}
