@@ -21,6 +21,7 @@ import (
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/connector/connectortest"
+	"github.com/eddystream/eddy/sql"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -485,5 +486,66 @@ func TestSourceChangelogMode(t *testing.T) {
 	opts["streaming-changelog"] = "true"
 	if _, err := connector.OpenTableSource(connector.Default, "iceberg", opts, &connector.Table{Schema: upsertType}); err == nil || !strings.Contains(err.Error(), "'streaming' = 'true'") {
 		t.Errorf("'streaming-changelog' in a batch read: %v, want an error", err)
+	}
+}
+
+// TestSourceSQLStreamsUpsertTable copies an upsert table into another with
+// a SQL job that follows it, and checks that a query that cannot take its
+// deletions is refused.
+func TestSourceSQLStreamsUpsertTable(t *testing.T) {
+	dir := t.TempDir()
+	w := startUpsertWriter(t, dir, nil)
+	w.commit(0)
+	src := sinkOptions(dir, "kv")
+	src["streaming"], src["monitor-interval"] = "true", "10 ms"
+	s := sql.NewSession(sql.WithParallelism(2))
+	script := fmt.Sprintf(`
+CREATE TABLE src (id BIGINT NOT NULL, seq BIGINT, note STRING, PRIMARY KEY (id) NOT ENFORCED) WITH (%s);
+CREATE TABLE copy (id BIGINT NOT NULL, seq BIGINT, note STRING, PRIMARY KEY (id) NOT ENFORCED) WITH (%s);
+CREATE TABLE plain (id BIGINT NOT NULL, seq BIGINT, note STRING) WITH (%s);
+`, withOptions(src), withOptions(sinkOptions(dir, "copy")), withOptions(sinkOptions(dir, "plain")))
+	if _, err := s.Execute(script); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Execute("INSERT INTO plain SELECT * FROM src;"); err == nil || !strings.Contains(err.Error(), "[I,D]") {
+		t.Fatalf("writing the changelog into a table without a primary key: %v, want an error naming the changelog", err)
+	}
+	s = sql.NewSession(sql.WithParallelism(2))
+	if _, err := s.Execute(script + "INSERT INTO copy SELECT * FROM src;"); err != nil {
+		t.Fatal(err)
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
+	if err := s.Build(env); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(ctx, "copy") }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the copy job: %v", err)
+		}
+	}()
+	cat := testCatalogAt(t, dir)
+	for c := range upsertCommits {
+		if c > 0 {
+			w.commit(c)
+		}
+		want := scanRows(t, loadTestTable(t, dir, "kv"))
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			var got []string
+			if tbl, err := cat.LoadTable(context.Background(), table.Identifier{"db", "copy"}); err == nil && tbl.CurrentSnapshot() != nil {
+				got = scanRows(t, tbl)
+			}
+			if slices.Equal(got, want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after commit %d the copy holds %d rows, the table %d:\n%s", c, len(got), len(want), rowDiff(got, want))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
