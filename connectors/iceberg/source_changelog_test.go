@@ -511,6 +511,12 @@ CREATE TABLE plain (id BIGINT NOT NULL, seq BIGINT, note STRING) WITH (%s);
 		t.Fatalf("writing the changelog into a table without a primary key: %v, want an error naming the changelog", err)
 	}
 	s = sql.NewSession(sql.WithParallelism(2))
+	if _, err := s.Execute(script + fmt.Sprintf(`
+CREATE TABLE buckets (b BIGINT NOT NULL, n BIGINT, PRIMARY KEY (b) NOT ENFORCED) WITH (%s);
+INSERT INTO buckets SELECT id %% 4, COUNT(*) FROM src GROUP BY id %% 4;`, withOptions(sinkOptions(dir, "buckets")))); err != nil {
+		t.Fatalf("an aggregation over the changelog: %v", err)
+	}
+	s = sql.NewSession(sql.WithParallelism(2))
 	if _, err := s.Execute(script + "INSERT INTO copy SELECT * FROM src;"); err != nil {
 		t.Fatal(err)
 	}
