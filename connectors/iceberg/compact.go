@@ -147,6 +147,38 @@ type compactor struct {
 	// to where their live rows are; nil until read from the footers of the
 	// table's compacted files.
 	moved map[string]*movedEntry
+	// refs caches the data files each Parquet position-delete file of the
+	// table names, so that a compaction reads a delete file only when it
+	// deletes rows of the files it rewrites.
+	refs map[string][]string
+}
+
+// deleteRefs returns the data files the Parquet position-delete file d
+// names, reading it the first time.
+func (c *compactor) deleteRefs(ctx context.Context, fsys icebergio.IO, d icebergo.DataFile) ([]string, error) {
+	if ref := d.ReferencedDataFile(); ref != nil && *ref != "" {
+		return []string{*ref}, nil
+	}
+	if refs, ok := c.refs[d.FilePath()]; ok {
+		return refs, nil
+	}
+	rows, err := readPositionDeletes(ctx, fsys, d.FilePath())
+	if err != nil {
+		return nil, err
+	}
+	var refs []string
+	for _, r := range rows {
+		if len(refs) == 0 || refs[len(refs)-1] != r.path {
+			refs = append(refs, r.path)
+		}
+	}
+	slices.Sort(refs)
+	refs = slices.Compact(refs)
+	if c.refs == nil || len(c.refs) >= maxCachedPaths {
+		c.refs = map[string][]string{}
+	}
+	c.refs[d.FilePath()] = refs
+	return refs, nil
 }
 
 // snapshotFiles returns the live data and delete files of tbl's current
@@ -467,19 +499,27 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 			dropped = append(dropped, d)
 			continue
 		}
-		if ref := d.ReferencedDataFile(); ref != nil && *ref != "" && !isChosen[*ref] && live[*ref] {
-			continue
-		}
-		rows, err := readPositionDeletes(ctx, tf.fs, d.FilePath())
+		refs, err := c.deleteRefs(ctx, tf.fs, d)
 		if err != nil {
 			return tbl, err
 		}
-		dead := true
-		for _, r := range rows {
-			if isChosen[r.path] {
-				dels[r.path] = append(dels[r.path], r.pos)
-			} else if live[r.path] {
+		names, dead := false, true
+		for _, r := range refs {
+			if isChosen[r] {
+				names = true
+			} else if live[r] {
 				dead = false
+			}
+		}
+		if names {
+			rows, err := readPositionDeletes(ctx, tf.fs, d.FilePath())
+			if err != nil {
+				return tbl, err
+			}
+			for _, r := range rows {
+				if isChosen[r.path] {
+					dels[r.path] = append(dels[r.path], r.pos)
+				}
 			}
 		}
 		if dead {
@@ -571,6 +611,9 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 	for _, e := range entries {
 		e.To = m.Path
 		c.moved[e.From] = e
+	}
+	for _, d := range dropped {
+		delete(c.refs, d.FilePath())
 	}
 	c.log.Info("iceberg data files compacted", "table", c.where, "files", len(chosen), "into", m.Path, "rows", w.Rows(), "deleteFilesDropped", len(dropped))
 	return committed, nil

@@ -112,7 +112,7 @@ func TestCompactionKeepsUpsertsRight(t *testing.T) {
 	for _, c := range []struct{ name, version, partition string }{{"v2", "2", ""}, {"v3", "3", ""}, {"v2-bucketed", "2", "bucket(2, id)"}, {"v3-bucketed", "3", "bucket(2, id)"}} {
 		t.Run(c.name, func(t *testing.T) {
 			v := c.version
-			opts := map[string]string{"format-version": v}
+			opts := map[string]string{"format-version": v, "compaction-enabled": "false"}
 			if c.partition != "" {
 				opts["partition.key"] = c.partition
 			}
@@ -171,7 +171,9 @@ func TestCompactionOfAppends(t *testing.T) {
 	env := eddy.NewEnvironment(eddy.WithParallelism(2),
 		eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
 	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: 20000},
-		func(i int64) types.Row { return types.MustBuildRow(upsertType, nil, i, i, "n"+strconv.FormatInt(i, 10)) },
+		func(i int64) types.Row {
+			return types.MustBuildRow(upsertType, nil, i, i, "n"+strconv.FormatInt(i, 10))
+		},
 		eddy.NoWatermarks[types.Row]()).Parallelism(1)
 	eddy.WriteTo(eddy.AsChangelog(eddy.Map(src, func(r types.Row) connector.TableRecord { return changelog.Of(changelog.Insert, r) }), changelog.InsertOnly), "log", sink)
 	if err := env.Execute(context.Background(), "iceberg-append-compaction"); err != nil {

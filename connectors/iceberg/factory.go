@@ -20,7 +20,8 @@ var spec = connector.Spec{
 		"With a primary key, changes apply by key: the sink keeps an index from each key to the data file and row " +
 		"that hold it, in keyed state, and deletes the rows an update or deletion replaces by position (position-delete files in format " +
 		"version 2, deletion vectors in 3), never by equality deletes. Without one, rows are appended. A table that does not exist is " +
-		"created from the DDL, partitioned by its PARTITIONED BY columns or by 'partition.key'.",
+		"created from the DDL, partitioned by its PARTITIONED BY columns or by 'partition.key'. " +
+		"With 'compaction-enabled', the committer rewrites small data files into larger ones while the job runs.",
 	Options: append([]connector.Option{
 		{Key: "catalog-name", Type: connector.String, Required: true,
 			Description: "The catalog's name: the catalog_name column of a 'sql' catalog's tables, or a label for a 'rest' one."},
