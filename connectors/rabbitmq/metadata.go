@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/sql/types"
 )
@@ -18,10 +16,10 @@ var metadataKeys = map[string][]types.Kind{
 
 var metadataOffered = []string{"routing-key"}
 
-// deliveryDecoder is a decoder that takes what it needs of each message
-// besides its body before decoding it.
+// deliveryDecoder is a decoder that takes the metadata of each message
+// before decoding its body.
 type deliveryDecoder interface {
-	setDelivery(m *amqp.Delivery)
+	setRoutingKey(key string)
 }
 
 // newTableDecoding checks the table's metadata columns and returns what
@@ -53,13 +51,13 @@ func newTableDecoding(c *config, ctx connector.Context) (func() connector.Decode
 }
 
 // metaDecoder decodes the physical columns with the format and appends
-// the metadata columns of the message set before (setDelivery).
+// the metadata columns of the message set before (setRoutingKey).
 type metaDecoder struct {
 	t     *connector.Table
 	dec   connector.Decoder[connector.TableRecord]
 	w     *types.RowWriter
 	arena *types.Arena
-	cur   *amqp.Delivery
+	key   string // the routing key of the message being decoded
 	out   func(connector.TableRecord)
 	emit  func(connector.TableRecord)
 }
@@ -75,7 +73,7 @@ func newMetaDecoder(t *connector.Table, dec connector.Decoder[connector.TableRec
 		for i, k := range t.Metadata {
 			switch k {
 			case "routing-key":
-				m.w.SetString(n+i, m.cur.RoutingKey)
+				m.w.SetString(n+i, m.key)
 			}
 		}
 		m.out(connector.TableRecord{Kind: v.Kind, Row: m.w.Finish()})
@@ -83,7 +81,7 @@ func newMetaDecoder(t *connector.Table, dec connector.Decoder[connector.TableRec
 	return m
 }
 
-func (m *metaDecoder) setDelivery(d *amqp.Delivery) { m.cur = d }
+func (m *metaDecoder) setRoutingKey(key string) { m.key = key }
 
 // Decode decodes the body of the message set before.
 func (m *metaDecoder) Decode(b []byte, emit func(connector.TableRecord)) error {

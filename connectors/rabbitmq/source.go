@@ -368,7 +368,7 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 		r.ts = m.Timestamp.UnixMilli()
 	}
 	if r.withDelivery != nil {
-		r.withDelivery.setDelivery(&m)
+		r.withDelivery.setRoutingKey(m.RoutingKey)
 	}
 	if err := r.decode.Decode(m.Body, r.emit); err != nil {
 		return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: loc, Raw: string(m.Body), Error: err.Error()})
