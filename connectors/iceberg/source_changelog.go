@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	icebergo "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/eddystream/eddy/changelog"
@@ -43,25 +45,26 @@ var changelogMode = changelog.ModeOf(changelog.Insert, changelog.Delete)
 // deletions it emitted, like any other; a restored reader runs the pass
 // again and skips them.
 
-// deleteSignature identifies the delete files that apply to a data file
-// in a plan.
-func deleteSignature(t table.FileScanTask) string {
-	var ids []string
+// deleteFiles returns the delete files that apply to the data file of t
+// in its plan, by an id: "p:" and the path for a position-delete file,
+// "e:" and the path for an equality-delete file, "d:", the path and the
+// offset for a deletion vector.
+func deleteFiles(t table.FileScanTask) map[string]icebergo.DataFile {
+	out := map[string]icebergo.DataFile{}
 	for _, d := range t.DeleteFiles {
-		ids = append(ids, "p:"+d.FilePath())
+		out["p:"+d.FilePath()] = d
 	}
 	for _, d := range t.EqualityDeleteFiles {
-		ids = append(ids, "e:"+d.FilePath())
+		out["e:"+d.FilePath()] = d
 	}
 	for _, d := range t.DeletionVectorFiles {
 		id := "d:" + d.FilePath()
 		if off := d.ContentOffset(); off != nil {
 			id += "@" + strconv.FormatInt(*off, 10)
 		}
-		ids = append(ids, id)
+		out[id] = d
 	}
-	slices.Sort(ids)
-	return strings.Join(ids, "\n")
+	return out
 }
 
 // changelogSplits returns the splits of snapshot s of a changelog read:
@@ -81,32 +84,124 @@ func changelogSplits(ctx context.Context, tbl *table.Table, s table.Snapshot) ([
 			return nil, err
 		}
 	}
-	sigs := map[string]string{}
+	afterDeletes := map[string]map[string]icebergo.DataFile{}
 	for _, t := range after {
-		sigs[t.File.FilePath()] += deleteSignature(t) + "\n"
+		afterDeletes[t.File.FilePath()] = deleteFiles(t)
 	}
-	old := map[string]string{}
-	for _, t := range before {
-		old[t.File.FilePath()] += deleteSignature(t) + "\n"
-	}
+	targets := positionDeleteTargets{tbl: tbl, paths: map[string]map[string]bool{}}
 	var out []connector.Split
-	done := map[string]bool{}
+	old := map[string]bool{}
 	for _, t := range before { // sorted by path
 		p := t.File.FilePath()
-		if done[p] {
+		if old[p] {
 			continue
 		}
-		done[p] = true
-		if sig, ok := sigs[p]; !ok || sig != old[p] {
-			f := fileSplit{kind: splitDeleted, snapshot: s.SnapshotID, path: p}
-			out = append(out, f.split())
+		old[p] = true
+		now, kept := afterDeletes[p]
+		if kept {
+			changed, err := targets.deletesFrom(ctx, p, deleteFiles(t), now)
+			if err != nil {
+				return nil, fmt.Errorf("snapshot %d: %w", s.SnapshotID, err)
+			}
+			if !changed {
+				continue
+			}
 		}
+		f := fileSplit{kind: splitDeleted, snapshot: s.SnapshotID, path: p}
+		out = append(out, f.split())
 	}
 	for _, t := range after {
-		if _, ok := old[t.File.FilePath()]; !ok {
+		if !old[t.File.FilePath()] {
 			f := fileSplit{kind: splitScan, snapshot: s.SnapshotID, path: t.File.FilePath(), start: t.Start}
 			out = append(out, f.split())
 		}
+	}
+	return out, nil
+}
+
+// positionDeleteTargets finds the data files position-delete files name.
+type positionDeleteTargets struct {
+	tbl   *table.Table
+	paths map[string]map[string]bool // delete file -> data files it names
+}
+
+// deletesFrom reports whether the delete files of the data file path
+// change from was to now in a way that may delete rows of it: a position-
+// delete file added that names another data file only (as a file of many
+// data files' deletes may) does not.
+func (p *positionDeleteTargets) deletesFrom(ctx context.Context, path string, was, now map[string]icebergo.DataFile) (bool, error) {
+	for id := range was {
+		if _, ok := now[id]; !ok {
+			return true, nil // a delete file replaced (a merged deletion vector) or dropped
+		}
+	}
+	for id, d := range now {
+		if _, ok := was[id]; ok {
+			continue
+		}
+		if !strings.HasPrefix(id, "p:") {
+			return true, nil
+		}
+		if ref := d.ReferencedDataFile(); ref != nil {
+			if *ref == path {
+				return true, nil
+			}
+			continue
+		}
+		named, ok := p.paths[d.FilePath()]
+		if !ok {
+			var err error
+			if named, err = readPositionDeleteTargets(ctx, p.tbl, d.FilePath()); err != nil {
+				return false, err
+			}
+			p.paths[d.FilePath()] = named
+		}
+		if named[path] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// readPositionDeleteTargets returns the data files the position-delete
+// file p names.
+func readPositionDeleteTargets(ctx context.Context, tbl *table.Table, p string) (map[string]bool, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("opening the file IO of %s: %w", tbl.Location(), err)
+	}
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("opening the position-delete file %s: %w", p, err)
+	}
+	defer f.Close()
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, arrowAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, []int{0}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
+	}
+	defer rr.Release()
+	out := map[string]bool{}
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		paths, ok := rec.Column(0).(interface{ Value(int) string })
+		if !ok {
+			return nil, fmt.Errorf("the position-delete file %s has a first column of %s, not file_path string", p, rec.Column(0).DataType())
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			out[paths.Value(i)] = true
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
 	}
 	return out, nil
 }
