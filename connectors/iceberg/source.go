@@ -22,10 +22,11 @@ import (
 // source reads an Iceberg table: one split per file scan task of a
 // snapshot (a data file, with the delete files that apply to it). A batch
 // read plans the chosen snapshot once; a streaming read also plans, every
-// 'monitor-interval', the files each new snapshot appended. A split's
-// state holds how to plan it again (the snapshot and whether it is a full
-// scan or an append) and how many of its rows were emitted, which a
-// restored reader skips.
+// 'monitor-interval', the files each new snapshot appended, and for a
+// changelog read the rows each new snapshot deletes (changelogSplits). A
+// split's state holds how to plan it again (the snapshot and whether it is
+// a full scan, an append or a file's deletions) and how many of its rows
+// were emitted, which a restored reader skips.
 type source struct {
 	cfg   *sourceConfig
 	table *connector.Table
