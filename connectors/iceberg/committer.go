@@ -135,38 +135,48 @@ func (c *committer) Commit(tx icebergTx) error {
 // commitCompacting is Commit with compaction on. A compaction that fails
 // is logged and tried again after the next commit: the table is as it was.
 func (c *committer) commitCompacting(tx icebergTx) error {
-	ctx := context.Background()
 	where := c.sink.cfg.where()
-	if err := c.tbl.Refresh(ctx); err != nil {
-		return fmt.Errorf("%s: loading the table to commit checkpoint %d: %w", where, tx.Checkpoint, err)
-	}
-	if n, ok := committedCheckpoint(c.tbl, tx.Job); ok && n >= tx.Checkpoint {
-		return nil
-	}
-	tf, err := newTableFiles(ctx, c.tbl)
+	tbl, compactErr, err := commitCompacted(context.Background(), c.tbl, c.compact, tx)
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
-	deletes, done, err := c.compact.translate(ctx, c.tbl, tf, tx.Deletes)
-	if err != nil {
-		return fmt.Errorf("%s: moving the deletes of checkpoint %d to the rows' compacted files: %w", where, tx.Checkpoint, err)
+	if compactErr != nil {
+		c.wc.Log().Warn("iceberg compaction failed; it is tried again after the next commit", "table", where, "error", compactErr)
 	}
-	tbl, err := commitOnce(ctx, c.tbl, tx.Job, tx.Checkpoint, tx.Data, deletes)
-	done(err == nil && tbl != nil, err)
-	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
+	if tbl != nil {
+		c.tbl = tbl
+		c.maint.afterCommit()
 	}
-	if tbl == nil {
-		return nil
-	}
-	c.tbl = tbl
-	if out, err := c.compact.run(ctx, tbl, tf, tx.Job, tx.Checkpoint); err != nil {
-		c.wc.Log().Warn("iceberg compaction failed; it is tried again after the next commit", "table", where, "error", err)
-	} else {
-		c.tbl = out
-	}
-	c.maint.afterCommit()
 	return nil
+}
+
+// commitCompacted commits the transaction tx to tbl, as commitOnce does,
+// with the position deletes of rows comp moved moved with them, and then
+// lets comp compact small files. It returns the table as it then is (nil
+// when it committed nothing), the error of the compaction, which leaves
+// the table as the commit left it, and that of the commit.
+func commitCompacted(ctx context.Context, tbl *table.Table, comp *compactor, tx icebergTx) (_ *table.Table, compactErr, err error) {
+	if err := tbl.Refresh(ctx); err != nil {
+		return nil, nil, fmt.Errorf("loading the table to commit checkpoint %d: %w", tx.Checkpoint, err)
+	}
+	if n, ok := committedCheckpoint(tbl, tx.Job); ok && n >= tx.Checkpoint {
+		return nil, nil, nil
+	}
+	tf, err := newTableFiles(ctx, tbl)
+	if err != nil {
+		return nil, nil, err
+	}
+	deletes, done, err := comp.translate(ctx, tbl, tf, tx.Deletes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("moving the deletes of checkpoint %d to the rows' compacted files: %w", tx.Checkpoint, err)
+	}
+	committed, err := commitOnce(ctx, tbl, tx.Job, tx.Checkpoint, tx.Data, deletes)
+	done(err == nil && committed != nil, err)
+	if err != nil || committed == nil {
+		return nil, nil, err
+	}
+	out, compactErr := comp.run(ctx, committed, tf, tx.Job, tx.Checkpoint)
+	return out, compactErr, nil
 }
 
 // commitOnce refreshes tbl and commits data and deletes as one snapshot of

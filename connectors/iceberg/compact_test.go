@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -189,5 +190,136 @@ func TestCompactionOfAppends(t *testing.T) {
 	}
 	if d, _ := liveFileCounts(t, tbl); d > 4 {
 		t.Errorf("%d data files after compaction", d)
+	}
+}
+
+// TestCompactionMovesDeletesAcrossRestarts commits checkpoints through
+// commitCompacted as the committer does: the first two data files are
+// compacted after the second checkpoint; the third checkpoint, committed
+// by a compactor that knows nothing yet (a restored committer), deletes
+// rows of both by their old places, and must delete them where they are
+// now; committed again by yet another one (a replay), it changes nothing.
+func TestCompactionMovesDeletesAcrossRestarts(t *testing.T) {
+	for _, v := range []int{2, 3} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			ctx := context.Background()
+			tbl := testTable(t, testCatalog(t), "kv", ioKVType, []int{0}, v)
+			tf, err := newTableFiles(ctx, tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write := func(rows ...any) fileMeta {
+				w, err := tf.newDataFileWriter(ioKVType, filePrefix)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < len(rows); i += 2 {
+					if _, err := w.Append(types.MustBuildRow(ioKVType, nil, int64(rows[i].(int)), rows[i+1])); err != nil {
+						t.Fatal(err)
+					}
+				}
+				m, err := w.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return m
+			}
+			// del writes the deletes of the rows at (file, position) pairs.
+			del := func(pairs ...any) []fileMeta {
+				var ms []fileMeta
+				var err error
+				if v >= 3 {
+					w := tf.newDeletionVectorWriter(filePrefix + "-dv")
+					for i := 0; i < len(pairs); i += 2 {
+						w.Delete(pairs[i].(string), int64(pairs[i+1].(int)), "")
+					}
+					ms, err = w.Close()
+				} else {
+					w := tf.newPositionDeleteWriter(filePrefix + "-deletes")
+					for i := 0; i < len(pairs); i += 2 {
+						w.Delete(pairs[i].(string), int64(pairs[i+1].(int)))
+					}
+					ms, err = w.Close()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ms
+			}
+			cfg := compactionConfig{enabled: true, minInputFiles: 2, minFileSize: 1 << 30, maxRewriteBytes: 1 << 30, targetFileSize: 1 << 30}
+			newCompactor := func() *compactor {
+				return &compactor{cfg: cfg, rt: ioKVType, where: "test", log: slog.New(slog.DiscardHandler)}
+			}
+			commit := func(comp *compactor, checkpoint int64, data, deletes []fileMeta) {
+				t.Helper()
+				tx := icebergTx{Job: "job-1", Checkpoint: checkpoint, Data: roundTrip(t, data), Deletes: roundTrip(t, deletes)}
+				out, compactErr, err := commitCompacted(ctx, tbl, comp, tx)
+				if err != nil || compactErr != nil {
+					t.Fatalf("checkpoint %d: %v, compaction: %v", checkpoint, err, compactErr)
+				}
+				if out != nil {
+					tbl = out
+				}
+			}
+
+			a := write(1, "one", 2, "two", 3, "three", 4, "four")
+			commit(newCompactor(), 1, []fileMeta{a}, nil)
+			b := write(5, "five", 6, "six", 2, "two'", 7, "seven")
+			commit(newCompactor(), 2, []fileMeta{b}, del(a.Path, 1, b.Path, 1))
+			if c := compactions(tbl); c != 1 {
+				t.Fatalf("%d compactions after checkpoint 2, want 1", c)
+			}
+			want := []string{"1 | one", "2 | two'", "3 | three", "4 | four", "5 | five", "7 | seven"}
+			if got := scanRows(t, tbl); !slices.Equal(got, want) {
+				t.Fatalf("after the compaction: %q, want %q", got, want)
+			}
+			if d, x := liveFileCounts(t, tbl); d != 1 || x != 0 {
+				t.Fatalf("after the compaction: %d data and %d delete files, want 1 and 0", d, x)
+			}
+
+			// Checkpoint 3: 3 is updated, 5 and 2 are deleted, by the places
+			// the writers know: a's row 2, b's rows 0 and 2.
+			c := write(3, "three'")
+			third := del(a.Path, 2, b.Path, 0, b.Path, 2)
+			commit(newCompactor(), 3, []fileMeta{c}, third)
+			want = []string{"1 | one", "3 | three'", "4 | four", "7 | seven"}
+			if got := scanRows(t, tbl); !slices.Equal(got, want) {
+				t.Fatalf("after checkpoint 3: %q, want %q", got, want)
+			}
+			// A replay of checkpoint 3 is recognised, translated or not.
+			commit(newCompactor(), 3, []fileMeta{c}, third)
+			if got := scanRows(t, tbl); !slices.Equal(got, want) {
+				t.Fatalf("after checkpoint 3 again: %q, want %q", got, want)
+			}
+			fsys, err := tbl.FS(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, deletes, err := snapshotFiles(tbl, fsys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range deletes {
+				if ref := d.ReferencedDataFile(); ref != nil && (*ref == a.Path || *ref == b.Path) {
+					t.Errorf("delete file %s names %s, which compaction removed", d.FilePath(), *ref)
+				}
+			}
+			checkSnapshotsHaveSummary(t, tbl)
+		})
+	}
+}
+
+// checkSnapshotsHaveSummary checks that every snapshot names its job and
+// checkpoint, and that no checkpoint was committed twice.
+func checkSnapshotsHaveSummary(t *testing.T, tbl *table.Table) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, s := range tbl.Metadata().Snapshots() {
+		p := s.Summary.Properties
+		id := p[summaryJobID] + "/" + p[summaryCheckpointID] + "/" + p[summaryCompaction]
+		if p[summaryJobID] == "" || p[summaryCheckpointID] == "" || seen[id] {
+			t.Errorf("snapshot %d: summary %v (seen before: %v)", s.SnapshotID, p, seen[id])
+		}
+		seen[id] = true
 	}
 }
