@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"unsafe"
 )
 
@@ -77,9 +78,10 @@ func (c *cells) setFixed(i int, v uint64) {
 }
 
 func (c *cells) setNull(i int) {
+	wasSet := !c.isNull(i)
 	c.nulls[i>>6] |= 1 << (i & 63)
 	c.slots[i] = 0
-	if c.vlen != nil && i < len(c.vlen) && c.vlen[i] != 0 {
+	if wasSet && c.vlen != nil && i < len(c.vlen) && c.vlen[i] != 0 {
 		c.ordered = false // its bytes stay in vbuf as a gap
 		c.vlen[i] = 0
 	}
@@ -213,11 +215,11 @@ type RowWriter struct {
 	arena *Arena
 	n     int
 	// refs[i] holds field i's bytes when vstart[i] is refCell (set by
-	// SetStringRef); hasRefs says some are set.
-	refs    []string
-	hasRefs bool
-	fixed   []uint64 // the null words then the slots: nulls and slots share it
-	full    []uint64 // the null words with every field NULL
+	// SetStringRef). Reset leaves them (clearing them costs more than the
+	// memory they keep a little longer).
+	refs  []string
+	fixed []uint64 // the null words then the slots: nulls and slots share it
+	full  []uint64 // the null words with every field NULL
 }
 
 // NewRowWriter returns a writer of rows of type rt into arena (which may
@@ -242,17 +244,15 @@ func NewRowWriter(rt *RowType, arena *Arena) *RowWriter {
 // RowType returns the type of the rows written.
 func (w *RowWriter) RowType() *RowType { return w.rt }
 
-// Reset starts a new row with every field NULL.
+// Reset starts a new row with every field NULL. The slots and lengths of
+// the fields are left as they were: a field's are read only once it is
+// set, and encodeRow zeroes the slots of the fields left NULL.
 func (w *RowWriter) Reset() {
-	copy(w.nulls, w.full)
-	clear(w.slots)
-	clear(w.vlen)
+	for k, word := range w.full {
+		w.nulls[k] = word
+	}
 	w.vbuf = w.vbuf[:0]
 	w.ordered, w.lastVar = true, -1
-	if w.hasRefs {
-		clear(w.refs)
-		w.hasRefs = false
-	}
 }
 
 // Size returns the size of the row's encoding as set so far.
@@ -302,6 +302,11 @@ func (w *RowWriter) encodeRow(dst []byte) {
 			}
 			w.slots[i] = uint64(off)<<32 | uint64(l)
 			off += l
+		}
+	}
+	for k, word := range w.nulls {
+		for ; word != 0; word &= word - 1 {
+			w.slots[k<<6|bits.TrailingZeros64(word)] = 0
 		}
 	}
 	if nativeLE {
@@ -391,7 +396,6 @@ func (w *RowWriter) SetStringRef(i int, s string) {
 	w.vstart[i] = refCell
 	w.vlen[i] = int32(len(s))
 	w.refs[i] = s
-	w.hasRefs = true
 }
 
 // SetBytes sets BINARY or VARBINARY field i.
