@@ -63,6 +63,9 @@ func compileCast(c *Cast, x *Eval) (*Eval, error) {
 		}
 	case tc == ClassDecimal && (fc == ClassInt && isInteger(from) || fc == ClassFloat || fc == ClassDecimal || fc == ClassBool):
 		p, s := to.Precision(), to.Scale()
+		if fc == ClassInt && isInteger(from) && s == 0 && p >= intDigits(from) {
+			ev.IntDec = x.Int // every value fits: the cast cannot fail
+		}
 		get := asDecimal(x)
 		ev.Dec = func(r types.Row) (types.Decimal, bool) {
 			d, err, null := get(r)
@@ -233,6 +236,7 @@ func compileCast(c *Cast, x *Eval) (*Eval, error) {
 // tryEval turns a panic of an *Error in ev into NULL.
 func tryEval(ev *Eval) *Eval {
 	out := *ev
+	out.IntDec = nil // it would panic where Dec gives NULL
 	switch ev.Class() {
 	case ClassInt:
 		f := ev.Int
@@ -287,6 +291,19 @@ func tryEval(ev *Eval) *Eval {
 }
 
 func isInteger(t types.Type) bool { return t.IsIntegral() }
+
+// intDigits returns the most decimal digits a value of integer type t has.
+func intDigits(t types.Type) int {
+	switch t.Kind() {
+	case types.KindTinyInt:
+		return 3
+	case types.KindSmallInt:
+		return 5
+	case types.KindInt:
+		return 10
+	}
+	return 19
+}
 
 func intRange(t types.Type) (lo, hi int64) {
 	switch t.Kind() {

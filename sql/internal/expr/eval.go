@@ -76,6 +76,10 @@ type Eval struct {
 	// Const is set when the value does not depend on the row (and the
 	// functions return the same value for any row).
 	Const bool
+	// IntDec, when set on a DECIMAL of scale 0, gives its values as the
+	// integers they are (a CAST of an integer that always fits): the fast
+	// path of Dec for the arithmetic that can use it.
+	IntDec func(types.Row) (int64, bool)
 }
 
 // Class returns the class of e's values.

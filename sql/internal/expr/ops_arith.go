@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/eddystream/eddy/sql/types"
 )
@@ -250,6 +251,11 @@ func compileArith(op types.ArithmeticOp, c *Call, args []*Eval) (*Eval, error) {
 			}
 			return d, false
 		}
+		if op == types.OpMultiply {
+			if fast := mulIntByConst(a, b, p, s, ev.Dec); fast != nil {
+				ev.Dec = fast
+			}
+		}
 	default:
 		return compileTemporalArith(op, c, a, b)
 	}
@@ -420,4 +426,58 @@ func compileNegate(c *Call, args []*Eval) (*Eval, error) {
 		return nil, fmt.Errorf("sql: cannot negate %s", a.T)
 	}
 	return ev, nil
+}
+
+// mulIntByConst returns the fast path of a DECIMAL(p, s) product of an
+// integer (a column, or a CAST of one to DECIMAL(_, 0)) and a constant
+// decimal of scale s, such as 0.908 * price: the product of two int64s,
+// exact, with no rounding. A product that overflows 64 bits, or p digits,
+// goes to the general path, slow, whose result or error it then is. nil if
+// the operands are not of that form.
+func mulIntByConst(a, b *Eval, p, s int, general func(types.Row) (types.Decimal, bool)) func(types.Row) (types.Decimal, bool) {
+	if !a.Const {
+		a, b = b, a
+	}
+	if !a.Const || b.Const || a.Class() != ClassDecimal {
+		return nil
+	}
+	k, null := a.Dec(types.Row{})
+	cu, small := k.Unscaled()
+	if null || !small || k.Scale() != s || cu == math.MinInt64 {
+		return nil
+	}
+	get := b.IntDec
+	if get == nil && b.Class() == ClassInt && isInteger(b.T) {
+		get = b.Int
+	}
+	if get == nil {
+		return nil
+	}
+	limit := uint64(math.MaxInt64)
+	if p < 19 {
+		limit = uint64(math.Pow10(p)) - 1
+	}
+	neg, cabs := cu < 0, uint64(cu)
+	if neg {
+		cabs = uint64(-cu)
+	}
+	return func(r types.Row) (types.Decimal, bool) {
+		v, null := get(r)
+		if null {
+			return types.Decimal{}, true
+		}
+		vabs, vneg := uint64(v), v < 0
+		if vneg {
+			vabs = -vabs
+		}
+		hi, lo := bits.Mul64(vabs, cabs)
+		if hi != 0 || lo > limit {
+			return general(r)
+		}
+		prod := int64(lo)
+		if vneg != neg {
+			prod = -prod
+		}
+		return types.NewDecimal(prod, s), false
+	}
 }
