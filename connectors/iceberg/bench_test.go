@@ -12,6 +12,7 @@ package iceberg
 import (
 	"context"
 	"flag"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -202,14 +203,27 @@ var benchBackends = []struct {
 // under dir with a job of parallelism 1 and returns what it measured.
 func runUpserts(b *testing.B, dir string, n, keys int64, backend eddy.Option) benchRun {
 	b.Helper()
+	return runUpsertsWith(b, dir, n, keys, backend, *benchCheckpoint, nil)
+}
+
+// runUpsertsWith is runUpserts checkpointing every interval, with the
+// sink options extra.
+func runUpsertsWith(b *testing.B, dir string, n, keys int64, backend eddy.Option, interval time.Duration, extra map[string]string) benchRun {
+	b.Helper()
 	env := eddy.NewEnvironment(eddy.WithParallelism(1), backend,
-		eddy.WithCheckpointing(*benchCheckpoint), eddy.WithCheckpointDir(b.TempDir()))
+		eddy.WithCheckpointing(interval), eddy.WithCheckpointDir(b.TempDir()))
 	rows := newBenchRows(benchType)
 	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n},
 		func(i int64) changelog.Change[types.Row] { return rows.change(i, keys) },
 		eddy.NoWatermarks[changelog.Change[types.Row]]())
 	key := types.NewKeyEncoder(benchType, 0)
-	eddy.WriteUpserts(eddy.AsChangelog(src, changelog.Upsert), "kv", key.Key, benchSink(b, dir, "kv", []int{0}), eddy.KeyedBySinkKey())
+	opts := sinkOptions(dir, "kv")
+	maps.Copy(opts, extra)
+	sink, err := connector.OpenTableSink(connector.Default, "iceberg", opts, &connector.Table{Schema: benchType, PrimaryKey: []int{0}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	eddy.WriteUpserts(eddy.AsChangelog(src, changelog.Upsert), "kv", key.Key, sink, eddy.KeyedBySinkKey())
 	cpu0, wall0 := benchCPU(), time.Now()
 	if err := env.Execute(context.Background(), "iceberg-upserts"); err != nil {
 		b.Fatal(err)
@@ -232,6 +246,51 @@ func BenchmarkIcebergUpsert(b *testing.B) {
 				total.add(runUpserts(b, b.TempDir(), n, keys, be.opt(b)))
 			}
 			total.report(b, n*int64(b.N))
+		})
+	}
+}
+
+// BenchmarkIcebergUpsertCompaction writes the changes of
+// BenchmarkIcebergUpsert (heap state) checkpointing every 100 ms, without
+// and with compaction, and reports the data and delete files of the final
+// snapshot and how long scanning it takes.
+func BenchmarkIcebergUpsertCompaction(b *testing.B) {
+	n, keys := *benchChanges, *benchKeys
+	for _, on := range []bool{false, true} {
+		b.Run("compaction="+strconv.FormatBool(on), func(b *testing.B) {
+			var total benchRun
+			var data, deletes, scanned int
+			var scan time.Duration
+			for range b.N {
+				dir := b.TempDir()
+				total.add(runUpsertsWith(b, dir, n, keys, eddy.WithStateBackend(eddy.HeapState()), 100*time.Millisecond,
+					map[string]string{"compaction-enabled": strconv.FormatBool(on)}))
+				tbl := benchLoad(b, dir, "kv")
+				fsys, err := tbl.FS(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				d, x, err := snapshotFiles(tbl, fsys)
+				if err != nil {
+					b.Fatal(err)
+				}
+				data, deletes = data+len(d), deletes+len(x)
+				t0 := time.Now()
+				at, err := tbl.Scan().ToArrowTable(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				scan += time.Since(t0)
+				scanned += int(at.NumRows())
+				at.Release()
+			}
+			total.report(b, n*int64(b.N))
+			if want := benchLiveRows(n, keys) * int64(b.N); int64(scanned) != want {
+				b.Fatalf("scanned %d rows, want %d", scanned, want)
+			}
+			b.ReportMetric(float64(data)/float64(b.N), "data-files")
+			b.ReportMetric(float64(deletes)/float64(b.N), "delete-files")
+			b.ReportMetric(scan.Seconds()/float64(b.N), "scan-s")
 		})
 	}
 }

@@ -37,6 +37,15 @@ var compactionOptions = []connector.Option{
 		Check:       connector.Positive},
 	{Key: "flink-maintenance.rewrite.min-file-size-bytes", Type: connector.MemorySize,
 		Description: "Data files smaller than this are small, and compacted; by default 75% of 'write.target-file-size-bytes'."},
+	{Key: "flink-maintenance.rewrite.delete-ratio-threshold", Type: connector.Float, Default: "0.3",
+		Description: "A data file of which at least this fraction of rows is deleted is rewritten too, whatever its size, which drops the delete files that name it; '0' rewrites no file for its deletes.",
+		Check: func(v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1 {
+				return fmt.Errorf("want a fraction between 0 and 1")
+			}
+			return nil
+		}},
 	{Key: "flink-maintenance.rewrite.max-rewrite-bytes", Type: connector.MemorySize,
 		Description: "At most this many bytes of small files are rewritten after one commit, into one file, which bounds the time a compaction holds up the next commit; the rest wait for the next commits. By default 'write.target-file-size-bytes'."},
 }
@@ -48,6 +57,7 @@ type compactionConfig struct {
 	minFileSize     int64
 	maxRewriteBytes int64
 	targetFileSize  int64
+	deleteRatio     float64
 }
 
 func newCompactionConfig(o connector.Options, targetFileSize int64) compactionConfig {
@@ -57,6 +67,7 @@ func newCompactionConfig(o connector.Options, targetFileSize int64) compactionCo
 		minFileSize:     targetFileSize / 4 * 3,
 		maxRewriteBytes: targetFileSize,
 		targetFileSize:  targetFileSize,
+		deleteRatio:     o.Float("flink-maintenance.rewrite.delete-ratio-threshold"),
 	}
 	if o.IsSet("flink-maintenance.rewrite.max-rewrite-bytes") {
 		c.maxRewriteBytes = o.MemorySize("flink-maintenance.rewrite.max-rewrite-bytes")
@@ -147,17 +158,18 @@ type compactor struct {
 	// to where their live rows are; nil until read from the footers of the
 	// table's compacted files.
 	moved map[string]*movedEntry
-	// refs caches the data files each Parquet position-delete file of the
-	// table names, so that a compaction reads a delete file only when it
-	// deletes rows of the files it rewrites.
-	refs map[string][]string
+	// refs caches how many rows of each data file each Parquet
+	// position-delete file of the table deletes, so that a delete file is
+	// read once to choose files, and again only when it deletes rows of
+	// files a compaction rewrites.
+	refs map[string]map[string]int64
 }
 
-// deleteRefs returns the data files the Parquet position-delete file d
-// names, reading it the first time.
-func (c *compactor) deleteRefs(ctx context.Context, fsys icebergio.IO, d icebergo.DataFile) ([]string, error) {
+// deleteRefs returns how many rows of which data files the Parquet
+// position-delete file d deletes, reading it the first time.
+func (c *compactor) deleteRefs(ctx context.Context, fsys icebergio.IO, d icebergo.DataFile) (map[string]int64, error) {
 	if ref := d.ReferencedDataFile(); ref != nil && *ref != "" {
-		return []string{*ref}, nil
+		return map[string]int64{*ref: d.Count()}, nil
 	}
 	if refs, ok := c.refs[d.FilePath()]; ok {
 		return refs, nil
@@ -166,16 +178,12 @@ func (c *compactor) deleteRefs(ctx context.Context, fsys icebergio.IO, d iceberg
 	if err != nil {
 		return nil, err
 	}
-	var refs []string
+	refs := map[string]int64{}
 	for _, r := range rows {
-		if len(refs) == 0 || refs[len(refs)-1] != r.path {
-			refs = append(refs, r.path)
-		}
+		refs[r.path]++
 	}
-	slices.Sort(refs)
-	refs = slices.Compact(refs)
 	if c.refs == nil || len(c.refs) >= maxCachedPaths {
-		c.refs = map[string][]string{}
+		c.refs = map[string]map[string]int64{}
 	}
 	c.refs[d.FilePath()] = refs
 	return refs, nil
@@ -438,37 +446,30 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 		return tbl, err
 	}
 	spec := tbl.Spec()
-	// The small files, by partition, oldest first (the order of the
-	// manifests).
-	groups := map[string][]icebergo.DataFile{}
-	var order []string
 	live := make(map[string]bool, len(data))
 	for _, df := range data {
 		live[df.FilePath()] = true
-		if df.FileSizeBytes() >= c.cfg.minFileSize || int(df.SpecID()) != spec.ID() || df.FileFormat() != icebergo.ParquetFile ||
-			!strings.HasPrefix(path.Base(df.FilePath()), filePrefix+"-") {
-			continue
-		}
-		k := fmt.Sprint(df.Partition())
-		if groups[k] == nil {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], df)
 	}
-	var chosen []icebergo.DataFile
-	for _, k := range order {
-		if g := groups[k]; len(g) >= c.cfg.minInputFiles {
-			var size int64
-			for _, df := range g {
-				if size >= c.cfg.maxRewriteBytes && len(chosen) >= c.cfg.minInputFiles {
-					break
-				}
-				chosen = append(chosen, df)
-				size += df.FileSizeBytes()
+	// How many rows of each data file are deleted, and which data files
+	// each delete file deletes rows of.
+	deleted := map[string]int64{}
+	refsOf := make([]map[string]int64, len(deletes))
+	for i, d := range deletes {
+		if d.ContentType() == icebergo.EntryContentEqDeletes {
+			return tbl, fmt.Errorf("the table has equality-delete files (%s), which compaction does not apply: compact it with an engine's rewrite_data_files", d.FilePath())
+		}
+		if table.IsDeletionVector(d) {
+			if ref := d.ReferencedDataFile(); ref != nil {
+				refsOf[i] = map[string]int64{*ref: d.Count()}
 			}
-			break
+		} else if refsOf[i], err = c.deleteRefs(ctx, tf.fs, d); err != nil {
+			return tbl, err
+		}
+		for p, n := range refsOf[i] {
+			deleted[p] += n
 		}
 	}
+	chosen := c.choose(data, deleted, spec.ID())
 	if len(chosen) == 0 {
 		return tbl, nil
 	}
@@ -480,31 +481,12 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 	// delete only rows of files the compaction removes or that are gone.
 	dels := map[string][]int64{}
 	var dropped []icebergo.DataFile
-	for _, d := range deletes {
-		if d.ContentType() == icebergo.EntryContentEqDeletes {
-			return tbl, fmt.Errorf("the table has equality-delete files (%s), which compaction does not apply: compact it with an engine's rewrite_data_files", d.FilePath())
-		}
-		if table.IsDeletionVector(d) {
-			ref := d.ReferencedDataFile()
-			if ref == nil || !isChosen[*ref] {
-				continue
-			}
-			bm, err := dv.ReadDV(tf.fs, d)
-			if err != nil {
-				return tbl, fmt.Errorf("reading the deletion vector of %s in %s: %w", *ref, d.FilePath(), err)
-			}
-			for pos := range bm.Positions() {
-				dels[*ref] = append(dels[*ref], int64(pos))
-			}
-			dropped = append(dropped, d)
+	for i, d := range deletes {
+		if refsOf[i] == nil {
 			continue
 		}
-		refs, err := c.deleteRefs(ctx, tf.fs, d)
-		if err != nil {
-			return tbl, err
-		}
 		names, dead := false, true
-		for _, r := range refs {
+		for r := range refsOf[i] {
 			if isChosen[r] {
 				names = true
 			} else if live[r] {
@@ -512,13 +494,24 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 			}
 		}
 		if names {
-			rows, err := readPositionDeletes(ctx, tf.fs, d.FilePath())
-			if err != nil {
-				return tbl, err
-			}
-			for _, r := range rows {
-				if isChosen[r.path] {
-					dels[r.path] = append(dels[r.path], r.pos)
+			if table.IsDeletionVector(d) {
+				bm, err := dv.ReadDV(tf.fs, d)
+				if err != nil {
+					return tbl, fmt.Errorf("reading the deletion vector of %s: %w", d.FilePath(), err)
+				}
+				ref := *d.ReferencedDataFile()
+				for pos := range bm.Positions() {
+					dels[ref] = append(dels[ref], int64(pos))
+				}
+			} else {
+				rows, err := readPositionDeletes(ctx, tf.fs, d.FilePath())
+				if err != nil {
+					return tbl, err
+				}
+				for _, r := range rows {
+					if isChosen[r.path] {
+						dels[r.path] = append(dels[r.path], r.pos)
+					}
 				}
 			}
 		}
@@ -617,6 +610,81 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 	}
 	c.log.Info("iceberg data files compacted", "table", c.where, "files", len(chosen), "into", m.Path, "rows", w.Rows(), "deleteFilesDropped", len(dropped))
 	return committed, nil
+}
+
+// choose returns the data files of one partition to compact, oldest
+// first, or none. Candidates are the data files eddy wrote, for the spec
+// specID: those smaller than the minimum file size, and those whose
+// deleted rows (deleted, by path) reach the delete ratio. A partition is
+// compacted when it has at least the minimum number of small files, or a
+// file with too many deleted rows. Files that compaction wrote join only
+// while they are no larger than the files chosen before them, smallest
+// first, so that a row is rewritten a few times rather than at every
+// compaction; at most the maximum rewrite bytes are chosen.
+func (c *compactor) choose(data []icebergo.DataFile, deleted map[string]int64, specID int) []icebergo.DataFile {
+	type group struct{ fresh, compacted, heavy []icebergo.DataFile }
+	groups := map[string]*group{}
+	var order []string
+	for _, df := range data {
+		p := df.FilePath()
+		if int(df.SpecID()) != specID || df.FileFormat() != icebergo.ParquetFile || !strings.HasPrefix(path.Base(p), filePrefix+"-") {
+			continue
+		}
+		heavy := df.Count() > 0 && c.cfg.deleteRatio > 0 && float64(deleted[p]) >= c.cfg.deleteRatio*float64(df.Count())
+		small := df.FileSizeBytes() < c.cfg.minFileSize
+		if !heavy && !small {
+			continue
+		}
+		k := fmt.Sprint(df.Partition())
+		g := groups[k]
+		if g == nil {
+			g = &group{}
+			groups[k] = g
+			order = append(order, k)
+		}
+		switch {
+		case heavy:
+			g.heavy = append(g.heavy, df)
+		case isCompacted(p):
+			g.compacted = append(g.compacted, df)
+		default:
+			g.fresh = append(g.fresh, df)
+		}
+	}
+	for _, k := range order {
+		g := groups[k]
+		var chosen []icebergo.DataFile
+		var size int64
+		for _, df := range g.fresh {
+			if size >= c.cfg.maxRewriteBytes && len(chosen) > 0 {
+				break
+			}
+			chosen = append(chosen, df)
+			size += df.FileSizeBytes()
+		}
+		slices.SortFunc(g.compacted, func(a, b icebergo.DataFile) int { return int(a.FileSizeBytes() - b.FileSizeBytes()) })
+		for _, df := range g.compacted {
+			if (df.FileSizeBytes() > size && len(chosen) > 0) || size+df.FileSizeBytes() > c.cfg.maxRewriteBytes {
+				break
+			}
+			chosen = append(chosen, df)
+			size += df.FileSizeBytes()
+		}
+		if len(chosen) < c.cfg.minInputFiles {
+			chosen, size = nil, 0
+		}
+		for _, df := range g.heavy {
+			if size+df.FileSizeBytes() > c.cfg.maxRewriteBytes && len(chosen) > 0 {
+				break
+			}
+			chosen = append(chosen, df)
+			size += df.FileSizeBytes()
+		}
+		if len(chosen) > 0 {
+			return chosen
+		}
+	}
+	return nil
 }
 
 // rewrite appends the live rows of the files chosen to w, in order, and
