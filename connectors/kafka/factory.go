@@ -231,6 +231,12 @@ type config struct {
 	guarantee   string
 	txPrefix    string
 	partitioner string
+	// topicsOf says, for errors, how a sink without a topic of its own
+	// chooses the topic of each message.
+	topicsOf string
+	// autoCreate lets the producer ask the brokers to create the topics
+	// it writes to (they do if auto.create.topics.enable is on).
+	autoCreate bool
 
 	changelogs changelog.Mode
 }

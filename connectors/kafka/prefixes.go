@@ -40,7 +40,7 @@ func (r *prefixRegistry) claim(cfg *config) error {
 	default:
 		return cfg.optErr("sink.transactional-id-prefix", fmt.Sprintf(
 			"'%s' is also the prefix of the running exactly-once sink %q (topic %q): each sink aborts, when its job starts, the open transactions of its prefix that its own checkpoint does not hold, which would lose records the other must still commit; give every exactly-once sink its own prefix (two INSERTs into one table are two sinks: write their UNION ALL instead)",
-			cfg.txPrefix, o.cfg.name, o.cfg.topics[0]))
+			cfg.txPrefix, o.cfg.name, o.cfg.topicName()))
 	}
 	return nil
 }

@@ -20,8 +20,28 @@ import (
 // record writes nothing (the -U of an update, for upsert-kafka).
 type encodeFunc[T any] func(v T) (key, val []byte, skip bool, err error)
 
-// newSink returns the sink cfg describes.
+// recordFunc turns a record into the message to produce, with its topic,
+// headers and partition when it chooses them; nil writes nothing.
+type recordFunc[T any] func(v T) (*kgo.Record, error)
+
+// newSink returns the sink cfg describes, writing messages of a key and a
+// value to the configured topic.
 func newSink[T any](cfg *config, newEncoder func() encodeFunc[T]) connector.Sink[T] {
+	return newRecordSink(cfg, func() recordFunc[T] {
+		enc := newEncoder()
+		return func(v T) (*kgo.Record, error) {
+			key, val, skip, err := enc(v)
+			if err != nil || skip {
+				return nil, err
+			}
+			return &kgo.Record{Key: key, Value: val}, nil
+		}
+	})
+}
+
+// newRecordSink returns the sink cfg describes, writing the messages that
+// newEncoder's functions make.
+func newRecordSink[T any](cfg *config, newEncoder func() recordFunc[T]) connector.Sink[T] {
 	if cfg.guarantee == exactlyOnce {
 		return txSink[T]{connector.TwoPhase(func(ctx connector.WriterContext) (connector.TwoPhaseCommitter[T, kafkaTx], error) {
 			if err := prefixes.claim(cfg); err != nil {
@@ -47,7 +67,13 @@ func (c *config) producerOpts(subtask int) ([]kgo.Opt, error) {
 	// flush, as Kafka's delivery.timeout.ms does: without a limit, a full
 	// buffer blocks a write for ever while the brokers are gone, and the
 	// job neither fails nor restarts.
-	opts := append([]kgo.Opt{kgo.DefaultProduceTopic(c.topics[0]), kgo.RecordDeliveryTimeout(deliveryTimeout)}, c.client.produceOpts...)
+	opts := append([]kgo.Opt{kgo.RecordDeliveryTimeout(deliveryTimeout)}, c.client.produceOpts...)
+	if len(c.topics) > 0 {
+		opts = append(opts, kgo.DefaultProduceTopic(c.topics[0]))
+	}
+	if c.autoCreate {
+		opts = append(opts, kgo.AllowAutoTopicCreation())
+	}
 	switch c.client.acks {
 	case "all", "-1":
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -72,19 +98,21 @@ func (c *config) producerOpts(subtask int) ([]kgo.Opt, error) {
 		})))
 	case "round-robin":
 		opts = append(opts, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	case "all-to-zero":
+		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	default:
 		opts = append(opts, kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))
 	}
 	return opts, nil
 }
 
-// record returns the message of a record with event time ts.
-func record(key, val []byte, ts int64) *kgo.Record {
-	r := &kgo.Record{Key: key, Value: val}
-	if ts != math.MinInt64 {
-		r.Timestamp = time.UnixMilli(ts)
+// topicName names the topic of a sink for messages: the topic it writes,
+// or what chooses the topic of each message.
+func (c *config) topicName() string {
+	if len(c.topics) > 0 {
+		return c.topics[0]
 	}
-	return r
+	return c.topicsOf
 }
 
 // errs collects the first error of asynchronous produce requests.
@@ -112,7 +140,7 @@ func (e *errs) first() error {
 // plainSink is the at-least-once or unguaranteed sink.
 type plainSink[T any] struct {
 	cfg        *config
-	newEncoder func() encodeFunc[T]
+	newEncoder func() recordFunc[T]
 }
 
 // ChangelogMode says which changes the format writes.
@@ -135,13 +163,13 @@ func (s plainSink[T]) NewWriter(ctx connector.WriterContext) (connector.Writer[T
 type writer[T any] struct {
 	cfg *config
 	ctx connector.WriterContext
-	enc encodeFunc[T]
+	enc recordFunc[T]
 	cl  *kgo.Client
 	errs
 }
 
 func (w *writer[T]) wrap(err error) error {
-	return fmt.Errorf("%s %q: writing to topic %q: %w", w.cfg.connector, w.cfg.name, w.cfg.topics[0], err)
+	return fmt.Errorf("%s %q: writing to topic %q: %w", w.cfg.connector, w.cfg.name, w.cfg.topicName(), err)
 }
 
 func (w *writer[T]) Write(records []T, ts []int64) error {
@@ -149,13 +177,16 @@ func (w *writer[T]) Write(records []T, ts []int64) error {
 		return w.wrap(err)
 	}
 	for i, v := range records {
-		key, val, skip, err := w.enc(v)
+		rec, err := w.enc(v)
 		if err != nil {
 			return w.wrap(err)
 		}
-		if !skip {
-			connector.CountBytesOut(w.ctx, len(val))
-			w.cl.Produce(context.Background(), record(key, val, ts[i]), w.promise)
+		if rec != nil {
+			if ts[i] != math.MinInt64 {
+				rec.Timestamp = time.UnixMilli(ts[i])
+			}
+			connector.CountBytesOut(w.ctx, len(rec.Value))
+			w.cl.Produce(context.Background(), rec, w.promise)
 		}
 	}
 	return nil
@@ -210,7 +241,7 @@ type kafkaTx struct {
 type committer[T any] struct {
 	cfg   *config
 	ctx   connector.WriterContext
-	enc   encodeFunc[T]
+	enc   recordFunc[T]
 	seq   int64
 	live  map[string]*kgo.Client // the producers of transactions not yet ended
 	admin *kgo.Client
@@ -220,7 +251,7 @@ type committer[T any] struct {
 }
 
 func (c *committer[T]) wrap(tx kafkaTx, err error) error {
-	return fmt.Errorf("%s %q: transaction %s on topic %q: %w", c.cfg.connector, c.cfg.name, tx.ID, c.cfg.topics[0], err)
+	return fmt.Errorf("%s %q: transaction %s on topic %q: %w", c.cfg.connector, c.cfg.name, tx.ID, c.cfg.topicName(), err)
 }
 
 // Begin starts a transaction with a fresh transactional id:
@@ -261,15 +292,15 @@ func (c *committer[T]) Write(tx *kafkaTx, v T) error {
 	if err := c.first(); err != nil {
 		return c.wrap(*tx, err)
 	}
-	key, val, skip, err := c.enc(v)
+	rec, err := c.enc(v)
 	if err != nil {
 		return c.wrap(*tx, err)
 	}
-	if skip {
+	if rec == nil {
 		return nil
 	}
-	connector.CountBytesOut(c.ctx, len(val))
-	c.live[tx.ID].Produce(context.Background(), record(key, val, math.MinInt64), c.promise)
+	connector.CountBytesOut(c.ctx, len(rec.Value))
+	c.live[tx.ID].Produce(context.Background(), rec, c.promise)
 	tx.Records++
 	return nil
 }

@@ -1,0 +1,375 @@
+package kafka
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	fmtcodec "github.com/eddystream/eddy/formats"
+	"github.com/eddystream/eddy/pipeline"
+	"github.com/eddystream/eddy/sql/types"
+)
+
+// pipelineSpec is the 'sink' block of a pipeline of type kafka, with the
+// keys of Flink CDC's Kafka pipeline connector.
+var pipelineSpec = connector.Spec{
+	Name: "kafka",
+	Kind: connector.SinkKind,
+	Description: "Writes a pipeline's row changes to Kafka topics as Flink CDC's Kafka pipeline sink does: each change one message, " +
+		"in debezium-json ({\"before\":..,\"after\":..,\"op\":\"c|u|d\",\"source\":{\"db\":..,\"table\":..}}) or canal-json, " +
+		"keyed by the table id and the primary key, to the topic named after the table (or 'topic', or as 'sink.tableId-to-topic.mapping' says). " +
+		"Schema changes write no message: the messages that follow carry the table's new columns.",
+	Options: []connector.Option{
+		{Key: "properties.bootstrap.servers", Type: connector.String, Required: true,
+			Description: "The brokers to connect to first, host:port pairs, comma-separated ('kafka-1:9092,kafka-2:9092')."},
+		{Key: "properties.sasl.jaas.config", Type: connector.String, Secret: true,
+			Description: "With 'properties.security.protocol' = 'SASL_PLAINTEXT' or 'SASL_SSL': the credentials, `org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"p\";` (or the ScramLoginModule)."},
+		{Key: "properties.#", Type: connector.String,
+			Description: "Kafka client properties that eddy's client (franz-go) honours: " + strings.Join(honouredProperties, ", ") + ". Any other property is an error that names it."},
+		{Key: "topic", Type: connector.String, Check: checkTopics,
+			Description: "One topic for every table's messages. Without it, each table goes to the topic named after its table id ('shop.orders'), or as 'sink.tableId-to-topic.mapping' says."},
+		{Key: "sink.tableId-to-topic.mapping", Type: connector.String, Check: checkTopicMapping,
+			Description: "Topics of tables: 'shop.orders:orders;shop.order_\\.*:order-shards', rules separated by ';', each a table pattern (as a route's 'source-table') and a topic separated by ':'; the first rule that matches a table names its topic, and other tables go to the topic named after their table id. Not with 'topic'."},
+		{Key: "value.format", Type: connector.Enum, Default: "debezium-json", Values: []string{"debezium-json", "canal-json"},
+			Description: "The messages' values: 'debezium-json' ({\"before\":..,\"after\":..,\"op\":\"c\",\"source\":{\"db\":..,\"table\":..}}, op c, u or d) or 'canal-json' ({\"old\":..,\"data\":[..],\"type\":\"INSERT|UPDATE|DELETE\",\"database\":..,\"table\":..,\"pkNames\":[..]})."},
+		{Key: "key.format", Type: connector.Enum, Default: "json", Values: []string{"json", "csv"},
+			Description: "The messages' keys, the table id and the primary key's columns: 'json' ({\"TableId\":\"shop.orders\",\"id\":1}) or 'csv' (shop.orders,1)."},
+		{Key: "partition.strategy", Type: connector.Enum, Default: "all-to-zero", Values: []string{"all-to-zero", "hash-by-key"},
+			Description: "Which partition a message goes to: 'all-to-zero' partition 0 (every change of a table in order), 'hash-by-key' by the hash of its key as Kafka's clients do (the changes of a row in order)."},
+		{Key: "sink.add-tableId-to-header-enabled", Type: connector.Bool, Default: "false",
+			Description: "Whether each message carries the headers 'namespace', 'schemaName' and 'tableName' (empty when the table id has no such part)."},
+		{Key: "sink.custom-header", Type: connector.String, Check: checkCustomHeaders,
+			Description: "Headers of every message: 'key1:value1,key2:value2'."},
+		{Key: "sink.delivery-guarantee", Type: connector.Enum, Default: atLeastOnce, Values: []string{exactlyOnce, atLeastOnce, none},
+			Description: "'exactly-once' writes each checkpoint's messages in Kafka transactions committed when the checkpoint completes (needs 'sink.transactional-id-prefix'; readers see them with isolation.level = read_committed); " +
+				"'at-least-once' waits at every checkpoint until the brokers have every message, repeating messages after a failure; 'none' does not wait."},
+		{Key: "sink.transactional-id-prefix", Type: connector.String,
+			Description: "With 'exactly-once': the prefix of the transactional ids, '<prefix>-<subtask>-<n>'; give every exactly-once sink writing to a cluster its own."},
+	},
+}
+
+// topicRule is a rule of 'sink.tableId-to-topic.mapping'.
+type topicRule struct {
+	tables *pipeline.Selector
+	topic  string
+}
+
+// parseTopicMapping reads 'db.t1:topic1;db.t\.*:topic2'.
+func parseTopicMapping(v string) ([]topicRule, error) {
+	var rules []topicRule
+	for _, part := range strings.Split(v, ";") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		i := strings.LastIndex(part, ":")
+		if i < 0 {
+			return nil, fmt.Errorf("%q is not '<table pattern>:<topic>'; separate rules with ';' ('shop.orders:orders;shop.items:items')", part)
+		}
+		pattern, topic := strings.TrimSpace(part[:i]), strings.TrimSpace(part[i+1:])
+		if err := checkTopics(topic); err != nil || strings.Contains(topic, ";") {
+			return nil, fmt.Errorf("rule %q: %v", part, err)
+		}
+		sel, err := pipeline.ParseSelector(pattern)
+		if err != nil {
+			return nil, fmt.Errorf("rule %q: %w", part, err)
+		}
+		rules = append(rules, topicRule{tables: sel, topic: topic})
+	}
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("no rule; write 'shop.orders:orders;shop.items:items'")
+	}
+	return rules, nil
+}
+
+func checkTopicMapping(v string) error { _, err := parseTopicMapping(v); return err }
+
+// parseCustomHeaders reads 'key1:value1,key2:value2'.
+func parseCustomHeaders(v string) ([]kgo.RecordHeader, error) {
+	var out []kgo.RecordHeader
+	for _, part := range strings.Split(v, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(part, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("%q is not 'key:value'; separate headers with ',' ('origin:eddy,env:prod')", part)
+		}
+		out = append(out, kgo.RecordHeader{Key: strings.TrimSpace(k), Value: []byte(strings.TrimSpace(val))})
+	}
+	return out, nil
+}
+
+func checkCustomHeaders(v string) error { _, err := parseCustomHeaders(v); return err }
+
+// pipelineFactory makes the kafka sink of pipelines.
+type pipelineFactory struct{}
+
+func (pipelineFactory) Spec() connector.Spec { return pipelineSpec }
+
+// pipelineConfig is what a pipeline sink's options say beyond config.
+type pipelineConfig struct {
+	topic     string
+	rules     []topicRule
+	canal     bool
+	csvKey    bool
+	tableHdrs bool
+	headers   []kgo.RecordHeader
+}
+
+func (pipelineFactory) NewSink(ctx connector.Context) (any, error) {
+	o := ctx.Options
+	c := &config{
+		connector:   "kafka pipeline sink",
+		name:        ctx.Name,
+		guarantee:   o.String("sink.delivery-guarantee"),
+		txPrefix:    o.String("sink.transactional-id-prefix"),
+		partitioner: o.String("partition.strategy"),
+		changelogs:  changelog.Retract,
+		topicsOf:    "one per table",
+		autoCreate:  true,
+	}
+	pc := &pipelineConfig{
+		topic: o.String("topic"), canal: o.String("value.format") == "canal-json", csvKey: o.String("key.format") == "csv",
+		tableHdrs: o.Bool("sink.add-tableId-to-header-enabled"),
+	}
+	if pc.topic != "" {
+		if strings.Contains(pc.topic, ";") {
+			return nil, c.optErr("topic", "names one topic for every table; route tables to several with 'sink.tableId-to-topic.mapping'")
+		}
+		c.topics = []string{pc.topic}
+	}
+	if o.IsSet("sink.tableId-to-topic.mapping") {
+		if pc.topic != "" {
+			return nil, c.optErr("sink.tableId-to-topic.mapping", "is set with 'topic', which sends every table to one topic; keep one of them")
+		}
+		pc.rules, _ = parseTopicMapping(o.String("sink.tableId-to-topic.mapping"))
+		c.topicsOf = "as sink.tableId-to-topic.mapping says"
+	}
+	pc.headers, _ = parseCustomHeaders(o.String("sink.custom-header"))
+	var err error
+	if c.client, err = clientConfigOf(c, o); err != nil {
+		return nil, err
+	}
+	if c.guarantee == exactlyOnce && c.txPrefix == "" {
+		return nil, c.optErr("sink.transactional-id-prefix", "is required with 'sink.delivery-guarantee' = 'exactly-once': give the pipeline's transactional ids a prefix no other job uses")
+	}
+	if c.guarantee != exactlyOnce && c.txPrefix != "" {
+		return nil, c.optErr("sink.transactional-id-prefix", "is set but 'sink.delivery-guarantee' is not 'exactly-once'; remove it or set the guarantee")
+	}
+	if _, err := c.producerOpts(0); err != nil {
+		return nil, err
+	}
+	return newRecordSink(c, func() recordFunc[pipeline.Event] {
+		return newEventEncoder(pc).encode
+	}), nil
+}
+
+func init() { pipeline.Sinks.Register(pipelineFactory{}) }
+
+// eventEncoder writes the row changes of a pipeline's tables as messages.
+// An update, -U then +U, is one message: the -U is held until its +U.
+type eventEncoder struct {
+	cfg    *pipelineConfig
+	topics map[pipeline.TableID]string
+	keys   map[*pipeline.Schema]*types.KeyEncoder
+	csv    map[*pipeline.Schema]connector.Encoder[connector.TableRecord]
+	// before is the row of the -U whose +U is to come, of table beforeOf.
+	before    types.Row
+	beforeOf  pipeline.TableID
+	hasBefore bool
+	buf       []byte
+}
+
+func newEventEncoder(c *pipelineConfig) *eventEncoder {
+	return &eventEncoder{cfg: c, topics: map[pipeline.TableID]string{}, keys: map[*pipeline.Schema]*types.KeyEncoder{},
+		csv: map[*pipeline.Schema]connector.Encoder[connector.TableRecord]{}}
+}
+
+// topic returns the topic of table t.
+func (e *eventEncoder) topic(t pipeline.TableID) string {
+	if tp, ok := e.topics[t]; ok {
+		return tp
+	}
+	tp := e.cfg.topic
+	if tp == "" {
+		tp = t.String()
+		for _, r := range e.cfg.rules {
+			if r.tables.Matches(t) {
+				tp = r.topic
+				break
+			}
+		}
+	}
+	e.topics[t] = tp
+	return tp
+}
+
+// encode returns the message of event ev: nil for schema events and the
+// -U of an update.
+func (e *eventEncoder) encode(ev pipeline.Event) (*kgo.Record, error) {
+	if ev.Kind != pipeline.DataChange {
+		return nil, nil
+	}
+	c := ev.Change
+	var before, after *types.Row
+	switch c.Kind {
+	case changelog.UpdateBefore:
+		e.before, e.beforeOf, e.hasBefore = c.Row.Clone(), ev.Table, true
+		return nil, nil
+	case changelog.UpdateAfter:
+		after = &c.Row
+		if e.hasBefore && e.beforeOf == ev.Table {
+			before = &e.before
+		}
+	case changelog.Insert:
+		after = &c.Row
+	case changelog.Delete:
+		before = &c.Row
+	}
+	e.hasBefore = false
+	val, err := e.value(ev, before, after)
+	if err != nil {
+		return nil, fmt.Errorf("writing a %s change of table %s: %w", c.Kind, ev.Table, err)
+	}
+	keyRow := c.Row
+	key, err := e.key(ev, keyRow)
+	if err != nil {
+		return nil, fmt.Errorf("writing the key of a %s change of table %s: %w", c.Kind, ev.Table, err)
+	}
+	rec := &kgo.Record{Topic: e.topic(ev.Table), Key: key, Value: val}
+	if e.cfg.tableHdrs {
+		rec.Headers = append(rec.Headers,
+			kgo.RecordHeader{Key: "namespace", Value: []byte(ev.Table.Namespace)},
+			kgo.RecordHeader{Key: "schemaName", Value: []byte(ev.Table.Schema)},
+			kgo.RecordHeader{Key: "tableName", Value: []byte(ev.Table.Table)})
+	}
+	rec.Headers = append(rec.Headers, e.cfg.headers...)
+	return rec, nil
+}
+
+// appendString appends s as a JSON string.
+func appendString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(dst, b...)
+}
+
+// value writes the message value of a change with the rows before and
+// after it (nil for none).
+func (e *eventEncoder) value(ev pipeline.Event, before, after *types.Row) ([]byte, error) {
+	rt := ev.Schema.Columns
+	dst := e.buf[:0]
+	var err error
+	row := func(r *types.Row, array bool) {
+		if err != nil {
+			return
+		}
+		if r == nil {
+			dst = append(dst, "null"...)
+			return
+		}
+		if array {
+			dst = append(dst, '[')
+		}
+		dst, err = types.AppendJSON(dst, rt, *r, nil)
+		if array {
+			dst = append(dst, ']')
+		}
+	}
+	if !e.cfg.canal {
+		op := "u"
+		switch ev.Change.Kind {
+		case changelog.Insert:
+			op = "c"
+		case changelog.Delete:
+			op = "d"
+		}
+		dst = append(dst, `{"before":`...)
+		row(before, false)
+		dst = append(dst, `,"after":`...)
+		row(after, false)
+		dst = append(dst, `,"op":"`...)
+		dst = append(dst, op...)
+		dst = append(dst, `","source":{"db":`...)
+		dst = appendString(dst, ev.Table.Schema)
+		dst = append(dst, `,"table":`...)
+		dst = appendString(dst, ev.Table.Table)
+		dst = append(dst, "}}"...)
+	} else {
+		typ := "UPDATE"
+		data, old := after, before
+		switch ev.Change.Kind {
+		case changelog.Insert:
+			typ = "INSERT"
+		case changelog.Delete:
+			typ, data, old = "DELETE", before, nil
+		}
+		dst = append(dst, `{"old":`...)
+		row(old, true)
+		dst = append(dst, `,"data":`...)
+		row(data, true)
+		dst = append(dst, `,"type":"`...)
+		dst = append(dst, typ...)
+		dst = append(dst, `","database":`...)
+		dst = appendString(dst, ev.Table.Schema)
+		dst = append(dst, `,"table":`...)
+		dst = appendString(dst, ev.Table.Table)
+		dst = append(dst, `,"pkNames":[`...)
+		for i, k := range ev.Schema.PrimaryKey {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k)
+		}
+		dst = append(dst, "]}"...)
+	}
+	e.buf = dst
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), dst...), nil
+}
+
+// key writes the message key: the table id and the primary key's columns
+// of row r.
+func (e *eventEncoder) key(ev pipeline.Event, r types.Row) ([]byte, error) {
+	ke, ok := e.keys[ev.Schema]
+	if !ok {
+		ke = types.NewKeyEncoder(ev.Schema.Columns, ev.Schema.KeyIndexes()...)
+		e.keys[ev.Schema] = ke
+	}
+	kr := ke.KeyRow(ke.Key(r))
+	if !e.cfg.csvKey {
+		dst := appendString([]byte(`{"TableId":`), ev.Table.String())
+		if ke.KeyType().Len() == 0 {
+			return append(dst, '}'), nil
+		}
+		obj, err := types.AppendJSON(nil, ke.KeyType(), kr, nil)
+		if err != nil {
+			return nil, err
+		}
+		return append(append(dst, ','), obj[1:]...), nil
+	}
+	id := ev.Table.String()
+	if strings.ContainsAny(id, ",\"\r\n") {
+		id = `"` + strings.ReplaceAll(id, `"`, `""`) + `"`
+	}
+	dst := []byte(id)
+	if ke.KeyType().Len() == 0 {
+		return dst, nil
+	}
+	enc, ok := e.csv[ev.Schema]
+	if !ok {
+		var err error
+		if enc, err = fmtcodec.NewCSVRowEncoder(ke.KeyType(), fmtcodec.CSVRowOptions{}); err != nil {
+			return nil, err
+		}
+		e.csv[ev.Schema] = enc
+	}
+	dst = append(dst, ',')
+	dst, err := enc.Encode(dst, changelog.Of(changelog.Insert, kr))
+	return []byte(strings.TrimRight(string(dst), "\n")), err
+}
