@@ -2,6 +2,7 @@ package kafka_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -10,11 +11,16 @@ import (
 	"testing"
 	"time"
 
+	mysqlclient "github.com/go-mysql-org/go-mysql/client"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	_ "github.com/eddystream/eddy/connectors/mysqlcdc" // the pipelines' mysql source
+	"github.com/eddystream/eddy/internal/cdc/cdctest"
+	"github.com/eddystream/eddy/internal/testservers"
 	"github.com/eddystream/eddy/pipeline"
 	"github.com/eddystream/eddy/sql/types"
 )
@@ -444,4 +450,147 @@ func firstDiff(got, want []string) string {
 		}
 	}
 	return ""
+}
+
+// TestPipelineMariaDBToKafka runs 'eddy pipeline”s job, built from YAML,
+// from a private MariaDB server into Kafka: the snapshot of two tables,
+// then inserts, updates and deletes, and a column added to one of them,
+// arrive in each table's topic as debezium-json messages, the rows after
+// the ALTER TABLE with the new column.
+func TestPipelineMariaDBToKafka(t *testing.T) {
+	m := testservers.StartMariaDB(t)
+	conn, err := mysqlclient.Connect(m.Addr(), "root", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	exec := func(qs ...string) {
+		t.Helper()
+		for _, q := range qs {
+			if _, err := conn.Execute(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	exec("CREATE DATABASE shop",
+		"CREATE TABLE shop.orders (id INT PRIMARY KEY, item VARCHAR(20), qty INT)",
+		"CREATE TABLE shop.users (id BIGINT PRIMARY KEY, name VARCHAR(20))",
+		"INSERT INTO shop.orders VALUES (1, 'apple', 3), (2, 'pear', 5)",
+		"INSERT INTO shop.users VALUES (10, 'ann')")
+	addr := startAutoCluster(t)
+	yaml := fmt.Sprintf(`source:
+  type: mysql
+  hostname: %s
+  port: %d
+  username: root
+  tables: shop.\.*
+  server-id: 5400-5404
+sink:
+  type: kafka
+  properties.bootstrap.servers: %s
+  sink.add-tableId-to-header-enabled: true
+pipeline:
+  name: shop to kafka
+  schema.change.behavior: evolve
+`, m.Host, m.Port, addr)
+	d, err := pipeline.Parse([]byte(yaml), "shop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithCheckpointing(100*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
+	if err := pipeline.Build(env, d); err != nil {
+		t.Fatal(err)
+	}
+	r := cdctest.Execute(t, env, "shop to kafka", 3*time.Minute)
+	orders := func(op, before, after string) string {
+		return `{"before":` + before + `,"after":` + after + `,"op":"` + op + `","source":{"db":"shop","table":"orders"}}`
+	}
+	users := func(op, before, after string) string {
+		return `{"before":` + before + `,"after":` + after + `,"op":"` + op + `","source":{"db":"shop","table":"users"}}`
+	}
+	// wait waits until the topics hold want, each key's messages in order.
+	wait := func(want map[string]map[string][]string) {
+		t.Helper()
+		var got map[string]map[string][]string
+		for {
+			got = map[string]map[string][]string{}
+			for topic := range want {
+				if topicExists(t, addr, topic) {
+					got[topic] = byKey(t, topic, readMessages(t, addr, topic))
+				}
+			}
+			if reflect.DeepEqual(got, want) {
+				return
+			}
+			select {
+			case <-r.Ctx.Done():
+				t.Fatalf("the topics hold\n%s\nwant\n%s", renderTopics(got), renderTopics(want))
+			case <-r.Finished():
+				t.Fatalf("the job ended: %v; the topics hold\n%s", r.Wait(), renderTopics(got))
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	k1, k2, k3 := `{"TableId":"shop.orders","id":1}`, `{"TableId":"shop.orders","id":2}`, `{"TableId":"shop.orders","id":3}`
+	k10, k11 := `{"TableId":"shop.users","id":10}`, `{"TableId":"shop.users","id":11}`
+	want := map[string]map[string][]string{
+		"shop.orders": {
+			k1: {orders("c", "null", `{"id":1,"item":"apple","qty":3}`)},
+			k2: {orders("c", "null", `{"id":2,"item":"pear","qty":5}`)},
+		},
+		"shop.users": {k10: {users("c", "null", `{"id":10,"name":"ann"}`)}},
+	}
+	wait(want)
+	exec("UPDATE shop.orders SET qty = 4 WHERE id = 1",
+		"INSERT INTO shop.users VALUES (11, 'bob')",
+		"DELETE FROM shop.users WHERE id = 10",
+		"ALTER TABLE shop.orders ADD COLUMN note VARCHAR(20)",
+		"INSERT INTO shop.orders VALUES (3, 'fig', 1, 'gift')",
+		"UPDATE shop.orders SET qty = 6, note = 'x' WHERE id = 2",
+		"DELETE FROM shop.orders WHERE id = 1")
+	want["shop.orders"][k1] = append(want["shop.orders"][k1],
+		orders("u", `{"id":1,"item":"apple","qty":3}`, `{"id":1,"item":"apple","qty":4}`),
+		orders("d", `{"id":1,"item":"apple","qty":4,"note":null}`, "null"))
+	want["shop.orders"][k2] = append(want["shop.orders"][k2],
+		orders("u", `{"id":2,"item":"pear","qty":5,"note":null}`, `{"id":2,"item":"pear","qty":6,"note":"x"}`))
+	want["shop.orders"][k3] = []string{orders("c", "null", `{"id":3,"item":"fig","qty":1,"note":"gift"}`)}
+	want["shop.users"][k10] = append(want["shop.users"][k10], users("d", `{"id":10,"name":"ann"}`, "null"))
+	want["shop.users"][k11] = []string{users("c", "null", `{"id":11,"name":"bob"}`)}
+	wait(want)
+	for _, topic := range []string{"shop.orders", "shop.users"} {
+		for _, msg := range readMessages(t, addr, topic) {
+			if h := []string{"namespace=", "schemaName=shop", "tableName=" + strings.TrimPrefix(topic, "shop.")}; !slices.Equal(msg.headers, h) {
+				t.Errorf("topic %s: a message has headers %q, want %q", topic, msg.headers, h)
+			}
+			if msg.partition != 0 {
+				t.Errorf("topic %s: a message is in partition %d, want 0 (all-to-zero)", topic, msg.partition)
+			}
+		}
+	}
+	if err := r.Stop(); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal(err)
+	}
+}
+
+// topicExists tells whether the cluster at addr has topic, with its
+// partitions.
+func topicExists(t *testing.T, addr, topic string) bool {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(context.Background(), client(t, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(resp.Topics) == 1 && resp.Topics[0].ErrorCode == 0 && len(resp.Topics[0].Partitions) > 0
+}
+
+func renderTopics(m map[string]map[string][]string) string {
+	var b strings.Builder
+	for _, topic := range []string{"shop.orders", "shop.users"} {
+		fmt.Fprintf(&b, "%s:\n%s", topic, render(m[topic]))
+	}
+	return b.String()
 }
