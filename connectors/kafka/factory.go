@@ -11,6 +11,12 @@
 // sink writes through franz-go's producer: 'exactly-once' in Kafka
 // transactions committed when eddy's checkpoint completes, 'at-least-once'
 // with the idempotent producer flushed at every checkpoint, or 'none'.
+//
+// It also registers the sink of YAML pipelines of type kafka
+// (pipeline.Sinks), with the keys of Flink CDC's Kafka pipeline connector:
+// each row change of a pipeline's tables is one debezium-json or
+// canal-json message in its table's topic, written by the same producers
+// and transactions.
 package kafka
 
 import (
