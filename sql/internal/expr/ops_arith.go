@@ -178,6 +178,11 @@ func compileArith(op types.ArithmeticOp, c *Call, args []*Eval) (*Eval, error) {
 				}
 				return check(u/v, true)
 			}
+			if mod && b.Const {
+				if v, null := b.Int(types.Row{}); !null && v >= 2 && v < 1<<32 {
+					ev.Int = modByConst(x, v)
+				}
+			}
 		}
 	case t.IsApproximateNumeric():
 		x, y := a.Float, b.Float
@@ -479,5 +484,25 @@ func mulIntByConst(a, b *Eval, p, s int, general func(types.Row) (types.Decimal,
 			prod = -prod
 		}
 		return types.NewDecimal(prod, s), false
+	}
+}
+
+// modByConst returns x MOD d for a constant d in [2, 2^32) without a
+// division for x in [0, 2^32) (Lemire's fastmod: the remainder is the high
+// word of (M*x mod 2^64) * d, M = 2^64/d rounded up), and with Go's % for
+// the others, whose sign it shares with x as SQL's MOD does.
+func modByConst(x func(types.Row) (int64, bool), d int64) func(types.Row) (int64, bool) {
+	m := ^uint64(0)/uint64(d) + 1
+	ud := uint64(d)
+	return func(r types.Row) (int64, bool) {
+		u, null := x(r)
+		if null {
+			return 0, true
+		}
+		if uint64(u) < 1<<32 {
+			hi, _ := bits.Mul64(m*uint64(u), ud)
+			return int64(hi), false
+		}
+		return u % d, false
 	}
 }
