@@ -68,22 +68,68 @@ var (
 )
 
 // eventField is a field of an event that a column can hold: its class of
-// types and its writer.
+// types and its getter (getInt for integers and timestamps, getStr for
+// strings).
 type eventField struct {
-	class string // "integer", "string" or "timestamp"
-	write func(e *Event, w *types.RowWriter, i int)
+	class  string // "integer", "string" or "timestamp"
+	getInt func(*Event) int64
+	getStr func(*Event) string
 }
 
 func intField(get func(*Event) int64) eventField {
-	return eventField{"integer", func(e *Event, w *types.RowWriter, i int) { w.SetInt64(i, get(e)) }}
+	return eventField{class: "integer", getInt: get}
 }
 
 func strField(get func(*Event) string) eventField {
-	return eventField{"string", func(e *Event, w *types.RowWriter, i int) { w.SetStringRef(i, get(e)) }}
+	return eventField{class: "string", getStr: get}
 }
 
 func timeField(get func(*Event) int64) eventField {
-	return eventField{"timestamp", func(e *Event, w *types.RowWriter, i int) { w.SetTimestampMillis(i, get(e)) }}
+	return eventField{class: "timestamp", getInt: get}
+}
+
+// write sets field i of w to the field of e.
+func (f eventField) write(e *Event, w *types.RowWriter, i int) {
+	switch f.class {
+	case "integer":
+		w.SetInt64(i, f.getInt(e))
+	case "string":
+		w.SetStringRef(i, f.getStr(e))
+	default:
+		w.SetTimestampMillis(i, f.getInt(e))
+	}
+}
+
+// projected returns the writer of the field into column k of a projected
+// row: NULL for events of another kind than the field's. Each class has
+// its own closure, so that writing a field is one call to its getter.
+func (f eventField) projected(kind EventType, k int) func(e *Event, w *types.RowWriter, _ []*types.RowWriter) {
+	switch get, str := f.getInt, f.getStr; f.class {
+	case "integer":
+		return func(e *Event, w *types.RowWriter, _ []*types.RowWriter) {
+			if e.Type != kind {
+				w.SetNull(k)
+				return
+			}
+			w.SetInt64(k, get(e))
+		}
+	case "string":
+		return func(e *Event, w *types.RowWriter, _ []*types.RowWriter) {
+			if e.Type != kind {
+				w.SetNull(k)
+				return
+			}
+			w.SetStringRef(k, str(e))
+		}
+	default:
+		return func(e *Event, w *types.RowWriter, _ []*types.RowWriter) {
+			if e.Type != kind {
+				w.SetNull(k)
+				return
+			}
+			w.SetTimestampMillis(k, get(e))
+		}
+	}
 }
 
 // fits tells whether a column of type t can hold the field.
@@ -396,14 +442,7 @@ func (s *tableSource) ProjectFields(paths [][]int) (connector.Source[connector.T
 			return nil, false
 		}
 		fs = append(fs, types.F(fmt.Sprintf("f%d", k), nf.Type.Nullable()))
-		kind, write := er.kind, ef.write
-		tw.cols = append(tw.cols, func(e *Event, w *types.RowWriter, _ []*types.RowWriter) {
-			if e.Type != kind {
-				w.SetNull(k)
-				return
-			}
-			write(e, w, k)
-		})
+		tw.cols = append(tw.cols, ef.projected(er.kind, k))
 	}
 	tw.rt = types.MustRowType(fs...)
 	return newTableSourceOf(s.cfg, s.t, tw), true
