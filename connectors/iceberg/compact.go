@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -469,10 +470,11 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 			deleted[p] += n
 		}
 	}
-	chosen := c.choose(data, deleted, spec.ID())
-	if len(chosen) == 0 {
+	groups := c.choose(data, deleted, spec.ID())
+	if len(groups) == 0 {
 		return tbl, nil
 	}
+	chosen := slices.Concat(groups...)
 	isChosen := make(map[string]bool, len(chosen))
 	for _, df := range chosen {
 		isChosen[df.FilePath()] = true
@@ -529,38 +531,51 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 	for _, es := range byTo {
 		slices.SortFunc(es, func(a, b *movedEntry) int { return int(a.Offset - b.Offset) })
 	}
-	out := tf.newFilePath(compactPrefix)
-	w, err := tf.newDataFileWriterAt(c.rt, out)
-	if err != nil {
-		return tbl, err
+	// One new file per partition.
+	type output struct {
+		path    string
+		rows    int64
+		entries []*movedEntry
 	}
-	entries, err := c.rewrite(ctx, tf, w, chosen, dels, byTo)
-	if err != nil {
-		_ = w.Abort()
-		return tbl, err
+	var outs []output
+	var added []icebergo.DataFile
+	removeOutputs := func() {
+		for _, o := range outs {
+			_ = removeFiles(tf.fs, []string{o.path})
+		}
 	}
-	var added icebergo.DataFile
-	if w.Rows() > 0 {
-		js, err := json.Marshal(entries)
+	for _, group := range groups {
+		w, err := tf.newDataFileWriterAt(c.rt, tf.newFilePath(compactPrefix))
+		if err != nil {
+			removeOutputs()
+			return tbl, err
+		}
+		entries, err := c.rewrite(ctx, tf, w, group, dels, byTo)
+		if err == nil && w.Rows() > 0 {
+			var js []byte
+			if js, err = json.Marshal(entries); err == nil {
+				err = w.SetKeyValue(movedRowsKey, string(js))
+			}
+		}
+		var m fileMeta
+		if err == nil {
+			m, err = w.Close()
+		}
 		if err != nil {
 			_ = w.Abort()
+			removeOutputs()
 			return tbl, err
 		}
-		if err := w.SetKeyValue(movedRowsKey, string(js)); err != nil {
-			_ = w.Abort()
+		if m.Path == "" {
+			continue
+		}
+		outs = append(outs, output{path: m.Path, rows: m.RecordCount, entries: entries})
+		df, err := m.dataFileIn(spec, tbl.Schema(), group[0].Partition())
+		if err != nil {
+			removeOutputs()
 			return tbl, err
 		}
-	}
-	m, err := w.Close()
-	if err != nil {
-		_ = w.Abort()
-		return tbl, err
-	}
-	if m.Path != "" {
-		if added, err = m.dataFileIn(spec, tbl.Schema(), chosen[0].Partition()); err != nil {
-			_ = removeFiles(tf.fs, []string{m.Path})
-			return tbl, err
-		}
+		added = append(added, df)
 	}
 	props := icebergo.Properties{summaryJobID: job, summaryCheckpointID: strconv.FormatInt(checkpoint, 10), summaryCompaction: "true"}
 	tx := tbl.NewTransaction()
@@ -568,29 +583,24 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 	for _, df := range chosen {
 		rw.DeleteFile(df)
 	}
-	if added != nil {
-		rw.AddDataFile(added)
+	for _, df := range added {
+		rw.AddDataFile(df)
 	}
 	for _, d := range dropped {
 		rw.DeleteFile(d)
 	}
 	if err := rw.Commit(ctx); err != nil {
-		if m.Path != "" {
-			_ = removeFiles(tf.fs, []string{m.Path})
-		}
+		removeOutputs()
 		return tbl, fmt.Errorf("staging the compaction of %d data files: %w", len(chosen), err)
 	}
 	committed, err := tx.Commit(ctx)
 	if err != nil {
 		// After another failure than a conflict, the commit may have
-		// gone through: the new file stays (orphan-file removal takes
-		// it if it did not).
-		// Whether it did or not, where rows are is read again from the
-		// table before the next commit.
+		// gone through: the new files stay (orphan-file removal takes
+		// them if it did not), and where rows are is read again from
+		// the table before the next commit.
 		if errors.Is(err, table.ErrCommitFailed) {
-			if m.Path != "" {
-				_ = removeFiles(tf.fs, []string{m.Path})
-			}
+			removeOutputs()
 		} else {
 			c.moved = nil
 		}
@@ -601,27 +611,32 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 			delete(c.moved, e.From)
 		}
 	}
-	for _, e := range entries {
-		e.To = m.Path
-		c.moved[e.From] = e
+	var rows int64
+	for _, o := range outs {
+		for _, e := range o.entries {
+			e.To = o.path
+			c.moved[e.From] = e
+		}
+		rows += o.rows
 	}
 	for _, d := range dropped {
 		delete(c.refs, d.FilePath())
 	}
-	c.log.Info("iceberg data files compacted", "table", c.where, "files", len(chosen), "into", m.Path, "rows", w.Rows(), "deleteFilesDropped", len(dropped))
+	c.log.Info("iceberg data files compacted", "table", c.where, "files", len(chosen), "into", len(outs), "rows", rows, "deleteFilesDropped", len(dropped))
 	return committed, nil
 }
 
-// choose returns the data files of one partition to compact, oldest
-// first, or none. Candidates are the data files eddy wrote, for the spec
+// choose returns the data files to compact, by partition, oldest first in
+// each, or none. Candidates are the data files eddy wrote, for the spec
 // specID: those smaller than the minimum file size, and those whose
 // deleted rows (deleted, by path) reach the delete ratio. A partition is
 // compacted when it has at least the minimum number of small files, or a
 // file with too many deleted rows. Files that compaction wrote join only
 // while they are no larger than the files chosen before them, smallest
 // first, so that a row is rewritten a few times rather than at every
-// compaction; at most the maximum rewrite bytes are chosen.
-func (c *compactor) choose(data []icebergo.DataFile, deleted map[string]int64, specID int) []icebergo.DataFile {
+// compaction; at most the maximum rewrite bytes are chosen in all (but
+// always the files of one partition that is due).
+func (c *compactor) choose(data []icebergo.DataFile, deleted map[string]int64, specID int) [][]icebergo.DataFile {
 	type group struct{ fresh, compacted, heavy []icebergo.DataFile }
 	groups := map[string]*group{}
 	var order []string
@@ -651,6 +666,8 @@ func (c *compactor) choose(data []icebergo.DataFile, deleted map[string]int64, s
 			g.fresh = append(g.fresh, df)
 		}
 	}
+	var out [][]icebergo.DataFile
+	var total int64
 	for _, k := range order {
 		g := groups[k]
 		var chosen []icebergo.DataFile
@@ -680,11 +697,16 @@ func (c *compactor) choose(data []icebergo.DataFile, deleted map[string]int64, s
 			chosen = append(chosen, df)
 			size += df.FileSizeBytes()
 		}
-		if len(chosen) > 0 {
-			return chosen
+		if len(chosen) == 0 {
+			continue
 		}
+		if len(out) > 0 && total+size > c.cfg.maxRewriteBytes {
+			break
+		}
+		out = append(out, chosen)
+		total += size
 	}
-	return nil
+	return out
 }
 
 // rewrite appends the live rows of the files chosen to w, in order, and
@@ -701,13 +723,7 @@ func (c *compactor) rewrite(ctx context.Context, tf *tableFiles, w *dataFileWrit
 		p := df.FilePath()
 		dead := deletedPositions(dels, p)
 		start := w.Rows()
-		if err := readDataRows(ctx, tf.fs, p, rr, func(pos int64, row types.Row) error {
-			if _, ok := slices.BinarySearch(dead, pos); ok {
-				return nil
-			}
-			_, err := w.Append(row)
-			return err
-		}); err != nil {
+		if err := copyLiveRows(ctx, tf, w, p, dead, rr); err != nil {
 			return nil, err
 		}
 		// liveBefore returns the number of live rows of p before pos.
@@ -751,10 +767,15 @@ func (c *compactor) rewrite(ctx context.Context, tf *tableFiles, w *dataFileWrit
 	return entries, nil
 }
 
-// readDataRows calls f with the position and row of every row of the Parquet
-// data file p.
-func readDataRows(ctx context.Context, fsys icebergio.IO, p string, rr *rowReader, f func(int64, types.Row) error) error {
-	fh, err := fsys.Open(p)
+// copyArrow says whether copyLiveRows copies Arrow arrays when it can;
+// tests turn it off to test the row-by-row copy.
+var copyArrow = true
+
+// copyLiveRows appends the rows of the data file p but those at the
+// positions dead (sorted) to w: as Arrow arrays when the file's columns
+// are those of the table's Arrow schema, else row by row through rr.
+func copyLiveRows(ctx context.Context, tf *tableFiles, w *dataFileWriter, p string, dead []int64, rr *rowReader) error {
+	fh, err := tf.fs.Open(p)
 	if err != nil {
 		return fmt.Errorf("opening the data file %s: %w", p, err)
 	}
@@ -773,21 +794,92 @@ func readDataRows(ctx context.Context, fsys icebergio.IO, p string, rr *rowReade
 		return fmt.Errorf("reading the data file %s: %w", p, err)
 	}
 	defer rec.Release()
+	as := tf.arrowSchema
+	same := func(b arrow.RecordBatch) bool {
+		if !copyArrow || int(b.NumCols()) != as.NumFields() {
+			return false
+		}
+		for i, f := range as.Fields() {
+			if b.ColumnName(i) != f.Name || !arrow.TypeEqual(b.Column(i).DataType(), f.Type) {
+				return false
+			}
+		}
+		return true
+	}
 	var pos int64
 	for rec.Next() {
 		b := rec.RecordBatch()
-		if err := rr.bind(b); err != nil {
-			return err
-		}
-		for i := 0; i < int(b.NumRows()); i++ {
-			row, err := rr.row(i)
-			if err != nil {
-				return fmt.Errorf("data file %s, row %d: %w", p, pos, err)
-			}
-			if err := f(pos, row); err != nil {
+		n := b.NumRows()
+		if !same(b) {
+			if err := rr.bind(b); err != nil {
 				return err
 			}
-			pos++
+			for i := int64(0); i < n; i++ {
+				if _, ok := slices.BinarySearch(dead, pos+i); ok {
+					continue
+				}
+				row, err := rr.row(int(i))
+				if err != nil {
+					return fmt.Errorf("data file %s, row %d: %w", p, pos+i, err)
+				}
+				if _, err := w.Append(row); err != nil {
+					return err
+				}
+			}
+			pos += n
+			continue
+		}
+		// The live runs of the batch, as [start, end) within it.
+		var runs [][2]int64
+		d, _ := slices.BinarySearch(dead, pos)
+		start := int64(0)
+		for ; d < len(dead) && dead[d] < pos+n; d++ {
+			if at := dead[d] - pos; at > start {
+				runs = append(runs, [2]int64{start, at})
+			}
+			start = dead[d] - pos + 1
+		}
+		if start < n {
+			runs = append(runs, [2]int64{start, n})
+		}
+		pos += n
+		if len(runs) == 0 {
+			continue
+		}
+		cols := make([]arrow.Array, b.NumCols())
+		var live int64
+		for _, r := range runs {
+			live += r[1] - r[0]
+		}
+		for i := range cols {
+			parts := make([]arrow.Array, len(runs))
+			for j, r := range runs {
+				parts[j] = array.NewSlice(b.Column(i), r[0], r[1])
+			}
+			if len(parts) == 1 {
+				cols[i] = parts[0]
+				continue
+			}
+			c, err := array.Concatenate(parts, arrowAllocator)
+			for _, a := range parts {
+				a.Release()
+			}
+			if err != nil {
+				for _, a := range cols[:i] {
+					a.Release()
+				}
+				return fmt.Errorf("copying the rows of the data file %s: %w", p, err)
+			}
+			cols[i] = c
+		}
+		out := array.NewRecordBatch(as, cols, live)
+		for _, a := range cols {
+			a.Release()
+		}
+		err := w.AppendBatch(out)
+		out.Release()
+		if err != nil {
+			return err
 		}
 	}
 	if err := rec.Err(); err != nil && !errors.Is(err, io.EOF) {

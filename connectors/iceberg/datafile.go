@@ -378,6 +378,26 @@ func (w *dataFileWriter) flush() error {
 // SetKeyValue records a key-value pair in the file's Parquet footer.
 func (w *dataFileWriter) SetKeyValue(key, value string) error { return w.file.setKeyValue(key, value) }
 
+// AppendBatch appends the rows of rec, whose schema must be the file's
+// Arrow schema, after the rows appended before.
+func (w *dataFileWriter) AppendBatch(rec arrow.RecordBatch) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.done {
+		return fmt.Errorf("iceberg file %s: AppendBatch after Close or Abort", w.file.path)
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if err := w.file.write(rec); err != nil {
+		w.err = err
+		return err
+	}
+	w.rows += rec.NumRows()
+	return nil
+}
+
 // Rows returns the number of rows appended.
 func (w *dataFileWriter) Rows() int64 { return w.rows }
 
