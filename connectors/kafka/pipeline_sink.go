@@ -171,76 +171,91 @@ func (pipelineFactory) NewSink(ctx connector.Context) (any, error) {
 func init() { pipeline.Sinks.Register(pipelineFactory{}) }
 
 // eventEncoder writes the row changes of a pipeline's tables as messages.
-// An update, -U then +U, is one message: the -U is held until its +U.
+// An update, -U then +U, is one message: each table's -U is held until
+// its +U.
 type eventEncoder struct {
 	cfg    *pipelineConfig
-	topics map[pipeline.TableID]string
-	keys   map[*pipeline.Schema]*types.KeyEncoder
-	csv    map[*pipeline.Schema]connector.Encoder[connector.TableRecord]
-	// before is the row of the -U whose +U is to come, of table beforeOf.
+	tables map[pipeline.TableID]*tableCodec
+	buf    []byte
+}
+
+// tableCodec is what an eventEncoder keeps of a table: its topic, the
+// encoders of its keys for its latest schema, and the row of a -U whose +U
+// is to come.
+type tableCodec struct {
+	topic     string
+	schema    *pipeline.Schema
+	key       *types.KeyEncoder
+	csv       connector.Encoder[connector.TableRecord]
 	before    types.Row
-	beforeOf  pipeline.TableID
 	hasBefore bool
-	buf       []byte
 }
 
 func newEventEncoder(c *pipelineConfig) *eventEncoder {
-	return &eventEncoder{cfg: c, topics: map[pipeline.TableID]string{}, keys: map[*pipeline.Schema]*types.KeyEncoder{},
-		csv: map[*pipeline.Schema]connector.Encoder[connector.TableRecord]{}}
+	return &eventEncoder{cfg: c, tables: map[pipeline.TableID]*tableCodec{}}
 }
 
-// topic returns the topic of table t.
-func (e *eventEncoder) topic(t pipeline.TableID) string {
-	if tp, ok := e.topics[t]; ok {
-		return tp
-	}
-	tp := e.cfg.topic
-	if tp == "" {
-		tp = t.String()
-		for _, r := range e.cfg.rules {
-			if r.tables.Matches(t) {
-				tp = r.topic
-				break
+// table returns what the encoder keeps of table t, whose rows are of
+// schema s, its key encoders made anew when the schema changed.
+func (e *eventEncoder) table(t pipeline.TableID, s *pipeline.Schema) *tableCodec {
+	tc, ok := e.tables[t]
+	if !ok {
+		tc = &tableCodec{topic: e.cfg.topic}
+		if tc.topic == "" {
+			tc.topic = t.String()
+			for _, r := range e.cfg.rules {
+				if r.tables.Matches(t) {
+					tc.topic = r.topic
+					break
+				}
 			}
 		}
+		e.tables[t] = tc
 	}
-	e.topics[t] = tp
-	return tp
+	if tc.schema != s && (tc.schema == nil || !tc.schema.Same(s)) {
+		tc.key = types.NewKeyEncoder(s.Columns, s.KeyIndexes()...)
+		tc.csv = nil
+	}
+	tc.schema = s
+	return tc
 }
 
 // encode returns the message of event ev: nil for schema events and the
 // -U of an update.
 func (e *eventEncoder) encode(ev pipeline.Event) (*kgo.Record, error) {
 	if ev.Kind != pipeline.DataChange {
+		if ev.Kind == pipeline.DropTable {
+			delete(e.tables, ev.Table)
+		}
 		return nil, nil
 	}
+	tc := e.table(ev.Table, ev.Schema)
 	c := ev.Change
 	var before, after *types.Row
 	switch c.Kind {
 	case changelog.UpdateBefore:
-		e.before, e.beforeOf, e.hasBefore = c.Row.Clone(), ev.Table, true
+		tc.before, tc.hasBefore = c.Row.Clone(), true
 		return nil, nil
 	case changelog.UpdateAfter:
 		after = &c.Row
-		if e.hasBefore && e.beforeOf == ev.Table {
-			before = &e.before
+		if tc.hasBefore {
+			before = &tc.before
 		}
 	case changelog.Insert:
 		after = &c.Row
 	case changelog.Delete:
 		before = &c.Row
 	}
-	e.hasBefore = false
+	tc.hasBefore = false
 	val, err := e.value(ev, before, after)
 	if err != nil {
 		return nil, fmt.Errorf("writing a %s change of table %s: %w", c.Kind, ev.Table, err)
 	}
-	keyRow := c.Row
-	key, err := e.key(ev, keyRow)
+	key, err := e.key(ev, tc, c.Row)
 	if err != nil {
 		return nil, fmt.Errorf("writing the key of a %s change of table %s: %w", c.Kind, ev.Table, err)
 	}
-	rec := &kgo.Record{Topic: e.topic(ev.Table), Key: key, Value: val}
+	rec := &kgo.Record{Topic: tc.topic, Key: key, Value: val}
 	if e.cfg.tableHdrs {
 		rec.Headers = append(rec.Headers,
 			kgo.RecordHeader{Key: "namespace", Value: []byte(ev.Table.Namespace)},
@@ -335,12 +350,8 @@ func (e *eventEncoder) value(ev pipeline.Event, before, after *types.Row) ([]byt
 
 // key writes the message key: the table id and the primary key's columns
 // of row r.
-func (e *eventEncoder) key(ev pipeline.Event, r types.Row) ([]byte, error) {
-	ke, ok := e.keys[ev.Schema]
-	if !ok {
-		ke = types.NewKeyEncoder(ev.Schema.Columns, ev.Schema.KeyIndexes()...)
-		e.keys[ev.Schema] = ke
-	}
+func (e *eventEncoder) key(ev pipeline.Event, tc *tableCodec, r types.Row) ([]byte, error) {
+	ke := tc.key
 	kr := ke.KeyRow(ke.Key(r))
 	if !e.cfg.csvKey {
 		dst := appendString([]byte(`{"TableId":`), ev.Table.String())
@@ -361,15 +372,14 @@ func (e *eventEncoder) key(ev pipeline.Event, r types.Row) ([]byte, error) {
 	if ke.KeyType().Len() == 0 {
 		return dst, nil
 	}
-	enc, ok := e.csv[ev.Schema]
-	if !ok {
-		var err error
-		if enc, err = fmtcodec.NewCSVRowEncoder(ke.KeyType(), fmtcodec.CSVRowOptions{}); err != nil {
+	if tc.csv == nil {
+		enc, err := fmtcodec.NewCSVRowEncoder(ke.KeyType(), fmtcodec.CSVRowOptions{})
+		if err != nil {
 			return nil, err
 		}
-		e.csv[ev.Schema] = enc
+		tc.csv = enc
 	}
 	dst = append(dst, ',')
-	dst, err := enc.Encode(dst, changelog.Of(changelog.Insert, kr))
+	dst, err := tc.csv.Encode(dst, changelog.Of(changelog.Insert, kr))
 	return []byte(strings.TrimRight(string(dst), "\n")), err
 }

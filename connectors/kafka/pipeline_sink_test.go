@@ -71,7 +71,8 @@ func openPipelineSink(t testing.TB, d *pipeline.Definition) connector.Sink[pipel
 }
 
 // shopEvents are the events of two tables: inserts, updates (one without
-// its -U, as PostgreSQL's default replica identity gives them), deletes,
+// its -U, as PostgreSQL's default replica identity gives them, between the
+// -U and +U of another table's update), deletes,
 // and a column added to one table midway. Each element is what the source
 // emits at once: an update's -U and +U together.
 func shopEvents() [][]pipeline.Event {
@@ -93,9 +94,11 @@ func shopEvents() [][]pipeline.Event {
 		{row(users, u1, changelog.Delete, int64(10), "ann")},
 		{{Kind: pipeline.AlterTable, Table: orders, Schema: o2, Changes: []pipeline.SchemaChange{{Kind: pipeline.AddColumn, Column: "note", Type: types.String(), Position: 3}}}},
 		{row(orders, o2, changelog.Insert, int32(3), "fig", int32(1), "gift")},
-		{row(orders, o2, changelog.UpdateBefore, int32(2), "pear", int32(5), nil), row(orders, o2, changelog.UpdateAfter, int32(2), "pear", int32(6), "x")},
+		// Another table's change between the -U and the +U of an update, as
+		// when several source subtasks feed one sink subtask.
+		{row(orders, o2, changelog.UpdateBefore, int32(2), "pear", int32(5), nil), row(users, u1, changelog.UpdateAfter, int64(11), "bobby"),
+			row(orders, o2, changelog.UpdateAfter, int32(2), "pear", int32(6), "x")},
 		{row(orders, o2, changelog.Delete, int32(1), "apple", int32(4), nil)},
-		{row(users, u1, changelog.UpdateAfter, int64(11), "bobby")},
 	}
 }
 
