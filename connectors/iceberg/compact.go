@@ -125,15 +125,6 @@ func (e *movedEntry) index() {
 	}
 }
 
-// rows returns the number of rows of From in To.
-func (e *movedEntry) rows() int64 {
-	var n int64
-	for _, r := range e.Runs {
-		n += r[1] - r[0]
-	}
-	return n
-}
-
 // locate returns the position in To of the row at pos of From, and false
 // when that row is not in To (it was deleted before the compaction).
 func (e *movedEntry) locate(pos int64) (int64, bool) {
