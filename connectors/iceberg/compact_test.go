@@ -291,6 +291,23 @@ func TestCompactionMovesDeletesAcrossRestarts(t *testing.T) {
 
 			a := write(1, "one", 2, "two", 3, "three", 4, "four")
 			commit(newCompactor(), 1, []fileMeta{a}, nil)
+			// A compacted file of a compaction that never committed (its
+			// committer failed first) claims a's rows: it must be ignored.
+			w, err := tf.newDataFileWriterAt(ioKVType, tf.newFilePath(compactPrefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range []string{"one", "two", "three", "four"} {
+				if _, err := w.Append(types.MustBuildRow(ioKVType, nil, int64(i+1), v)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.SetKeyValue(movedRowsKey, `[{"from":"`+a.Path+`","offset":0,"runs":[[0,4]]}]`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
 			b := write(5, "five", 6, "six", 2, "two'", 7, "seven")
 			commit(newCompactor(), 2, []fileMeta{b}, del(a.Path, 1, b.Path, 1))
 			if c := compactions(tbl); c != 1 {
