@@ -19,7 +19,7 @@ var spec = connector.Spec{
 		"Writing: one snapshot per completed checkpoint, exactly once. " +
 		"With a primary key, changes apply by key: the sink keeps an index from each key to the data file and row " +
 		"that hold it, in keyed state, and deletes the rows an update or deletion replaces by position (position-delete files in format " +
-		"version 2, deletion vectors in 3), never by equality deletes. Without one, rows are appended. A table that does not exist is " +
+		"version 2, deletion vectors in 3), or, with 'write.upsert.delete-mode' = 'equality', by equality deletes of the key, as Flink's sink does. Without one, rows are appended. A table that does not exist is " +
 		"created from the DDL, partitioned by its PARTITIONED BY columns or by 'partition.key'. " +
 		"With 'compaction-enabled', the committer rewrites small data files into larger ones while the job runs.",
 	Options: append([]connector.Option{
@@ -45,7 +45,11 @@ var spec = connector.Spec{
 				return nil
 			}},
 		{Key: "write.upsert.enabled", Type: connector.Bool, Default: "true",
-			Description: "With a primary key: whether an insertion of a key the table holds replaces its row (upsert). eddy's sink keeps keys unique either way, through its key index; 'false' is accepted for Flink's DDL."},
+			Description: "With a primary key: whether an insertion of a key the table holds replaces its row (upsert). eddy's sink keeps keys unique either way; 'false' is accepted for Flink's DDL."},
+		{Key: deleteModeOption, Type: connector.Enum, Default: deleteModePosition, Values: []string{deleteModePosition, deleteModeEquality},
+			Description: "With a primary key: how the rows an update or deletion replaces are deleted. 'position': by position, through the sink's key index in keyed state (position-delete files or deletion vectors); cheap to read, but the index knows only the rows the sink wrote. " +
+				"'equality': as Flink's Iceberg sink does, an equality delete of the key (a row of the key columns, in an equality-delete file) for every key changed in a checkpoint, plus a position delete of a row written and replaced within the checkpoint; no key index, and rows other writers wrote are replaced too, but every reader joins the equality deletes against older data files. " +
+				"Use 'equality' for tables other writers update as well. Not with 'compaction-enabled'."},
 		{Key: "write.target-file-size-bytes", Type: connector.MemorySize, Default: "128 mb",
 			Description: "A data file is closed and a new one begun once it reaches this size; files are also closed at every checkpoint, when they become visible."},
 		{Key: "write.format.default", Type: connector.Enum, Default: "parquet", Values: []string{"parquet"},
@@ -83,7 +87,18 @@ type config struct {
 	props                                    map[string]string
 	maintenance                              maintenanceConfig
 	compaction                               compactionConfig
+	// equalityDeletes is set when 'write.upsert.delete-mode' is
+	// 'equality'.
+	equalityDeletes bool
 }
+
+// The option choosing how an upsert table's replaced rows are deleted, and
+// its values.
+const (
+	deleteModeOption   = "write.upsert.delete-mode"
+	deleteModePosition = "position"
+	deleteModeEquality = "equality"
+)
 
 func newConfig(name string, o connector.Options) (*config, error) {
 	c := &config{
@@ -94,6 +109,10 @@ func newConfig(name string, o connector.Options) (*config, error) {
 		props: map[string]string{}, maintenance: newMaintenanceConfig(o),
 	}
 	c.compaction = newCompactionConfig(o, c.targetFileSize)
+	c.equalityDeletes = o.String(deleteModeOption) == deleteModeEquality
+	if c.equalityDeletes && c.compaction.enabled {
+		return nil, &connector.OptionError{Connector: "iceberg", Key: deleteModeOption, Problem: "is 'equality', which 'compaction-enabled' = 'true' does not support (compaction moves rows by position): turn compaction off, or use 'position'"}
+	}
 	if o.IsSet(partitionKeyOption) {
 		c.partitionKey = o.String(partitionKeyOption)
 	}

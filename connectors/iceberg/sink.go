@@ -52,6 +52,9 @@ func (s *Sink) AddTo(in *eddy.Stream[connector.TableRecord], name string) *eddy.
 		enc := types.NewKeyEncoder(s.table.Schema, pk...)
 		keyed := eddy.KeyBy(in, func(c connector.TableRecord) string { return enc.Key(c.Row) })
 		files = eddy.ProcessKeyed(keyed, func() eddy.KeyedProcessFunction[string, connector.TableRecord, writeResult] {
+			if s.cfg.equalityDeletes {
+				return &equalityWriter{fileWriter: fileWriter{sink: s}}
+			}
 			return &keyedWriter{fileWriter: fileWriter{sink: s}}
 		})
 	} else {

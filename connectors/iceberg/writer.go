@@ -227,10 +227,16 @@ func (w *fileWriter) closeFile(f *openFile) error {
 
 // flush closes the open files and emits them for checkpoint id.
 func (w *fileWriter) flush(emit func(writeResult), id int64) error {
+	return w.flushWith(emit, id, nil)
+}
+
+// flushWith is flush with the delete files more, written and closed by
+// the caller, emitted with the others.
+func (w *fileWriter) flushWith(emit func(writeResult), id int64, more []fileMeta) error {
 	if err := w.closeData(); err != nil {
 		return err
 	}
-	r := writeResult{Checkpoint: id, Data: w.done}
+	r := writeResult{Checkpoint: id, Data: w.done, Deletes: more}
 	for part, d := range w.dels {
 		dels, err := d.Close()
 		if err != nil {
