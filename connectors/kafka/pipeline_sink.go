@@ -43,7 +43,7 @@ var pipelineSpec = connector.Spec{
 		{Key: "sink.add-tableId-to-header-enabled", Type: connector.Bool, Default: "false",
 			Description: "Whether each message carries the headers 'namespace', 'schemaName' and 'tableName' (empty when the table id has no such part)."},
 		{Key: "sink.custom-header", Type: connector.String, Check: checkCustomHeaders,
-			Description: "Headers of every message: 'key1:value1,key2:value2'."},
+			Description: "Headers of every message: 'key1:value1,key2:value2' (';' separates them too)."},
 		{Key: "sink.delivery-guarantee", Type: connector.Enum, Default: atLeastOnce, Values: []string{exactlyOnce, atLeastOnce, none},
 			Description: "'exactly-once' writes each checkpoint's messages in Kafka transactions committed when the checkpoint completes (needs 'sink.transactional-id-prefix'; readers see them with isolation.level = read_committed); " +
 				"'at-least-once' waits at every checkpoint until the brokers have every message, repeating messages after a failure; 'none' does not wait."},
@@ -87,10 +87,11 @@ func parseTopicMapping(v string) ([]topicRule, error) {
 
 func checkTopicMapping(v string) error { _, err := parseTopicMapping(v); return err }
 
-// parseCustomHeaders reads 'key1:value1,key2:value2'.
+// parseCustomHeaders reads 'key1:value1,key2:value2'; headers are also
+// separated by ';', as Flink CDC's sink reads them.
 func parseCustomHeaders(v string) ([]kgo.RecordHeader, error) {
 	var out []kgo.RecordHeader
-	for _, part := range strings.Split(v, ",") {
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' }) {
 		if strings.TrimSpace(part) == "" {
 			continue
 		}

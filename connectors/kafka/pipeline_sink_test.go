@@ -171,7 +171,7 @@ func TestPipelineSinkDebeziumTopicsAndHeaders(t *testing.T) {
 			"  sink.tableId-to-topic.mapping: shop.users:people\n"+
 			"  partition.strategy: hash-by-key\n"+
 			"  sink.add-tableId-to-header-enabled: true\n"+
-			"  sink.custom-header: origin:eddy,env:test\n")
+			"  sink.custom-header: origin:eddy,env:test;v:1\n")
 		runPipeline(t, d, shopEvents())
 		src := `,"source":{"db":"shop","table":"orders"}}`
 		want := map[string]map[string][]string{
@@ -208,7 +208,7 @@ func TestPipelineSinkDebeziumTopicsAndHeaders(t *testing.T) {
 			}
 			table := strings.TrimPrefix(strings.Split(ms[0].key, `"`)[3], "shop.")
 			for _, m := range ms {
-				if h := []string{"namespace=", "schemaName=shop", "tableName=" + table, "origin=eddy", "env=test"}; !slices.Equal(m.headers, h) {
+				if h := []string{"namespace=", "schemaName=shop", "tableName=" + table, "origin=eddy", "env=test", "v=1"}; !slices.Equal(m.headers, h) {
 					t.Errorf("topic %s: a message has headers %q, want %q", topic, m.headers, h)
 				}
 			}
