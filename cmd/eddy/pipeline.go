@@ -23,9 +23,9 @@ func newPipelineCmd() *cobra.Command {
 		Use:   "pipeline FILE.yaml",
 		Short: "Run a Flink CDC YAML pipeline: whole-database sync that follows schema changes",
 		Long: `Run a pipeline defined in Flink CDC 3's YAML format: a source block (type: mysql
-with 'tables' as database.table patterns), a sink block (type: postgres or mysql
-with a JDBC 'url', or values/print), optional route and transform rules, and a
-pipeline block (name, parallelism, schema.change.behavior). Every table the
+with 'tables' as database.table patterns, or type: postgres), a sink block (type:
+postgres or mysql with a JDBC 'url', iceberg, kafka, or values/print), optional
+route and transform rules, and a pipeline block (name, parallelism, schema.change.behavior). Every table the
 source matches is created in the sink and kept in step with its rows and its
 schema. With --checkpoint-dir the pipeline takes checkpoints, writes the sink's
 changes in transactions when they complete, restarts from them after a failure,
