@@ -16,9 +16,10 @@ import (
 var canalSpec = connector.Spec{
 	Name: "canal-json",
 	Kind: connector.FormatKind,
-	Description: "Canal's JSON change messages, read into SQL tables as Flink reads them: " +
+	Description: "Canal's JSON change messages, for SQL tables: reads them as Flink does, " +
 		"{\"data\":[..],\"old\":[..],\"type\":\"INSERT|UPDATE|DELETE\",\"database\":..,\"table\":..} — " +
-		"INSERT as +I, UPDATE as -U (the row with the fields \"old\" lists) and +U, DELETE as -D, per row of \"data\"; DDL messages are skipped.",
+		"INSERT as +I, UPDATE as -U (the row with the fields \"old\" lists) and +U, DELETE as -D, per row of \"data\"; DDL messages are skipped; " +
+		"and writes every change as Flink does ({\"data\":[{..}],\"type\":\"INSERT\"} for +I and +U, {\"data\":[{..}],\"type\":\"DELETE\"} for -U and -D).",
 	Options: append([]connector.Option{
 		{Key: "database.include", Type: connector.String,
 			Description: "Read only the messages of databases matching this regular expression."},
@@ -31,9 +32,10 @@ var canalSpec = connector.Spec{
 var maxwellSpec = connector.Spec{
 	Name: "maxwell-json",
 	Kind: connector.FormatKind,
-	Description: "Maxwell's JSON change messages, read into SQL tables as Flink reads them: " +
+	Description: "Maxwell's JSON change messages, for SQL tables: reads them as Flink does, " +
 		"{\"database\":..,\"table\":..,\"type\":\"insert|update|delete\",\"data\":{..},\"old\":{..}} — " +
-		"insert as +I, update as -U (the row with the fields \"old\" lists) and +U, delete as -D.",
+		"insert as +I, update as -U (the row with the fields \"old\" lists) and +U, delete as -D; " +
+		"and writes every change as Flink does ({\"data\":{..},\"type\":\"insert\"} for +I and +U, {\"data\":{..},\"type\":\"delete\"} for -U and -D).",
 	Options: jsonTableOptions,
 }
 
@@ -216,10 +218,53 @@ func includeRegexp(format, option, expr string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func (canalFormat) NewEncoder(connector.Context) (any, error) {
-	return nil, fmt.Errorf("canal-json is read only: write changes with 'format' = 'debezium-json'")
+func (canalFormat) NewEncoder(ctx connector.Context) (any, error) {
+	if ctx.Table == nil {
+		return nil, fmt.Errorf("canal-json: writes the rows of SQL tables only, not %v records; use json for Go records", ctx.RecordType)
+	}
+	return NewCanalEncoder(ctx.Table.Schema, jsonRowOptions(ctx.Options, false)), nil
 }
 
-func (maxwellFormat) NewEncoder(connector.Context) (any, error) {
-	return nil, fmt.Errorf("maxwell-json is read only: write changes with 'format' = 'debezium-json'")
+func (maxwellFormat) NewEncoder(ctx connector.Context) (any, error) {
+	if ctx.Table == nil {
+		return nil, fmt.Errorf("maxwell-json: writes the rows of SQL tables only, not %v records; use json for Go records", ctx.RecordType)
+	}
+	return NewMaxwellEncoder(ctx.Table.Schema, jsonRowOptions(ctx.Options, false)), nil
+}
+
+// NewCanalEncoder returns an encoder of changes of rows of type rt as
+// Flink's canal-json format writes them, one message per change: +I and
+// +U as {"data":[{..}],"type":"INSERT"}, -U and -D as
+// {"data":[{..}],"type":"DELETE"}. An update is thus written as the
+// deletion of its old row and the insertion of its new one.
+func NewCanalEncoder(rt *types.RowType, opts *types.JSONOptions) connector.Encoder[connector.TableRecord] {
+	return connector.EncoderFunc[connector.TableRecord](func(dst []byte, c connector.TableRecord) ([]byte, error) {
+		dst = append(dst, `{"data":[`...)
+		dst, err := types.AppendJSON(dst, rt, c.Row, opts)
+		if err != nil {
+			return dst, fmt.Errorf("canal-json: %w", err)
+		}
+		if c.Kind.IsAddition() {
+			return append(dst, `],"type":"INSERT"}`...), nil
+		}
+		return append(dst, `],"type":"DELETE"}`...), nil
+	})
+}
+
+// NewMaxwellEncoder returns an encoder of changes of rows of type rt as
+// Flink's maxwell-json format writes them, one message per change: +I
+// and +U as {"data":{..},"type":"insert"}, -U and -D as
+// {"data":{..},"type":"delete"}.
+func NewMaxwellEncoder(rt *types.RowType, opts *types.JSONOptions) connector.Encoder[connector.TableRecord] {
+	return connector.EncoderFunc[connector.TableRecord](func(dst []byte, c connector.TableRecord) ([]byte, error) {
+		dst = append(dst, `{"data":`...)
+		dst, err := types.AppendJSON(dst, rt, c.Row, opts)
+		if err != nil {
+			return dst, fmt.Errorf("maxwell-json: %w", err)
+		}
+		if c.Kind.IsAddition() {
+			return append(dst, `,"type":"insert"}`...), nil
+		}
+		return append(dst, `,"type":"delete"}`...), nil
+	})
 }

@@ -17,6 +17,10 @@ import (
 //
 //	decode <format>          each data line decoded: its changes, or the error
 //	encode <format>          each data line "<kind> <JSON of the row>" encoded
+//	roundtrip <format>       each data line "<kind> <JSON of the row>" encoded,
+//	                         then decoded by the format: the changes read back,
+//	                         followed by "!= <change>" unless they are the row
+//	                         as an insertion (+I, +U) or a deletion (-U, -D)
 //
 // and its input starts with "schema <row type>" and any number of
 // "option <key>=<value>" lines (the format's options, without its prefix).
@@ -66,10 +70,16 @@ func TestTableFormatsGolden(t *testing.T) {
 					}
 					out.WriteString(strings.Join(got, " ") + "\n")
 				}
-			case "encode":
+			case "encode", "roundtrip":
 				enc, err := connector.OpenTableEncoder(connector.Default, format, opts, table)
 				if err != nil {
 					return "error: " + err.Error() + "\n"
+				}
+				var dec connector.Decoder[connector.TableRecord]
+				if d.Cmd == "roundtrip" {
+					if dec, err = connector.OpenTableDecoder(connector.Default, format, opts, table); err != nil {
+						return "error: " + err.Error() + "\n"
+					}
 				}
 				jd, err := types.NewJSONDecoder(rt, nil, nil)
 				if err != nil {
@@ -90,7 +100,24 @@ func TestTableFormatsGolden(t *testing.T) {
 						fmt.Fprintf(&out, "error: %v\n", err)
 						continue
 					}
-					fmt.Fprintf(&out, "%s\n", b)
+					if dec == nil {
+						fmt.Fprintf(&out, "%s\n", b)
+						continue
+					}
+					var got []string
+					if err := dec.Decode(b, func(c connector.TableRecord) {
+						got = append(got, types.FormatChange(c.Kind, rt, c.Row))
+					}); err != nil {
+						got = append(got, "error: "+err.Error())
+					}
+					want := changelog.Delete
+					if kind.IsAddition() {
+						want = changelog.Insert
+					}
+					if w := types.FormatChange(want, rt, row); len(got) != 1 || got[0] != w {
+						got = append(got, "!= "+w)
+					}
+					fmt.Fprintf(&out, "%s\n", strings.Join(got, " "))
 				}
 			default:
 				t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
