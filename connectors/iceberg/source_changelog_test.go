@@ -327,6 +327,16 @@ func testStreamingUpserts(t *testing.T, opts map[string]string) {
 	if deleting < 3 {
 		t.Fatalf("%d snapshots delete rows; the test needs several", deleting)
 	}
+	if opts["write.upsert.delete-mode"] == "equality" {
+		eq := 0
+		for _, s := range tbl.Metadata().Snapshots() {
+			n, _ := strconv.Atoi(s.Summary.Properties["added-equality-deletes"])
+			eq += n
+		}
+		if eq == 0 {
+			t.Fatal("no snapshot added equality deletes: the test needs them")
+		}
+	}
 	if opts["format-version"] == "3" {
 		tasks, err := tbl.Scan().PlanFiles(context.Background())
 		if err != nil {
@@ -361,6 +371,10 @@ func TestSourceStreamingChangelogOfUpserts(t *testing.T) {
 
 func TestSourceStreamingChangelogOfDeletionVectors(t *testing.T) {
 	testStreamingUpserts(t, map[string]string{"format-version": "3"})
+}
+
+func TestSourceStreamingChangelogOfEqualityUpserts(t *testing.T) {
+	testStreamingUpserts(t, map[string]string{"write.upsert.delete-mode": "equality"})
 }
 
 func TestSourceStreamingChangelogConformance(t *testing.T) {
