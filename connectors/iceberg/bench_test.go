@@ -6,8 +6,11 @@ package iceberg
 // reading the upsert table afterwards, written with position deletes by
 // the sink or with equality deletes. The full sizes:
 //
-//	go test -run XXX -bench 'Iceberg' -benchtime 1x -timeout 60m \
-//	    -iceberg.changes 10000000 -iceberg.keys 1000000 ./connectors/iceberg/
+//	go test ./connectors/iceberg/ -run XXX -bench 'Iceberg' -benchtime 1x -timeout 60m \
+//	    -iceberg.changes 10000000 -iceberg.keys 1000000
+//
+// (the package before the -iceberg flags: go test takes what follows a
+// flag it does not know for the test binary).
 
 import (
 	"context"
@@ -20,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	icebergo "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -429,6 +433,61 @@ func BenchmarkIcebergScan(b *testing.B) {
 			b.ReportMetric(float64(commits), "commits")
 			b.ReportMetric(float64(files), "files")
 			b.ReportMetric(float64(bytes), "bytes")
+		})
+	}
+}
+
+// BenchmarkIcebergUpsertDeleteMode writes the changes of
+// BenchmarkIcebergUpsert (heap state) with each 'write.upsert.delete-mode':
+// position deletes through the key index, and equality deletes of the key
+// as Flink's sink writes them. It reports the sink's rows/s per core, the
+// files and bytes of a commit, the data and delete files of the final
+// snapshot and how long a full iceberg-go scan of it takes.
+func BenchmarkIcebergUpsertDeleteMode(b *testing.B) {
+	n, keys := *benchChanges, *benchKeys
+	for _, mode := range []string{deleteModePosition, deleteModeEquality} {
+		b.Run(mode, func(b *testing.B) {
+			var total benchRun
+			var data, posDeletes, eqDeletes, scanned int
+			var scan time.Duration
+			for range b.N {
+				dir := b.TempDir()
+				total.add(runUpsertsWith(b, dir, n, keys, eddy.WithStateBackend(eddy.HeapState()), *benchCheckpoint,
+					map[string]string{deleteModeOption: mode}))
+				tbl := benchLoad(b, dir, "kv")
+				fsys, err := tbl.FS(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				d, x, err := snapshotFiles(tbl, fsys)
+				if err != nil {
+					b.Fatal(err)
+				}
+				data += len(d)
+				for _, f := range x {
+					if f.ContentType() == icebergo.EntryContentEqDeletes {
+						eqDeletes++
+					} else {
+						posDeletes++
+					}
+				}
+				t0 := time.Now()
+				at, err := tbl.Scan().ToArrowTable(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				scan += time.Since(t0)
+				scanned += int(at.NumRows())
+				at.Release()
+			}
+			total.report(b, n*int64(b.N))
+			if want := benchLiveRows(n, keys) * int64(b.N); int64(scanned) != want {
+				b.Fatalf("scanned %d rows, want %d", scanned, want)
+			}
+			b.ReportMetric(float64(data)/float64(b.N), "data-files")
+			b.ReportMetric(float64(posDeletes)/float64(b.N), "pos-delete-files")
+			b.ReportMetric(float64(eqDeletes)/float64(b.N), "eq-delete-files")
+			b.ReportMetric(scan.Seconds()/float64(b.N), "scan-s")
 		})
 	}
 }
