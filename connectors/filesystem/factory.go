@@ -6,7 +6,7 @@ import (
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
-	_ "github.com/eddystream/eddy/formats" // the json, csv and debezium-json formats
+	_ "github.com/eddystream/eddy/formats" // the json, csv, debezium-json, canal-json and maxwell-json formats
 )
 
 var spec = connector.Spec{
@@ -14,7 +14,7 @@ var spec = connector.Spec{
 	Kind: connector.SourceKind | connector.SinkKind,
 	Description: "Reads files line by line (a file, a directory, or glob patterns), optionally watching for new files; writes exactly-once part files into a directory. " +
 		"A SQL table is a directory: PARTITIONED BY columns are subdirectories (dt=2020-01-01/hr=10) that the source reads back into their columns, and the sink commits a partition with a success file when its trigger fires.",
-	Formats: []string{"json", "csv", "debezium-json"},
+	Formats: []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"},
 	Options: append([]connector.Option{
 		{Key: "path", Type: connector.String, Required: true,
 			Description: "The file, directory or glob pattern to read, or the directory to write part files into; a plain path or a file:// URI."},
@@ -104,7 +104,8 @@ func tableContext(ctx connector.Context) (*tableLayout, connector.Context, error
 }
 
 func formatMode(ctx connector.Context) changelog.Mode {
-	if f, _ := ctx.Options.Format(); f == "debezium-json" {
+	switch f, _ := ctx.Options.Format(); f {
+	case "debezium-json", "canal-json", "maxwell-json":
 		return changelog.Retract
 	}
 	return changelog.InsertOnly
