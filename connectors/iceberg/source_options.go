@@ -23,7 +23,7 @@ var sourceOptions = []connector.Option{
 		Description: "Reading: 'false' reads one snapshot of the table and ends; 'true' follows the table, reading what every new snapshot appends, every 'monitor-interval'."},
 	{Key: "streaming-changelog", Type: connector.Bool, Default: "false",
 		Description: "Reading with 'streaming' = 'true': 'true' reads the table as a changelog, emitting the rows each snapshot adds as insertions and the rows it deletes as deletions, so that tables with updates and deletes can be followed; " +
-			"a table whose DDL declares a PRIMARY KEY is always read so (as an upsert stream). 'false' reads the rows snapshots append, and a snapshot that deletes rows stops the read."},
+			"a table whose DDL declares a PRIMARY KEY is always read so. 'false' reads the rows snapshots append, and a snapshot that deletes rows stops the read."},
 	{Key: "snapshot-id", Type: connector.Int,
 		Description: "Reading in batch: the id of the snapshot to read (time travel); by default the current one."},
 	{Key: "as-of-timestamp", Type: connector.Int,
