@@ -138,7 +138,7 @@ func sinkHint(m changelog.Mode, hasKey bool) string {
 		if hasKey {
 			return "use a connector that applies updates"
 		}
-		return "declare a PRIMARY KEY on a connector that applies upserts, or write to a connector that takes retractions (print, or filesystem with 'format' = 'debezium-json')"
+		return "declare a PRIMARY KEY on a connector that applies upserts, or write to a connector that takes retractions (print, or filesystem with 'format' = 'debezium-json', 'canal-json' or 'maxwell-json')"
 	}
 	return "use a connector that applies them"
 }
