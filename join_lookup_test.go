@@ -293,6 +293,24 @@ func TestLookupJoinFailures(t *testing.T) {
 			t.Fatalf("%d retries, want 2", stats.Retries())
 		}
 	})
+	t.Run("synchronous", func(t *testing.T) {
+		// A synchronous lookup that fails fails the job as an asynchronous
+		// one does, after its retries.
+		dims := &fakeTable{rows: map[int64][]dimRow{3: {{K: 3}}}, fail: func(key, _ int64) error {
+			if key == 13 {
+				return errors.New("table gone")
+			}
+			return nil
+		}}
+		stats := &eddy.LookupStats{}
+		_, err := runLookup(t, input, dims, eddy.InnerJoin, eddy.LookupSynchronous(), eddy.LookupRetries(1, 0), eddy.LookupStatsTo(stats))
+		if err == nil || !strings.Contains(err.Error(), "key 13") || !strings.Contains(err.Error(), "table gone") {
+			t.Fatalf("got %v, want an error naming key 13 and the cause", err)
+		}
+		if stats.Retries() != 1 {
+			t.Fatalf("%d retries, want 1", stats.Retries())
+		}
+	})
 	t.Run("recovers", func(t *testing.T) {
 		// The first call fails; its retry succeeds.
 		dims := &fakeTable{rows: map[int64][]dimRow{3: {{K: 3}}, 13: {{K: 13}}}, fail: func(_, n int64) error {

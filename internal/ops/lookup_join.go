@@ -111,6 +111,8 @@ type LookupJoin[T any, K comparable, R, O any] struct {
 	stats    *LookupCounters
 	rets     []O
 	adds     []O
+	// failed is the error of a Sync lookup that failed.
+	failed error
 }
 
 // maxLookupQueue bounds the input changes an operator holds, waiting for
@@ -156,6 +158,9 @@ func (j *LookupJoin[T, K, R, O]) ProcessBatch(b *runtime.Batch[changelog.Change[
 		}
 		pair := c.Kind == changelog.UpdateBefore && i+1 < len(b.Data) && b.Data[i+1].Kind == changelog.UpdateAfter
 		j.queue = append(j.queue, lookupItem[T, K, R]{kind: c.Kind, row: c.Row, ts: b.TS[i], call: j.start(j.logic.Key(c.Row)), pairNext: pair})
+		if j.failed != nil {
+			return j.failed
+		}
 	}
 	if _, err := j.await(false); err != nil {
 		return err
@@ -182,6 +187,9 @@ func (j *LookupJoin[T, K, R, O]) start(key K) *lookupCall[K, R] {
 	}
 	j.stats.Misses.Add(1)
 	c := &lookupCall[K, R]{key: key}
+	if j.logic.Sync {
+		return j.startSync(c)
+	}
 	if j.pending != nil {
 		j.pending[key] = c
 	}
@@ -193,19 +201,31 @@ func (j *LookupJoin[T, K, R, O]) start(key K) *lookupCall[K, R] {
 			break
 		}
 	}
-	if j.logic.Sync {
-		// There is room: the caller starts a lookup only while fewer than
-		// Concurrency are in flight, and each holds at most one place.
-		c.rows, c.err = j.lookup(key)
-		j.stats.InFlight.Add(-1)
-		j.done <- c
-		return c
-	}
 	go func() {
 		c.rows, c.err = j.lookup(key)
 		j.stats.InFlight.Add(-1)
 		j.done <- c
 	}()
+	return c
+}
+
+// startSync runs the lookup of a Sync logic on the operator's goroutine:
+// the call is done when it returns, with no channel between, and a failure
+// is kept in failed for ProcessBatch to return.
+func (j *LookupJoin[T, K, R, O]) startSync(c *lookupCall[K, R]) *lookupCall[K, R] {
+	if j.stats.MaxInFlight.Load() < 1 {
+		j.stats.MaxInFlight.CompareAndSwap(0, 1)
+	}
+	c.rows, c.err = j.lookup(c.key)
+	c.done = true
+	switch {
+	case c.err != nil:
+		if !errors.Is(c.err, context.Canceled) || j.lctx.Err() == nil {
+			j.failed = c.err
+		}
+	case j.cache != nil:
+		j.cache.put(c.key, c.rows, j.ctx.ProcessingTime())
+	}
 	return c
 }
 
