@@ -268,41 +268,52 @@ func readMovedRows(fsys icebergio.IO, p string) ([]*movedEntry, error) {
 // readPositionDeletes reads the (file_path, pos) rows of a Parquet
 // position-delete file.
 func readPositionDeletes(ctx context.Context, fsys icebergio.IO, p string) ([]positionDelete, error) {
-	f, err := fsys.Open(p)
-	if err != nil {
-		return nil, fmt.Errorf("opening the position-delete file %s: %w", p, err)
-	}
-	defer f.Close()
-	rdr, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
-	}
-	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, arrowAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
-	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
-	}
-	defer rr.Release()
 	var out []positionDelete
-	for rr.Next() {
-		rec := rr.RecordBatch()
+	err := scanPositionDeletes(ctx, fsys, p, nil, func(rec arrow.RecordBatch) error {
 		paths, ok1 := rec.Column(0).(interface{ Value(int) string })
 		poss, ok2 := rec.Column(1).(*array.Int64)
 		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("the position-delete file %s has columns %s and %s, not file_path string and pos long", p, rec.Column(0).DataType(), rec.Column(1).DataType())
+			return fmt.Errorf("the position-delete file %s has columns %s and %s, not file_path string and pos long", p, rec.Column(0).DataType(), rec.Column(1).DataType())
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			out = append(out, positionDelete{path: paths.Value(i), pos: poss.Value(i)})
 		}
+		return nil
+	})
+	return out, err
+}
+
+// scanPositionDeletes calls each with the record batches of the Parquet
+// position-delete file p: its columns cols (nil: all).
+func scanPositionDeletes(ctx context.Context, fsys icebergio.IO, p string, cols []int, each func(arrow.RecordBatch) error) error {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return fmt.Errorf("opening the position-delete file %s: %w", p, err)
+	}
+	defer f.Close()
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		return fmt.Errorf("reading the position-delete file %s: %w", p, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, arrowAllocator)
+	if err != nil {
+		return fmt.Errorf("reading the position-delete file %s: %w", p, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, cols, nil)
+	if err != nil {
+		return fmt.Errorf("reading the position-delete file %s: %w", p, err)
+	}
+	defer rr.Release()
+	for rr.Next() {
+		if err := each(rr.RecordBatch()); err != nil {
+			return err
+		}
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
+		return fmt.Errorf("reading the position-delete file %s: %w", p, err)
 	}
-	return out, nil
+	return nil
 }
 
 // translate returns deletes with the position deletes of rows that

@@ -10,8 +10,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	icebergo "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -170,38 +168,19 @@ func readPositionDeleteTargets(ctx context.Context, tbl *table.Table, p string) 
 	if err != nil {
 		return nil, fmt.Errorf("opening the file IO of %s: %w", tbl.Location(), err)
 	}
-	f, err := fsys.Open(p)
-	if err != nil {
-		return nil, fmt.Errorf("opening the position-delete file %s: %w", p, err)
-	}
-	defer f.Close()
-	rdr, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
-	}
-	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, arrowAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
-	}
-	rr, err := fr.GetRecordReader(ctx, []int{0}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
-	}
-	defer rr.Release()
 	out := map[string]bool{}
-	for rr.Next() {
-		rec := rr.RecordBatch()
+	err = scanPositionDeletes(ctx, fsys, p, []int{0}, func(rec arrow.RecordBatch) error {
 		paths, ok := rec.Column(0).(interface{ Value(int) string })
 		if !ok {
-			return nil, fmt.Errorf("the position-delete file %s has a first column of %s, not file_path string", p, rec.Column(0).DataType())
+			return fmt.Errorf("the position-delete file %s has a first column of %s, not file_path string", p, rec.Column(0).DataType())
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			out[paths.Value(i)] = true
 		}
-	}
-	if err := rr.Err(); err != nil {
-		return nil, fmt.Errorf("reading the position-delete file %s: %w", p, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
