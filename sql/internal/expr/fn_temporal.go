@@ -227,6 +227,13 @@ func init() {
 				return cur.t.NotNull(), nil, nil
 			},
 			Func: &Func{Volatile: true, Compile: func(c *Call, _ []*Eval) (*Eval, error) {
+				if c.T.Kind() == types.KindTimestampLTZ {
+					// The current instant, unboxed: PROCTIME() runs for
+					// every row of a processing-time query.
+					return &Eval{T: c.T, TS: func(types.Row) (types.Timestamp, bool) {
+						return types.TimestampFromMillis(now().UnixMilli()), false
+					}}, nil
+				}
 				return unboxer(c.T)(func(types.Row) (types.Value, bool) { return cur.f(now()), false }), nil
 			}},
 			Doc: cur.name + ": " + cur.doc + "; evaluated for every row",
