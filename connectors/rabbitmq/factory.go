@@ -207,8 +207,12 @@ func configOf(ctx connector.Context, sink bool) (*config, error) {
 	if err != nil {
 		return nil, optErr("url", "is not an AMQP URI; write 'amqp://user:password@host:5672/vhost'")
 	}
+	name := ctx.Name
+	if ctx.Table != nil && ctx.Table.Name != "" {
+		name = ctx.Table.Name // a SQL table's errors and logs name the table
+	}
 	c := &config{
-		name:         ctx.Name,
+		name:         name,
 		url:          rawURL,
 		uri:          uri,
 		queue:        o.String("queue"),

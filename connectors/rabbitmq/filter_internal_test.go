@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/eddystream/eddy/connector"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -75,5 +76,29 @@ func TestExchangeType(t *testing.T) {
 	}
 	if err := ch.ExchangeDeclarePassive("eddy-test-no-such-exchange", "fanout", true, false, false, false, nil); err == nil {
 		t.Fatal("exchangeType declared the exchange it was asked about")
+	}
+}
+
+// TestConfigNamesTheTable checks that the errors and logs of a SQL table's
+// source name the table, and those of a source made in Go its name.
+func TestConfigNamesTheTable(t *testing.T) {
+	opts, err := spec.Validate(map[string]string{"url": "amqp://guest:guest@localhost:5672/", "queue": "q", "format": "json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ctx  connector.Context
+		want string
+	}{
+		{connector.Context{Name: "rabbitmq", Options: opts, Table: &connector.Table{Name: "orders_src"}}, "orders_src"},
+		{connector.Context{Name: "orders-in", Options: opts}, "orders-in"},
+	} {
+		cfg, err := configOf(c.ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.name != c.want {
+			t.Errorf("the config of %+v is named %q, want %q", c.ctx.Table, cfg.name, c.want)
+		}
 	}
 }
