@@ -44,6 +44,9 @@ var pipelineSpec = connector.Spec{
 			Description: "Whether each message carries the headers 'namespace', 'schemaName' and 'tableName' (empty when the table id has no such part)."},
 		{Key: "sink.custom-header", Type: connector.String, Check: checkCustomHeaders,
 			Description: "Headers of every message: 'key1:value1,key2:value2' (';' separates them too)."},
+		{Key: "sink.debezium-json.include-schema.enabled", Type: connector.Bool, Default: "false",
+			Description: "With 'value.format' = 'debezium-json': whether each message is Debezium's envelope {\"schema\":{..},\"payload\":{\"before\":..,\"after\":..,\"op\":..,\"source\":..}}, " +
+				"its schema describing the table's columns as Debezium's JSON converter does (following the table's latest columns after a schema change)."},
 		{Key: "sink.delivery-guarantee", Type: connector.Enum, Default: atLeastOnce, Values: []string{exactlyOnce, atLeastOnce, none},
 			Description: "'exactly-once' writes each checkpoint's messages in Kafka transactions committed when the checkpoint completes (needs 'sink.transactional-id-prefix'; readers see them with isolation.level = read_committed); " +
 				"'at-least-once' waits at every checkpoint until the brokers have every message, repeating messages after a failure; 'none' does not wait."},
@@ -119,6 +122,7 @@ type pipelineConfig struct {
 	csvKey    bool
 	tableHdrs bool
 	headers   []kgo.RecordHeader
+	dbzSchema bool
 }
 
 func (pipelineFactory) NewSink(ctx connector.Context) (any, error) {
@@ -136,6 +140,10 @@ func (pipelineFactory) NewSink(ctx connector.Context) (any, error) {
 	pc := &pipelineConfig{
 		topic: o.String("topic"), canal: o.String("value.format") == "canal-json", csvKey: o.String("key.format") == "csv",
 		tableHdrs: o.Bool("sink.add-tableId-to-header-enabled"),
+		dbzSchema: o.Bool("sink.debezium-json.include-schema.enabled"),
+	}
+	if pc.dbzSchema && pc.canal {
+		return nil, c.optErr("sink.debezium-json.include-schema.enabled", "is set with 'value.format' = 'canal-json', whose messages have no schema; remove it or write debezium-json")
 	}
 	if pc.topic != "" {
 		if strings.Contains(pc.topic, ";") {
@@ -188,6 +196,7 @@ type tableCodec struct {
 	schema    *pipeline.Schema
 	key       *types.KeyEncoder
 	csv       connector.Encoder[connector.TableRecord]
+	dbzSchema []byte
 	before    types.Row
 	hasBefore bool
 }
@@ -216,6 +225,10 @@ func (e *eventEncoder) table(t pipeline.TableID, s *pipeline.Schema) *tableCodec
 	if tc.schema != s && (tc.schema == nil || !tc.schema.Same(s)) {
 		tc.key = types.NewKeyEncoder(s.Columns, s.KeyIndexes()...)
 		tc.csv = nil
+		tc.dbzSchema = nil
+		if e.cfg.dbzSchema {
+			tc.dbzSchema = appendDebeziumSchema(nil, s.Columns)
+		}
 	}
 	tc.schema = s
 	return tc
@@ -248,7 +261,7 @@ func (e *eventEncoder) encode(ev pipeline.Event) (*kgo.Record, error) {
 		before = &c.Row
 	}
 	tc.hasBefore = false
-	val, err := e.value(ev, before, after)
+	val, err := e.value(ev, tc, before, after)
 	if err != nil {
 		return nil, fmt.Errorf("writing a %s change of table %s: %w", c.Kind, ev.Table, err)
 	}
@@ -275,7 +288,7 @@ func appendString(dst []byte, s string) []byte {
 
 // value writes the message value of a change with the rows before and
 // after it (nil for none).
-func (e *eventEncoder) value(ev pipeline.Event, before, after *types.Row) ([]byte, error) {
+func (e *eventEncoder) value(ev pipeline.Event, tc *tableCodec, before, after *types.Row) ([]byte, error) {
 	rt := ev.Schema.Columns
 	dst := e.buf[:0]
 	var err error
@@ -303,6 +316,11 @@ func (e *eventEncoder) value(ev pipeline.Event, before, after *types.Row) ([]byt
 		case changelog.Delete:
 			op = "d"
 		}
+		if tc.dbzSchema != nil {
+			dst = append(dst, `{"schema":`...)
+			dst = append(dst, tc.dbzSchema...)
+			dst = append(dst, `,"payload":`...)
+		}
 		dst = append(dst, `{"before":`...)
 		row(before, false)
 		dst = append(dst, `,"after":`...)
@@ -314,6 +332,9 @@ func (e *eventEncoder) value(ev pipeline.Event, before, after *types.Row) ([]byt
 		dst = append(dst, `,"table":`...)
 		dst = appendString(dst, ev.Table.Table)
 		dst = append(dst, "}}"...)
+		if tc.dbzSchema != nil {
+			dst = append(dst, '}')
+		}
 	} else {
 		typ := "UPDATE"
 		data, old := after, before
@@ -383,4 +404,124 @@ func (e *eventEncoder) key(ev pipeline.Event, tc *tableCodec, r types.Row) ([]by
 	dst = append(dst, ',')
 	dst, err := tc.csv.Encode(dst, changelog.Of(changelog.Insert, kr))
 	return []byte(strings.TrimRight(string(dst), "\n")), err
+}
+
+// appendDebeziumSchema appends the schema of the debezium-json messages
+// of a table with columns rt, as Kafka Connect's JSON converter writes a
+// Debezium envelope's schema: a struct of the optional structs "before"
+// and "after" of the columns, the string "op" and the struct "source" of
+// the strings "db" and "table".
+func appendDebeziumSchema(dst []byte, rt *types.RowType) []byte {
+	dst = append(dst, `{"type":"struct","fields":[`...)
+	for i, f := range []string{"before", "after"} {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendStructSchema(dst, rt)
+		dst = append(dst, `,"optional":true,"field":"`...)
+		dst = append(dst, f...)
+		dst = append(dst, `"}`...)
+	}
+	dst = append(dst, `,{"type":"string","optional":false,"field":"op"}`...)
+	dst = append(dst, `,{"type":"struct","fields":[{"type":"string","optional":true,"field":"db"},{"type":"string","optional":true,"field":"table"}],"optional":false,"field":"source"}`...)
+	return append(dst, `],"optional":false}`...)
+}
+
+// appendStructSchema appends `{"type":"struct","fields":[..]` (without the
+// closing brace) for a struct of the fields of rt.
+func appendStructSchema(dst []byte, rt *types.RowType) []byte {
+	dst = append(dst, `{"type":"struct","fields":[`...)
+	for i := 0; i < rt.Len(); i++ {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		f := rt.Field(i)
+		dst = appendTypeSchema(dst, f.Type)
+		dst = append(dst, `,"field":`...)
+		dst = appendString(dst, f.Name)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// appendTypeSchema appends the Debezium schema of a value of type t
+// without the closing brace: its Connect type, whether it is optional (t
+// is nullable) and, where Debezium names the type, its name, version and
+// parameters.
+func appendTypeSchema(dst []byte, t types.Type) []byte {
+	typ, name, params := "string", "", ""
+	switch t.Kind() {
+	case types.KindBoolean:
+		typ = "boolean"
+	case types.KindTinyInt, types.KindSmallInt:
+		typ = "int16"
+	case types.KindInt:
+		typ = "int32"
+	case types.KindBigInt:
+		typ = "int64"
+	case types.KindFloat:
+		typ = "float"
+	case types.KindDouble:
+		typ = "double"
+	case types.KindDecimal:
+		typ, name = "bytes", "org.apache.kafka.connect.data.Decimal"
+		params = fmt.Sprintf(`{"scale":"%d","connect.decimal.precision":"%d"}`, t.Scale(), t.Precision())
+	case types.KindBinary, types.KindVarBinary:
+		typ = "bytes"
+	case types.KindDate:
+		typ, name = "int32", "io.debezium.time.Date"
+	case types.KindTime:
+		switch p := t.Precision(); {
+		case p <= 3:
+			typ, name = "int32", "io.debezium.time.Time"
+		case p <= 6:
+			typ, name = "int64", "io.debezium.time.MicroTime"
+		default:
+			typ, name = "int64", "io.debezium.time.NanoTime"
+		}
+	case types.KindTimestamp:
+		switch p := t.Precision(); {
+		case p <= 3:
+			typ, name = "int64", "io.debezium.time.Timestamp"
+		case p <= 6:
+			typ, name = "int64", "io.debezium.time.MicroTimestamp"
+		default:
+			typ, name = "int64", "io.debezium.time.NanoTimestamp"
+		}
+	case types.KindTimestampLTZ:
+		name = "io.debezium.time.ZonedTimestamp"
+	case types.KindArray, types.KindMultiset:
+		dst = append(dst, `{"type":"array","items":`...)
+		dst = append(appendTypeSchema(dst, t.Elem()), '}')
+		return appendOptional(dst, t)
+	case types.KindMap:
+		dst = append(dst, `{"type":"map","keys":`...)
+		dst = append(appendTypeSchema(dst, t.Key()), '}')
+		dst = append(dst, `,"values":`...)
+		dst = append(appendTypeSchema(dst, t.Value()), '}')
+		return appendOptional(dst, t)
+	case types.KindRow:
+		return appendOptional(appendStructSchema(dst, t.Row()), t)
+	}
+	dst = append(dst, `{"type":"`...)
+	dst = append(dst, typ...)
+	dst = append(dst, '"')
+	dst = appendOptional(dst, t)
+	if name != "" {
+		dst = append(dst, `,"name":"`...)
+		dst = append(dst, name...)
+		dst = append(dst, `","version":1`...)
+	}
+	if params != "" {
+		dst = append(dst, `,"parameters":`...)
+		dst = append(dst, params...)
+	}
+	return dst
+}
+
+func appendOptional(dst []byte, t types.Type) []byte {
+	if t.IsNullable() {
+		return append(dst, `,"optional":true`...)
+	}
+	return append(dst, `,"optional":false`...)
 }

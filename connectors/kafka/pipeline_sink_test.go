@@ -298,6 +298,8 @@ func TestPipelineSinkOptionErrors(t *testing.T) {
 		{map[string]string{"properties.bootstrap.servers": "k:9092", "sink.custom-header": "novalue"}, "sink.custom-header"},
 		{map[string]string{"properties.bootstrap.servers": "k:9092", "sink.delivery-guarantee": "exactly-once"}, "sink.transactional-id-prefix"},
 		{map[string]string{"properties.bootstrap.servers": "k:9092", "properties.colour": "blue"}, "properties.colour"},
+		{map[string]string{"properties.bootstrap.servers": "k:9092", "sink.debezium-json.include-schema.enabled": "yes"}, "sink.debezium-json.include-schema.enabled"},
+		{map[string]string{"properties.bootstrap.servers": "k:9092", "sink.debezium-json.include-schema.enabled": "true", "value.format": "canal-json"}, "sink.debezium-json.include-schema.enabled"},
 	} {
 		spec := f.Spec()
 		opts, err := spec.Validate(c.opts)
