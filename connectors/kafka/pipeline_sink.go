@@ -444,12 +444,12 @@ func appendStructSchema(dst []byte, rt *types.RowType) []byte {
 	return append(dst, ']')
 }
 
-// appendTypeSchema appends the Debezium schema of a value of type t
-// without the closing brace: its Connect type, whether it is optional (t
-// is nullable) and, where Debezium names the type, its name, version and
-// parameters.
+// appendTypeSchema appends the Connect schema of a value of type t
+// without the closing brace: its type, as the payload writes the value
+// (a DECIMAL as a number, temporal values as text), and whether it is
+// optional (t is nullable).
 func appendTypeSchema(dst []byte, t types.Type) []byte {
-	typ, name, params := "string", "", ""
+	typ := "string"
 	switch t.Kind() {
 	case types.KindBoolean:
 		typ = "boolean"
@@ -464,33 +464,19 @@ func appendTypeSchema(dst []byte, t types.Type) []byte {
 	case types.KindDouble:
 		typ = "double"
 	case types.KindDecimal:
-		typ, name = "bytes", "org.apache.kafka.connect.data.Decimal"
-		params = fmt.Sprintf(`{"scale":"%d","connect.decimal.precision":"%d"}`, t.Scale(), t.Precision())
+		// Written as a JSON number, read by Connect as a double.
+		typ = "double"
 	case types.KindBinary, types.KindVarBinary:
-		typ = "bytes"
-	case types.KindDate:
-		typ, name = "int32", "io.debezium.time.Date"
-	case types.KindTime:
-		switch p := t.Precision(); {
-		case p <= 3:
-			typ, name = "int32", "io.debezium.time.Time"
-		case p <= 6:
-			typ, name = "int64", "io.debezium.time.MicroTime"
-		default:
-			typ, name = "int64", "io.debezium.time.NanoTime"
-		}
-	case types.KindTimestamp:
-		switch p := t.Precision(); {
-		case p <= 3:
-			typ, name = "int64", "io.debezium.time.Timestamp"
-		case p <= 6:
-			typ, name = "int64", "io.debezium.time.MicroTimestamp"
-		default:
-			typ, name = "int64", "io.debezium.time.NanoTimestamp"
-		}
-	case types.KindTimestampLTZ:
-		name = "io.debezium.time.ZonedTimestamp"
-	case types.KindArray, types.KindMultiset:
+		typ = "bytes" // base64 text, as Connect's JSON converter reads bytes
+	case types.KindDate, types.KindTime, types.KindTimestamp, types.KindTimestampLTZ:
+		typ = "string" // eddy's JSON text of the value
+	case types.KindMultiset:
+		// Written as an object of each element's count.
+		dst = append(dst, `{"type":"map","keys":`...)
+		dst = append(appendTypeSchema(dst, t.Elem()), '}')
+		dst = append(dst, `,"values":{"type":"int32","optional":false}`...)
+		return appendOptional(dst, t)
+	case types.KindArray:
 		dst = append(dst, `{"type":"array","items":`...)
 		dst = append(appendTypeSchema(dst, t.Elem()), '}')
 		return appendOptional(dst, t)
@@ -506,17 +492,7 @@ func appendTypeSchema(dst []byte, t types.Type) []byte {
 	dst = append(dst, `{"type":"`...)
 	dst = append(dst, typ...)
 	dst = append(dst, '"')
-	dst = appendOptional(dst, t)
-	if name != "" {
-		dst = append(dst, `,"name":"`...)
-		dst = append(dst, name...)
-		dst = append(dst, `","version":1`...)
-	}
-	if params != "" {
-		dst = append(dst, `,"parameters":`...)
-		dst = append(dst, params...)
-	}
-	return dst
+	return appendOptional(dst, t)
 }
 
 func appendOptional(dst []byte, t types.Type) []byte {
