@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/eddystream/eddy/connector"
-	"github.com/eddystream/eddy/sql/types"
 )
 
 // tableSource is the source of a table of messages. It takes conditions
@@ -18,13 +17,7 @@ type tableSource struct {
 
 // newTableSource returns the source of a table whose rows are of type t.
 func newTableSource(c *config, t *connector.Table, dec func() messageDecoder[connector.TableRecord]) *tableSource {
-	s := &tableSource{source: &source[connector.TableRecord]{cfg: c, newDecoder: dec}, topicCol: -1}
-	for i, k := range t.Metadata {
-		if k == "topic" && t.MetadataTypes[i].Kind() == types.KindVarChar { // CHAR(n) compares padded values
-			s.topicCol = t.Schema.Len() + i
-		}
-	}
-	return s
+	return &tableSource{source: &source[connector.TableRecord]{cfg: c, newDecoder: dec}, topicCol: connector.MetadataColumn(t, "topic")}
 }
 
 // ApplyFilters accepts the equalities of the 'topic' metadata column
@@ -42,19 +35,7 @@ func (s *tableSource) ApplyFilters(preds []connector.Predicate) (connector.Sourc
 	if s.topicCol < 0 {
 		return nil, nil
 	}
-	var acc []int
-	var want []string
-	for k, p := range preds {
-		if len(p.Path) != 1 || p.Path[0] != s.topicCol || p.Op != connector.OpEqual {
-			continue
-		}
-		v, ok := p.Value.(string)
-		if !ok || !topicName(v) {
-			continue
-		}
-		acc = append(acc, k)
-		want = append(want, v)
-	}
+	acc, want := connector.StringEqualities(preds, s.topicCol, topicName)
 	if len(acc) == 0 {
 		return nil, nil
 	}

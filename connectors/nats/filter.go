@@ -29,23 +29,10 @@ func (s *tableSource) ApplyFilters(preds []connector.Predicate) (connector.Sourc
 	if s.subjectCol < 0 {
 		return nil, nil
 	}
-	rt := s.table.RowType()
-	var acc []int
-	var want []string
-	for k, p := range preds {
-		if len(p.Path) != 1 || p.Path[0] != s.subjectCol || p.Op != connector.OpEqual {
-			continue
-		}
-		if rt.FieldType(s.subjectCol).Kind() != types.KindVarChar {
-			continue // CHAR(n) compares padded values
-		}
-		v, ok := p.Value.(string)
-		if !ok || checkSubject(v, false) != nil {
-			continue
-		}
-		acc = append(acc, k)
-		want = append(want, v)
+	if s.table.RowType().FieldType(s.subjectCol).Kind() != types.KindVarChar {
+		return nil, nil // CHAR(n) compares padded values
 	}
+	acc, want := connector.StringEqualities(preds, s.subjectCol, func(v string) bool { return checkSubject(v, false) == nil })
 	if len(acc) == 0 {
 		return nil, nil
 	}

@@ -8,7 +8,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/eddystream/eddy/connector"
-	"github.com/eddystream/eddy/sql/types"
 )
 
 // tableSource is the source of a table of messages. It takes conditions
@@ -24,13 +23,7 @@ type tableSource struct {
 
 // newTableSource returns the source of the table t.
 func newTableSource(c *config, t *connector.Table, dec func() connector.Decoder[connector.TableRecord]) *tableSource {
-	s := &tableSource{source: &source[connector.TableRecord]{cfg: c, newDecoder: dec}, keyCol: -1}
-	for i, k := range t.Metadata {
-		if k == "routing-key" && t.MetadataTypes[i].Kind() == types.KindVarChar { // CHAR(n) compares padded values
-			s.keyCol = t.Schema.Len() + i
-		}
-	}
-	return s
+	return &tableSource{source: &source[connector.TableRecord]{cfg: c, newDecoder: dec}, keyCol: connector.MetadataColumn(t, "routing-key")}
 }
 
 // ApplyFilters accepts the equalities of the 'routing-key' metadata
@@ -48,19 +41,7 @@ func (s *tableSource) ApplyFilters(preds []connector.Predicate) (connector.Sourc
 	if s.keyCol < 0 {
 		return nil, nil
 	}
-	var acc []int
-	var want []string
-	for k, p := range preds {
-		if len(p.Path) != 1 || p.Path[0] != s.keyCol || p.Op != connector.OpEqual {
-			continue
-		}
-		v, ok := p.Value.(string)
-		if !ok {
-			continue
-		}
-		acc = append(acc, k)
-		want = append(want, v)
-	}
+	acc, want := connector.StringEqualities(preds, s.keyCol, nil)
 	if len(acc) == 0 {
 		return nil, nil
 	}
