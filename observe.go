@@ -162,9 +162,7 @@ func (e *Environment) Metrics() []OperatorMetrics {
 		if t := m.Task; t != nil {
 			o := &out[i]
 			o.Chain, o.Started, o.Running = t.Chain, t.Started, t.Ended.Load() == 0
-			o.IdleTime = time.Duration(t.Idle.Load())
-			o.BackPressuredTime = time.Duration(t.BackPressured.Load())
-			o.BusyTime = t.Busy(now)
+			o.BusyTime, o.IdleTime, o.BackPressuredTime = t.Times(now)
 		}
 	}
 	return out

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"sync/atomic"
 	"time"
 )
 
@@ -38,20 +37,19 @@ type inChannel struct {
 
 // send enqueues m, blocking while the channel is full (backpressure). It
 // returns errCanceled if the job is cancelled while it waits.
-func (c *inChannel) send(m message, backPressured *atomic.Int64) error {
+func (c *inChannel) send(m message, task *TaskMetrics) error {
 	select {
 	case c.ch <- m:
 	default:
 		// The channel is full: the time waiting for room is backpressure.
-		start := time.Now()
+		start := task.beginWait(true)
 		select {
 		case c.ch <- m:
 		case <-c.done:
+			task.endWait(start)
 			return errCanceled
 		}
-		if backPressured != nil {
-			backPressured.Add(int64(time.Since(start)))
-		}
+		task.endWait(start)
 	}
 	// The ready queue has room for every message the channels can hold, so
 	// this send does not block.

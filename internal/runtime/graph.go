@@ -86,7 +86,7 @@ type OutType struct {
 	// it into n.
 	counted   func(out any, n *atomic.Int64) any
 	newPool   func(size int) (pool any, recycle func(any))
-	newWriter func(e *Edge, outs []*inChannel, pool any, size, maxP int, backPressured *atomic.Int64) (any, flusher)
+	newWriter func(e *Edge, outs []*inChannel, pool any, size, maxP int, task *TaskMetrics) (any, flusher)
 }
 
 // InType is the typed glue for one input of a node.
@@ -107,12 +107,12 @@ func NewOutType[T any]() *OutType {
 			pool := newBatchPool[T](size)
 			return pool, func(p any) { pool.put(p.(*Batch[T])) }
 		},
-		newWriter: func(e *Edge, outs []*inChannel, pool any, size, maxP int, backPressured *atomic.Int64) (any, flusher) {
+		newWriter: func(e *Edge, outs []*inChannel, pool any, size, maxP int, task *TaskMetrics) (any, flusher) {
 			var hash func(T) uint64
 			if e.Partition == Hash {
 				hash = e.Hash.(func(T) uint64)
 			}
-			w := newWriter(e.Partition, outs, pool.(*batchPool[T]), size, hash, maxP, backPressured)
+			w := newWriter(e.Partition, outs, pool.(*batchPool[T]), size, hash, maxP, task)
 			return Input[T](w), w
 		},
 	}

@@ -598,7 +598,7 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 							targets = append(targets, ch)
 						}
 					}
-					w, f := n.OutTypes[e.Tag].newWriter(e, targets, pools[e], cfg.BatchSize, e.To.maxParallelism, &t.metrics.BackPressured)
+					w, f := n.OutTypes[e.Tag].newWriter(e, targets, pools[e], cfg.BatchSize, e.To.maxParallelism, t.metrics)
 					t.writers = append(t.writers, f)
 					outs[e.Tag] = append(outs[e.Tag], w)
 				}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -67,24 +68,74 @@ type TaskMetrics struct {
 	Chain string
 	// Started is when the subtask started.
 	Started time.Time
-	// Idle is the time, in nanoseconds, spent waiting for input.
+	// Idle is the time, in nanoseconds, spent in finished waits for input.
 	Idle atomic.Int64
-	// BackPressured is the time, in nanoseconds, spent waiting for room in
-	// a downstream channel.
+	// BackPressured is the time, in nanoseconds, spent in finished waits
+	// for room in a downstream channel.
 	BackPressured atomic.Int64
 	// Ended is when the subtask stopped, in Unix nanoseconds; 0 while it
 	// runs.
 	Ended atomic.Int64
+
+	// mu orders a wait's start and end with Times, so that a wait is
+	// counted once: while it lasts, or in Idle or BackPressured after.
+	mu sync.Mutex
+	// waitStart is when the ongoing wait began (zero when none).
+	waitStart time.Time
+	// waitBackPressured tells whether the ongoing wait is for room
+	// downstream rather than for input.
+	waitBackPressured bool
 }
 
-// Busy returns the time the subtask spent working up to now (or its end):
-// its running time less its idle and backpressured time.
-func (m *TaskMetrics) Busy(now time.Time) time.Duration {
+// beginWait marks the start of a wait for input, or for room downstream
+// when backPressured, and returns its start. m may be nil.
+func (m *TaskMetrics) beginWait(backPressured bool) time.Time {
+	now := time.Now()
+	if m == nil {
+		return now
+	}
+	m.mu.Lock()
+	m.waitStart, m.waitBackPressured = now, backPressured
+	m.mu.Unlock()
+	return now
+}
+
+// endWait ends the wait that began at start, adding its time to Idle or
+// BackPressured. m may be nil.
+func (m *TaskMetrics) endWait(start time.Time) {
+	if m == nil {
+		return
+	}
+	d := int64(time.Since(start))
+	m.mu.Lock()
+	if m.waitBackPressured {
+		m.BackPressured.Add(d)
+	} else {
+		m.Idle.Add(d)
+	}
+	m.waitStart = time.Time{}
+	m.mu.Unlock()
+}
+
+// Times returns the time the subtask spent working, waiting for input and
+// waiting for room downstream up to now (or its end), counting a wait
+// still going on: busy is its running time less the two waits, and does
+// not go back between two calls.
+func (m *TaskMetrics) Times(now time.Time) (busy, idle, backPressured time.Duration) {
 	if e := m.Ended.Load(); e != 0 {
 		now = time.Unix(0, e)
 	}
-	d := now.Sub(m.Started) - time.Duration(m.Idle.Load()) - time.Duration(m.BackPressured.Load())
-	return max(d, 0)
+	m.mu.Lock()
+	idle, backPressured = time.Duration(m.Idle.Load()), time.Duration(m.BackPressured.Load())
+	if !m.waitStart.IsZero() && now.After(m.waitStart) {
+		if m.waitBackPressured {
+			backPressured += now.Sub(m.waitStart)
+		} else {
+			idle += now.Sub(m.waitStart)
+		}
+	}
+	m.mu.Unlock()
+	return max(now.Sub(m.Started)-idle-backPressured, 0), idle, backPressured
 }
 
 // NewOperatorMetrics returns the metrics of subtask subtask of operator

@@ -214,13 +214,14 @@ func (t *task) finish() error {
 		if final {
 			return nil
 		}
-		start := time.Now()
+		start := t.metrics.beginWait(false)
 		select {
 		case <-t.notifySig:
 		case <-t.done:
+			t.metrics.endWait(start)
 			return errCanceled
 		}
-		t.metrics.Idle.Add(int64(time.Since(start)))
+		t.metrics.endWait(start)
 	}
 }
 
@@ -361,26 +362,27 @@ func (t *task) runInputs() error {
 				}
 				wakeC = wake.C
 			}
-			start := time.Now()
+			start := t.metrics.beginWait(false)
 			select {
 			case idx := <-g.ready:
-				t.metrics.Idle.Add(int64(time.Since(start)))
+				t.metrics.endWait(start)
 				if c, m, ok = g.take(idx); !ok {
 					continue
 				}
 			case <-t.notifySig:
-				t.metrics.Idle.Add(int64(time.Since(start)))
+				t.metrics.endWait(start)
 				if err := t.checkState(); err != nil {
 					return err
 				}
 				continue
 			case <-wakeC:
-				t.metrics.Idle.Add(int64(time.Since(start)))
+				t.metrics.endWait(start)
 				if err := t.timers.fire(t.now()); err != nil {
 					return err
 				}
 				continue
 			case <-t.done:
+				t.metrics.endWait(start)
 				return errCanceled
 			}
 		}

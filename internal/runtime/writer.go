@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"errors"
-	"sync/atomic"
 
 	"github.com/eddystream/eddy/internal/state"
 )
@@ -37,13 +36,13 @@ type writer[T any] struct {
 	// never ends with one, and rebalancing sends the record after it to the
 	// same subtask (see UpdateBeforeOf).
 	before func(T) bool
-	// backPressured accumulates the time spent waiting for room in a full
-	// channel (nil: not measured).
-	backPressured *atomic.Int64
+	// task measures the time spent waiting for room in a full channel
+	// (nil: not measured).
+	task *TaskMetrics
 }
 
-func newWriter[T any](mode Partitioning, outs []*inChannel, pool *batchPool[T], size int, hash func(T) uint64, maxP int, backPressured *atomic.Int64) *writer[T] {
-	w := &writer[T]{mode: mode, outs: outs, pool: pool, size: size, hash: hash, maxP: maxP, before: UpdateBeforeOf[T](), backPressured: backPressured}
+func newWriter[T any](mode Partitioning, outs []*inChannel, pool *batchPool[T], size int, hash func(T) uint64, maxP int, task *TaskMetrics) *writer[T] {
+	w := &writer[T]{mode: mode, outs: outs, pool: pool, size: size, hash: hash, maxP: maxP, before: UpdateBeforeOf[T](), task: task}
 	w.bufs = make([]*Batch[T], len(outs))
 	for i := range w.bufs {
 		w.bufs[i] = pool.get()
@@ -136,7 +135,7 @@ func (w *writer[T]) appendAll(t int, b *Batch[T]) error {
 func (w *writer[T]) send(t int) error {
 	b := w.bufs[t]
 	w.bufs[t] = w.pool.get()
-	return w.outs[t].send(message{kind: msgData, payload: b}, w.backPressured)
+	return w.outs[t].send(message{kind: msgData, payload: b}, w.task)
 }
 
 func (w *writer[T]) flush() error {
@@ -155,7 +154,7 @@ func (w *writer[T]) control(m message) error {
 		return err
 	}
 	for _, o := range w.outs {
-		if err := o.send(m, w.backPressured); err != nil {
+		if err := o.send(m, w.task); err != nil {
 			return err
 		}
 	}
