@@ -16,8 +16,8 @@ type SourceOption func(*sourceConfig)
 
 type sourceConfig struct {
 	badRecords BadRecordPolicy
-	// transform is a func() func(T) (T, bool) of the source's T (see
-	// TransformInSource).
+	// transform is a func(bool) (func(T) (T, bool), func()) of the
+	// source's T (see TransformInSourceReusing).
 	transform any
 }
 
@@ -30,6 +30,17 @@ type sourceConfig struct {
 // function it returns may keep state of its own without locking. T must be
 // the type of the source's records.
 func TransformInSource[T any](newFn func() func(T) (T, bool)) SourceOption {
+	return TransformInSourceReusing(func(bool) (func(T) (T, bool), func()) { return newFn(), nil })
+}
+
+// TransformInSourceReusing is TransformInSource for functions that can
+// write the records they return into reused memory. newFn is told whether
+// it may: reuse is true when every record the source emits reaches, in
+// the source's goroutine, only sinks that keep nothing of it
+// (connector.NonRetainingWriter). It then returns rewind too (or nil), which
+// the source calls before each read: the records the function returned
+// before are all consumed, and their memory may be handed out again.
+func TransformInSourceReusing[T any](newFn func(reuse bool) (fn func(T) (T, bool), rewind func())) SourceOption {
 	return func(c *sourceConfig) { c.transform = newFn }
 }
 
@@ -64,10 +75,10 @@ func FromSource[T any](env *Environment, name string, src connector.Source[T], w
 	n := newNode[T](env, "Source: "+name)
 	n.UnionLists = []string{ops.EnumeratorList}
 	wm := ws.internal()
-	var transform func() func(T) (T, bool)
+	var transform func(bool) (func(T) (T, bool), func())
 	if cfg.transform != nil {
 		var ok bool
-		if transform, ok = cfg.transform.(func() func(T) (T, bool)); !ok {
+		if transform, ok = cfg.transform.(func(bool) (func(T) (T, bool), func())); !ok {
 			env.fail(fmt.Errorf("eddy: source %s: TransformInSource of another type than its records (%T)", name, cfg.transform))
 		}
 	}

@@ -38,6 +38,11 @@ type SourceOptions[T any] struct {
 	// time set, as the generator skips their fields (a table source with a
 	// filter on event_type).
 	eventTypes uint8
+	// newReusingPicker, if set, is called instead of NewPicker when the
+	// reader may reuse its records' memory (connector.ReusesRecords): the
+	// picker writes into memory that rewind, called before every read,
+	// hands out again.
+	newReusingPicker func() (pick Picker[T], rewind func())
 }
 
 // NewSource returns the Nexmark sequence of cfg as a connector source. On a
@@ -99,11 +104,17 @@ func (s *source[T]) NewEnumerator(ctx connector.EnumeratorContext, restored []by
 	})
 }
 
-func (s *source[T]) NewReader(connector.ReaderContext) (connector.Reader[T], error) {
+func (s *source[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T], error) {
 	if s.o.NewPicker == nil {
 		return nil, fmt.Errorf("nexmark source: SourceOptions.NewPicker is not set")
 	}
-	return &reader[T]{cfg: s.cfg, pick: s.o.NewPicker(), onGen: s.o.OnGenerated, eventTypes: s.o.eventTypes, buf: make([]Event, 256)}, nil
+	r := &reader[T]{cfg: s.cfg, onGen: s.o.OnGenerated, eventTypes: s.o.eventTypes, buf: make([]Event, 256)}
+	if s.o.newReusingPicker != nil && connector.ReusesRecords(ctx) {
+		r.pick, r.rewind = s.o.newReusingPicker()
+	} else {
+		r.pick = s.o.NewPicker()
+	}
+	return r, nil
 }
 
 // encodeSplit encodes a split's part, number of parts and position.
@@ -144,6 +155,7 @@ type reader[T any] struct {
 	cfg        Config
 	parts      []part
 	pick       Picker[T]
+	rewind     func() // nil unless the picker reuses memory read to read
 	onGen      func(int)
 	eventTypes uint8
 	buf        []Event
@@ -173,6 +185,9 @@ func (r *reader[T]) AddSplits(splits []connector.Split) error {
 }
 
 func (r *reader[T]) Read(out connector.Output[T]) error {
+	if r.rewind != nil {
+		r.rewind()
+	}
 	for len(r.parts) > 0 {
 		// Room is asked once a round: a split is finished only when a
 		// request for at least one event yields none.

@@ -248,6 +248,21 @@ func (tw *tableWriter) picker() Picker[connector.TableRecord] {
 	if tw.transient {
 		arena = types.NewScratchArena()
 	}
+	return tw.pickerIn(arena)
+}
+
+// reusingPicker returns a picker that emits the row of every event into
+// memory that rewind hands out again (connector.ReusesRecords).
+func (tw *tableWriter) reusingPicker() (Picker[connector.TableRecord], func()) {
+	if tw.transient {
+		return tw.picker(), func() {}
+	}
+	arena := types.NewRecyclingArena(0)
+	return tw.pickerIn(arena), arena.Rewind
+}
+
+// pickerIn returns a picker that writes its rows into arena.
+func (tw *tableWriter) pickerIn(arena *types.Arena) Picker[connector.TableRecord] {
 	w := types.NewRowWriter(tw.rt, arena)
 	nested := make([]*types.RowWriter, len(tw.nested))
 	for k, nt := range tw.nested {
@@ -285,7 +300,7 @@ func newTableSource(cfg Config, t *connector.Table) (connector.Source[connector.
 
 // newTableSourceOf returns the source of table t writing its rows with tw.
 func newTableSourceOf(cfg Config, t *connector.Table, tw *tableWriter) *tableSource {
-	o := SourceOptions[connector.TableRecord]{NewPicker: tw.picker, eventTypes: tw.keep}
+	o := SourceOptions[connector.TableRecord]{NewPicker: tw.picker, newReusingPicker: tw.reusingPicker, eventTypes: tw.keep}
 	return &tableSource{Source: NewSource(cfg, o), cfg: cfg, t: t, tw: tw}
 }
 

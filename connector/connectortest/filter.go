@@ -49,6 +49,8 @@ type FilterCase struct {
 // indexes must be valid, increasing and, if c.Accept says so, the expected
 // ones. The suite also reads, where the sources implement them, the
 // filtered source's TransientRows (copying each row as it comes), the
+// filtered source with a sink that lets its reader reuse its records'
+// memory (connector.ReusesRecords), the
 // filtered source projected with each of c.Projections, and the source
 // projected first and filtered after (whose predicates still refer to the
 // table's rows), each against the reference filtered and projected alike.
@@ -66,7 +68,7 @@ func RunFilter(t *testing.T, c FilterCase) {
 	if _, ok := src.(connector.FilterableSource); !ok {
 		t.Fatalf("connectortest: the source is a %T, which does not implement connector.FilterableSource", src)
 	}
-	ref := readTable(t, "unfiltered", src, p, false)
+	ref := readTable(t, "unfiltered", src, p, readPlain)
 	if len(ref) == 0 {
 		t.Fatal("connectortest: the unfiltered source emitted no rows; the check needs an input")
 	}
@@ -93,10 +95,12 @@ func RunFilter(t *testing.T, c FilterCase) {
 			}
 			want := filterRows(t, c.RowType, ref, keep)
 			wantKeys := keysOf(c.RowType, want)
-			got := readTable(t, "filtered", filtered, p, false)
+			got := readTable(t, "filtered", filtered, p, readPlain)
 			compareKeys(t, "the filtered source", keysOf(c.RowType, got), wantKeys)
+			got = readTable(t, "filtered, records reused", filtered, p, readReused)
+			compareKeys(t, "the filtered source with its records reused (connector.ReusesRecords)", keysOf(c.RowType, got), wantKeys)
 			if ts, ok := filtered.(connector.TransientRowSource); ok {
-				got := readTable(t, "filtered, transient rows", ts.TransientRows(), p, true)
+				got := readTable(t, "filtered, transient rows", ts.TransientRows(), p, readTransient)
 				compareKeys(t, "the filtered source's TransientRows", keysOf(c.RowType, got), wantKeys)
 			}
 			for _, paths := range c.Projections {
@@ -107,7 +111,7 @@ func RunFilter(t *testing.T, c FilterCase) {
 				wantP := projectKeys(t, c.RowType, want, paths)
 				if ps, ok := filtered.(connector.ProjectableSource); ok {
 					if narrow, ok := ps.ProjectFields(paths); ok {
-						got := readTable(t, "filtered, then projected", narrow, p, false)
+						got := readTable(t, "filtered, then projected", narrow, p, readPlain)
 						compareKeys(t, fmt.Sprintf("the filtered source projected to %v", paths), keysOf(prt, got), wantP)
 					}
 				}
@@ -132,7 +136,7 @@ func RunFilter(t *testing.T, c FilterCase) {
 				for _, k := range acc {
 					k2 = append(k2, preds[k])
 				}
-				got := readTable(t, "projected, then filtered", both, p, false)
+				got := readTable(t, "projected, then filtered", both, p, readPlain)
 				compareKeys(t, fmt.Sprintf("the source projected to %v, then filtered", paths), keysOf(prt, got), projectKeys(t, c.RowType, filterRows(t, c.RowType, ref, k2), paths))
 			}
 			if c.Checkpoints && len(want) >= 2 {
@@ -164,15 +168,35 @@ func checkAccepted(t *testing.T, preds []connector.Predicate, accepted []int) {
 	}
 }
 
+// readMode says how readTable takes the rows of a source.
+type readMode int
+
+const (
+	// readPlain keeps the rows as they come.
+	readPlain readMode = iota
+	// readTransient copies each row as it comes, in the source (for
+	// TransientRows).
+	readTransient
+	// readReused writes the rows to a sink that keeps nothing of them
+	// (connector.NonRetainingWriter) and copies them, so that the source's
+	// reader may reuse its records' memory (connector.ReusesRecords).
+	readReused
+)
+
 // readTable reads src in full at parallelism p and returns its records.
-// Rows written into reused memory (transient) are copied as they come.
-func readTable(t *testing.T, what string, src connector.Source[connector.TableRecord], p int, transient bool) []connector.TableRecord {
+func readTable(t *testing.T, what string, src connector.Source[connector.TableRecord], p int, mode readMode) []connector.TableRecord {
 	t.Helper()
 	var mu sync.Mutex
 	var out []connector.TableRecord
-	j := startJob(t, "filter conformance: "+what, p, nil, func(env *eddy.Environment) {
+	var opts []eddy.Option
+	if mode == readReused {
+		// Small batches: a reader's rows span many reads, so that a row
+		// kept past its read's end would be overwritten.
+		opts = append(opts, eddy.WithBatchSize(7))
+	}
+	j := startJob(t, "filter conformance: "+what, p, opts, func(env *eddy.Environment) {
 		var opts []eddy.SourceOption
-		if transient {
+		if mode == readTransient {
 			opts = append(opts, eddy.TransformInSource(func() func(connector.TableRecord) (connector.TableRecord, bool) {
 				return func(r connector.TableRecord) (connector.TableRecord, bool) {
 					r.Row = r.Row.Clone()
@@ -181,6 +205,10 @@ func readTable(t *testing.T, what string, src connector.Source[connector.TableRe
 			}))
 		}
 		st := eddy.FromSource(env, "source under test", src, eddy.NoWatermarks[connector.TableRecord](), opts...)
+		if mode == readReused {
+			eddy.WriteTo[connector.TableRecord](st, "copying sink", copyingSink{mu: &mu, out: &out})
+			return
+		}
 		eddy.SinkTo(st, func(r connector.TableRecord) error {
 			mu.Lock()
 			out = append(out, r)
@@ -191,6 +219,31 @@ func readTable(t *testing.T, what string, src connector.Source[connector.TableRe
 	j.mustEnd(t)
 	return out
 }
+
+// copyingSink collects copies of the rows it is given, keeping nothing of
+// them (connector.NonRetainingWriter).
+type copyingSink struct {
+	mu  *sync.Mutex
+	out *[]connector.TableRecord
+}
+
+func (s copyingSink) NewWriter(connector.WriterContext) (connector.Writer[connector.TableRecord], error) {
+	return s, nil
+}
+
+func (s copyingSink) Write(records []connector.TableRecord, _ []int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range records {
+		r.Row = r.Row.Clone()
+		*s.out = append(*s.out, r)
+	}
+	return nil
+}
+
+func (copyingSink) Flush() error           { return nil }
+func (copyingSink) Close() error           { return nil }
+func (copyingSink) RetainsNoRecords() bool { return true }
 
 // filterRows returns the records of rows for which every predicate holds.
 func filterRows(t *testing.T, rt *types.RowType, rows []connector.TableRecord, preds []connector.Predicate) []connector.TableRecord {

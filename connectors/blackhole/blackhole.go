@@ -26,6 +26,10 @@ func (writer[T]) Write([]T, []int64) error { return nil }
 func (writer[T]) Flush() error             { return nil }
 func (writer[T]) Close() error             { return nil }
 
+// RetainsNoRecords implements connector.NonRetainingWriter: the writer
+// keeps nothing.
+func (writer[T]) RetainsNoRecords() bool { return true }
+
 var spec = connector.Spec{
 	Name:        "blackhole",
 	Kind:        connector.SinkKind,

@@ -120,6 +120,10 @@ func (w *writer[T]) Write(records []T, _ []int64) error {
 func (w *writer[T]) Flush() error { return nil }
 func (w *writer[T]) Close() error { return nil }
 
+// RetainsNoRecords implements connector.NonRetainingWriter: Write renders
+// every record before it returns.
+func (w *writer[T]) RetainsNoRecords() bool { return true }
+
 var timeType = reflect.TypeFor[time.Time]()
 
 // Row renders v as Flink's print connector does: its row kind and its

@@ -46,6 +46,13 @@ func (s *WriterSink[T]) ProcessBatch(b *runtime.Batch[T]) error {
 	return s.w.Write(b.Data, b.TS)
 }
 
+// RetainsNoInput implements runtime.InputRetainer: the sink keeps nothing
+// of its input when its writer keeps nothing (connector.NonRetainingWriter).
+func (s *WriterSink[T]) RetainsNoInput() bool {
+	r, ok := s.w.(connector.NonRetainingWriter)
+	return ok && r.RetainsNoRecords()
+}
+
 // ProcessWatermark passes the watermark to the writer if it listens
 // (connector.WatermarkListener); a sink has no output.
 func (s *WriterSink[T]) ProcessWatermark(wm int64) error {

@@ -39,7 +39,10 @@ type SourceConfig[T any] struct {
 	// NewTransform, when set, makes the function each subtask applies to
 	// its records after the watermark generator has seen them: the record
 	// it returns is emitted in their place, none if it returns false.
-	NewTransform func() func(T) (T, bool)
+	// reuse tells whether the records it returns may be written into
+	// memory that rewind, called before each read, hands out again
+	// (runtime.Context.RecordsReused).
+	NewTransform func(reuse bool) (transform func(T) (T, bool), rewind func())
 }
 
 // splitOutput is the output of one split: its watermark generator and the
@@ -162,9 +165,11 @@ type SourceDriver[T any] struct {
 	out        runtime.Input[T]
 	outs       map[string]any
 	so         sourceOutput[T]
-	lastWM     int64
-	clock      func() time.Time
-	metrics    *runtime.OperatorMetrics
+	// rewind, when the transform reuses memory, is called before each read.
+	rewind  func()
+	lastWM  int64
+	clock   func() time.Time
+	metrics *runtime.OperatorMetrics
 
 	owned map[string]bool // splits given to the reader and not finished
 	// unnamed counts the splits of the first checkpoint format given to the
@@ -223,7 +228,10 @@ func NewSourceDriver[T any](ctx *runtime.Context, src connector.Source[T], hosts
 	}
 	d.status, _ = r.(connector.StatusReporter)
 	if cfg.NewTransform != nil {
-		d.so.transform = cfg.NewTransform()
+		d.so.transform, d.rewind = cfg.NewTransform(ctx.RecordsReused)
+		if !ctx.RecordsReused {
+			d.rewind = nil
+		}
 	}
 	if rs := ctx.Restored; rs != nil {
 		var splits []connector.Split
@@ -304,6 +312,9 @@ func (d *SourceDriver[T]) Step() (runtime.StepResult, error) {
 		d.reportStatus()
 	}
 	d.so.batch.Reset()
+	if d.rewind != nil {
+		d.rewind()
+	}
 	err := d.reader.Read(&d.so)
 	eoi := errors.Is(err, connector.ErrEndOfInput)
 	if err != nil && !eoi {
@@ -493,3 +504,7 @@ func (r *readerContext) Log() *slog.Logger     { return r.ctx.Log }
 
 // CountBytesIn implements connector.BytesInCounter.
 func (r *readerContext) CountBytesIn(n int) { r.ctx.Metrics.BytesIn.Add(int64(n)) }
+
+// ReusesRecords implements connector.RecordReuser: a step's records reach
+// operators that keep nothing of them before the next step reads.
+func (r *readerContext) ReusesRecords() bool { return r.ctx.RecordsReused }

@@ -31,6 +31,11 @@ type Context struct {
 	// Checkpointing reports whether the job takes checkpoints, so that
 	// sources that cannot be checkpointed refuse to run.
 	Checkpointing bool
+	// RecordsReused, for a source, reports whether every one of its
+	// outputs is chained to an operator that keeps nothing of its input
+	// (RetainsNoInput), so that the records of one step are consumed
+	// before the next begins and their memory may be reused.
+	RecordsReused bool
 	// Shared is the shared area of the checkpoint storage, where state
 	// backends with incremental snapshots put the files that checkpoints
 	// share; nil when the job has no checkpoint storage.

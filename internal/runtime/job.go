@@ -547,6 +547,7 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 				t.gate = gs[i]
 			}
 			built := map[*Node]*Built{}
+			retainsNoInput := map[*Node]bool{}
 			var build func(n *Node) error
 			build = func(n *Node) error {
 				ctx := &Context{
@@ -610,6 +611,10 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 					}
 				}
 				if n.Source != nil {
+					ctx.RecordsReused = len(n.Outputs) > 0
+					for _, e := range n.Outputs {
+						ctx.RecordsReused = ctx.RecordsReused && e.chained && retainsNoInput[e.To]
+					}
 					d, err := n.Source(ctx, combined)
 					if err != nil {
 						return ctx.wrap(err)
@@ -655,6 +660,9 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 				}
 				t.addOp(n, ctx, raw)
 				built[n] = b
+				if r, ok := raw.(InputRetainer); ok && !finished {
+					retainsNoInput[n] = r.RetainsNoInput()
+				}
 				if n == head {
 					t.headCtx = ctx
 					t.control = b.Control

@@ -111,3 +111,12 @@ func (c *countingOutput[T]) ProcessBatch(b *Batch[T]) error {
 
 func (c *countingOutput[T]) ProcessWatermark(wm int64) error { return c.out.ProcessWatermark(wm) }
 func (c *countingOutput[T]) EndInput() error                 { return c.out.EndInput() }
+
+// InputRetainer is implemented by operators that can tell whether they keep
+// anything of the records they are given (in state, in buffers, or by
+// forwarding them) once the call that gave them returns.
+type InputRetainer interface {
+	// RetainsNoInput reports whether the operator keeps nothing of its
+	// input records after the call that gave them.
+	RetainsNoInput() bool
+}

@@ -4,16 +4,24 @@ package types
 const DefaultArenaChunk = 64 << 10
 
 // Arena hands out the memory of finished rows from large chunks: writing a
-// row allocates nothing but its share of a chunk. A chunk is never written
-// again once a row is finished in it and never reused; a new chunk is
-// allocated when one is full, and the old one lives as long as any row in
-// it. An Arena is not safe for concurrent use: give each goroutine its own.
+// row allocates nothing but its share of a chunk. In an arena of NewArena
+// a chunk is never written again once a row is finished in it and never
+// reused; a new chunk is allocated when one is full, and the old one lives
+// as long as any row in it. Scratch and recycling arenas (NewScratchArena,
+// NewRecyclingArena) reuse their memory instead, for rows that live
+// briefly. An Arena is not safe for concurrent use: give each goroutine
+// its own.
 type Arena struct {
 	buf   []byte // the current chunk; len is the part handed out
 	chunk int
 	total int64
 	// scratch makes every alloc hand out the start of buf again.
 	scratch bool
+	// recycle keeps the chunks, which Rewind hands out again; next is the
+	// index in chunks of the chunk after buf.
+	recycle bool
+	chunks  [][]byte
+	next    int
 }
 
 // NewScratchArena returns an arena that hands out the same memory for
@@ -21,6 +29,28 @@ type Arena struct {
 // It is for rows that are read, and copied if kept, before the next one is
 // written, such as those a source hands to a projection that runs in it.
 func NewScratchArena() *Arena { return &Arena{scratch: true} }
+
+// NewRecyclingArena returns an arena of chunks of chunkSize bytes
+// (DefaultArenaChunk if chunkSize <= 0) that Rewind hands out again: the
+// rows finished in it are valid until the next Rewind. It is for rows that
+// are all consumed, and copied if kept, by some point, such as those of a
+// source's read when nothing downstream keeps them
+// (connector.ReusesRecords).
+func NewRecyclingArena(chunkSize int) *Arena {
+	a := NewArena(chunkSize)
+	a.recycle = true
+	return a
+}
+
+// Rewind makes a recycling arena hand out its chunks again from the start:
+// every row finished in it before is invalid. It does nothing to other
+// arenas.
+func (a *Arena) Rewind() {
+	if !a.recycle || len(a.chunks) == 0 {
+		return
+	}
+	a.buf, a.next = a.chunks[0][:0], 1
+}
 
 // NewArena returns an arena of chunks of chunkSize bytes (DefaultArenaChunk
 // if chunkSize <= 0). A row larger than a chunk gets a chunk of its own.
@@ -31,7 +61,8 @@ func NewArena(chunkSize int) *Arena {
 	return &Arena{chunk: chunkSize}
 }
 
-// alloc returns n bytes of the arena, never handed out before.
+// alloc returns n bytes of the arena, never handed out before (in a
+// recycling arena: since the last Rewind).
 func (a *Arena) alloc(n int) []byte {
 	if a.scratch {
 		if cap(a.buf) < n {
@@ -50,12 +81,28 @@ func (a *Arena) alloc(n int) []byte {
 				return make([]byte, n)
 			}
 		}
-		a.buf = make([]byte, 0, size)
+		a.buf = a.newChunk(size)
 	}
 	s := len(a.buf)
 	a.buf = a.buf[:s+n]
 	a.total += int64(n)
 	return a.buf[s : s+n : s+n]
+}
+
+// newChunk returns an empty chunk of size bytes: a new one, or in a
+// recycling arena the next one it has.
+func (a *Arena) newChunk(size int) []byte {
+	if !a.recycle {
+		return make([]byte, 0, size)
+	}
+	if a.next < len(a.chunks) {
+		a.next++
+		return a.chunks[a.next-1][:0]
+	}
+	c := make([]byte, 0, size)
+	a.chunks = append(a.chunks, c)
+	a.next = len(a.chunks)
+	return c
 }
 
 // Allocated returns the bytes handed out so far.

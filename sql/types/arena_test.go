@@ -28,3 +28,61 @@ func TestScratchArena(t *testing.T) {
 		t.Fatal("the rows of a scratch arena are not in the same memory")
 	}
 }
+
+// TestRecyclingArena checks that a recycling arena hands out new memory
+// between rewinds, so that the rows written since the last rewind stay
+// valid together, and its chunks again after each rewind, allocating no
+// new chunk once it has enough.
+func TestRecyclingArena(t *testing.T) {
+	rt := MustRowType(F("id", BigInt()), F("name", String()))
+	a := NewRecyclingArena(256)
+	w := NewRowWriter(rt, a)
+	const perRound = 40 // rows of 30–40 bytes: several chunks a round
+	var firstRound []*byte
+	for round := 0; round < 3; round++ {
+		a.Rewind()
+		var rows []Row
+		var names []string
+		for i := 0; i < perRound; i++ {
+			name := string(rune('a'+round)) + string(make([]byte, i%7)) + "x"
+			w.SetInt64(0, int64(round*perRound+i))
+			w.SetString(1, name)
+			rows = append(rows, w.Finish())
+			names = append(names, name)
+		}
+		// Every row of the round is intact at the round's end.
+		for i, r := range rows {
+			if r.Int64(0) != int64(round*perRound+i) || r.String(1) != names[i] {
+				t.Fatalf("round %d row %d: (%d, %q), want (%d, %q)", round, i, r.Int64(0), r.String(1), round*perRound+i, names[i])
+			}
+		}
+		if round == 0 {
+			for _, r := range rows {
+				firstRound = append(firstRound, unsafe.StringData(r.b))
+			}
+			if len(a.chunks) < 2 {
+				t.Fatalf("a round of %d rows took %d chunk(s) of 256 bytes; the test wants several", perRound, len(a.chunks))
+			}
+			continue
+		}
+		for i, r := range rows {
+			if unsafe.StringData(r.b) != firstRound[i] {
+				t.Fatalf("round %d row %d is not where row %d of the first round was", round, i, i)
+			}
+		}
+	}
+	if got := len(a.chunks); got > perRound*40/256+2 {
+		t.Errorf("the arena holds %d chunks after three equal rounds", got)
+	}
+	// An arena that is not recycling ignores Rewind.
+	plain := NewArena(256)
+	pw := NewRowWriter(rt, plain)
+	pw.SetInt64(0, 1)
+	r1 := pw.Finish()
+	plain.Rewind()
+	pw.SetInt64(0, 2)
+	r2 := pw.Finish()
+	if r1.Int64(0) != 1 || r2.Int64(0) != 2 || unsafe.StringData(r1.b) == unsafe.StringData(r2.b) {
+		t.Error("Rewind changed a plain arena")
+	}
+}

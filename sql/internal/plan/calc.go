@@ -244,7 +244,7 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if scan, ok := c.Input.(*ScanRel); ok && scan.mode == changelog.InsertOnly && alone {
 		// The only reader of an insert-only table runs in its source; a
 		// projection copies what it keeps of the source's rows.
-		return scan.open(b, !c.identity(), []eddy.SourceOption{eddy.TransformInSource(c.newTransform)})
+		return scan.open(b, !c.identity(), []eddy.SourceOption{eddy.TransformInSourceReusing(c.newTransform)})
 	}
 	s, err := b.stream(c.Input)
 	if err != nil {
@@ -316,7 +316,10 @@ func (c *CalcRel) compiles() error {
 
 // newTransform returns a subtask's function of the Calc over insert-only
 // records: the projected row of a record that passes the condition.
-func (c *CalcRel) newTransform() func(Rec) (Rec, bool) {
+//
+// With reuse, the projected rows are written into memory that rewind hands
+// out again (eddy.TransformInSourceReusing).
+func (c *CalcRel) newTransform(reuse bool) (func(Rec) (Rec, bool), func()) {
 	// The condition and the projections share what they both compute.
 	shared := expr.NewShared(append([]expr.Expr{c.Cond}, c.Projs...)...)
 	var cond func(types.Row) (bool, bool)
@@ -332,9 +335,13 @@ func (c *CalcRel) newTransform() func(Rec) (Rec, bool) {
 			shared.Next()
 			v, null := cond(r.Row)
 			return r, v && !null
-		}
+		}, nil
 	}
-	p, _ := newSharedProjector(c.rt, c.Projs, shared)
+	arena := types.NewArena(0)
+	if reuse {
+		arena = types.NewRecyclingArena(0)
+	}
+	p, _ := newSharedProjector(c.rt, c.Projs, shared, arena)
 	return func(r Rec) (Rec, bool) {
 		shared.Next()
 		if cond != nil {
@@ -344,7 +351,7 @@ func (c *CalcRel) newTransform() func(Rec) (Rec, bool) {
 		}
 		r.Row = p.write(r.Row)
 		return r, true
-	}
+	}, arena.Rewind
 }
 
 // projector writes the row of a projection.
@@ -360,14 +367,15 @@ type projector struct {
 // Every subtask compiles its own: compiled functions and writers are not
 // shared between goroutines.
 func newProjector(rt *types.RowType, exprs []expr.Expr) (*projector, error) {
-	return newSharedProjector(rt, exprs, expr.NewShared(exprs...))
+	return newSharedProjector(rt, exprs, expr.NewShared(exprs...), types.NewArena(0))
 }
 
 // newSharedProjector is newProjector for expressions compiled by shared
 // with others (a condition) that its caller evaluates over the same rows:
-// the caller starts each row (shared.Next) and calls write.
-func newSharedProjector(rt *types.RowType, exprs []expr.Expr, shared *expr.Shared) (*projector, error) {
-	p := &projector{w: types.NewRowWriter(rt, types.NewArena(0)), shared: shared}
+// the caller starts each row (shared.Next) and calls write. The rows go
+// into arena.
+func newSharedProjector(rt *types.RowType, exprs []expr.Expr, shared *expr.Shared, arena *types.Arena) (*projector, error) {
+	p := &projector{w: types.NewRowWriter(rt, arena), shared: shared}
 	for i, e := range exprs {
 		set, err := shared.RefSetter(e, i)
 		if err != nil {

@@ -1,0 +1,248 @@
+package eddy_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/connector"
+)
+
+// reuseSource emits the numbers 0 … n-1, perRead a read, as pointers: into
+// one buffer it overwrites at every read when its context lets it reuse
+// records (connector.ReusesRecords), into fresh memory otherwise.
+type reuseSource struct {
+	n, perRead int
+	reused     *atomic.Int32 // readers told they may reuse
+	readers    *atomic.Int32
+}
+
+func (s reuseSource) NewEnumerator(ctx connector.EnumeratorContext, restored []byte) (connector.Enumerator, error) {
+	return connector.NewStaticEnumerator(ctx, restored, func(int) ([]connector.Split, error) {
+		return []connector.Split{{ID: "only"}}, nil
+	})
+}
+
+func (s reuseSource) NewReader(ctx connector.ReaderContext) (connector.Reader[*int], error) {
+	s.readers.Add(1)
+	r := &reuseReader{s: s, reuse: connector.ReusesRecords(ctx)}
+	if r.reuse {
+		s.reused.Add(1)
+		r.buf = make([]int, s.perRead)
+	}
+	return r, nil
+}
+
+type reuseReader struct {
+	s     reuseSource
+	reuse bool
+	has   bool
+	next  int
+	buf   []int
+}
+
+func (r *reuseReader) AddSplits(s []connector.Split) error {
+	r.has = r.has || len(s) > 0
+	return nil
+}
+
+func (r *reuseReader) Read(out connector.Output[*int]) error {
+	if !r.has {
+		return nil
+	}
+	so := out.Split("only")
+	if r.next >= r.s.n {
+		so.Finish()
+		r.has = false
+		return nil
+	}
+	buf := r.buf
+	if !r.reuse {
+		buf = make([]int, r.s.perRead)
+	}
+	for i := 0; i < r.s.perRead && r.next < r.s.n; i++ {
+		buf[i] = r.next
+		r.next++
+		so.Emit(&buf[i])
+	}
+	return nil
+}
+
+func (r *reuseReader) SnapshotState(int64) ([]connector.Split, error) { return nil, nil }
+func (r *reuseReader) Close() error                                   { return nil }
+
+// collectingSink keeps the values its records point to; it keeps nothing of
+// the records themselves when copies is set (connector.NonRetainingWriter),
+// and keeps the pointers, reading them at the end, otherwise.
+type collectingSink struct {
+	copies bool
+	mu     *sync.Mutex
+	ptrs   *[]*int
+	vals   *[]int
+}
+
+func (s collectingSink) NewWriter(connector.WriterContext) (connector.Writer[*int], error) {
+	return s, nil
+}
+
+func (s collectingSink) Write(records []*int, _ []int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range records {
+		if s.copies {
+			*s.vals = append(*s.vals, *r)
+		} else {
+			*s.ptrs = append(*s.ptrs, r)
+		}
+	}
+	return nil
+}
+
+func (collectingSink) Flush() error { return nil }
+func (collectingSink) Close() error { return nil }
+
+// RetainsNoRecords is true only for the sink that copies.
+func (s collectingSink) RetainsNoRecords() bool { return s.copies }
+
+// values returns what the sink received, sorted.
+func (s collectingSink) values() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(*s.vals)
+	for _, p := range *s.ptrs {
+		out = append(out, *p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func newCollectingSink(copies bool) collectingSink {
+	return collectingSink{copies: copies, mu: &sync.Mutex{}, ptrs: new([]*int), vals: new([]int)}
+}
+
+// TestRecordReuse checks when eddy lets a source's reader reuse its
+// records' memory: only when every output of the source is chained to a
+// sink whose writer keeps nothing of the records. In every case the sinks
+// must receive every number once, which a reader reusing memory that a
+// sink still held would break.
+func TestRecordReuse(t *testing.T) {
+	const n = 1000
+	cases := []struct {
+		name  string
+		build func(src *eddy.Stream[*int]) []collectingSink
+		reuse bool
+	}{
+		{"a chained sink that keeps nothing", func(src *eddy.Stream[*int]) []collectingSink {
+			s := newCollectingSink(true)
+			eddy.WriteTo[*int](src, "copies", s)
+			return []collectingSink{s}
+		}, true},
+		{"a sink that keeps the records", func(src *eddy.Stream[*int]) []collectingSink {
+			s := newCollectingSink(false)
+			eddy.WriteTo[*int](src, "keeps", s)
+			return []collectingSink{s}
+		}, false},
+		{"a Map before the sink", func(src *eddy.Stream[*int]) []collectingSink {
+			s := newCollectingSink(true)
+			eddy.WriteTo(eddy.Map(src, func(p *int) *int { return p }), "copies", s)
+			return []collectingSink{s}
+		}, false},
+		{"a sink at another parallelism", func(src *eddy.Stream[*int]) []collectingSink {
+			s := newCollectingSink(true)
+			eddy.WriteTo[*int](src, "copies", s).Parallelism(2)
+			return []collectingSink{s}
+		}, false},
+		{"two sinks, one keeping the records", func(src *eddy.Stream[*int]) []collectingSink {
+			a, b := newCollectingSink(true), newCollectingSink(false)
+			eddy.WriteTo[*int](src, "copies", a)
+			eddy.WriteTo[*int](src, "keeps", b)
+			return []collectingSink{a, b}
+		}, false},
+		{"two sinks that keep nothing", func(src *eddy.Stream[*int]) []collectingSink {
+			a, b := newCollectingSink(true), newCollectingSink(true)
+			eddy.WriteTo[*int](src, "copies", a)
+			eddy.WriteTo[*int](src, "copies too", b)
+			return []collectingSink{a, b}
+		}, true},
+	}
+	want := make([]int, n)
+	for i := range want {
+		want[i] = i
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var reused, readers atomic.Int32
+			env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithBatchSize(16))
+			src := eddy.FromSource[*int](env, "numbers", reuseSource{n: n, perRead: 7, reused: &reused, readers: &readers}, eddy.NoWatermarks[*int]())
+			sinks := c.build(src)
+			if err := env.Execute(context.Background(), "reuse"); err != nil {
+				t.Fatal(err)
+			}
+			if got := reused.Load() > 0; got != c.reuse || readers.Load() == 0 {
+				t.Errorf("%d of %d readers were told they may reuse records; want reuse %v", reused.Load(), readers.Load(), c.reuse)
+			}
+			for k, s := range sinks {
+				if got := s.values(); !slices.Equal(got, want) {
+					t.Errorf("sink %d received %d values %v…; want 0 … %d once each", k, len(got), got[:min(len(got), 20)], n-1)
+				}
+			}
+		})
+	}
+}
+
+// TestTransformInSourceReusing checks that a transform in the source is
+// told it may reuse memory when the source's records reach only a sink
+// that keeps nothing, and that its rewind runs before each read.
+func TestTransformInSourceReusing(t *testing.T) {
+	const n = 500
+	for _, copies := range []bool{true, false} {
+		var reused, readers, rewinds atomic.Int32
+		var told []bool
+		var mu sync.Mutex
+		env := eddy.NewEnvironment(eddy.WithParallelism(1))
+		src := eddy.FromSource[*int](env, "numbers", reuseSource{n: n, perRead: 5, reused: &reused, readers: &readers}, eddy.NoWatermarks[*int](),
+			eddy.TransformInSourceReusing(func(reuse bool) (func(*int) (*int, bool), func()) {
+				mu.Lock()
+				told = append(told, reuse)
+				mu.Unlock()
+				// Doubles into a buffer of its own, reused when allowed.
+				buf, used := make([]int, 0, 8), 0
+				fn := func(p *int) (*int, bool) {
+					if !reuse || used == cap(buf) {
+						buf, used = make([]int, 8), 0
+					}
+					buf = buf[:cap(buf)]
+					buf[used] = 2 * *p
+					used++
+					return &buf[used-1], true
+				}
+				return fn, func() { rewinds.Add(1); used = 0 }
+			}))
+		s := newCollectingSink(copies)
+		eddy.WriteTo[*int](src, "sink", s)
+		if err := env.Execute(context.Background(), "reuse"); err != nil {
+			t.Fatal(err)
+		}
+		if len(told) == 0 || told[0] != copies {
+			t.Errorf("sink copies %v: the transform was told reuse %v", copies, told)
+		}
+		if copies && rewinds.Load() < n/5 {
+			t.Errorf("rewind ran %d times for %d reads of 5 records", rewinds.Load(), n/5)
+		}
+		if !copies && rewinds.Load() != 0 {
+			t.Errorf("rewind ran %d times though the sink keeps the records", rewinds.Load())
+		}
+		got := s.values()
+		if len(got) != n {
+			t.Fatalf("sink copies %v: %d records, want %d", copies, len(got), n)
+		}
+		for i, v := range got {
+			if v != 2*i {
+				t.Fatalf("sink copies %v: record %d is %d, want %d", copies, i, v, 2*i)
+			}
+		}
+	}
+}
