@@ -15,16 +15,7 @@ import (
 // ddl.
 func explainText(t *testing.T, ddl, stmt string) string {
 	t.Helper()
-	s := sql.NewSession(sql.WithConnectors(registry(&collectSink{})))
-	rs, err := s.Execute(ddl + "EXPLAIN " + stmt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, r := range rs {
-		b.WriteString(r.Text)
-	}
-	return b.String()
+	return explainIn(t, sql.NewSession(sql.WithConnectors(registry(&collectSink{}))), ddl, stmt)
 }
 
 // bidFields parses the rows "+I[f0, f1, ...]" of an insert-only table.

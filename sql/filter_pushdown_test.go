@@ -70,17 +70,18 @@ FROM nexmark WHERE event_type = 1;
 func explain(t *testing.T, script string) string {
 	t.Helper()
 	i := strings.LastIndex(script, "INSERT INTO")
-	s := sql.NewSession(sql.WithConnectors(registry(&collectSink{})))
-	if _, err := s.Execute(script[:i]); err != nil {
+	return explainIn(t, sql.NewSession(sql.WithConnectors(registry(&collectSink{}))), script[:i], script[i:])
+}
+
+// explainIn returns the plan of stmt in s after the statements of ddl.
+func explainIn(t *testing.T, s *sql.Session, ddl, stmt string) string {
+	t.Helper()
+	if _, err := s.Execute(ddl); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := s.Execute("EXPLAIN " + script[i:])
+	plan, err := s.Explain(stmt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	for _, r := range rs {
-		b.WriteString(r.Text)
-	}
-	return b.String()
+	return plan
 }

@@ -144,18 +144,7 @@ func reuseExplain(t *testing.T, script string) string {
 		i = strings.LastIndex(script, "INSERT INTO")
 	}
 	s := sql.NewSession(sql.WithConnectors((&tablesEnv{base: t.TempDir()}).registry()))
-	if _, err := s.Execute(script[:i]); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Execute("EXPLAIN " + strings.TrimSuffix(strings.TrimSpace(script[i:]), ";"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, r := range rs {
-		b.WriteString(r.Text)
-	}
-	return b.String()
+	return explainIn(t, s, script[:i], strings.TrimSuffix(strings.TrimSpace(script[i:]), ";"))
 }
 
 // tablesRun runs script at parallelism p and returns the final table of

@@ -16,6 +16,7 @@ package sql
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/changelog"
@@ -102,6 +103,22 @@ func (s *Session) Execute(script string) ([]Result, error) {
 		out[i] = Result{Statement: r.Statement, Text: r.Text}
 	}
 	return out, err
+}
+
+// Explain returns the plan that EXPLAIN shows for stmt (an INSERT INTO, a
+// statement set or a query) over the session's catalog: every operator
+// with its parallelism and changelog mode. stmt is planned for the
+// explanation only: Build does not run it.
+func (s *Session) Explain(stmt string) (string, error) {
+	rs, err := s.Execute("EXPLAIN " + stmt)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, r := range rs {
+		b.WriteString(r.Text)
+	}
+	return b.String(), nil
 }
 
 // Build adds every INSERT and query the session planned to env, as one

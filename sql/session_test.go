@@ -179,3 +179,29 @@ INSERT INTO out SELECT auction, price, dateTime FROM bid WHERE price > 1000;
 		}
 	}
 }
+
+// TestSessionExplain checks that Explain gives EXPLAIN's plan of an INSERT
+// and leaves it out of what Build runs, and that a mistake in the
+// statement is an error.
+func TestSessionExplain(t *testing.T) {
+	s := sql.NewSession()
+	if _, err := s.Execute(`CREATE TABLE src (id BIGINT, name STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE dst (id BIGINT, name STRING) WITH ('connector' = 'blackhole');`); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := s.Explain("INSERT INTO dst SELECT id, UPPER(name) FROM src WHERE id > 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"== Physical Plan ==", "Sink(table=[dst]", "TableSourceScan(table=[src]", "UPPER(", "changelogMode=[I]", "parallelism=1"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, plan)
+		}
+	}
+	if inserts, queries := s.Pending(); inserts != 0 || queries != 0 {
+		t.Errorf("after Explain the session has %d inserts and %d queries pending; want none", inserts, queries)
+	}
+	if _, err := s.Explain("INSERT INTO nowhere SELECT id FROM src"); err == nil || !strings.Contains(err.Error(), "nowhere") {
+		t.Errorf("explaining an insert into an unknown table: %v; want an error naming it", err)
+	}
+}

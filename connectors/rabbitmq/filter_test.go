@@ -349,15 +349,11 @@ func explain(t *testing.T, ddl, stmt string) string {
 	if _, err := s.Execute(ddl); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := s.Execute("EXPLAIN " + stmt)
+	plan, err := s.Explain(stmt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	for _, r := range rs {
-		b.WriteString(r.Text)
-	}
-	return b.String()
+	return plan
 }
 
 // TestExplainRoutingKeyPushdown plans a query with a condition on the
