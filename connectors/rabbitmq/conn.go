@@ -112,7 +112,7 @@ func amqpCode(err error) int {
 
 // setupQueue makes sure the queue exists, declaring it if it does not and
 // 'queue.declare' says so, and binds it to the exchange if there is one.
-// A source narrowed to a routing key (ApplyFilters) that declares the
+// A source narrowed to a routing key or header values (ApplyFilters) that declares the
 // queue binds it as narrowly as the exchange allows (config.binding), and
 // says so in log; a queue that existed is bound as configured, whatever
 // its other bindings, which belong to whoever made them.
@@ -149,12 +149,12 @@ func (c *config) setupQueue(conn *amqp.Connection, log *slog.Logger) error {
 	if c.exchange == "" {
 		return nil
 	}
-	key := c.routingKey
-	if created && c.narrowed {
+	key, args := c.routingKey, c.bindingArgs
+	if created && (c.narrowed || len(c.headerEq) > 0 || c.headersNone) {
 		var bound bool
-		key, bound = c.binding(conn)
+		key, args, bound = c.binding(conn)
 		if log != nil {
-			log.Info(fmt.Sprintf("rabbitmq %q: a condition on the routing key narrows the binding of the queue the source declared: %s", c.name, c.describeBinding(key, bound)))
+			log.Info(fmt.Sprintf("rabbitmq %q: a condition on the routing key or headers narrows the binding of the queue the source declared: %s", c.name, c.describeBinding(key, args, bound)))
 		}
 		if !bound {
 			return nil
@@ -164,7 +164,7 @@ func (c *config) setupQueue(conn *amqp.Connection, log *slog.Logger) error {
 		return fmt.Errorf("rabbitmq %q: opening a channel on %s: %w", c.name, c.broker(), err)
 	}
 	defer ch.Close()
-	if err := ch.QueueBind(c.queue, key, c.exchange, false, c.bindingArgs); err != nil {
+	if err := ch.QueueBind(c.queue, key, c.exchange, false, args); err != nil {
 		if amqpCode(err) == amqp.NotFound {
 			return fmt.Errorf("rabbitmq %q: binding queue %q to exchange %q: %w; declare the exchange or fix 'exchange'", c.name, c.queue, c.exchange, err)
 		}

@@ -186,6 +186,12 @@ type config struct {
 	narrowed bool
 	only     string
 	none     bool
+	// headerEq holds the conditions on 'header.<name>' columns
+	// (ApplyFilters): the source emits only the messages whose string
+	// header name has the value headerEq[name], or, with headersNone,
+	// nothing.
+	headerEq    map[string]string
+	headersNone bool
 }
 
 func optErr(key, problem string) error {

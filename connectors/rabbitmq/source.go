@@ -357,9 +357,9 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 		}
 	}
 	connector.CountBytesIn(r.ctx, len(m.Body))
-	if !r.cfg.passes(m.RoutingKey) {
-		// Left out by the condition on the routing key, undecoded, and
-		// acknowledged with the messages around it.
+	if !r.cfg.passes(m.RoutingKey, m.Headers) {
+		// Left out by the conditions on the routing key or headers,
+		// undecoded, and acknowledged with the messages around it.
 		return nil
 	}
 	r.out = out.Split(sp.id)
@@ -368,7 +368,7 @@ func (r *reader[T]) handle(out connector.Output[T], d delivery) error {
 		r.ts = m.Timestamp.UnixMilli()
 	}
 	if r.withDelivery != nil {
-		r.withDelivery.setRoutingKey(m.RoutingKey)
+		r.withDelivery.setDelivery(m.RoutingKey, m.Headers)
 	}
 	if err := r.decode.Decode(m.Body, r.emit); err != nil {
 		return out.BadRecord(connector.DeadLetter{Source: r.ctx.SourceName(), Location: loc, Raw: string(m.Body), Error: err.Error()})
