@@ -88,31 +88,6 @@ func TestRoutingKeyFilterAccepts(t *testing.T) {
 	}
 }
 
-// publishKeyed publishes the bodies to the exchange, body i with routing
-// key keys[i], and waits for the confirms: once they come, the broker has
-// routed every message.
-func publishKeyed(t testing.TB, conn *amqp.Connection, exchange string, keys []string, bodies [][]byte) {
-	t.Helper()
-	ch := channel(t, conn)
-	defer ch.Close()
-	if err := ch.Confirm(false); err != nil {
-		t.Fatal(err)
-	}
-	var dcs []*amqp.DeferredConfirmation
-	for i, b := range bodies {
-		dc, err := ch.PublishWithDeferredConfirm(exchange, keys[i], false, false, amqp.Publishing{Body: b, DeliveryMode: amqp.Persistent})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dcs = append(dcs, dc)
-	}
-	for _, dc := range dcs {
-		if !dc.Wait() {
-			t.Fatal("the broker refused a message")
-		}
-	}
-}
-
 // orderKeys are the routing keys the tests publish orders with, in turn.
 var orderKeys = []string{"orders.eu", "orders.us", "other.eu", "orders.eu.paris"}
 
@@ -121,12 +96,12 @@ var orderKeys = []string{"orders.eu", "orders.us", "other.eu", "orders.eu.paris"
 func publishOrders(t testing.TB, conn *amqp.Connection, exchange string, from, to int) {
 	t.Helper()
 	var keys []string
-	var bodies [][]byte
+	var msgs []amqp.Publishing
 	for i := from; i < to; i++ {
 		keys = append(keys, orderKeys[i%4])
-		bodies = append(bodies, []byte(fmt.Sprintf(`{"id": %d, "amount": %d}`, i, i)))
+		msgs = append(msgs, amqp.Publishing{Body: []byte(fmt.Sprintf(`{"id": %d, "amount": %d}`, i, i))})
 	}
-	publishKeyed(t, conn, exchange, keys, bodies)
+	publishConfirmed(t, conn, exchange, false, keys, msgs)
 }
 
 // pushdownJob runs, in the background, a SQL job reading the queue bound
@@ -449,25 +424,12 @@ var orderHeaders = []amqp.Table{
 // with amount i and the headers orderHeaders[i%4].
 func publishWithHeaders(t testing.TB, conn *amqp.Connection, exchange string, from, to int) {
 	t.Helper()
-	ch := channel(t, conn)
-	defer ch.Close()
-	if err := ch.Confirm(false); err != nil {
-		t.Fatal(err)
-	}
-	var dcs []*amqp.DeferredConfirmation
+	var msgs []amqp.Publishing
 	for i := from; i < to; i++ {
 		body := []byte(fmt.Sprintf(`{"id": %d, "amount": %d}`, i, i))
-		dc, err := ch.PublishWithDeferredConfirm(exchange, "", false, false, amqp.Publishing{Body: body, Headers: orderHeaders[i%4], DeliveryMode: amqp.Persistent})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dcs = append(dcs, dc)
+		msgs = append(msgs, amqp.Publishing{Body: body, Headers: orderHeaders[i%4]})
 	}
-	for _, dc := range dcs {
-		if !dc.Wait() {
-			t.Fatal("the broker refused a message")
-		}
-	}
+	publishConfirmed(t, conn, exchange, false, make([]string, len(msgs)), msgs)
 }
 
 // headerPick renders the header columns of an order: "region/prio/vip",

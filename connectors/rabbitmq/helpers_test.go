@@ -108,18 +108,31 @@ func publishLines(t testing.TB, conn *amqp.Connection, queue string, from, to, p
 // (none where empty), and waits for the confirms.
 func publishRaw(t testing.TB, conn *amqp.Connection, queue string, bodies [][]byte, ids []string) {
 	t.Helper()
+	keys := make([]string, len(bodies))
+	msgs := make([]amqp.Publishing, len(bodies))
+	for i, b := range bodies {
+		keys[i], msgs[i] = queue, amqp.Publishing{Body: b}
+		if ids != nil {
+			msgs[i].MessageId = ids[i]
+		}
+	}
+	publishConfirmed(t, conn, "", true, keys, msgs)
+}
+
+// publishConfirmed publishes msgs, persistent, to the exchange, message i
+// with routing key keys[i], and waits for the confirms: once they come,
+// the broker has routed every message.
+func publishConfirmed(t testing.TB, conn *amqp.Connection, exchange string, mandatory bool, keys []string, msgs []amqp.Publishing) {
+	t.Helper()
 	ch := channel(t, conn)
 	defer ch.Close()
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}
 	var dcs []*amqp.DeferredConfirmation
-	for i, b := range bodies {
-		msg := amqp.Publishing{Body: b, DeliveryMode: amqp.Persistent}
-		if ids != nil {
-			msg.MessageId = ids[i]
-		}
-		dc, err := ch.PublishWithDeferredConfirm("", queue, true, false, msg)
+	for i, msg := range msgs {
+		msg.DeliveryMode = amqp.Persistent
+		dc, err := ch.PublishWithDeferredConfirm(exchange, keys[i], mandatory, false, msg)
 		if err != nil {
 			t.Fatal(err)
 		}
