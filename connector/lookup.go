@@ -23,7 +23,11 @@ type LookupSource interface {
 // SyncLookupSource is implemented by lookup sources whose lookups return at
 // once, without waiting on I/O (a table held in memory): a lookup join calls
 // their LookupFunc on its own goroutine, one key at a time, as Flink calls a
-// synchronous LookupFunction, instead of on goroutines of their own.
+// synchronous LookupFunction, instead of on goroutines of their own. The
+// rows such a LookupFunc returns never change afterwards: a source that
+// changes its table returns new slices for the keys it changes, so that a
+// lookup join may keep what it derived from a result (the SQL planner
+// projects each result once).
 type SyncLookupSource interface {
 	LookupSource
 	// SyncLookup reports whether the lookups return at once.

@@ -106,7 +106,10 @@ func (l *tableLookup) lookup(_ context.Context, key types.Row) ([]types.Row, err
 	if key.AnyNull() {
 		return nil, nil
 	}
-	return snap.rows[l.keyKey.Key(key)], nil
+	// The key is encoded on the stack when it fits, and the map indexed
+	// without making a string of it.
+	var buf [128]byte
+	return snap.rows[string(l.keyKey.AppendKey(buf[:0], key))], nil
 }
 
 // refresh loads the table unless another lookup has replaced old already.

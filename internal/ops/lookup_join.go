@@ -69,6 +69,9 @@ type lookupCall[K comparable, R any] struct {
 	rows []R
 	err  error
 	done bool
+	// pooled marks the call of a Sync lookup, which one queue item alone
+	// holds and which is used again once that item is emitted.
+	pooled bool
 }
 
 // lookupItem is an input change waiting for its lookup, or a watermark
@@ -113,6 +116,8 @@ type LookupJoin[T any, K comparable, R, O any] struct {
 	adds     []O
 	// failed is the error of a Sync lookup that failed.
 	failed error
+	// free holds the calls of Sync lookups whose items went out.
+	free []*lookupCall[K, R]
 }
 
 // maxLookupQueue bounds the input changes an operator holds, waiting for
@@ -186,10 +191,17 @@ func (j *LookupJoin[T, K, R, O]) start(key K) *lookupCall[K, R] {
 		}
 	}
 	j.stats.Misses.Add(1)
-	c := &lookupCall[K, R]{key: key}
 	if j.logic.Sync {
+		var c *lookupCall[K, R]
+		if n := len(j.free); n > 0 {
+			c, j.free = j.free[n-1], j.free[:n-1]
+		} else {
+			c = &lookupCall[K, R]{pooled: true}
+		}
+		c.key = key
 		return j.startSync(c)
 	}
+	c := &lookupCall[K, R]{key: key}
 	if j.pending != nil {
 		j.pending[key] = c
 	}
@@ -380,6 +392,12 @@ func (j *LookupJoin[T, K, R, O]) emitReady() error {
 
 // pop drops n items from the head of the queue.
 func (j *LookupJoin[T, K, R, O]) pop(n int) {
+	for _, it := range j.queue[j.head : j.head+n] {
+		if c := it.call; c != nil && c.pooled {
+			*c = lookupCall[K, R]{pooled: true}
+			j.free = append(j.free, c)
+		}
+	}
 	clear(j.queue[j.head : j.head+n])
 	j.head += n
 }

@@ -288,7 +288,14 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	if _, err := newProjector(j.calc.rt, j.calc.Projs); err != nil {
 		return nil, err
 	}
-	calcPool := sync.Pool{New: func() any { p, _ := newProjector(j.calc.rt, j.calc.Projs); return p }}
+	inMemory := false
+	if s, ok := ls0.(connector.SyncLookupSource); ok && s.SyncLookup() {
+		inMemory = true
+	}
+	calcPool := sync.Pool{New: func() any {
+		p, _ := newProjector(j.calc.rt, j.calc.Projs)
+		return &sideProjector{projector: p}
+	}}
 	ev, err := newJoinEvals(rt, projs, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
 	if err != nil {
 		return nil, err
@@ -313,18 +320,15 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 		if err != nil {
 			return nil, fmt.Errorf("lookup in table %s: %w", j.scan.Table.Name, err)
 		}
-		p := calcPool.Get().(*projector)
+		p := calcPool.Get().(*sideProjector)
 		defer calcPool.Put(p)
-		// The projector's arena never hands its memory out again: the
-		// rows it writes stay as they are for the join to keep.
-		out := make([]types.Row, len(rows))
-		for i, r := range rows {
-			out[i] = p.project(r)
+		if inMemory {
+			return p.projectMemo(rows), nil
 		}
-		return out, nil
+		return p.projectAll(rows), nil
 	}
 	var opts []eddy.LookupOption
-	if s, ok := ls0.(connector.SyncLookupSource); ok && s.SyncLookup() {
+	if inMemory {
 		opts = append(opts, eddy.LookupSynchronous())
 	}
 	out := eddy.LookupJoin(ls, key, look, kind, func(a types.Row, m *types.Row) types.Row {
@@ -339,5 +343,49 @@ func keyColumns(n int) []int {
 	for i := range out {
 		out[i] = i
 	}
+	return out
+}
+
+// sideProjector projects the rows a lookup found. Its arena never hands
+// its memory out again: the rows it writes stay as they are for the join
+// to keep.
+type sideProjector struct {
+	*projector
+	// memo holds, for a synchronous lookup source, the projection of each
+	// result it returned, by the result's first row's address: such a
+	// source returns its rows from memory, the same slice for a key until
+	// it reloads, so each is projected once.
+	memo map[*types.Row][]types.Row
+}
+
+// maxSideMemo bounds a sideProjector's memo; a full memo starts afresh,
+// forgetting the results of a source's earlier loads.
+const maxSideMemo = 1 << 16
+
+// projectAll returns the projections of rows.
+func (p *sideProjector) projectAll(rows []types.Row) []types.Row {
+	out := make([]types.Row, len(rows))
+	for i, r := range rows {
+		out[i] = p.project(r)
+	}
+	return out
+}
+
+// projectMemo returns the projections of rows, a result of a synchronous
+// lookup source, projecting them only the first time the source returns
+// them.
+func (p *sideProjector) projectMemo(rows []types.Row) []types.Row {
+	if len(rows) == 0 {
+		return nil
+	}
+	first := &rows[0]
+	if out, ok := p.memo[first]; ok && len(out) == len(rows) {
+		return out
+	}
+	if p.memo == nil || len(p.memo) >= maxSideMemo {
+		p.memo = map[*types.Row][]types.Row{}
+	}
+	out := p.projectAll(rows)
+	p.memo[first] = out
 	return out
 }
