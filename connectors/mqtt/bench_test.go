@@ -13,6 +13,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/connector/connectortest"
 )
 
 // The benchmarks measure messages per second through the connector alone:
@@ -132,7 +133,7 @@ func benchSource(b *testing.B, version string, qos byte, size int) {
 	var wg sync.WaitGroup
 	b.SetBytes(int64(size))
 	b.ResetTimer()
-	start := time.Now()
+	m := connectortest.StartMeter()
 	base := out.n
 	for i, c := range clients {
 		wg.Add(1)
@@ -182,11 +183,10 @@ func benchSource(b *testing.B, version string, qos byte, size int) {
 			break
 		}
 	}
-	elapsed := time.Since(start)
 	b.StopTimer()
-	<-done
 	got := out.n - base
-	b.ReportMetric(float64(got)/elapsed.Seconds(), "msgs/s")
+	m.Report(b, got, 0, "msgs")
+	<-done
 	if got < b.N {
 		b.ReportMetric(float64(b.N-got), "dropped")
 	}
@@ -229,7 +229,7 @@ func benchSink(b *testing.B, version string, qos byte, size int) {
 	}
 	b.SetBytes(int64(size))
 	b.ResetTimer()
-	start := time.Now()
+	m := connectortest.StartMeter()
 	for i := 0; i < b.N; i += len(batch) {
 		if err := w.Write(batch[:min(len(batch), b.N-i)], nil); err != nil {
 			b.Fatal(err)
@@ -238,5 +238,6 @@ func benchSink(b *testing.B, version string, qos byte, size int) {
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+	b.StopTimer()
+	m.Report(b, b.N, 0, "msgs")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/connector/connectortest"
 )
 
 // The benchmarks run the embedded NATS server in the benchmark's process:
@@ -45,29 +45,15 @@ func (w counterWriter) Write(r []padded, _ []int64) error { w.c.n.Add(int64(len(
 func (w counterWriter) Flush() error                      { return nil }
 func (w counterWriter) Close() error                      { return nil }
 
-// cpuTime returns the CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // measure times run and reports messages per second, megabytes per second
 // and messages per second of CPU time (the process's, over all cores).
 func measure(b *testing.B, size int, run func()) {
 	b.Helper()
 	b.ResetTimer()
-	cpu, start := cpuTime(), time.Now()
+	m := connectortest.StartMeter()
 	run()
-	elapsed, used := time.Since(start), cpuTime()-cpu
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
-	b.ReportMetric(float64(b.N*size)/elapsed.Seconds()/1e6, "MB/s")
-	if used > 0 {
-		b.ReportMetric(float64(b.N)/used.Seconds(), "msgs/cpu-s")
-	}
+	m.Report(b, b.N, size, "msgs")
 }
 
 // fillStream publishes n messages of about size bytes to subject.

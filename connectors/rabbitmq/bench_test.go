@@ -12,6 +12,7 @@ import (
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/connector/connectortest"
 )
 
 // padded is the record of the benchmarks: its JSON is about size bytes.
@@ -90,7 +91,7 @@ func BenchmarkSource(b *testing.B) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
 				b.ResetTimer()
-				start := time.Now()
+				m := connectortest.StartMeter()
 				done := make(chan error, 1)
 				go func() { done <- env.Execute(ctx, "bench") }()
 				for sink.n.Load() < int64(b.N) {
@@ -100,12 +101,10 @@ func BenchmarkSource(b *testing.B) {
 					case <-time.After(time.Millisecond):
 					}
 				}
-				elapsed := time.Since(start)
 				b.StopTimer()
+				m.Report(b, b.N, sz.size, "msgs")
 				cancel()
 				<-done
-				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
-				b.ReportMetric(float64(b.N*sz.size)/elapsed.Seconds()/1e6, "MB/s")
 			})
 		}
 	}
@@ -131,14 +130,12 @@ func BenchmarkSink(b *testing.B) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
 				b.ResetTimer()
-				start := time.Now()
+				m := connectortest.StartMeter()
 				if err := env.Execute(ctx, "bench"); err != nil {
 					b.Fatal(err)
 				}
-				elapsed := time.Since(start)
 				b.StopTimer()
-				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
-				b.ReportMetric(float64(b.N*sz.size)/elapsed.Seconds()/1e6, "MB/s")
+				m.Report(b, b.N, sz.size, "msgs")
 				if g == "at-least-once" {
 					if ready, _ := inspect(b, conn, q); ready < b.N {
 						b.Fatalf("the queue holds %d messages, want %d", ready, b.N)

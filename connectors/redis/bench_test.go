@@ -13,6 +13,7 @@ import (
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/connector/connectortest"
 )
 
 // payload is a benchmark record, padded so that its JSON has about the
@@ -92,7 +93,7 @@ func BenchmarkSource(b *testing.B) {
 				defer cancel()
 				b.SetBytes(int64(sz.size))
 				b.ResetTimer()
-				start := time.Now()
+				m := connectortest.StartMeter()
 				done := make(chan error, 1)
 				go func() { done <- env.Execute(ctx, "read") }()
 				if mode == "group" {
@@ -103,20 +104,20 @@ func BenchmarkSource(b *testing.B) {
 						case <-time.After(time.Millisecond):
 						}
 					}
-					elapsed := time.Since(start)
 					b.StopTimer()
+					m.Report(b, b.N, 0, "entries")
 					cancel()
 					<-done
-					b.ReportMetric(float64(b.N)/elapsed.Seconds(), "entries/s")
 					return
 				}
 				if err := <-done; err != nil {
 					b.Fatal(err)
 				}
+				b.StopTimer()
+				m.Report(b, b.N, 0, "entries")
 				if n.Load() != int64(b.N) {
 					b.Fatalf("read %d entries, want %d", n.Load(), b.N)
 				}
-				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
 			})
 		}
 	}
@@ -142,16 +143,15 @@ func BenchmarkSink(b *testing.B) {
 				defer cancel()
 				b.SetBytes(int64(sz.size))
 				b.ResetTimer()
-				start := time.Now()
+				m := connectortest.StartMeter()
 				if err := env.Execute(ctx, "write"); err != nil {
 					b.Fatal(err)
 				}
-				elapsed := time.Since(start)
 				b.StopTimer()
+				m.Report(b, b.N, 0, "entries")
 				if l, err := cli.XLen(ctx, stream).Result(); err != nil || l != int64(b.N) {
 					b.Fatalf("the stream holds %d entries (%v), want %d", l, err, b.N)
 				}
-				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "entries/s")
 			})
 		}
 	}
