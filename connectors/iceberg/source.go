@@ -62,6 +62,11 @@ func (s *source) ChangelogMode() changelog.Mode {
 	return changelog.InsertOnly
 }
 
+// KeepsSplitOrder implements connector.OrderedSplits: the splits of a
+// changelog read, all read by the first reader, must stay in order there,
+// or a row's deletion could come after its new values.
+func (s *source) KeepsSplitOrder() bool { return s.cfg.streaming && s.cfg.changelog }
+
 // ProjectFields returns the source reading the top-level columns at paths
 // only; it cannot project fields of nested ROW values.
 func (s *source) ProjectFields(paths [][]int) (connector.Source[connector.TableRecord], bool) {

@@ -165,6 +165,9 @@ type SourceDriver[T any] struct {
 	out        runtime.Input[T]
 	outs       map[string]any
 	so         sourceOutput[T]
+	// keepOrder keeps the reader's splits together in checkpoints
+	// (connector.OrderedSplits).
+	keepOrder bool
 	// rewind, when the transform reuses memory, is called before each read.
 	rewind  func()
 	lastWM  int64
@@ -189,18 +192,44 @@ const SplitsList = "splits"
 // start with a non-zero count of integers (see EncodeSplit).
 const splitEntryVersion = 0
 
+// splitGroupVersion starts an entry that holds all the splits of a reader
+// of a source that keeps their order (connector.OrderedSplits), so that
+// a restore at another parallelism deals them out together. No entry of
+// the first format starts so: its first byte would begin a count of 126
+// integers or more.
+const splitGroupVersion = 0xfe
+
 // decodeSplitEntry decodes an entry of the splits list. An entry of the
 // first format becomes a split with no ID whose state is the entry: the
 // built-in sources read it as their old encoding.
-func decodeSplitEntry(b []byte) (connector.Split, error) {
-	if len(b) > 0 && b[0] != splitEntryVersion {
-		return connector.Split{State: append([]byte(nil), b...)}, nil
-	}
+func decodeSplitEntry(b []byte) ([]connector.Split, error) {
 	if len(b) == 0 {
-		return connector.Split{}, fmt.Errorf("empty split entry")
+		return nil, fmt.Errorf("empty split entry")
 	}
-	s, _, err := connector.DecodeSplit(b[1:])
-	return s, err
+	switch b[0] {
+	case splitEntryVersion:
+		s, _, err := connector.DecodeSplit(b[1:])
+		return []connector.Split{s}, err
+	case splitGroupVersion:
+		return connector.DecodeSplits(b[1:])
+	}
+	return []connector.Split{{State: append([]byte(nil), b...)}}, nil
+}
+
+// encodeSplitEntries encodes the splits of a reader as entries of the
+// splits list: one each, or, to keep them together, one for all.
+func encodeSplitEntries(splits []connector.Split, together bool) [][]byte {
+	out := [][]byte{}
+	if together {
+		if len(splits) > 0 {
+			out = append(out, append([]byte{splitGroupVersion}, connector.EncodeSplits(splits)...))
+		}
+		return out
+	}
+	for _, s := range splits {
+		out = append(out, connector.AppendSplit([]byte{splitEntryVersion}, s))
+	}
+	return out
 }
 
 // NewSourceDriver returns the driver of subtask ctx.Subtask of src: its
@@ -227,6 +256,9 @@ func NewSourceDriver[T any](ctx *runtime.Context, src connector.Source[T], hosts
 		d.so.dead = NewEmitter(o.(runtime.Input[connector.DeadLetter]))
 	}
 	d.status, _ = r.(connector.StatusReporter)
+	if o, ok := src.(connector.OrderedSplits); ok {
+		d.keepOrder = o.KeepsSplitOrder()
+	}
 	if cfg.NewTransform != nil {
 		d.so.transform, d.rewind = cfg.NewTransform(ctx.RecordsReused)
 		if !ctx.RecordsReused {
@@ -241,7 +273,7 @@ func NewSourceDriver[T any](ctx *runtime.Context, src connector.Source[T], hosts
 				r.Close()
 				return nil, fmt.Errorf("restoring the splits of source %q: %w", ctx.Operator, err)
 			}
-			splits = append(splits, s)
+			splits = append(splits, s...)
 		}
 		if err := d.addSplits(splits); err != nil {
 			r.Close()
@@ -460,10 +492,7 @@ func (d *SourceDriver[T]) SnapshotState(id int64) (*runtime.OperatorSnapshot, er
 		return nil, err
 	}
 	d.lastTaken = max(d.lastTaken, id)
-	snap := &runtime.OperatorSnapshot{Lists: map[string][][]byte{SplitsList: {}, EnumeratorList: {}}}
-	for _, s := range splits {
-		snap.Lists[SplitsList] = append(snap.Lists[SplitsList], connector.AppendSplit([]byte{splitEntryVersion}, s))
-	}
+	snap := &runtime.OperatorSnapshot{Lists: map[string][][]byte{SplitsList: encodeSplitEntries(splits, d.keepOrder), EnumeratorList: {}}}
 	if first {
 		snap.Lists[EnumeratorList] = [][]byte{encodeEnumeratorState(id, enumState)}
 	}
