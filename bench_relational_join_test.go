@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/connector/connectortest"
 )
 
 // The join benchmarks join a stream of orders with a table of customers
@@ -79,11 +80,11 @@ func BenchmarkJoin(b *testing.B) {
 func runChangesJob(b *testing.B, env *eddy.Environment, changes int64) {
 	b.Helper()
 	b.ResetTimer()
-	cpu0, wall0 := cpuTime(), time.Now()
+	cpu0, wall0 := connectortest.CPUTime(), time.Now()
 	if err := env.Execute(context.Background(), b.Name()); err != nil {
 		b.Fatal(err)
 	}
-	wall, cpu := time.Since(wall0), cpuTime()-cpu0
+	wall, cpu := time.Since(wall0), connectortest.CPUTime()-cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(changes)/wall.Seconds(), "changes/s")
 	b.ReportMetric(float64(changes)/cpu.Seconds(), "changes/s/core")

@@ -3,24 +3,15 @@ package eddy_test
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/agg"
+	"github.com/eddystream/eddy/connector/connectortest"
 	"github.com/eddystream/eddy/state"
 	"github.com/eddystream/eddy/window"
 )
-
-// cpuTime returns the CPU time (user + system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // runJob executes env and reports records/s and records/s per core of the
 // process, measured as the reference Nexmark runner does: CPU time over
@@ -28,11 +19,11 @@ func cpuTime() time.Duration {
 func runJob(b *testing.B, env *eddy.Environment, records int64) {
 	b.Helper()
 	b.ResetTimer()
-	cpu0, wall0 := cpuTime(), time.Now()
+	cpu0, wall0 := connectortest.CPUTime(), time.Now()
 	if err := env.Execute(context.Background(), b.Name()); err != nil {
 		b.Fatal(err)
 	}
-	wall, cpu := time.Since(wall0), cpuTime()-cpu0
+	wall, cpu := time.Since(wall0), connectortest.CPUTime()-cpu0
 	b.StopTimer()
 	cores := cpu.Seconds() / wall.Seconds()
 	b.ReportMetric(float64(records)/wall.Seconds(), "rec/s")

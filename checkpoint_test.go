@@ -136,21 +136,7 @@ func TestSavepointRescale(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- env.Execute(context.Background(), "to-savepoint") }()
 	time.Sleep(300 * time.Millisecond)
-	sp := filepath.Join(t.TempDir(), "sp")
-	var path string
-	var err error
-	for i := 0; i < 100; i++ { // the job may not be running yet
-		if path, err = env.TriggerSavepoint(context.Background(), sp, true); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	path := stopWithSavepoint(t, env, done)
 	for _, p := range []int{1, 3} {
 		t.Run(fmt.Sprintf("resume at parallelism %d", p), func(t *testing.T) {
 			dir := t.TempDir()

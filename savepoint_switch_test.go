@@ -105,21 +105,7 @@ func runToSavepoint(t *testing.T, env *eddy.Environment, n int64, out string, si
 	case err := <-done:
 		t.Fatalf("the job ended before reading %d: %v", signalAt, err)
 	}
-	dir := filepath.Join(t.TempDir(), "sp")
-	var path string
-	var err error
-	for range 100 { // a savepoint is refused until every task runs
-		if path, err = env.TriggerSavepoint(context.Background(), dir, true); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	path := stopWithSavepoint(t, env, done)
 	if v := formatVersion(t, path); v != 3 {
 		t.Fatalf("a savepoint of keyed state is written in format version %d, want 3 (the canonical format)", v)
 	}
@@ -201,4 +187,27 @@ func TestPebbleSavepointRestoresOnHeap(t *testing.T) {
 	if got := committedLines(t, out); !slices.Equal(got, want) {
 		t.Fatalf("output after Pebble → heap differs from a failure-free run: %d lines vs %d\n%s", len(got), len(want), diff(got, want))
 	}
+}
+
+// stopWithSavepoint takes a savepoint that stops the job env runs, whose
+// Execute returns into done, and returns the savepoint's path once the job
+// has ended well.
+func stopWithSavepoint(t *testing.T, env *eddy.Environment, done <-chan error) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "sp")
+	var path string
+	var err error
+	for range 100 { // a savepoint is refused until every task runs
+		if path, err = env.TriggerSavepoint(context.Background(), dir, true); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

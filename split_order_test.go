@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -134,20 +133,7 @@ func TestOrderedSplitsStayTogether(t *testing.T) {
 				case <-time.After(time.Millisecond):
 				}
 			}
-			var path string
-			var err error
-			for range 100 { // a savepoint is refused until every task runs
-				if path, err = env.TriggerSavepoint(context.Background(), filepath.Join(t.TempDir(), "sp"), true); err == nil {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
+			path := stopWithSavepoint(t, env, done)
 			if n := first.Load(); n != orderPerSplit {
 				t.Fatalf("the first run emitted %d records; want split 0's %d", n, orderPerSplit)
 			}

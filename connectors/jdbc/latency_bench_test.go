@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector/connectortest"
 	_ "github.com/eddystream/eddy/connectors/all"
 	"github.com/eddystream/eddy/internal/testservers"
 	"github.com/eddystream/eddy/sql"
@@ -28,12 +28,6 @@ var (
 	latencyCkpt    = flag.Duration("checkpoint", 100*time.Millisecond, "checkpoint interval of the latency benchmark")
 	latencyMode    = flag.String("guarantee", "exactly-once", "'sink.delivery-guarantee' of the latency benchmark's jdbc sink")
 )
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkChangeLatency drives -rate inserts per second (in transactions
 // of 100 rows) into MariaDB for -seconds, each row carrying the time it was
@@ -107,7 +101,7 @@ SELECT id, sent_us FROM events;
 	total := *latencyRate * *latencySeconds
 	per := 100
 	interval := time.Duration(float64(time.Second) * float64(per) / float64(*latencyRate))
-	cpu0, wall0 := cpuTime(), time.Now()
+	cpu0, wall0 := connectortest.CPUTime(), time.Now()
 	next := time.Now()
 	for id := 0; id < total; id += per {
 		var vals []string
@@ -133,7 +127,7 @@ SELECT id, sent_us FROM events;
 			break
 		}
 	}
-	wall, cpu := time.Since(wall0), cpuTime()-cpu0
+	wall, cpu := time.Since(wall0), connectortest.CPUTime()-cpu0
 	cancel()
 	<-done
 	var pgLat []time.Duration

@@ -5,22 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/connector/connectortest"
 	"github.com/eddystream/eddy/nexmark"
 )
-
-// processCPU returns the CPU time (user + system) the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // benchState selects the keyed state backend of BenchmarkQueries.
 var benchState = flag.String("state", "heap", `keyed state backend of BenchmarkQueries: "heap" or "pebble" (256 MiB budget)`)
@@ -67,11 +58,11 @@ func BenchmarkQueries(b *testing.B) {
 					}
 				}
 				b.ResetTimer()
-				cpu0, wall0 := processCPU(), time.Now()
+				cpu0, wall0 := connectortest.CPUTime(), time.Now()
 				if err := env.Execute(context.Background(), name); err != nil {
 					b.Fatal(err)
 				}
-				wall, cpu := time.Since(wall0), processCPU()-cpu0
+				wall, cpu := time.Since(wall0), connectortest.CPUTime()-cpu0
 				b.StopTimer()
 				b.ReportMetric(float64(cfg.MaxEvents)/wall.Seconds(), "events/s")
 				b.ReportMetric(float64(cfg.MaxEvents)/cpu.Seconds(), "events/s/core")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/connector/connectortest"
 	"github.com/eddystream/eddy/nexmark"
 )
 
@@ -25,11 +26,11 @@ func benchVariants(b *testing.B, variants []string, build func(variant string, e
 				build(v, env, cfg)
 				b.ResetTimer()
 				peak := samplePeakHeap()
-				cpu0, wall0 := processCPU(), time.Now()
+				cpu0, wall0 := connectortest.CPUTime(), time.Now()
 				if err := env.Execute(context.Background(), v); err != nil {
 					b.Fatal(err)
 				}
-				wall, cpu := time.Since(wall0), processCPU()-cpu0
+				wall, cpu := time.Since(wall0), connectortest.CPUTime()-cpu0
 				b.StopTimer()
 				b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
 				b.ReportMetric(float64(cfg.MaxEvents)/wall.Seconds(), "events/s")
