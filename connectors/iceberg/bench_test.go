@@ -279,14 +279,9 @@ func BenchmarkIcebergUpsertCompaction(b *testing.B) {
 					b.Fatal(err)
 				}
 				data, deletes = data+len(d), deletes+len(x)
-				t0 := time.Now()
-				at, err := tbl.Scan().ToArrowTable(context.Background())
-				if err != nil {
-					b.Fatal(err)
-				}
-				scan += time.Since(t0)
-				scanned += int(at.NumRows())
-				at.Release()
+				rows, took := timedScan(b, tbl)
+				scan += took
+				scanned += rows
 			}
 			total.report(b, n*int64(b.N))
 			if want := benchLiveRows(n, keys) * int64(b.N); int64(scanned) != want {
@@ -471,14 +466,9 @@ func BenchmarkIcebergUpsertDeleteMode(b *testing.B) {
 						posDeletes++
 					}
 				}
-				t0 := time.Now()
-				at, err := tbl.Scan().ToArrowTable(context.Background())
-				if err != nil {
-					b.Fatal(err)
-				}
-				scan += time.Since(t0)
-				scanned += int(at.NumRows())
-				at.Release()
+				rows, took := timedScan(b, tbl)
+				scan += took
+				scanned += rows
 			}
 			total.report(b, n*int64(b.N))
 			if want := benchLiveRows(n, keys) * int64(b.N); int64(scanned) != want {
@@ -490,4 +480,17 @@ func BenchmarkIcebergUpsertDeleteMode(b *testing.B) {
 			b.ReportMetric(scan.Seconds()/float64(b.N), "scan-s")
 		})
 	}
+}
+
+// timedScan reads the whole table and returns its rows and the time the
+// read took.
+func timedScan(b *testing.B, tbl *table.Table) (int, time.Duration) {
+	b.Helper()
+	t0 := time.Now()
+	at, err := tbl.Scan().ToArrowTable(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer at.Release()
+	return int(at.NumRows()), time.Since(t0)
 }

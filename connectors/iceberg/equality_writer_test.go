@@ -102,15 +102,7 @@ func TestSinkEqualityDeletesInTheSameSnapshot(t *testing.T) {
 				changelog.Of(changelog.Delete, row(2, 20)),
 				changelog.Of(changelog.UpdateAfter, row(5, 51)),
 			}, eddy.NoWatermarks[changelog.Change[types.Row]]())
-			opts := sinkOptions(dir, "kv")
-			maps.Copy(opts, equalityOptions)
-			opts["format-version"] = strconv.Itoa(version)
-			sink, err := connector.OpenTableSink(connector.Default, "iceberg", opts, &connector.Table{Schema: upsertType, PrimaryKey: []int{0}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			key := types.NewKeyEncoder(upsertType, 0)
-			eddy.WriteUpserts(eddy.AsChangelog(changes, changelog.Upsert), "kv", key.Key, sink, eddy.KeyedBySinkKey())
+			writeEqualityUpserts(t, changes, dir, map[string]string{"format-version": strconv.Itoa(version)})
 			if err := env.Execute(ctx, "equality-same-snapshot"); err != nil {
 				t.Fatal(err)
 			}
@@ -194,14 +186,7 @@ func TestSinkEqualityDeletesReplaceOtherWritersRows(t *testing.T) {
 		eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
 	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: 20000},
 		func(i int64) changelog.Change[types.Row] { return kvChange(i, keys) }, eddy.NoWatermarks[changelog.Change[types.Row]]()).Parallelism(1)
-	opts := sinkOptions(dir, "kv")
-	maps.Copy(opts, equalityOptions)
-	sink, err := connector.OpenTableSink(connector.Default, "iceberg", opts, &connector.Table{Schema: upsertType, PrimaryKey: []int{0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := types.NewKeyEncoder(upsertType, 0)
-	eddy.WriteUpserts(eddy.AsChangelog(src, changelog.Upsert), "kv", key.Key, sink, eddy.KeyedBySinkKey())
+	writeEqualityUpserts(t, src, dir, nil)
 	if err := env.Execute(ctx, "equality-other-writer"); err != nil {
 		t.Fatal(err)
 	}
@@ -296,4 +281,20 @@ INSERT INTO p SELECT k, CAST(COUNT(*) AS INT) FROM (VALUES (1)) AS t(k) GROUP BY
 	if err == nil || !strings.Contains(err.Error(), "not in the primary key") {
 		t.Errorf("equality deletes on a table partitioned outside the key: %v", err)
 	}
+}
+
+// writeEqualityUpserts adds to the job of changes an upsert sink of the
+// table kv (upsertType, keyed by its first column) under dir, deleting by
+// equality, with the options extra on top.
+func writeEqualityUpserts(t *testing.T, changes *eddy.Stream[changelog.Change[types.Row]], dir string, extra map[string]string) {
+	t.Helper()
+	opts := sinkOptions(dir, "kv")
+	maps.Copy(opts, equalityOptions)
+	maps.Copy(opts, extra)
+	sink, err := connector.OpenTableSink(connector.Default, "iceberg", opts, &connector.Table{Schema: upsertType, PrimaryKey: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := types.NewKeyEncoder(upsertType, 0)
+	eddy.WriteUpserts(eddy.AsChangelog(changes, changelog.Upsert), "kv", key.Key, sink, eddy.KeyedBySinkKey())
 }
