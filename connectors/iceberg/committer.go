@@ -34,7 +34,10 @@ type committer struct {
 	// id, and the restored ones under theirs.
 	job string
 	// last is the checkpoint id of the last transaction pre-committed.
-	last  int64
+	last int64
+	// final is the checkpoint id of the transaction of the end of the
+	// input, 0 before it is pre-committed.
+	final int64
 	maint *maintainer
 	// compact compacts small files after commits; nil when compaction is
 	// off.
@@ -96,7 +99,11 @@ func (c *committer) Write(tx *icebergTx, r writeResult) error {
 // durable when they hand them over. The files of the end of the input
 // carry no id and take the next one.
 func (c *committer) PreCommit(tx *icebergTx) error {
+	endOfInput := tx.Checkpoint == 0
 	tx.Checkpoint = nextCheckpoint(tx.Checkpoint, &c.last)
+	if endOfInput {
+		c.final = tx.Checkpoint
+	}
 	return nil
 }
 
@@ -115,8 +122,9 @@ func nextCheckpoint(id int64, last *int64) int64 {
 // snapshot of its job and checkpoint is in the table already.
 //
 // With compaction on, the position deletes of rows that compaction moved
-// are moved with them first, and small files are compacted after the
-// commit.
+// are moved with them first, and small files are compacted in the
+// background, each compaction committed as a snapshot of its own after a
+// later checkpoint's commit.
 func (c *committer) Commit(tx icebergTx) error {
 	if c.compact != nil {
 		return c.commitCompacting(tx)
@@ -132,51 +140,45 @@ func (c *committer) Commit(tx icebergTx) error {
 	return nil
 }
 
-// commitCompacting is Commit with compaction on. A compaction that fails
-// is logged and tried again after the next commit: the table is as it was.
+// commitCompacting is Commit with compaction on: the position deletes of
+// rows that compaction moved are moved with them, and then the compaction
+// running in the background is committed if it is done, and the next one
+// started (see compactor.afterCommit).
 func (c *committer) commitCompacting(tx icebergTx) error {
-	where := c.sink.cfg.where()
-	tbl, compactErr, err := commitCompacted(context.Background(), c.tbl, c.compact, tx)
+	ctx := context.Background()
+	tbl, err := commitTranslated(ctx, c.tbl, c.compact, tx)
 	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	if compactErr != nil {
-		c.wc.Log().Warn("iceberg compaction failed; it is tried again after the next commit", "table", where, "error", compactErr)
+		return fmt.Errorf("%s: %w", c.sink.cfg.where(), err)
 	}
 	if tbl != nil {
 		c.tbl = tbl
 		c.maint.afterCommit()
 	}
+	c.tbl = c.compact.afterCommit(ctx, c.tbl, tx.Job, tx.Checkpoint, tx.Checkpoint == c.final)
 	return nil
 }
 
-// commitCompacted commits the transaction tx to tbl, as commitOnce does,
-// with the position deletes of rows comp moved moved with them, and then
-// lets comp compact small files. It returns the table as it then is (nil
-// when it committed nothing), the error of the compaction, which leaves
-// the table as the commit left it, and that of the commit.
-func commitCompacted(ctx context.Context, tbl *table.Table, comp *compactor, tx icebergTx) (_ *table.Table, compactErr, err error) {
+// commitTranslated commits the transaction tx to tbl, as commitOnce does,
+// with the position deletes of rows comp moved moved with them. It returns
+// the table as committed, or nil when it committed nothing.
+func commitTranslated(ctx context.Context, tbl *table.Table, comp *compactor, tx icebergTx) (*table.Table, error) {
 	if err := tbl.Refresh(ctx); err != nil {
-		return nil, nil, fmt.Errorf("loading the table to commit checkpoint %d: %w", tx.Checkpoint, err)
+		return nil, fmt.Errorf("loading the table to commit checkpoint %d: %w", tx.Checkpoint, err)
 	}
 	if n, ok := committedCheckpoint(tbl, tx.Job); ok && n >= tx.Checkpoint {
-		return nil, nil, nil
+		return nil, nil
 	}
 	tf, err := newTableFiles(ctx, tbl)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	deletes, done, err := comp.translate(ctx, tbl, tf, tx.Deletes)
 	if err != nil {
-		return nil, nil, fmt.Errorf("moving the deletes of checkpoint %d to the rows' compacted files: %w", tx.Checkpoint, err)
+		return nil, fmt.Errorf("moving the deletes of checkpoint %d to the rows' compacted files: %w", tx.Checkpoint, err)
 	}
 	committed, err := commitOnce(ctx, tbl, tx.Job, tx.Checkpoint, tx.Data, deletes)
 	done(err == nil && committed != nil, err)
-	if err != nil || committed == nil {
-		return nil, nil, err
-	}
-	out, compactErr := comp.run(ctx, committed, tf, tx.Job, tx.Checkpoint)
-	return out, compactErr, nil
+	return committed, err
 }
 
 // commitOnce refreshes tbl and commits data and deletes as one snapshot of
@@ -260,8 +262,12 @@ func abortFiles(tbl *table.Table, data, deletes []fileMeta) error {
 // never known to a checkpoint, and are left to orphan-file removal.
 func (c *committer) Recover(pending, current []icebergTx) error { return nil }
 
-// Close stops the maintenance run in progress.
+// Close stops the maintenance run and the compaction in progress; the
+// files of a compaction that did not commit are removed.
 func (c *committer) Close() error {
 	c.maint.close()
+	if c.compact != nil {
+		c.compact.close()
+	}
 	return nil
 }

@@ -138,9 +138,11 @@ func (e *movedEntry) locate(pos int64) (int64, bool) {
 	return e.Offset + e.cum[i] + pos - e.Runs[i][0], true
 }
 
-// compactor compacts the small data files of the sink's table after the
-// committer's commits, and moves the position deletes the writers write
-// for rows that compaction moved. It runs on the committer's goroutine.
+// compactor compacts the small data files of the sink's table while the
+// committer commits checkpoints, and moves the position deletes the
+// writers write for rows that compaction moved. Its methods run on the
+// committer's goroutine; the rewrite of a compaction runs in the
+// background (see compact_background.go).
 type compactor struct {
 	cfg   compactionConfig
 	rt    *types.RowType
@@ -153,8 +155,11 @@ type compactor struct {
 	// refs caches how many rows of each data file each Parquet
 	// position-delete file of the table deletes, so that a delete file is
 	// read once to choose files, and again only when it deletes rows of
-	// files a compaction rewrites.
+	// files a compaction rewrites. The background rewrite uses it while it
+	// runs, the committer only when none runs.
 	refs map[string]map[string]int64
+	// bg is the compaction running in the background, nil when none is.
+	bg *backgroundRun
 }
 
 // deleteRefs returns how many rows of which data files the Parquet
@@ -261,6 +266,7 @@ func readMovedRows(fsys icebergio.IO, p string) ([]*movedEntry, error) {
 	}
 	for _, e := range entries {
 		e.To = p
+		e.index()
 	}
 	return entries, nil
 }
@@ -437,16 +443,24 @@ func deletedPositions(dels map[string][]int64, p string) []int64 {
 	return slices.Compact(d)
 }
 
-// run compacts small data files of tbl, just committed by job's
-// checkpoint, if a partition has enough of them, and returns the table as
-// it then is. A compaction that fails leaves the table as it was.
-func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, job string, checkpoint int64) (*table.Table, error) {
-	if err := c.load(tbl, tf.fs); err != nil {
-		return tbl, err
+// prepare rewrites small data files of tbl's current snapshot (the base),
+// if a partition has enough of them, into new files, and returns the
+// compaction to commit (nil when there is nothing to compact). moved is
+// where the rows of the sink's data files that earlier compactions moved
+// are, as of the base. It runs in the background: it writes files, but
+// changes nothing the committer reads.
+func (c *compactor) prepare(ctx context.Context, tbl *table.Table, moved map[string]*movedEntry) (_ *compaction, err error) {
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil, nil
+	}
+	tf, err := newTableFiles(ctx, tbl)
+	if err != nil {
+		return nil, err
 	}
 	data, deletes, err := snapshotFiles(tbl, tf.fs)
 	if err != nil {
-		return tbl, err
+		return nil, err
 	}
 	spec := tbl.Spec()
 	live := make(map[string]bool, len(data))
@@ -457,16 +471,14 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 	// each delete file deletes rows of.
 	deleted := map[string]int64{}
 	refsOf := make([]map[string]int64, len(deletes))
+	baseDeletes := make(map[string]bool, len(deletes))
 	for i, d := range deletes {
 		if d.ContentType() == icebergo.EntryContentEqDeletes {
-			return tbl, fmt.Errorf("the table has equality-delete files (%s), which compaction does not apply: compact it with an engine's rewrite_data_files", d.FilePath())
+			return nil, fmt.Errorf("the table has equality-delete files (%s), which compaction does not apply: compact it with an engine's rewrite_data_files", d.FilePath())
 		}
-		if table.IsDeletionVector(d) {
-			if ref := d.ReferencedDataFile(); ref != nil {
-				refsOf[i] = map[string]int64{*ref: d.Count()}
-			}
-		} else if refsOf[i], err = c.deleteRefs(ctx, tf.fs, d); err != nil {
-			return tbl, err
+		baseDeletes[deleteKey(d)] = true
+		if refsOf[i], err = c.deleteRefs(ctx, tf.fs, d); err != nil {
+			return nil, err
 		}
 		for p, n := range refsOf[i] {
 			deleted[p] += n
@@ -474,85 +486,71 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 	}
 	groups := c.choose(data, deleted, spec.ID())
 	if len(groups) == 0 {
-		return tbl, nil
+		return nil, nil
 	}
-	chosen := slices.Concat(groups...)
-	isChosen := make(map[string]bool, len(chosen))
-	for _, df := range chosen {
-		isChosen[df.FilePath()] = true
+	p := &compaction{fs: tf.fs, baseSeq: snap.SequenceNumber, baseDeletes: baseDeletes, specID: spec.ID(),
+		isChosen: map[string]bool{}, rows: map[string]*movedEntry{}, partOf: map[string]map[int]any{}}
+	p.chosen = slices.Concat(groups...)
+	for _, df := range p.chosen {
+		p.isChosen[df.FilePath()] = true
 	}
-	// The deleted rows of the chosen files, and the delete files that
-	// delete only rows of files the compaction removes or that are gone.
+	defer func() {
+		if err != nil {
+			p.remove()
+		}
+	}()
+	// The deleted rows of the chosen files.
 	dels := map[string][]int64{}
-	var dropped []icebergo.DataFile
 	for i, d := range deletes {
-		if refsOf[i] == nil {
+		names := false
+		for r := range refsOf[i] {
+			names = names || p.isChosen[r]
+		}
+		if !names {
 			continue
 		}
-		names, dead := false, true
-		for r := range refsOf[i] {
-			if isChosen[r] {
-				names = true
-			} else if live[r] {
-				dead = false
+		if table.IsDeletionVector(d) {
+			bm, err := dv.ReadDV(tf.fs, d)
+			if err != nil {
+				return nil, fmt.Errorf("reading the deletion vector of %s: %w", d.FilePath(), err)
 			}
-		}
-		if names {
-			if table.IsDeletionVector(d) {
-				bm, err := dv.ReadDV(tf.fs, d)
-				if err != nil {
-					return tbl, fmt.Errorf("reading the deletion vector of %s: %w", d.FilePath(), err)
-				}
-				ref := *d.ReferencedDataFile()
-				for pos := range bm.Positions() {
-					dels[ref] = append(dels[ref], int64(pos))
-				}
-			} else {
-				rows, err := readPositionDeletes(ctx, tf.fs, d.FilePath())
-				if err != nil {
-					return tbl, err
-				}
-				for _, r := range rows {
-					if isChosen[r.path] {
-						dels[r.path] = append(dels[r.path], r.pos)
-					}
-				}
+			ref := *d.ReferencedDataFile()
+			for pos := range bm.Positions() {
+				dels[ref] = append(dels[ref], int64(pos))
 			}
+			continue
 		}
-		if dead {
-			dropped = append(dropped, d)
+		rows, err := readPositionDeletes(ctx, tf.fs, d.FilePath())
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if p.isChosen[r.path] {
+				dels[r.path] = append(dels[r.path], r.pos)
+			}
 		}
 	}
 	// Where the rows of earlier compactions are, by compacted file.
 	byTo := map[string][]*movedEntry{}
-	for _, e := range c.moved {
-		if isChosen[e.To] {
+	for _, e := range moved {
+		if p.isChosen[e.To] {
 			byTo[e.To] = append(byTo[e.To], e)
+			p.superseded = append(p.superseded, e.From)
 		}
 	}
 	for _, es := range byTo {
 		slices.SortFunc(es, func(a, b *movedEntry) int { return int(a.Offset - b.Offset) })
 	}
 	// One new file per partition.
-	type output struct {
-		path    string
-		rows    int64
-		entries []*movedEntry
-	}
-	var outs []output
-	var added []icebergo.DataFile
-	removeOutputs := func() {
-		for _, o := range outs {
-			_ = removeFiles(tf.fs, []string{o.path})
-		}
-	}
 	for _, group := range groups {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		w, err := tf.newDataFileWriterAt(c.rt, tf.newFilePath(compactPrefix))
 		if err != nil {
-			removeOutputs()
-			return tbl, err
+			return nil, err
 		}
-		entries, err := c.rewrite(ctx, tf, w, group, dels, byTo)
+		entries, direct, err := c.rewrite(ctx, tf, w, group, dels, byTo)
 		if err == nil && w.Rows() > 0 {
 			var js []byte
 			if js, err = json.Marshal(entries); err == nil {
@@ -565,67 +563,37 @@ func (c *compactor) run(ctx context.Context, tbl *table.Table, tf *tableFiles, j
 		}
 		if err != nil {
 			_ = w.Abort()
-			removeOutputs()
-			return tbl, err
+			return nil, err
 		}
 		if m.Path == "" {
 			continue
 		}
-		outs = append(outs, output{path: m.Path, rows: m.RecordCount, entries: entries})
+		p.outs = append(p.outs, compactOutput{path: m.Path, rows: m.RecordCount, entries: entries})
+		for _, e := range entries {
+			e.To = m.Path
+			e.index()
+		}
+		for _, e := range direct {
+			e.To = m.Path
+			e.index()
+			p.rows[e.From] = e
+		}
 		df, err := m.dataFileIn(spec, tbl.Schema(), group[0].Partition())
 		if err != nil {
-			removeOutputs()
-			return tbl, err
+			return nil, err
 		}
-		added = append(added, df)
+		p.added = append(p.added, df)
+		p.partOf[m.Path] = group[0].Partition()
 	}
-	props := icebergo.Properties{summaryJobID: job, summaryCheckpointID: strconv.FormatInt(checkpoint, 10), summaryCompaction: "true"}
-	tx := tbl.NewTransaction()
-	rw := tx.NewRewrite(props)
-	for _, df := range chosen {
-		rw.DeleteFile(df)
-	}
-	for _, df := range added {
-		rw.AddDataFile(df)
-	}
-	for _, d := range dropped {
-		rw.DeleteFile(d)
-	}
-	if err := rw.Commit(ctx); err != nil {
-		removeOutputs()
-		return tbl, fmt.Errorf("staging the compaction of %d data files: %w", len(chosen), err)
-	}
-	committed, err := tx.Commit(ctx)
-	if err != nil {
-		// After another failure than a conflict, the commit may have
-		// gone through: the new files stay (orphan-file removal takes
-		// them if it did not), and where rows are is read again from
-		// the table before the next commit.
-		if errors.Is(err, table.ErrCommitFailed) {
-			removeOutputs()
-		} else {
-			c.moved = nil
-		}
-		return tbl, fmt.Errorf("committing the compaction of %d data files: %w", len(chosen), err)
-	}
-	for _, es := range byTo {
-		for _, e := range es {
-			delete(c.moved, e.From)
+	// A chosen file without live rows has an entry locating none.
+	for _, df := range p.chosen {
+		if p.rows[df.FilePath()] == nil {
+			e := &movedEntry{From: df.FilePath()}
+			e.index()
+			p.rows[df.FilePath()] = e
 		}
 	}
-	var rows int64
-	for _, o := range outs {
-		for _, e := range o.entries {
-			e.To = o.path
-			c.moved[e.From] = e
-		}
-		rows += o.rows
-	}
-	for _, d := range dropped {
-		delete(c.refs, d.FilePath())
-	}
-	c.log.Info("iceberg data files compacted", "table", c.where, "files", len(chosen), "into", len(outs), "rows", rows, "deleteFilesDropped", len(dropped))
-	return committed, nil
+	return p, nil
 }
 
 // choose returns the data files to compact, by partition, oldest first in
@@ -714,19 +682,19 @@ func (c *compactor) choose(data []icebergo.DataFile, deleted map[string]int64, s
 // rewrite appends the live rows of the files chosen to w, in order, and
 // returns where they came from: an entry per data file the writers wrote
 // that has live rows in w, for the files compaction wrote composed from
-// their entries (byTo).
-func (c *compactor) rewrite(ctx context.Context, tf *tableFiles, w *dataFileWriter, chosen []icebergo.DataFile, dels map[string][]int64, byTo map[string][]*movedEntry) ([]*movedEntry, error) {
+// their entries (byTo); and an entry per chosen file (direct), locating
+// its live rows in w.
+func (c *compactor) rewrite(ctx context.Context, tf *tableFiles, w *dataFileWriter, chosen []icebergo.DataFile, dels map[string][]int64, byTo map[string][]*movedEntry) (entries, direct []*movedEntry, err error) {
 	rr, err := newRowReader(c.rt, types.NewScratchArena(), c.where)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var entries []*movedEntry
 	for _, df := range chosen {
 		p := df.FilePath()
 		dead := deletedPositions(dels, p)
 		start := w.Rows()
 		if err := copyLiveRows(ctx, tf, w, p, dead, rr); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		// liveBefore returns the number of live rows of p before pos.
 		liveBefore := func(pos int64) int64 {
@@ -734,6 +702,13 @@ func (c *compactor) rewrite(ctx context.Context, tf *tableFiles, w *dataFileWrit
 			return pos - int64(i)
 		}
 		isDead := func(pos int64) bool { _, ok := slices.BinarySearch(dead, pos); return ok }
+		de := &movedEntry{From: p, Offset: start}
+		for pos := int64(0); pos < df.Count(); pos++ {
+			if !isDead(pos) {
+				de.add(pos)
+			}
+		}
+		direct = append(direct, de)
 		if prior := byTo[p]; len(prior) > 0 || isCompacted(p) {
 			for _, e := range prior {
 				ne := &movedEntry{From: e.From, Offset: -1}
@@ -755,18 +730,11 @@ func (c *compactor) rewrite(ctx context.Context, tf *tableFiles, w *dataFileWrit
 			}
 			continue
 		}
-		ne := &movedEntry{From: p, Offset: start}
-		var pos int64
-		for pos = 0; pos < df.Count(); pos++ {
-			if !isDead(pos) {
-				ne.add(pos)
-			}
-		}
-		if len(ne.Runs) > 0 {
-			entries = append(entries, ne)
+		if len(de.Runs) > 0 {
+			entries = append(entries, &movedEntry{From: p, Offset: start, Runs: de.Runs})
 		}
 	}
-	return entries, nil
+	return entries, direct, nil
 }
 
 // copyArrow says whether copyLiveRows copies Arrow arrays when it can;
