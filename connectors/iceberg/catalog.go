@@ -86,6 +86,23 @@ func openCatalog(ctx context.Context, catalogType, name, uri, warehouse string, 
 	return cat, nil
 }
 
+// addS3Prop sets the file IO property s3.<key> of an 's3.*' option: as
+// given, except 's3.path-style-access', the name Iceberg's Java file IO
+// (and so Flink's users) know, which becomes its opposite,
+// 's3.force-virtual-addressing'.
+func addS3Prop(props map[string]string, key, value string) error {
+	if key != "path-style-access" {
+		props["s3."+key] = value
+		return nil
+	}
+	b, err := strconv.ParseBool(value)
+	if err != nil {
+		return fmt.Errorf("is %q: want 'true' or 'false'", value)
+	}
+	props["s3.force-virtual-addressing"] = strconv.FormatBool(!b)
+	return nil
+}
+
 // redactURI hides the password of a URI's user information, for error
 // messages.
 func redactURI(uri string) string {

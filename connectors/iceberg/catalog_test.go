@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -214,3 +215,39 @@ func TestIcebergSchemaTypes(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { testservers.Main(m) }
+
+// TestS3AndRESTOptions checks how the 's3.*' options and the REST
+// catalog's sign-in options become the catalog's properties.
+func TestS3AndRESTOptions(t *testing.T) {
+	base := map[string]string{"catalog-name": "c", "catalog-type": "rest", "uri": "http://127.0.0.1:8181", "catalog-table": "t"}
+	with := func(kv ...string) map[string]string {
+		m := maps.Clone(base)
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	sink := func(opts map[string]string) (*config, error) {
+		o, err := spec.Validate(opts)
+		if err != nil {
+			return nil, err
+		}
+		return newConfig("t", o)
+	}
+	c, err := sink(with("s3.endpoint", "http://s3:9000", "s3.path-style-access", "true",
+		"credential", "id:secret", "scope", "catalog", "rest.sigv4-enabled", "false"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"s3.endpoint": "http://s3:9000", "s3.force-virtual-addressing": "false",
+		"credential": "id:secret", "scope": "catalog", "rest.sigv4-enabled": "false"}
+	if !maps.Equal(c.props, want) {
+		t.Errorf("props %v, want %v", c.props, want)
+	}
+	if c, err = sink(with("s3.path-style-access", "false")); err != nil || c.props["s3.force-virtual-addressing"] != "true" {
+		t.Errorf("'s3.path-style-access' = 'false' gives %v, %v; want s3.force-virtual-addressing = true", c, err)
+	}
+	if _, err := sink(with("s3.path-style-access", "maybe")); err == nil || !strings.Contains(err.Error(), "s3.path-style-access") {
+		t.Errorf("'s3.path-style-access' = 'maybe': %v, want an error naming the option", err)
+	}
+}

@@ -56,7 +56,7 @@ var spec = connector.Spec{
 			Description: "The format of data files: Parquet."},
 		{Key: "s3.#", Type: connector.String, Secret: true,
 			Description: "Options of an 's3://' warehouse, passed to the file IO as Iceberg names them: 's3.endpoint', 's3.region', 's3.access-key-id', 's3.secret-access-key', 's3.path-style-access'."},
-	}, slices.Concat(partitionOptions, maintenanceOptions, compactionOptions, sourceOptions)...),
+	}, slices.Concat(restCatalogKeys, partitionOptions, maintenanceOptions, compactionOptions, sourceOptions)...),
 }
 
 // checkURI accepts the catalog addresses the sink can open.
@@ -135,8 +135,11 @@ func newConfig(name string, o connector.Options) (*config, error) {
 		return nil, &connector.OptionError{Connector: "iceberg", Key: "warehouse", Problem: "is required by a 'sql' catalog: give 'file:///abs/dir' or 's3://bucket/prefix'"}
 	}
 	for _, k := range o.Names("s3.#") {
-		c.props["s3."+k] = o.String("s3." + k)
+		if err := addS3Prop(c.props, k, o.String("s3."+k)); err != nil {
+			return nil, &connector.OptionError{Connector: "iceberg", Key: "s3." + k, Problem: err.Error()}
+		}
 	}
+	addRESTCatalogProps(c.props, o, "")
 	return c, nil
 }
 
