@@ -17,37 +17,51 @@ import (
 // runs, after its low position or snapshot is taken.
 var chunkQueryHook func(table string)
 
-// consistentSnapshot tells whether a table read as one chunk is read in a
-// transaction WITH CONSISTENT SNAPSHOT rather than buffered and brought up
-// to date with the binary log: on MariaDB, which tells the binary log's
-// position of the transaction's snapshot, and for InnoDB tables, which the
-// snapshot holds.
+// consistentSnapshot tells whether the chunks of a table are read in
+// transactions WITH CONSISTENT SNAPSHOT rather than between two positions of
+// the binary log, brought up to date with its changes between them: on
+// MariaDB, which tells the binary log's position of the transaction's
+// snapshot, and for InnoDB tables, which the snapshot holds.
+//
+// The binary log's end (SHOW MASTER STATUS) is no low position for an InnoDB
+// table's chunk: the server writes a transaction to the binary log before
+// InnoDB commits it, so a query that starts after the end is read may still
+// not see a transaction before it. The chunk would hold that transaction's
+// rows as they were before it, its changes being before low, and the binary
+// log split would skip them as before the chunk's high: a deleted row kept
+// for good, an update lost. The snapshot's position is where the snapshot
+// is: the server takes it under the lock that orders the commits of the
+// binary log and of InnoDB. MySQL tells no such position: its InnoDB tables
+// are still read between positions, open to that race.
 func (r *reader[T]) consistentSnapshot(t *tableInfo) bool {
-	return t.chunkKey < 0 && r.flavor == mysql.MariaDBFlavor && strings.EqualFold(t.engine, "InnoDB")
+	return r.flavor == mysql.MariaDBFlavor && strings.EqualFold(t.engine, "InnoDB")
 }
 
-// readConsistentChunk reads a table that is read as one chunk, on
-// MariaDB, in a transaction WITH CONSISTENT SNAPSHOT: its rows are those
-// at the binary log's position of the snapshot (Binlog_snapshot_file and
-// Binlog_snapshot_position), the chunk's low and high, so that no change
+// readConsistentChunk reads a chunk of a table, on MariaDB, in a
+// transaction WITH CONSISTENT SNAPSHOT (consistentSnapshot): its rows are
+// those at the binary log's position of the snapshot (Binlog_snapshot_file
+// and Binlog_snapshot_position), the chunk's low and high, so that no change
 // of the binary log is applied to them. They are emitted as the server
 // sends them, none kept, in one Read, so that a checkpoint holds all of
 // them or none; a failure before their end reads them again after a
 // restore.
 func (r *reader[T]) readConsistentChunk(out connector.Output[T], t *tableInfo, c *chunk) (rows int64, err error) {
-	conn, err := r.cfg.connect(context.Background())
+	conn, err := r.snapshotConnection()
 	if err != nil {
 		return 0, err
 	}
-	defer conn.Close()
-	for _, q := range []string{"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION WITH CONSISTENT SNAPSHOT"} {
-		if _, err := conn.Execute(q); err != nil {
-			return 0, fmt.Errorf("mysql-cdc: reading table %s in one transaction (%s): %w", t.id(), q, err)
+	defer func() {
+		if err != nil {
+			// A transaction or a result may be left open on it.
+			r.closeSnapshotConnection()
 		}
+	}()
+	if _, err := conn.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT"); err != nil {
+		return 0, fmt.Errorf("mysql-cdc: reading chunk %d of table %s in one transaction: %w", c.index, t.id(), err)
 	}
 	high, err := snapshotPosition(conn)
 	if err != nil {
-		return 0, fmt.Errorf("mysql-cdc: reading table %s in one transaction: %w", t.id(), err)
+		return 0, fmt.Errorf("mysql-cdc: reading chunk %d of table %s in one transaction: %w", c.index, t.id(), err)
 	}
 	if chunkQueryHook != nil {
 		chunkQueryHook(t.id())
@@ -70,13 +84,41 @@ func (r *reader[T]) readConsistentChunk(out connector.Output[T], t *tableInfo, c
 		return nil
 	}, nil)
 	if err != nil {
-		return 0, fmt.Errorf("mysql-cdc: reading table %s at binlog %s: %w", t.id(), high, err)
+		return 0, fmt.Errorf("mysql-cdc: reading chunk %d of table %s at binlog %s: %w", c.index, t.id(), high, err)
 	}
 	if _, err := conn.Execute("COMMIT"); err != nil {
-		return 0, fmt.Errorf("mysql-cdc: ending the transaction that read table %s: %w", t.id(), err)
+		return 0, fmt.Errorf("mysql-cdc: ending the transaction that read chunk %d of table %s: %w", c.index, t.id(), err)
 	}
 	c.high = high
 	return rows, nil
+}
+
+// snapshotConnection returns the connection the reader reads chunks on in
+// consistent snapshots, in REPEATABLE READ, opening it the first time.
+func (r *reader[T]) snapshotConnection() (*client.Conn, error) {
+	if r.snapConn != nil {
+		return r.snapConn, nil
+	}
+	conn, err := r.cfg.connect(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	const q = "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ"
+	if _, err := conn.Execute(q); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("mysql-cdc: opening the connection of the snapshot's transactions (%s): %w", q, err)
+	}
+	r.snapConn = conn
+	return conn, nil
+}
+
+// closeSnapshotConnection closes the connection of the consistent
+// snapshots, if open.
+func (r *reader[T]) closeSnapshotConnection() {
+	if r.snapConn != nil {
+		r.snapConn.Close()
+		r.snapConn = nil
+	}
 }
 
 // snapshotPosition returns the binary log's position of the snapshot of

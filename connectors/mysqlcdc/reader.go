@@ -35,7 +35,10 @@ type reader[T any] struct {
 
 	conn   *client.Conn
 	flavor string
-	tables map[string]*tableInfo // by db.table, once discovered
+	// snapConn is the connection of the chunks read in consistent
+	// snapshots (readConsistentChunk), open while the reader reads them.
+	snapConn *client.Conn
+	tables   map[string]*tableInfo // by db.table, once discovered
 	// facts are what the source knows of the server to apply statements
 	// to tables, read the first time one is.
 	facts *serverFacts
@@ -55,8 +58,13 @@ func (r *reader[T]) AddSplits(splits []connector.Split) error {
 	})
 }
 
-// NoMoreSplits notes that the enumerator has no more splits for the reader.
-func (r *reader[T]) NoMoreSplits() { r.chunks.NoMoreSplits() }
+// NoMoreSplits notes that the enumerator has no more splits for the reader,
+// whose connection of consistent snapshots is then no longer needed (a chunk
+// still to read opens it again).
+func (r *reader[T]) NoMoreSplits() {
+	r.chunks.NoMoreSplits()
+	r.closeSnapshotConnection()
+}
 
 // HandleEvent takes the enumerator's acknowledgements.
 func (r *reader[T]) HandleEvent(event []byte) error {
@@ -84,6 +92,7 @@ func (r *reader[T]) Read(out connector.Output[T]) error {
 		return nil
 	}
 	if r.binlog != nil {
+		r.closeSnapshotConnection() // the snapshot is read
 		return r.binlog.read(out)
 	}
 	r.chunks.Idle()
@@ -114,6 +123,7 @@ func (r *reader[T]) Close() error {
 	if r.binlog != nil {
 		r.binlog.close()
 	}
+	r.closeSnapshotConnection()
 	if r.conn != nil {
 		r.conn.Close()
 	}
@@ -286,9 +296,10 @@ func (r *reader[T]) emit(out connector.Output[T], split connector.SplitOutput[T]
 // the query returns, brought up to date with the changes the binary log
 // holds between the positions before and after the query (the chunk's low
 // and high), are the chunk's rows at its high position. They are emitted
-// in one Read, so that a checkpoint holds all of them or none. A table
-// read as one chunk on MariaDB is read in a consistent snapshot instead
-// (readConsistentChunk).
+// in one Read, so that a checkpoint holds all of them or none. A chunk of
+// an InnoDB table on MariaDB is read in a consistent snapshot instead
+// (readConsistentChunk): the binary log's end is no low position for it
+// (consistentSnapshot).
 func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, err error) {
 	conn, err := r.connection() // discovers the tables
 	if err != nil {
