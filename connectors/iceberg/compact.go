@@ -32,7 +32,7 @@ import (
 // (flink-maintenance.rewrite.*).
 var compactionOptions = []connector.Option{
 	{Key: "compaction-enabled", Type: connector.Bool, Default: "false",
-		Description: "Whether the committer compacts small data files while the job runs: after a commit, when a partition has at least 'flink-maintenance.rewrite.min-input-files' data files smaller than 'flink-maintenance.rewrite.min-file-size-bytes', their live rows (deletes applied) are rewritten into larger files and committed as a replace snapshot that drops the old files and their delete files. With a primary key, the updates and deletions of rows that moved are applied at their new place."},
+		Description: "Whether the committer compacts small data files while the job runs, in the background, without holding up commits: after a commit, when a partition has at least 'flink-maintenance.rewrite.min-input-files' data files smaller than 'flink-maintenance.rewrite.min-file-size-bytes', their live rows (deletes applied) are rewritten into larger files and committed, after a later commit, as a replace snapshot that drops the old files and their delete files. With a primary key, the updates and deletions of rows that moved, including those committed while the rewrite ran, are applied at their new place."},
 	{Key: "flink-maintenance.rewrite.min-input-files", Type: connector.Int, Default: "5",
 		Description: "The number of small data files of a partition at which they are compacted.",
 		Check:       connector.Positive},
@@ -48,7 +48,7 @@ var compactionOptions = []connector.Option{
 			return nil
 		}},
 	{Key: "flink-maintenance.rewrite.max-rewrite-bytes", Type: connector.MemorySize,
-		Description: "At most this many bytes of small files are rewritten after one commit, into one file, which bounds the time a compaction holds up the next commit; the rest wait for the next commits. By default 'write.target-file-size-bytes'."},
+		Description: "At most this many bytes of small files are rewritten by one compaction, into one file per partition, which bounds the time and memory a compaction takes; the rest wait for the next compactions. By default 'write.target-file-size-bytes'."},
 }
 
 // compactionConfig is the compaction part of the sink's configuration.
@@ -144,7 +144,10 @@ func (e *movedEntry) locate(pos int64) (int64, bool) {
 // committer's goroutine; the rewrite of a compaction runs in the
 // background (see compact_background.go).
 type compactor struct {
-	cfg   compactionConfig
+	cfg compactionConfig
+	// rt is the row type of the table's rows, for files whose columns
+	// carry no field ids; nil when there is none (the pipeline sink's
+	// tables, whose schemas evolve): such files are not compacted.
 	rt    *types.RowType
 	where string
 	log   *slog.Logger
@@ -546,7 +549,12 @@ func (c *compactor) prepare(ctx context.Context, tbl *table.Table, moved map[str
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		w, err := tf.newDataFileWriterAt(c.rt, tf.newFilePath(compactPrefix))
+		var w *dataFileWriter
+		if c.rt != nil {
+			w, err = tf.newDataFileWriterAt(c.rt, tf.newFilePath(compactPrefix))
+		} else {
+			w, err = tf.newBatchFileWriterAt(tf.newFilePath(compactPrefix))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -685,9 +693,11 @@ func (c *compactor) choose(data []icebergo.DataFile, deleted map[string]int64, s
 // their entries (byTo); and an entry per chosen file (direct), locating
 // its live rows in w.
 func (c *compactor) rewrite(ctx context.Context, tf *tableFiles, w *dataFileWriter, chosen []icebergo.DataFile, dels map[string][]int64, byTo map[string][]*movedEntry) (entries, direct []*movedEntry, err error) {
-	rr, err := newRowReader(c.rt, types.NewScratchArena(), c.where)
-	if err != nil {
-		return nil, nil, err
+	var rr *rowReader
+	if c.rt != nil {
+		if rr, err = newRowReader(c.rt, types.NewScratchArena(), c.where); err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, df := range chosen {
 		p := df.FilePath()
@@ -780,7 +790,26 @@ func copyLiveRows(ctx context.Context, tf *tableFiles, w *dataFileWriter, p stri
 	for rec.Next() {
 		b := rec.RecordBatch()
 		n := b.NumRows()
+		if copyArrow && !same(b) {
+			// A file of an older schema: its columns by field id.
+			pb, ok, err := projectBatch(b, as)
+			if err != nil {
+				return fmt.Errorf("data file %s: %w", p, err)
+			}
+			if ok {
+				err := appendLive(w, as, pb, dead, pos)
+				pb.Release()
+				if err != nil {
+					return fmt.Errorf("copying the rows of the data file %s: %w", p, err)
+				}
+				pos += n
+				continue
+			}
+		}
 		if !same(b) {
+			if rr == nil {
+				return fmt.Errorf("data file %s: its columns carry no field ids, so they cannot be matched to the table's", p)
+			}
 			if err := rr.bind(b); err != nil {
 				return err
 			}
@@ -799,57 +828,10 @@ func copyLiveRows(ctx context.Context, tf *tableFiles, w *dataFileWriter, p stri
 			pos += n
 			continue
 		}
-		// The live runs of the batch, as [start, end) within it.
-		var runs [][2]int64
-		d, _ := slices.BinarySearch(dead, pos)
-		start := int64(0)
-		for ; d < len(dead) && dead[d] < pos+n; d++ {
-			if at := dead[d] - pos; at > start {
-				runs = append(runs, [2]int64{start, at})
-			}
-			start = dead[d] - pos + 1
-		}
-		if start < n {
-			runs = append(runs, [2]int64{start, n})
-		}
+		err := appendLive(w, as, b, dead, pos)
 		pos += n
-		if len(runs) == 0 {
-			continue
-		}
-		cols := make([]arrow.Array, b.NumCols())
-		var live int64
-		for _, r := range runs {
-			live += r[1] - r[0]
-		}
-		for i := range cols {
-			parts := make([]arrow.Array, len(runs))
-			for j, r := range runs {
-				parts[j] = array.NewSlice(b.Column(i), r[0], r[1])
-			}
-			if len(parts) == 1 {
-				cols[i] = parts[0]
-				continue
-			}
-			c, err := array.Concatenate(parts, arrowAllocator)
-			for _, a := range parts {
-				a.Release()
-			}
-			if err != nil {
-				for _, a := range cols[:i] {
-					a.Release()
-				}
-				return fmt.Errorf("copying the rows of the data file %s: %w", p, err)
-			}
-			cols[i] = c
-		}
-		out := array.NewRecordBatch(as, cols, live)
-		for _, a := range cols {
-			a.Release()
-		}
-		err := w.AppendBatch(out)
-		out.Release()
 		if err != nil {
-			return err
+			return fmt.Errorf("copying the rows of the data file %s: %w", p, err)
 		}
 	}
 	if err := rec.Err(); err != nil && !errors.Is(err, io.EOF) {

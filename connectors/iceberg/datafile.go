@@ -310,6 +310,16 @@ func (tf *tableFiles) newDataFileWriterAt(rt *types.RowType, path string) (*data
 	return tf.newRowFileWriterAt(contentData, tf.schema, tf.arrowSchema, rt, nil, path)
 }
 
+// newBatchFileWriterAt starts the data file path of the table's current
+// schema, written only with AppendBatch.
+func (tf *tableFiles) newBatchFileWriterAt(path string) (*dataFileWriter, error) {
+	f, err := tf.createParquetFile(path, tf.arrowSchema)
+	if err != nil {
+		return nil, err
+	}
+	return &dataFileWriter{tf: tf, content: contentData, schema: tf.schema, file: f}, nil
+}
+
 // newRowFileWriter starts a file of content holding rows of type rt
 // converted to the Iceberg schema sc (Arrow schema as).
 func (tf *tableFiles) newRowFileWriter(content string, sc *icebergo.Schema, as *arrow.Schema, rt *types.RowType, eqIDs []int, prefix string) (*dataFileWriter, error) {

@@ -31,7 +31,8 @@ var pipelineSpec = connector.Spec{
 	Description: "Writes a pipeline's tables into Apache Iceberg tables of one catalog, one snapshot per table and completed checkpoint: " +
 		"each table is created when missing (the source table 'db.name' becomes table 'name' of namespace 'db', with the source's primary key as identifier fields) " +
 		"and evolved as the pipeline's schema changes say (added, dropped, renamed and widened columns); rows are upserted and deleted by key through a key index " +
-		"and position deletes, never equality deletes.",
+		"and position deletes, never equality deletes. " +
+		"With 'compaction-enabled' (or Flink CDC's 'sink.compaction.enabled'), small data files are compacted in the background while the job runs, their rows rewritten under each table's current schema.",
 	Options: append([]connector.Option{
 		{Key: "catalog.properties.type", Type: connector.Enum, Default: "sql", Values: []string{"sql", "jdbc", "rest"},
 			Description: "'sql' (or 'jdbc'): Iceberg's JDBC catalog tables, in SQLite or PostgreSQL; 'rest': an Iceberg REST catalog."},
@@ -42,10 +43,12 @@ var pipelineSpec = connector.Spec{
 		{Key: "catalog.properties.catalog-name", Type: connector.String, Default: "eddy",
 			Description: "The catalog's name (the catalog_name column of a 'sql' catalog's tables)."},
 		{Key: "catalog.properties.s3.#", Type: connector.String, Secret: true,
-			Description: "Options of an 's3://' warehouse: 'catalog.properties.s3.endpoint', '...s3.region', '...s3.access-key-id', '...s3.secret-access-key'."},
+			Description: "Options of an 's3://' warehouse: 'catalog.properties.s3.endpoint', '...s3.region', '...s3.access-key-id', '...s3.secret-access-key', '...s3.path-style-access'."},
 		{Key: "table.properties.#", Type: connector.String,
 			Description: "Table properties of the tables the sink creates: 'table.properties.format-version' (2 or 3), 'table.properties.write.target-file-size-bytes', 'table.properties.write.parquet.compression-codec', ..."},
-	}, maintenanceOptions...),
+		{Key: "sink.compaction.enabled", Type: connector.Bool, Default: "false",
+			Description: "Flink CDC's name of 'compaction-enabled': either turns compaction on."},
+	}, slices.Concat(restCatalogOptions("catalog.properties."), maintenanceOptions, compactionOptions)...),
 }
 
 // PipelineSink writes a pipeline's tables into Iceberg tables. Like the
@@ -71,8 +74,11 @@ func newPipelineSink(o connector.Options) (*PipelineSink, error) {
 		return nil, &connector.OptionError{Connector: "iceberg", Key: "catalog.properties.warehouse", Problem: "is required by a 'sql' catalog: give 'file:///abs/dir' or 's3://bucket/prefix'"}
 	}
 	for _, k := range o.Names("catalog.properties.s3.#") {
-		c.props["s3."+k] = o.String("catalog.properties.s3." + k)
+		if err := addS3Prop(c.props, k, o.String("catalog.properties.s3."+k)); err != nil {
+			return nil, &connector.OptionError{Connector: "iceberg", Key: "catalog.properties.s3." + k, Problem: err.Error()}
+		}
 	}
+	addRESTCatalogProps(c.props, o, "catalog.properties.")
 	props := map[string]string{}
 	for _, k := range o.Names("table.properties.#") {
 		props[k] = o.String("table.properties." + k)
@@ -91,6 +97,8 @@ func newPipelineSink(o connector.Options) (*PipelineSink, error) {
 		}
 		c.targetFileSize = n
 	}
+	c.compaction = newCompactionConfig(o, c.targetFileSize)
+	c.compaction.enabled = c.compaction.enabled || o.Bool("sink.compaction.enabled")
 	return &PipelineSink{cfg: c, props: props}, nil
 }
 
@@ -596,13 +604,25 @@ type tableChanges struct {
 // pipelineCommitter commits, per completed checkpoint, one snapshot of
 // each table the checkpoint wrote to. It runs in a single subtask.
 type pipelineCommitter struct {
-	sink  *PipelineSink
-	wc    connector.WriterContext // counts the bytes of the files written
-	cat   catalog.Catalog
-	log   *slog.Logger
-	job   string
-	last  int64
+	sink *PipelineSink
+	wc   connector.WriterContext // counts the bytes of the files written
+	cat  catalog.Catalog
+	log  *slog.Logger
+	job  string
+	last int64
+	// final is the checkpoint id of the transaction of the end of the
+	// input, 0 before it is pre-committed.
+	final int64
 	maint map[string]*maintainer
+	// compact holds each table's compactor, with compaction on.
+	compact map[string]*tableCompactor
+}
+
+// tableCompactor is the compactor of one table of the pipeline, of the
+// table's UUID: a table dropped and created again gets a new one.
+type tableCompactor struct {
+	uuid string
+	*compactor
 }
 
 func (s *PipelineSink) newCommitter(wc connector.WriterContext) (connector.TwoPhaseCommitter[tableResult, pipelineTx], error) {
@@ -615,7 +635,7 @@ func (s *PipelineSink) newCommitter(wc connector.WriterContext) (connector.TwoPh
 	if err != nil {
 		return nil, err
 	}
-	return &pipelineCommitter{sink: s, wc: wc, cat: cat, log: wc.Log(), job: job, maint: map[string]*maintainer{}}, nil
+	return &pipelineCommitter{sink: s, wc: wc, cat: cat, log: wc.Log(), job: job, maint: map[string]*maintainer{}, compact: map[string]*tableCompactor{}}, nil
 }
 
 // Begin starts the transaction of the next checkpoint.
@@ -641,7 +661,11 @@ func (c *pipelineCommitter) Write(tx *pipelineTx, r tableResult) error {
 
 // PreCommit fixes the transaction's checkpoint id (see committer).
 func (c *pipelineCommitter) PreCommit(tx *pipelineTx) error {
+	endOfInput := tx.Checkpoint == 0
 	tx.Checkpoint = nextCheckpoint(tx.Checkpoint, &c.last)
+	if endOfInput {
+		c.final = tx.Checkpoint
+	}
 	return nil
 }
 
@@ -658,15 +682,48 @@ func (c *pipelineCommitter) Commit(tx pipelineTx) error {
 		if !ok {
 			continue // dropped since: its rows are gone with it
 		}
-		out, err := commitOnce(ctx, tbl, tx.Job, tx.Checkpoint, t.Data, t.Deletes)
+		comp := c.compactor(name, t.UUID)
+		var out *table.Table
+		if comp != nil {
+			out, err = commitTranslated(ctx, tbl, comp.compactor, icebergTx{Job: tx.Job, Checkpoint: tx.Checkpoint, Data: t.Data, Deletes: t.Deletes})
+		} else {
+			out, err = commitOnce(ctx, tbl, tx.Job, tx.Checkpoint, t.Data, t.Deletes)
+		}
 		if err != nil {
 			return fmt.Errorf("iceberg table of pipeline table %s: %w", name, err)
 		}
 		if out != nil {
+			tbl = out
 			c.maintainer(name).afterCommit()
+		}
+		if comp != nil {
+			comp.afterCommit(ctx, tbl, tx.Job, tx.Checkpoint, tx.Checkpoint == c.final)
 		}
 	}
 	return nil
+}
+
+// compactor returns the compactor of the pipeline table name, of the
+// table of UUID uuid; nil with compaction off.
+func (c *pipelineCommitter) compactor(name, uuid string) *tableCompactor {
+	cfg := c.sink.cfg.compaction
+	if !cfg.enabled {
+		return nil
+	}
+	tc := c.compact[name]
+	if tc != nil && tc.uuid != uuid {
+		tc.close()
+		tc = nil
+	}
+	if tc == nil {
+		ns, tn := icebergName(pipeline.ParseTableID(name))
+		where := fmt.Sprintf("Iceberg table %s.%s of catalog %q", ns, tn, c.sink.cfg.catalogName)
+		// No row type: the table's schema evolves, and compaction
+		// rewrites rows by field id under its current schema.
+		tc = &tableCompactor{uuid: uuid, compactor: &compactor{cfg: cfg, where: where, log: c.log}}
+		c.compact[name] = tc
+	}
+	return tc
 }
 
 // load loads the table of a pipeline table, if it is still the one of
@@ -718,10 +775,13 @@ func (c *pipelineCommitter) Abort(tx pipelineTx) error {
 // Recover has nothing to do (see committer.Recover).
 func (c *pipelineCommitter) Recover(pending, current []pipelineTx) error { return nil }
 
-// Close stops the maintenance runs.
+// Close stops the maintenance runs and the compactions in progress.
 func (c *pipelineCommitter) Close() error {
 	for _, m := range c.maint {
 		m.close()
+	}
+	for _, tc := range c.compact {
+		tc.close()
 	}
 	return nil // the catalog is shared (config.catalog)
 }

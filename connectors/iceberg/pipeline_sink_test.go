@@ -245,3 +245,121 @@ func TestPipelineSinkExactlyOnceAcrossFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineSinkCompactsEvolvingTables writes a table whose schema
+// changes twice (a column renamed, one widened and one added; then the
+// added one dropped) while compaction runs: compacted files hold the rows
+// of files of every schema, rewritten under the table's current one, and
+// the table, read by iceberg-go's scan, holds the last write of each key.
+func TestPipelineSinkCompactsEvolvingTables(t *testing.T) {
+	for _, v := range []string{"2", "3"} {
+		t.Run("v"+v, func(t *testing.T) {
+			testPipelineCompaction(t, v)
+		})
+	}
+}
+
+func testPipelineCompaction(t *testing.T, formatVersion string) {
+	const n, keys = 6000, 150
+	dir := t.TempDir()
+	f, err := pipeline.Sinks.Connector("iceberg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := f.Spec()
+	opts, err := spec.Validate(map[string]string{
+		"catalog.properties.uri": "sqlite://" + dir + "/catalog.db", "catalog.properties.warehouse": "file://" + dir + "/warehouse",
+		"table.properties.format-version": formatVersion,
+		"sink.compaction.enabled":         "true", "flink-maintenance.rewrite.min-input-files": "3",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, err := newPipelineSink(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := pipeline.TableID{Schema: "shop", Table: "orders"}
+	id := types.F("id", types.Int().NotNull())
+	v1 := &pipeline.Schema{Columns: types.MustRowType(id, types.F("name", types.String()), types.F("n", types.Int())), PrimaryKey: []string{"id"}, Version: 1}
+	v2 := &pipeline.Schema{Columns: types.MustRowType(id, types.F("label", types.String()), types.F("n", types.BigInt()), types.F("note", types.String())), PrimaryKey: []string{"id"}, Version: 2}
+	v3 := &pipeline.Schema{Columns: types.MustRowType(id, types.F("label", types.String()), types.F("n", types.BigInt())), PrimaryKey: []string{"id"}, Version: 3}
+	const alterAt, dropAt = n / 3, 2 * n / 3
+	// event i of the stream: the table's creation, its two changes, and
+	// else a write (four in five) or deletion of key i%keys.
+	event := func(i int64) pipeline.Event {
+		switch i {
+		case 0:
+			return pipeline.Event{Kind: pipeline.CreateTable, Table: orders, Schema: v1}
+		case alterAt:
+			return pipeline.Event{Kind: pipeline.AlterTable, Table: orders, Schema: v2, Changes: []pipeline.SchemaChange{
+				{Kind: pipeline.RenameColumn, Column: "name", NewName: "label"},
+				{Kind: pipeline.AlterColumnType, Column: "n", Type: types.BigInt()},
+				{Kind: pipeline.AddColumn, Column: "note", Type: types.String(), Position: 3},
+			}}
+		case dropAt:
+			return pipeline.Event{Kind: pipeline.AlterTable, Table: orders, Schema: v3, Changes: []pipeline.SchemaChange{{Kind: pipeline.DropColumn, Column: "note"}}}
+		}
+		k, kind := int32(i%keys), changelog.Insert
+		if i%5 == 4 {
+			kind = changelog.Delete
+		}
+		var r types.Row
+		switch {
+		case i < alterAt:
+			r = types.MustBuildRow(v1.Columns, nil, k, fmt.Sprintf("r%d", i), int32(i))
+		case i < dropAt:
+			r = types.MustBuildRow(v2.Columns, nil, k, fmt.Sprintf("r%d", i), i, "note")
+		default:
+			r = types.MustBuildRow(v3.Columns, nil, k, fmt.Sprintf("r%d", i), i)
+		}
+		s := v1
+		if i > dropAt {
+			s = v3
+		} else if i > alterAt {
+			s = v2
+		}
+		return pipeline.Event{Kind: pipeline.DataChange, Table: orders, Schema: s, Change: changelog.Of(kind, r)}
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: 6000}, event, eddy.NoWatermarks[pipeline.Event]()).Parallelism(1)
+	eddy.WriteTo(src, "lake", sink)
+	if err := env.Execute(context.Background(), "pipeline iceberg compaction"); err != nil {
+		t.Fatal(err)
+	}
+	last := map[int64]int64{}
+	for i := int64(1); i < n; i++ {
+		if i == alterAt || i == dropAt {
+			continue
+		}
+		if i%5 == 4 {
+			delete(last, i%keys)
+		} else {
+			last[i%keys] = i
+		}
+	}
+	var want []string
+	for k, i := range last {
+		want = append(want, fmt.Sprintf("%d | r%d | %d", k, i, i))
+	}
+	slices.Sort(want)
+	tbl, err := testCatalogAt(t, dir).LoadTable(context.Background(), table.Identifier{"shop", "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := scanRows(t, tbl); !slices.Equal(got, want) {
+		t.Fatalf("shop.orders holds %d rows, want %d; first differences:\n%s", len(got), len(want), rowDiff(got, want))
+	}
+	// A compaction under the last schema rewrote files of older ones.
+	cur := tbl.Metadata().CurrentSchema().ID
+	late := 0
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[summaryCompaction] != "" && s.SchemaID != nil && *s.SchemaID == cur {
+			late++
+		}
+	}
+	if compactions(tbl) == 0 || late == 0 {
+		t.Fatalf("%d compactions, %d under the last schema", compactions(tbl), late)
+	}
+	t.Logf("%d snapshots, %d compactions (%d under the last schema)", len(tbl.Metadata().Snapshots()), compactions(tbl), late)
+}

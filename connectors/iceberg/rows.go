@@ -303,4 +303,8 @@ func (w *rowBatcher) batch() arrow.RecordBatch {
 }
 
 // release frees the builders.
-func (w *rowBatcher) release() { w.rb.Release() }
+func (w *rowBatcher) release() {
+	if w != nil {
+		w.rb.Release()
+	}
+}
