@@ -251,3 +251,25 @@ func TestS3AndRESTOptions(t *testing.T) {
 		t.Errorf("'s3.path-style-access' = 'maybe': %v, want an error naming the option", err)
 	}
 }
+
+// TestPipelineS3AndRESTOptions checks the same options as the pipeline
+// sink's 'catalog.properties.' keys.
+func TestPipelineS3AndRESTOptions(t *testing.T) {
+	o, err := pipelineSpec.Validate(map[string]string{
+		"catalog.properties.type": "rest", "catalog.properties.uri": "http://127.0.0.1:8181",
+		"catalog.properties.s3.path-style-access": "true", "catalog.properties.credential": "id:secret",
+		"catalog.properties.rest.sigv4-enabled": "true", "catalog.properties.rest.signing-name": "s3tables",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newPipelineSink(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"s3.force-virtual-addressing": "false", "credential": "id:secret",
+		"rest.sigv4-enabled": "true", "rest.signing-name": "s3tables"}
+	if !maps.Equal(s.cfg.props, want) {
+		t.Errorf("props %v, want %v", s.cfg.props, want)
+	}
+}
