@@ -191,9 +191,16 @@ func (s *rowSet[X]) remove(i int) {
 	}
 }
 
-// joinKeyState is the state of one join key: the tables of both sides,
+// joinKeyState is the value of a join key in the join's table: a pointer,
+// so that the table holds a word per key and a change of a key's rows is
+// made where they are. It is a named type of the name the table's values
+// had when they were joinKeyData values themselves, which the table's kind
+// is made of: checkpoints and savepoints of either restore into the other.
+type joinKeyState[A, B comparable] *joinKeyData[A, B]
+
+// joinKeyData is the state of one join key: the tables of both sides,
 // and, for a join whose rows expire, the time of the key's expiry timer.
-type joinKeyState[A, B comparable] struct {
+type joinKeyData[A, B comparable] struct {
 	left  rowSet[A]
 	right rowSet[B]
 	// timer is the time of the key's event-time timer if hasTimer: the
@@ -202,7 +209,7 @@ type joinKeyState[A, B comparable] struct {
 	hasTimer bool
 }
 
-// joinStateCodec encodes a joinKeyState: for each side, the number of rows,
+// joinStateCodec encodes a joinKeyState (the joinKeyData it points to): for each side, the number of rows,
 // then each row with its count and matches as varints; with timer, then a
 // byte that says whether the key has a timer, and its time as a varint.
 type joinStateCodec[A, B comparable] struct {
@@ -223,25 +230,27 @@ func (c joinStateCodec[A, B]) Append(dst []byte, v joinKeyState[A, B]) []byte {
 	return binary.AppendVarint(append(dst, 1), v.timer)
 }
 
-func (c joinStateCodec[A, B]) Decode(src []byte) (v joinKeyState[A, B], n int, err error) {
-	var m int
+func (c joinStateCodec[A, B]) Decode(src []byte) (joinKeyState[A, B], int, error) {
+	v := joinKeyState[A, B](new(joinKeyData[A, B]))
+	var n, m int
+	var err error
 	if v.left, n, err = decodeRowSet(src, c.a); err != nil {
-		return v, 0, fmt.Errorf("join state, left rows: %w", err)
+		return nil, 0, fmt.Errorf("join state, left rows: %w", err)
 	}
 	if v.right, m, err = decodeRowSet(src[n:], c.b); err != nil {
-		return v, 0, fmt.Errorf("join state, right rows: %w", err)
+		return nil, 0, fmt.Errorf("join state, right rows: %w", err)
 	}
 	n += m
 	if !c.timer {
 		return v, n, nil
 	}
 	if n >= len(src) || src[n] > 1 {
-		return v, 0, fmt.Errorf("join state: short or invalid expiry timer flag")
+		return nil, 0, fmt.Errorf("join state: short or invalid expiry timer flag")
 	}
 	n++
 	if src[n-1] == 1 {
 		if v.timer, m = binary.Varint(src[n:]); m <= 0 {
-			return v, 0, fmt.Errorf("join state: short or invalid expiry timer")
+			return nil, 0, fmt.Errorf("join state: short or invalid expiry timer")
 		}
 		v.hasTimer = true
 		n += m
@@ -385,8 +394,14 @@ type RegularJoin[K comparable, A, B comparable, O any] struct {
 	onR  func(b B, a A) bool
 	res  joinOut[O]
 	// cur is the state of the current key while a change is applied;
-	// left.set and right.set point into it.
-	cur joinKeyState[A, B]
+	// left.set and right.set point into it. A key without state gets
+	// blank, which is copied to a value of its own when stored.
+	cur   joinKeyState[A, B]
+	blank joinKeyData[A, B]
+	// inPlace says that a key's state read from the table is the table's
+	// own (a heap backend without a state TTL): changing it in place
+	// changes the table, and only new keys are written.
+	inPlace bool
 	// timers are the expiry timers of the keys, nil unless rows expire;
 	// wm is the last watermark; expiryStep the step of the timers' times
 	// (ms).
@@ -406,7 +421,9 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 			untilMatched: logic.RightUnique && logic.RightInsertOnly && !logic.LeftUnique, expire: logic.LeftExpiry},
 		right: &joinSide[B]{outer: logic.RightOuter, insertOnly: logic.RightInsertOnly, unique: logic.RightUnique,
 			untilMatched: logic.LeftUnique && logic.LeftInsertOnly && !logic.RightUnique, expire: logic.RightExpiry}}
-	j.left.set, j.right.set = &j.cur.left, &j.cur.right
+	j.setCur(&j.blank)
+	_, object := rel.backend.(state.ObjectBackend)
+	j.inPlace = object && logic.TTL <= 0
 	expiring := logic.LeftExpiry != nil || logic.RightExpiry != nil
 	if expiring {
 		if err := logic.checkExpiry(); err != nil {
@@ -470,7 +487,7 @@ func (j *RegularJoin[K, A, B, O]) ProcessBatch(b *runtime.Batch[Either[changelog
 	for i := 0; i < n; i++ {
 		kg := j.setKeyAt(b, i)
 		j.ts = b.TS[i]
-		j.cur, _ = j.state.Value()
+		had := j.loadKey()
 		e, f := &b.Data[i], &b.Data[i]
 		var changed bool
 		var err error
@@ -502,17 +519,60 @@ func (j *RegularJoin[K, A, B, O]) ProcessBatch(b *runtime.Batch[Either[changelog
 			return j.changeError(err, e, f)
 		}
 		j.emitResult()
-		switch {
-		case !changed:
-		case j.cur.left.len() == 0 && j.cur.right.len() == 0:
-			j.state.Clear()
-		default:
-			j.state.Update(j.cur)
+		if changed {
+			j.storeKey(had)
 		}
 	}
-	j.cur = joinKeyState[A, B]{}
+	j.releaseKey()
 	j.cleanup(n)
 	return j.flush()
+}
+
+// setCur makes st the state of the current key.
+func (j *RegularJoin[K, A, B, O]) setCur(st joinKeyState[A, B]) {
+	j.cur = st
+	j.left.set, j.right.set = &st.left, &st.right
+}
+
+// loadKey reads the state of the current key into cur, blank if the key
+// has none, and reports whether it had state.
+func (j *RegularJoin[K, A, B, O]) loadKey() bool {
+	st, ok := j.state.Value()
+	if !ok || st == nil {
+		j.blank = joinKeyData[A, B]{}
+		st, ok = &j.blank, false
+	}
+	j.setCur(st)
+	return ok
+}
+
+// storeKey writes the changed state of the current key, which had state
+// in the table if had: a key whose sides are both empty is cleared, a new
+// key gets a copy of blank, and a key read from the table is written back
+// unless it was changed in place.
+func (j *RegularJoin[K, A, B, O]) storeKey(had bool) {
+	st := j.cur
+	switch {
+	case st.left.len() == 0 && st.right.len() == 0:
+		if had {
+			j.state.Clear()
+		}
+	case !had:
+		p := joinKeyState[A, B](new(joinKeyData[A, B]))
+		*p = *st
+		j.blank = joinKeyData[A, B]{}
+		j.setCur(p)
+		j.state.Update(p)
+	case !j.inPlace:
+		j.state.Update(st)
+	}
+}
+
+// releaseKey lets go of the state of the last key, so that the operator
+// keeps no rows alive between batches.
+func (j *RegularJoin[K, A, B, O]) releaseKey() {
+	j.blank = joinKeyData[A, B]{}
+	j.setCur(&j.blank)
 }
 
 // changeError describes err, returned while change e (or the update from e

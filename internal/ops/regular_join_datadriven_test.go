@@ -211,7 +211,8 @@ func (j *RegularJoin[K, A, B, O]) rowsOf(key K) string {
 	if j.unique != nil {
 		j.unique.load()
 	} else {
-		j.cur, _ = j.state.Value()
+		j.loadKey()
+		defer j.releaseKey()
 	}
 	return "left " + renderRows(j.left.set.all()) + " right " + renderRows(j.right.set.all())
 }

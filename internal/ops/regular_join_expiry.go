@@ -99,7 +99,7 @@ func addedExpiry[X comparable](in *joinSide[X], kind changelog.Kind, x X, wm int
 // timer at or before the timer time of at, the expiry of a row it keeps.
 func (j *RegularJoin[K, A, B, O]) scheduleExpiry(kg int, at int64) {
 	at = expiryTimer(at, j.expiryStep)
-	c := &j.cur
+	c := j.cur
 	if c.hasTimer && c.timer <= at {
 		return
 	}
@@ -128,27 +128,22 @@ func (j *RegularJoin[K, A, B, O]) ProcessWatermark(wm int64) error {
 // reached and sets the key's timer at the earliest expiry of the rest.
 func (j *RegularJoin[K, A, B, O]) onExpiryTimer(kg int, k K, _ state.VoidNamespace, at int64) error {
 	j.setKey(kg, k)
-	cur, ok := j.state.Value()
-	if !ok || !cur.hasTimer || cur.timer != at {
+	defer j.releaseKey()
+	if !j.loadKey() || !j.cur.hasTimer || j.cur.timer != at {
 		// The key's state expired by its TTL, or is gone: nothing waits.
 		return nil
 	}
-	j.cur = cur
+	c := j.cur
 	next := int64(math.MaxInt64)
-	expireRows(&j.cur.left, j.left.expire, j.wm, &next)
-	expireRows(&j.cur.right, j.right.expire, j.wm, &next)
-	j.cur.hasTimer = false
+	expireRows(&c.left, j.left.expire, j.wm, &next)
+	expireRows(&c.right, j.right.expire, j.wm, &next)
+	c.hasTimer = false
 	if next != math.MaxInt64 {
 		next = expiryTimer(next, j.expiryStep)
 		j.timers.RegisterEventTime(kg, k, state.VoidNamespace{}, next)
-		j.cur.timer, j.cur.hasTimer = next, true
+		c.timer, c.hasTimer = next, true
 	}
-	if j.cur.left.len() == 0 && j.cur.right.len() == 0 {
-		j.state.Clear()
-	} else {
-		j.state.Update(j.cur)
-	}
-	j.cur = joinKeyState[A, B]{}
+	j.storeKey(true)
 	return nil
 }
 

@@ -243,7 +243,7 @@ func (j *RegularJoin[K, A, B, O]) processSemi(b *runtime.Batch[Either[changelog.
 	for i := 0; i < n; i++ {
 		j.setKeyAt(b, i)
 		j.ts = b.TS[i]
-		j.cur, _ = j.state.Value()
+		had := j.loadKey()
 		e := &b.Data[i]
 		var changed bool
 		switch {
@@ -262,15 +262,11 @@ func (j *RegularJoin[K, A, B, O]) processSemi(b *runtime.Batch[Either[changelog.
 			changed = j.semiLeft(e.Left.Kind, e.Left.Row)
 		}
 		j.emitResult()
-		switch {
-		case !changed:
-		case j.cur.left.len() == 0 && j.cur.right.len() == 0:
-			j.state.Clear()
-		default:
-			j.state.Update(j.cur)
+		if changed {
+			j.storeKey(had)
 		}
 	}
-	j.cur = joinKeyState[A, B]{}
+	j.releaseKey()
 	var zeroA A
 	j.left.cur, j.left.prev = zeroA, zeroA
 	j.cleanup(n)
