@@ -402,10 +402,12 @@ type RegularJoin[K comparable, A, B comparable, O any] struct {
 	// own (a heap backend without a state TTL): changing it in place
 	// changes the table, and only new keys are written.
 	inPlace bool
-	// timers are the expiry timers of the keys, nil unless rows expire;
-	// wm is the last watermark; expiryStep the step of the timers' times
-	// (ms).
+	// timers are the expiry timers of the keys that checkpoints of
+	// earlier versions hold, nil unless rows expire; expiry holds the
+	// timers since; wm is the last watermark; expiryStep the step of the
+	// timers' times (ms).
 	timers     state.Timers[K, state.VoidNamespace]
+	expiry     expiryIndex[K]
 	wm         int64
 	expiryStep int64
 }
@@ -448,6 +450,7 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 		j.onL = on
 		j.onR = func(b B, a A) bool { return on(a, b) }
 	}
+	var expiryCodec joinStateCodec[A, B]
 	switch {
 	case logic.Semi || logic.Anti:
 		codec := joinStateCodec[A, B]{a: lazyCodec[A](), b: lazyCodec[B]()}
@@ -457,8 +460,8 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 	case j.left.untilMatched:
 		j.unique, err = newUniqueRight(rel, j.left, j.right, j.onL, j.outL, j.onR, j.outR)
 	case expiring:
-		codec := joinStateCodec[A, B]{a: lazyCodec[A](), b: lazyCodec[B](), timer: true}
-		j.state, err = state.NewValueHandle[K, state.VoidNamespace, joinKeyState[A, B]](rel.store, nil, nil, "join-expiring", codec, rel.ttlConfig())
+		expiryCodec = joinStateCodec[A, B]{a: lazyCodec[A](), b: lazyCodec[B](), timer: true}
+		j.state, err = state.NewValueHandle[K, state.VoidNamespace, joinKeyState[A, B]](rel.store, nil, nil, "join-expiring", expiryCodec, rel.ttlConfig())
 	default:
 		codec := joinStateCodec[A, B]{a: lazyCodec[A](), b: lazyCodec[B]()}
 		j.state, err = state.NewValueHandle[K, state.VoidNamespace, joinKeyState[A, B]](rel.store, nil, nil, "join", codec, rel.ttlConfig())
@@ -470,6 +473,12 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 	if err := rel.restore(ctx.Restored); err != nil {
 		rel.Close()
 		return nil, err
+	}
+	if j.state != nil && expiring && ctx.Restored != nil {
+		if err := j.rebuildExpiry(expiryCodec); err != nil {
+			rel.Close()
+			return nil, err
+		}
 	}
 	return j, nil
 }

@@ -197,7 +197,7 @@ func newJoinScriptHarness(td *datadriven.TestData, restored *runtime.OperatorSna
 		return nil, nil, err
 	}
 	if j.timers != nil {
-		h.Timers = j.timers.Len
+		h.Timers = func() int { return j.timers.Len() + j.liveExpiryTimers() }
 	}
 	if j.expiryStep, err = a.int("expiry-step", 1); err != nil || j.expiryStep <= 0 {
 		return nil, nil, fmt.Errorf("expiry-step=%s: want a positive number of ms", a["expiry-step"])
@@ -236,4 +236,20 @@ func renderRows[X comparable](rows []sideRow[X]) string {
 	}
 	slices.Sort(parts)
 	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// liveExpiryTimers counts the timers of the expiry index that are the
+// timers of their keys, once each.
+func (j *RegularJoin[K, A, B, O]) liveExpiryTimers() int {
+	live := make(map[expiryKey[K]]int64)
+	for at, b := range j.expiry.buckets {
+		for _, e := range b.keys {
+			j.setKey(e.kg, e.k)
+			if j.loadKey() && j.cur.hasTimer && j.cur.timer == at {
+				live[e] = at
+			}
+			j.releaseKey()
+		}
+	}
+	return len(live)
 }

@@ -15,7 +15,10 @@ import (
 // A row of an expiring side is kept until the join's watermark reaches its
 // expiry: each key has at most one event-time timer, at the earliest
 // expiry of the rows it keeps, whose time the key's state holds too (so
-// that a row expiring earlier moves the timer). When the timer fires, the
+// that a row expiring earlier moves the timer). The timers are entries of
+// the join's expiryIndex, built again from the keys' states on restore;
+// timers of the timer service, where checkpoints of earlier versions of
+// the join hold them, fire as well. When the timer fires, the
 // rows whose expiry the watermark has reached are dropped, and the timer
 // moves to the earliest expiry of the rows left. Dropping emits nothing:
 // the caller guarantees that no change to come of the other input can join
@@ -103,10 +106,9 @@ func (j *RegularJoin[K, A, B, O]) scheduleExpiry(kg int, at int64) {
 	if c.hasTimer && c.timer <= at {
 		return
 	}
-	if c.hasTimer {
-		j.timers.DeleteEventTime(kg, j.kc.Key, state.VoidNamespace{}, c.timer)
-	}
-	j.timers.RegisterEventTime(kg, j.kc.Key, state.VoidNamespace{}, at)
+	// The entry of a timer moved earlier stays, stale: the key's state
+	// says the timer is elsewhere.
+	j.expiry.add(at, kg, j.kc.Key)
 	c.timer, c.hasTimer = at, true
 }
 
@@ -117,6 +119,9 @@ func (j *RegularJoin[K, A, B, O]) ProcessWatermark(wm int64) error {
 		j.wm = wm
 		if wm != runtime.MaxWatermark {
 			if err := j.timers.AdvanceWatermark(wm, j.onExpiryTimer); err != nil {
+				return err
+			}
+			if err := j.expiry.fire(wm, j.onExpiryTimer); err != nil {
 				return err
 			}
 		}
@@ -140,7 +145,7 @@ func (j *RegularJoin[K, A, B, O]) onExpiryTimer(kg int, k K, _ state.VoidNamespa
 	c.hasTimer = false
 	if next != math.MaxInt64 {
 		next = expiryTimer(next, j.expiryStep)
-		j.timers.RegisterEventTime(kg, k, state.VoidNamespace{}, next)
+		j.expiry.add(next, kg, k)
 		c.timer, c.hasTimer = next, true
 	}
 	j.storeKey(true)
@@ -163,4 +168,40 @@ func expireRows[X comparable](s *rowSet[X], expire func(X) int64, wm int64, next
 		}
 		*next = min(*next, at)
 	}
+}
+
+// rebuildExpiry puts the keys that have an expiry timer in the expiry
+// index, from the states of all keys (after a restore), with the codec of
+// the states.
+func (j *RegularJoin[K, A, B, O]) rebuildExpiry(c joinStateCodec[A, B]) error {
+	const name = "join-expiring"
+	kc := j.store.KeyCodec()
+	if j.ttl > 0 {
+		t, err := state.NewValueTable[K, state.VoidNamespace, state.Timed[joinKeyState[A, B]]](j.backend, name, kc, nil, state.TimedCodec[joinKeyState[A, B]](c))
+		if err != nil {
+			return fmt.Errorf("join expiry: %w", err)
+		}
+		for kg := j.kgs.Start; kg < j.kgs.End; kg++ {
+			t.Range(kg, func(k K, _ state.VoidNamespace, v state.Timed[joinKeyState[A, B]]) bool {
+				if st := v.Value; st != nil && st.hasTimer {
+					j.expiry.add(st.timer, kg, k)
+				}
+				return true
+			})
+		}
+		return nil
+	}
+	t, err := state.NewValueTable[K, state.VoidNamespace, joinKeyState[A, B]](j.backend, name, kc, nil, c)
+	if err != nil {
+		return fmt.Errorf("join expiry: %w", err)
+	}
+	for kg := j.kgs.Start; kg < j.kgs.End; kg++ {
+		t.Range(kg, func(k K, _ state.VoidNamespace, st joinKeyState[A, B]) bool {
+			if st != nil && st.hasTimer {
+				j.expiry.add(st.timer, kg, k)
+			}
+			return true
+		})
+	}
+	return nil
 }
