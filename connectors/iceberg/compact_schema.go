@@ -84,31 +84,11 @@ func convertColumn(a arrow.Array, to arrow.DataType) (arrow.Array, error) {
 	switch src := a.(type) {
 	case *array.Int32:
 		if to.ID() == arrow.INT64 {
-			bld := array.NewInt64Builder(arrowAllocator)
-			defer bld.Release()
-			bld.Reserve(src.Len())
-			for i := 0; i < src.Len(); i++ {
-				if src.IsNull(i) {
-					bld.AppendNull()
-				} else {
-					bld.Append(int64(src.Value(i)))
-				}
-			}
-			return bld.NewArray(), nil
+			return widen(src, array.NewInt64Builder(arrowAllocator)), nil
 		}
 	case *array.Float32:
 		if to.ID() == arrow.FLOAT64 {
-			bld := array.NewFloat64Builder(arrowAllocator)
-			defer bld.Release()
-			bld.Reserve(src.Len())
-			for i := 0; i < src.Len(); i++ {
-				if src.IsNull(i) {
-					bld.AppendNull()
-				} else {
-					bld.Append(float64(src.Value(i)))
-				}
-			}
-			return bld.NewArray(), nil
+			return widen(src, array.NewFloat64Builder(arrowAllocator)), nil
 		}
 	case *array.Decimal128:
 		from, ok1 := a.DataType().(*arrow.Decimal128Type)
@@ -177,4 +157,29 @@ func appendLive(w *dataFileWriter, as *arrow.Schema, b arrow.RecordBatch, dead [
 	err := w.AppendBatch(out)
 	out.Release()
 	return err
+}
+
+// widen converts the values of src to the wider type of bld's array,
+// keeping its NULLs.
+func widen[F int32 | float32, T int64 | float64](src interface {
+	Len() int
+	IsNull(int) bool
+	Value(int) F
+}, bld interface {
+	Reserve(int)
+	AppendNull()
+	Append(T)
+	NewArray() arrow.Array
+	Release()
+}) arrow.Array {
+	defer bld.Release()
+	bld.Reserve(src.Len())
+	for i := 0; i < src.Len(); i++ {
+		if src.IsNull(i) {
+			bld.AppendNull()
+		} else {
+			bld.Append(T(src.Value(i)))
+		}
+	}
+	return bld.NewArray()
 }

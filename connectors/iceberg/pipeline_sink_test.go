@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -72,21 +73,7 @@ func lakeEvents(t *testing.T) []pipeline.Event {
 // say, and hold the rows.
 func TestPipelineSinkEvolvesTables(t *testing.T) {
 	dir := t.TempDir()
-	f, err := pipeline.Sinks.Connector("iceberg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := f.Spec()
-	opts, err := spec.Validate(map[string]string{
-		"catalog.properties.uri": "sqlite://" + dir + "/catalog.db", "catalog.properties.warehouse": "file://" + dir + "/warehouse",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink, err := newPipelineSink(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sink := openPipelineSink(t, dir, nil)
 	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
 	eddy.WriteTo(eddy.FromSlice(env, lakeEvents(t), eddy.NoWatermarks[pipeline.Event]()), "lake", sink)
 	if err := env.Execute(context.Background(), "pipeline iceberg"); err != nil {
@@ -262,23 +249,10 @@ func TestPipelineSinkCompactsEvolvingTables(t *testing.T) {
 func testPipelineCompaction(t *testing.T, formatVersion string) {
 	const n, keys = 6000, 150
 	dir := t.TempDir()
-	f, err := pipeline.Sinks.Connector("iceberg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := f.Spec()
-	opts, err := spec.Validate(map[string]string{
-		"catalog.properties.uri": "sqlite://" + dir + "/catalog.db", "catalog.properties.warehouse": "file://" + dir + "/warehouse",
+	sink := openPipelineSink(t, dir, map[string]string{
 		"table.properties.format-version": formatVersion,
 		"sink.compaction.enabled":         "true", "flink-maintenance.rewrite.min-input-files": "3",
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink, err := newPipelineSink(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
 	orders := pipeline.TableID{Schema: "shop", Table: "orders"}
 	id := types.F("id", types.Int().NotNull())
 	v1 := &pipeline.Schema{Columns: types.MustRowType(id, types.F("name", types.String()), types.F("n", types.Int())), PrimaryKey: []string{"id"}, Version: 1}
@@ -362,4 +336,28 @@ func testPipelineCompaction(t *testing.T, formatVersion string) {
 		t.Fatalf("%d compactions, %d under the last schema", compactions(tbl), late)
 	}
 	t.Logf("%d snapshots, %d compactions (%d under the last schema)", len(tbl.Metadata().Snapshots()), compactions(tbl), late)
+}
+
+// openPipelineSink opens the pipeline's iceberg sink on a SQLite catalog
+// and a warehouse under dir, with the further keys extra.
+func openPipelineSink(t *testing.T, dir string, extra map[string]string) *PipelineSink {
+	t.Helper()
+	f, err := pipeline.Sinks.Connector("iceberg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]string{
+		"catalog.properties.uri": "sqlite://" + dir + "/catalog.db", "catalog.properties.warehouse": "file://" + dir + "/warehouse",
+	}
+	maps.Copy(keys, extra)
+	spec := f.Spec()
+	opts, err := spec.Validate(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, err := newPipelineSink(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sink
 }
