@@ -27,6 +27,17 @@ func KeyBy[T any, K comparable](s *Stream[T], key func(T) K) *KeyedStream[K, T] 
 	return &KeyedStream[K, T]{s: s, spec: spec}
 }
 
+// WithRecordHash returns k routing records by hash, which must hash a
+// record's key as eddy hashes the key itself (for string keys,
+// xxhash.Sum64String(key(v))), without building the key: a key that costs
+// an allocation to build is then built once per record, by the operator
+// that reads it, rather than once more by the exchange into it.
+func (k *KeyedStream[K, T]) WithRecordHash(hash func(T) uint64) *KeyedStream[K, T] {
+	spec := k.spec
+	spec.RecordHash = hash
+	return &KeyedStream[K, T]{s: k.s, spec: spec}
+}
+
 // connect adds a hash-partitioned edge from the keyed stream into input
 // index input of n.
 func (k *KeyedStream[K, T]) connect(n *runtime.Node, input int) {

@@ -23,6 +23,9 @@ type KeySpec[K comparable, T any] struct {
 	// Codec encodes keys for snapshots and byte-oriented backends; nil
 	// means the default codec of K.
 	Codec codec.Codec[K]
+	// RecordHash, if set, hashes a record's key as Hash(Key(v)) does,
+	// without building the key: exchanges route records with it.
+	RecordHash func(T) uint64
 }
 
 // NewKeySpec returns the key spec of key, with the stable hash of K.
@@ -37,6 +40,9 @@ func NewKeySpec[K comparable, T any](key func(T) K) (KeySpec[K, T], error) {
 // Partitioner returns the hash function an exchange uses to route records
 // of type T by this key.
 func (ks KeySpec[K, T]) Partitioner() func(T) uint64 {
+	if ks.RecordHash != nil {
+		return ks.RecordHash
+	}
 	key, hash := ks.Key, ks.Hash
 	return func(v T) uint64 { return hash(key(v)) }
 }
