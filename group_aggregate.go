@@ -2,6 +2,7 @@ package eddy
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/eddystream/eddy/agg"
@@ -123,7 +124,10 @@ func GroupAggregate[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.C
 		Add:   func(acc ACC, row T, _ agg.Views) ACC { return f.Add(acc, row) },
 		Row:   func(key K, acc ACC) Grouped[K, OUT] { return Grouped[K, OUT]{Key: key, Value: f.Result(acc)} },
 		Equal: equalFunc[Grouped[K, OUT]](),
-		TTL:   cfg.ttl, MiniBatch: cfg.miniBatch, MiniBatchInterval: cfg.miniBatchWait,
+		// A group's row of numbers and strings does not change with its
+		// accumulator: the operator keeps the last one it emitted.
+		StableRows: valueOnly(reflect.TypeFor[Grouped[K, OUT]]()),
+		TTL:        cfg.ttl, MiniBatch: cfg.miniBatch, MiniBatchInterval: cfg.miniBatchWait,
 	}
 	// Resolve once what the function can do, so that a row costs one call.
 	vf, isView := f.(agg.ViewFunction[T, ACC, OUT])
@@ -182,4 +186,26 @@ func localGlobal[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.Chan
 		return ops.NewGlobalAgg(ctx, byKey.spec, env.backendFactory(), logic, func(p partial[K, ACC]) (ACC, int64) { return p.Acc, p.Count }, outs)
 	})
 	return out.withMode(changelog.Retract)
+}
+
+// valueOnly reports whether values of t are made of numbers, bools and
+// strings, and arrays and structs of them: a copy of one shares no memory
+// that can change.
+func valueOnly(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		return true
+	case reflect.Array:
+		return valueOnly(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if !valueOnly(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -96,7 +96,7 @@ func (d *Dedup[K, T]) ProcessBatch(b *runtime.Batch[changelog.Change[T]]) error 
 		if c.Kind != changelog.Insert {
 			return fmt.Errorf("received a %v change, but deduplication takes insert-only input (rows kept by arrival or time cannot be taken back); rank a changelog with eddy.TopN and N = 1 instead", c.Kind)
 		}
-		d.setKeyOf(c)
+		d.setKeyAt(b, i)
 		d.ts = b.TS[i]
 		if d.logic.EventTime && d.ts == runtime.NoTimestamp {
 			return fmt.Errorf("deduplication on event time received a row without a timestamp; assign timestamps with a watermark strategy at the source, or deduplicate on processing time")

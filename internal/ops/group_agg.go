@@ -36,6 +36,11 @@ type GroupAggLogic[K comparable, T, ACC, R any] struct {
 	// Equal, if set, compares two output rows: an update that leaves the
 	// row equal is not emitted.
 	Equal func(a, b R) bool
+	// StableRows tells that a row Row made shares no memory that a later
+	// change of the accumulator changes: the operator then keeps the row
+	// it last emitted for the group it last changed, and takes it as that
+	// group's row before its next change instead of making it again.
+	StableRows bool
 	// TTL, if positive, drops the state of a group not updated for that
 	// long (Flink's idle state retention).
 	TTL time.Duration
@@ -60,6 +65,11 @@ type GroupAgg[K comparable, T, ACC, R any] struct {
 	acc   *state.ValueHandle[K, state.VoidNamespace, groupState[ACC]]
 	views *groupViews[K]
 	batch miniBatch[K, changelog.Change[T]]
+	// last is the row last emitted for the group lastKey, when lastOK
+	// (with StableRows): the group's row until its state changes again.
+	last    R
+	lastKey K
+	lastOK  bool
 }
 
 // NewGroupAgg returns the operator; it restores ctx.Restored.
@@ -100,7 +110,7 @@ func (g *GroupAgg[K, T, ACC, R]) agViews() agg.Views {
 func (g *GroupAgg[K, T, ACC, R]) ProcessBatch(b *runtime.Batch[changelog.Change[T]]) error {
 	if g.batch.size > 0 {
 		for i, c := range b.Data {
-			kg := g.setKeyOf(c)
+			kg := g.setKeyAt(b, i)
 			g.batch.add(kg, g.kc.Key, c, b.TS[i])
 		}
 		if g.batch.full() {
@@ -110,7 +120,7 @@ func (g *GroupAgg[K, T, ACC, R]) ProcessBatch(b *runtime.Batch[changelog.Change[
 	}
 	var one [1]changelog.Change[T]
 	for i, c := range b.Data {
-		g.setKeyOf(c)
+		g.setKeyAt(b, i)
 		g.ts = b.TS[i]
 		one[0] = c
 		if err := g.apply(one[:]); err != nil {
@@ -148,7 +158,11 @@ func (g *GroupAgg[K, T, ACC, R]) apply(rows []changelog.Change[T]) error {
 	}
 	var before R
 	if existed {
-		before = g.logic.Row(g.kc.Key, st.Acc)
+		if g.lastOK && g.lastKey == g.kc.Key {
+			before = g.last
+		} else {
+			before = g.logic.Row(g.kc.Key, st.Acc)
+		}
 	}
 	v := g.agViews()
 	changed := false
@@ -175,6 +189,7 @@ func (g *GroupAgg[K, T, ACC, R]) apply(rows []changelog.Change[T]) error {
 	}
 	if st.Count <= 0 {
 		g.acc.Clear()
+		g.forgetLast()
 		if g.views != nil {
 			g.views.clear()
 		}
@@ -185,6 +200,9 @@ func (g *GroupAgg[K, T, ACC, R]) apply(rows []changelog.Change[T]) error {
 	}
 	g.acc.Update(st)
 	after := g.logic.Row(g.kc.Key, st.Acc)
+	if g.logic.StableRows {
+		g.last, g.lastKey, g.lastOK = after, g.kc.Key, true
+	}
 	switch {
 	case !existed:
 		g.emit(changelog.Insert, after)
@@ -193,6 +211,13 @@ func (g *GroupAgg[K, T, ACC, R]) apply(rows []changelog.Change[T]) error {
 		g.emitUpdate(before, after)
 	}
 	return nil
+}
+
+// forgetLast drops the row kept for the last group changed.
+func (g *GroupAgg[K, T, ACC, R]) forgetLast() {
+	var zeroR R
+	var zeroK K
+	g.last, g.lastKey, g.lastOK = zeroR, zeroK, false
 }
 
 // ProcessWatermark applies the mini-batch, then forwards the watermark.
@@ -267,6 +292,18 @@ func (v *groupViews[K]) CountInt(view int, value int64) int64 {
 func (v *groupViews[K]) Count(view int, value string) int64 {
 	c, _ := v.m.Get(v.userKey(view, value))
 	return c
+}
+
+// MarkInt sets the bits of value's entry in view to those it has and bits,
+// writing the entry only if that adds any, and returns the bits it had: a
+// set of flags per value costs one read, and a write when it grows.
+func (v *groupViews[K]) MarkInt(view int, value int64, bits int64) (before int64) {
+	m := v.ints[view]
+	before, _ = m.Get(value)
+	if bits&^before != 0 {
+		m.Put(value, before|bits)
+	}
+	return before
 }
 
 func (v *groupViews[K]) AddInt(view int, value int64, delta int64) (before, after int64) {

@@ -113,7 +113,7 @@ func NewRank[K comparable, T comparable, R any](ctx *runtime.Context, spec KeySp
 // of the partition's top N.
 func (r *Rank[K, T, R]) ProcessBatch(b *runtime.Batch[changelog.Change[T]]) error {
 	for i, c := range b.Data {
-		r.setKeyOf(c)
+		r.setKeyAt(b, i)
 		r.ts = b.TS[i]
 		if c.Kind.IsAddition() {
 			r.add(c.Row)

@@ -430,6 +430,14 @@ func (a *sqlAgg) wantBits(g *distinctGroup, in types.Row) uint64 {
 	return want
 }
 
+// intMarker is what views of integers may offer DISTINCT calls sharing
+// a view: MarkInt adds bits to a value's entry (a set of flags) with one
+// read, and a write only when the entry grows, and returns the bits the
+// entry had.
+type intMarker interface {
+	MarkInt(view int, value int64, bits int64) (before int64)
+}
+
 // distinctFresh looks up the argument of each shared DISTINCT view in its
 // view and returns, per view, the bits of the calls that see their value
 // for the first time in in (and adds those bits to the value's entry).
@@ -446,6 +454,12 @@ func (a *sqlAgg) distinctFresh(dst []uint64, in types.Row, v agg.Views, first in
 		var have uint64
 		var key string
 		var word uint64
+		if m, ok := v.(intMarker); ok && s.intView && !a.touch {
+			word, _ = s.read(in)
+			have = uint64(m.MarkInt(view, int64(word), int64(want)))
+			dst = append(dst, want&^have)
+			continue
+		}
 		if s.intView {
 			word, _ = s.read(in)
 			have = uint64(v.CountInt(view, int64(word)))
@@ -528,9 +542,12 @@ func (a *sqlAgg) fold(i int, c *aggCall, s *aggSlots, acc *Acc, in types.Row, v 
 			_, after := v.Add(first+s.view, x, sign)
 			if sign < 0 {
 				if after == 0 && acc.S[s.s] == x {
-					acc.S[s.s] = ""
+					// The closure writes through a copy of the slice
+					// header, so that acc stays off the heap.
+					strs := acc.S
+					strs[s.s] = ""
 					v.Range(first+s.view, func(val string, n int64) bool {
-						acc.S[s.s] = val
+						strs[s.s] = val
 						return s.max // the last value for MAX, the first for MIN
 					})
 				}
@@ -565,11 +582,12 @@ func (a *sqlAgg) extremumWord(c *aggCall, s *aggSlots, acc *Acc, x uint64, v agg
 		_, after := v.AddInt(first+s.view, key, sign)
 		if sign < 0 {
 			if after == 0 && acc.W[s.w+1] == x {
+				words := acc.W // a copy of the header: acc stays off the heap
 				v.RangeInt(first+s.view, func(val int64, n int64) bool {
 					if s.kind == kMinMaxFloat {
-						acc.W[s.w+1] = math.Float64bits(floatFromOrder(val))
+						words[s.w+1] = math.Float64bits(floatFromOrder(val))
 					} else {
-						acc.W[s.w+1] = uint64(val)
+						words[s.w+1] = uint64(val)
 					}
 					return s.max // the last value for MAX, the first for MIN
 				})

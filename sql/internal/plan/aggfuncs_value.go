@@ -208,9 +208,10 @@ func (a *sqlAgg) foldValue(i int, c *aggCall, s *aggSlots, acc *Acc, in types.Ro
 		return
 	}
 	acc.S[s.s], acc.W[s.w+2] = "", 0
+	strs, words := acc.S, acc.W // copies of the headers: acc stays off the heap
 	v.Range(order, func(key string, _ int64) bool {
-		acc.S[s.s] = strings.Clone(key[8:])
-		acc.W[s.w+2] = binary.BigEndian.Uint64([]byte(key[:8]))
+		strs[s.s] = strings.Clone(key[8:])
+		words[s.w+2] = binary.BigEndian.Uint64([]byte(key[:8]))
 		return s.kind == kLast // the last copy for LAST_VALUE, the first for FIRST_VALUE
 	})
 }

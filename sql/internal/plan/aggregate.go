@@ -315,9 +315,16 @@ func (r *AggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		d, _ := settingDuration("table.exec.state.ttl", ttl)
 		r.fn.touch = d > 0
 	}
-	grouped := eddy.GroupBy(s, keyEnc.Key)
+	grouped := groupByKey(s, keyEnc)
 	out := eddy.GroupAggregate[string, types.Row, Acc, string](grouped, r.fn, opts...)
 	return groupedRows(out, keyEnc, r.fn, r.rt), nil
+}
+
+// groupByKey partitions s by the key enc encodes: the exchange routes each
+// row by the hash of its key, computed without building the key, so that
+// the key is built once per row, by the keyed operator.
+func groupByKey(s *eddy.Stream[Rec], enc *types.KeyEncoder) *eddy.KeyedStream[string, Rec] {
+	return eddy.GroupBy(s, enc.Key).WithRecordHash(func(c Rec) uint64 { return enc.Hash(c.Row) })
 }
 
 // groupedRows turns the (key, results) pairs of an aggregation into rows:

@@ -57,10 +57,10 @@ func (d *DistinctRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	enc := types.NewKeyEncoder(rt, cols...)
 	if inMode.IsInsertOnly() {
-		return eddy.Deduplicate(eddy.GroupBy(s, enc.Key), eddy.KeepFirst, eddy.ProcessingTime), nil
+		return eddy.Deduplicate(groupByKey(s, enc), eddy.KeepFirst, eddy.ProcessingTime), nil
 	}
 	// The key of all the columns is the encoding of the row itself.
-	counts := eddy.GroupAggregate(eddy.GroupBy(s, enc.Key), agg.Count[types.Row]())
+	counts := eddy.GroupAggregate(groupByKey(s, enc), agg.Count[types.Row]())
 	out := eddy.FlatMap(counts, func(c changelog.Change[eddy.Grouped[string, int64]], emit func(Rec)) {
 		switch c.Kind {
 		case changelog.Insert:

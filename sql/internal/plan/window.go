@@ -475,7 +475,7 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 			})
 		})
 	}
-	keyed := eddy.KeyBy(s, func(c Rec) string { return keyEnc.Key(c.Row) })
+	keyed := groupByKey(s, keyEnc)
 	ws := eddy.Window(keyed, assigner)
 	if r.late != nil {
 		ws = ws.SideOutputLateData(r.late.tag())
