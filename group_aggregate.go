@@ -9,6 +9,7 @@ import (
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/internal/ops"
 	"github.com/eddystream/eddy/internal/runtime"
+	"github.com/eddystream/eddy/internal/state/heap/cow"
 )
 
 // TableOption configures a relational operator (GroupAggregate, Join, TopN,
@@ -126,7 +127,7 @@ func GroupAggregate[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.C
 		Equal: equalFunc[Grouped[K, OUT]](),
 		// A group's row of numbers and strings does not change with its
 		// accumulator: the operator keeps the last one it emitted.
-		StableRows: valueOnly(reflect.TypeFor[Grouped[K, OUT]]()),
+		StableRows: !cow.MayShare(reflect.TypeFor[Grouped[K, OUT]]()),
 		TTL:        cfg.ttl, MiniBatch: cfg.miniBatch, MiniBatchInterval: cfg.miniBatchWait,
 	}
 	// Resolve once what the function can do, so that a row costs one call.
@@ -186,26 +187,4 @@ func localGlobal[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.Chan
 		return ops.NewGlobalAgg(ctx, byKey.spec, env.backendFactory(), logic, func(p partial[K, ACC]) (ACC, int64) { return p.Acc, p.Count }, outs)
 	})
 	return out.withMode(changelog.Retract)
-}
-
-// valueOnly reports whether values of t are made of numbers, bools and
-// strings, and arrays and structs of them: a copy of one shares no memory
-// that can change.
-func valueOnly(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
-		return true
-	case reflect.Array:
-		return valueOnly(t.Elem())
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if !valueOnly(t.Field(i).Type) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }

@@ -657,8 +657,8 @@ func TestMayShare(t *testing.T) {
 		{[]int(nil), true}, {map[int]int(nil), true}, {(*int)(nil), true},
 		{acc{}, true}, {timed[[]int]{}, true}, {[1][]int{}, true},
 	} {
-		if got := mayShare(reflect.TypeOf(c.v)); got != c.want {
-			t.Errorf("mayShare(%T) = %v, want %v", c.v, got, c.want)
+		if got := MayShare(reflect.TypeOf(c.v)); got != c.want {
+			t.Errorf("MayShare(%T) = %v, want %v", c.v, got, c.want)
 		}
 	}
 }

@@ -423,7 +423,7 @@ func (m *kgMaps[P, V]) appendLive(dst []byte, i int, appendEntry func(dst []byte
 // decode its own encoding, the function panics with an error saying so,
 // which fails the job.
 func codecCopier[V any](c codec.Codec[V]) func(V) V {
-	if !mayShare(reflect.TypeFor[V]()) {
+	if !MayShare(reflect.TypeFor[V]()) {
 		return nil
 	}
 	var buf []byte
@@ -440,10 +440,11 @@ func codecCopier[V any](c codec.Codec[V]) func(V) V {
 	}
 }
 
-// mayShare reports whether values of t can share memory with other values:
+// MayShare reports whether values of t can share memory with other values:
 // whether they hold a slice, map, pointer, interface, channel or function.
-// time.Time counts as plain: its location is immutable.
-func mayShare(t reflect.Type) bool {
+// time.Time counts as plain: its location is immutable. A copy of a value
+// of a type that cannot share is independent of the original.
+func MayShare(t reflect.Type) bool {
 	if c, ok := shareCache.Load(t); ok {
 		return c.(bool)
 	}
