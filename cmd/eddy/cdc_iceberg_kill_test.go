@@ -115,7 +115,7 @@ func testCDCIcebergKill9(t *testing.T, bin string, state []string, compact bool)
 	job := filepath.Join(dir, "iceberg-mirror.sql")
 	compaction := ""
 	if compact {
-		compaction = ",\n  'compaction-enabled' = 'true', 'flink-maintenance.rewrite.min-input-files' = '2'"
+		compaction = ",\n  'compaction-enabled' = 'true', 'flink-maintenance.rewrite.min-input-files' = '2',\n  'flink-maintenance.rewrite.schedule.commit-count' = '1'"
 	}
 	script := fmt.Sprintf(`
 CREATE TABLE items_src (

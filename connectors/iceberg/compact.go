@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -47,8 +48,19 @@ var compactionOptions = []connector.Option{
 			}
 			return nil
 		}},
-	{Key: "flink-maintenance.rewrite.max-rewrite-bytes", Type: connector.MemorySize,
+	{Key: "flink-maintenance.rewrite.max-bytes", Type: connector.MemorySize, FallbackKeys: []string{"flink-maintenance.rewrite.max-rewrite-bytes"},
 		Description: "At most this many bytes of small files are rewritten by one compaction, into one file per partition, which bounds the time and memory a compaction takes; the rest wait for the next compactions. By default 'write.target-file-size-bytes'."},
+	{Key: "flink-maintenance.rewrite.schedule.commit-count", Type: connector.Int, Default: "10",
+		Description: "A compaction starts after this many commits of the table since the last one started (or the job did); whichever of the 'schedule.*' conditions holds first starts it.",
+		Check:       connector.Positive},
+	{Key: "flink-maintenance.rewrite.schedule.data-file-count", Type: connector.Int, Default: "1000",
+		Description: "A compaction starts once the commits since the last one started have added this many data files.",
+		Check:       connector.Positive},
+	{Key: "flink-maintenance.rewrite.schedule.data-file-size", Type: connector.MemorySize, Default: "100 gb",
+		Description: "A compaction starts once the commits since the last one started have added files (data and delete files) of this many bytes."},
+	{Key: "flink-maintenance.rewrite.schedule.interval-second", Type: connector.Int, Default: "600",
+		Description: "A compaction starts at the first commit this many seconds after the last one started.",
+		Check:       connector.Positive},
 }
 
 // compactionConfig is the compaction part of the sink's configuration.
@@ -59,6 +71,17 @@ type compactionConfig struct {
 	maxRewriteBytes int64
 	targetFileSize  int64
 	deleteRatio     float64
+	// schedule says when a compaction starts.
+	schedule compactionSchedule
+}
+
+// compactionSchedule is when a compaction starts: at the first commit
+// after which, since the last compaction started, any of these holds.
+type compactionSchedule struct {
+	commits   int64
+	dataFiles int64
+	dataBytes int64
+	interval  time.Duration
 }
 
 func newCompactionConfig(o connector.Options, targetFileSize int64) compactionConfig {
@@ -69,9 +92,15 @@ func newCompactionConfig(o connector.Options, targetFileSize int64) compactionCo
 		maxRewriteBytes: targetFileSize,
 		targetFileSize:  targetFileSize,
 		deleteRatio:     o.Float("flink-maintenance.rewrite.delete-ratio-threshold"),
+		schedule: compactionSchedule{
+			commits:   o.Int("flink-maintenance.rewrite.schedule.commit-count"),
+			dataFiles: o.Int("flink-maintenance.rewrite.schedule.data-file-count"),
+			dataBytes: o.MemorySize("flink-maintenance.rewrite.schedule.data-file-size"),
+			interval:  time.Duration(o.Int("flink-maintenance.rewrite.schedule.interval-second")) * time.Second,
+		},
 	}
-	if o.IsSet("flink-maintenance.rewrite.max-rewrite-bytes") {
-		c.maxRewriteBytes = o.MemorySize("flink-maintenance.rewrite.max-rewrite-bytes")
+	if o.IsSet("flink-maintenance.rewrite.max-bytes") {
+		c.maxRewriteBytes = o.MemorySize("flink-maintenance.rewrite.max-bytes")
 	}
 	if o.IsSet("flink-maintenance.rewrite.min-file-size-bytes") {
 		c.minFileSize = o.MemorySize("flink-maintenance.rewrite.min-file-size-bytes")
@@ -163,6 +192,9 @@ type compactor struct {
 	refs map[string]map[string]int64
 	// bg is the compaction running in the background, nil when none is.
 	bg *backgroundRun
+	// pending is what the table's commits added since the last compaction
+	// started (or the compactor was made), which schedules the next one.
+	pending pendingCommits
 }
 
 // deleteRefs returns how many rows of which data files the Parquet

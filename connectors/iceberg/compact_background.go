@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"time"
 
 	icebergo "github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -143,6 +144,7 @@ func (c *compactor) startBackground(ctx context.Context, tbl *table.Table) error
 // compacted. It returns the table as it then is; a compaction that fails
 // is logged, and leaves the table as it was.
 func (c *compactor) afterCommit(ctx context.Context, tbl *table.Table, job string, checkpoint int64, final bool) *table.Table {
+	c.pending.count(tbl, time.Now())
 	collect := func() {
 		r := c.bg
 		<-r.done
@@ -165,6 +167,10 @@ func (c *compactor) afterCommit(ctx context.Context, tbl *table.Table, job strin
 		}
 		collect()
 	}
+	if !final && !c.pending.due(c.cfg.schedule, time.Now()) {
+		return tbl
+	}
+	c.pending.reset(time.Now())
 	if err := c.startBackground(ctx, tbl); err != nil {
 		c.log.Warn("iceberg compaction failed; it is tried again after the next commit", "table", c.where, "error", err)
 		return tbl
@@ -173,6 +179,53 @@ func (c *compactor) afterCommit(ctx context.Context, tbl *table.Table, job strin
 		collect()
 	}
 	return tbl
+}
+
+// pendingCommits is what the commits of a table added since a compaction
+// last started: the schedule (compactionSchedule) starts the next one
+// once any of its thresholds is reached.
+type pendingCommits struct {
+	// since is when the last compaction started, or when the first
+	// commit was counted.
+	since time.Time
+	// snapshot is the id of the snapshot counted last.
+	snapshot              int64
+	commits, files, bytes int64
+}
+
+// count counts the table's current snapshot, at time now, unless it was
+// counted already (a commit replayed after a failure commits nothing) or
+// is a compaction's.
+func (p *pendingCommits) count(tbl *table.Table, now time.Time) {
+	if p.since.IsZero() {
+		p.since = now
+	}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil || snap.SnapshotID == p.snapshot {
+		return
+	}
+	p.snapshot = snap.SnapshotID
+	if snap.Summary == nil || snap.Summary.Properties[summaryCompaction] == "true" {
+		return
+	}
+	p.commits++
+	files, _ := strconv.ParseInt(snap.Summary.Properties["added-data-files"], 10, 64)
+	bytes, _ := strconv.ParseInt(snap.Summary.Properties["added-files-size"], 10, 64)
+	p.files += files
+	p.bytes += bytes
+}
+
+// due reports whether a compaction is due at time now under schedule s.
+func (p *pendingCommits) due(s compactionSchedule, now time.Time) bool {
+	if p.commits == 0 {
+		return false
+	}
+	return p.commits >= s.commits || p.files >= s.dataFiles || p.bytes >= s.dataBytes || now.Sub(p.since) >= s.interval
+}
+
+// reset starts counting again, for a compaction that starts at time now.
+func (p *pendingCommits) reset(now time.Time) {
+	*p = pendingCommits{since: now, snapshot: p.snapshot}
 }
 
 // close stops the background compaction, if one runs, and removes the

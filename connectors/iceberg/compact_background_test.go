@@ -89,7 +89,8 @@ func TestCompactionWhileCommitting(t *testing.T) {
 			dir := t.TempDir()
 			moved, _ := holdCompactions(t, dir, 4, 3, 2*time.Second)
 			tbl := runKV(t, dir, n, keys, map[string]string{"format-version": v,
-				"compaction-enabled": "true", "flink-maintenance.rewrite.min-input-files": "3"})
+				"compaction-enabled": "true", "flink-maintenance.rewrite.min-input-files": "3",
+				"flink-maintenance.rewrite.schedule.commit-count": "1"})
 			if c := compactions(tbl); c == 0 {
 				t.Fatal("no compaction snapshot")
 			}
@@ -112,7 +113,8 @@ func TestCompactionStoppedByFailures(t *testing.T) {
 			dir := t.TempDir()
 			_, stopped := holdCompactions(t, dir, 2, 0, 20*time.Second)
 			tbl := runKVWithFailuresWith(t, dir, "kv", map[string]string{"format-version": v,
-				"compaction-enabled": "true", "flink-maintenance.rewrite.min-input-files": "3"})
+				"compaction-enabled": "true", "flink-maintenance.rewrite.min-input-files": "3",
+				"flink-maintenance.rewrite.schedule.commit-count": "1"})
 			checkSnapshotsAreStates(t, tbl, 700)
 			if stopped.Load() == 0 {
 				t.Fatal("no failure struck a running compaction")

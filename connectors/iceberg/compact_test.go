@@ -119,6 +119,7 @@ func TestCompactionKeepsUpsertsRight(t *testing.T) {
 			}
 			off := runKV(t, t.TempDir(), n, keys, opts)
 			opts["compaction-enabled"] = "true"
+			opts["flink-maintenance.rewrite.schedule.commit-count"] = "1"
 			opts["flink-maintenance.rewrite.min-input-files"] = "4"
 			on := runKV(t, t.TempDir(), n, keys, opts)
 			if c := compactions(on); c == 0 {
@@ -167,7 +168,8 @@ func TestCompactionExactlyOnceAcrossFailures(t *testing.T) {
 	for _, v := range []string{"2", "3"} {
 		t.Run("v"+v, func(t *testing.T) {
 			tbl := runKVWithFailuresWith(t, t.TempDir(), "kv", map[string]string{"format-version": v,
-				"compaction-enabled": "true", "flink-maintenance.rewrite.min-input-files": "3"})
+				"compaction-enabled": "true", "flink-maintenance.rewrite.min-input-files": "3",
+				"flink-maintenance.rewrite.schedule.commit-count": "1"})
 			if c := compactions(tbl); c == 0 {
 				t.Fatal("no compaction snapshot")
 			}
@@ -185,6 +187,7 @@ func TestCompactionOfAppends(t *testing.T) {
 	dir := t.TempDir()
 	opts := sinkOptions(dir, "log")
 	opts["compaction-enabled"] = "true"
+	opts["flink-maintenance.rewrite.schedule.commit-count"] = "1"
 	opts["flink-maintenance.rewrite.min-input-files"] = "3"
 	sink, err := connector.OpenTableSink(connector.Default, "iceberg", opts, &connector.Table{Schema: upsertType})
 	if err != nil {
