@@ -256,19 +256,26 @@ func BenchmarkIcebergUpsert(b *testing.B) {
 
 // BenchmarkIcebergUpsertCompaction writes the changes of
 // BenchmarkIcebergUpsert (heap state) checkpointing every 100 ms, without
-// and with compaction, and reports the data and delete files of the final
-// snapshot and how long scanning it takes.
+// compaction, with compaction on its default schedule (every 10 commits),
+// and with a compaction after every commit, and reports the data and
+// delete files of the final snapshot and how long scanning it takes.
 func BenchmarkIcebergUpsertCompaction(b *testing.B) {
 	n, keys := *benchChanges, *benchKeys
-	for _, on := range []bool{false, true} {
-		b.Run("compaction="+strconv.FormatBool(on), func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		opts map[string]string
+	}{
+		{"compaction=false", map[string]string{"compaction-enabled": "false"}},
+		{"compaction=true", map[string]string{"compaction-enabled": "true"}},
+		{"compaction=every-commit", map[string]string{"compaction-enabled": "true", "flink-maintenance.rewrite.schedule.commit-count": "1"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			var total benchRun
 			var data, deletes, scanned int
 			var scan time.Duration
 			for range b.N {
 				dir := b.TempDir()
-				total.add(runUpsertsWith(b, dir, n, keys, eddy.WithStateBackend(eddy.HeapState()), 100*time.Millisecond,
-					map[string]string{"compaction-enabled": strconv.FormatBool(on)}))
+				total.add(runUpsertsWith(b, dir, n, keys, eddy.WithStateBackend(eddy.HeapState()), 100*time.Millisecond, c.opts))
 				tbl := benchLoad(b, dir, "kv")
 				fsys, err := tbl.FS(context.Background())
 				if err != nil {
