@@ -31,7 +31,7 @@ var pipelineSpec = connector.Spec{
 	Description: "Writes a pipeline's tables into Apache Iceberg tables of one catalog, one snapshot per table and completed checkpoint: " +
 		"each table is created when missing (the source table 'db.name' becomes table 'name' of namespace 'db', with the source's primary key as identifier fields) " +
 		"and evolved as the pipeline's schema changes say (added, dropped, renamed and widened columns); rows are upserted and deleted by key through a key index " +
-		"and position deletes, never equality deletes. " +
+		"and position deletes, or, with 'write.upsert.delete-mode' = 'equality', by equality deletes of the key, as Flink CDC's Iceberg sink does. " +
 		"With 'compaction-enabled' (or Flink CDC's 'sink.compaction.enabled'), small data files are compacted in the background while the job runs, their rows rewritten under each table's current schema.",
 	Options: append([]connector.Option{
 		{Key: "catalog.properties.type", Type: connector.Enum, Default: "sql", Values: []string{"sql", "jdbc", "rest"},
@@ -48,13 +48,19 @@ var pipelineSpec = connector.Spec{
 			Description: "Table properties of the tables the sink creates: 'table.properties.format-version' (2 or 3), 'table.properties.write.target-file-size-bytes', 'table.properties.write.parquet.compression-codec', ..."},
 		{Key: "sink.compaction.enabled", Type: connector.Bool, Default: "false",
 			Description: "Flink CDC's name of 'compaction-enabled': either turns compaction on."},
+		{Key: deleteModeOption, Type: connector.Enum, Default: deleteModePosition, Values: []string{deleteModePosition, deleteModeEquality},
+			Description: "How the rows an update or deletion replaces are deleted. 'position': by position, through a key index per table in keyed state (position-delete files or deletion vectors). " +
+				"'equality': as Flink CDC's Iceberg sink does, an equality delete of the key on the table's identifier fields for every key changed in a checkpoint, plus a position delete of a row written and replaced within the checkpoint; " +
+				"no key index, and rows other writers wrote are replaced too, but every reader joins the equality deletes against older data files. " +
+				"A table's primary key must stay its identifier fields, and a partitioned table's partition columns must be key columns; TRUNCATE TABLE stops the pipeline. Not with compaction."},
 	}, slices.Concat(restCatalogOptions("catalog.properties."), maintenanceOptions, compactionOptions)...),
 }
 
 // PipelineSink writes a pipeline's tables into Iceberg tables. Like the
 // sink of a SQL table, it runs operators of its own: writers keyed by the
 // sink table (each table's events in order on one subtask), each with the
-// key index of its tables in keyed state, and one committer.
+// key index of its tables in keyed state (none in equality-delete mode),
+// and one committer.
 type PipelineSink struct {
 	cfg *config
 	// props are the properties of the tables the sink creates.
@@ -99,6 +105,10 @@ func newPipelineSink(o connector.Options) (*PipelineSink, error) {
 	}
 	c.compaction = newCompactionConfig(o, c.targetFileSize)
 	c.compaction.enabled = c.compaction.enabled || o.Bool("sink.compaction.enabled")
+	c.equalityDeletes = o.String(deleteModeOption) == deleteModeEquality
+	if c.equalityDeletes && c.compaction.enabled {
+		return nil, &connector.OptionError{Connector: "iceberg", Key: deleteModeOption, Problem: "is 'equality', which compaction ('compaction-enabled' or 'sink.compaction.enabled' = 'true') does not support (compaction moves rows by position): turn compaction off, or use 'position'"}
+	}
 	return &PipelineSink{cfg: c, props: props}, nil
 }
 
@@ -154,11 +164,31 @@ type pipelineTable struct {
 	schema *pipeline.Schema
 	key    *types.KeyEncoder
 	uuid   string
+	// eq writes the table's equality deletes, in equality-delete mode.
+	eq *equalityDeletes
+}
+
+// flushTable hands the table's files written since the last checkpoint
+// to the committer.
+func (t *pipelineTable) flushTable(emit func(writeResult), id int64) error {
+	if t.eq != nil {
+		return t.eq.flush(&t.fileWriter, emit, id)
+	}
+	return t.flush(emit, id)
+}
+
+// closeTable removes the files being written.
+func (t *pipelineTable) closeTable() error {
+	if t.eq != nil {
+		t.eq.abort()
+	}
+	return t.close()
 }
 
 // pipelineWriter writes the tables of its subtask. Its keyed state, under
 // each table's name, is that table's key index: primary key to the data
-// file and position of the key's row.
+// file and position of the key's row. In equality-delete mode it has no
+// keyed state (index is nil).
 type pipelineWriter struct {
 	sink   *PipelineSink
 	cat    catalog.Catalog
@@ -167,10 +197,12 @@ type pipelineWriter struct {
 	log    *slog.Logger
 }
 
-// Open declares the key index and opens the catalog.
+// Open declares the key index (in position mode) and opens the catalog.
 func (w *pipelineWriter) Open(ctx *eddy.KeyedContext[string, tableResult]) error {
-	w.index = state.NewMap(ctx.Store(), state.MapDescriptor[string, rowLocation]{Name: "iceberg-key-index", ValueCodec: locationCodec{}})
 	c := w.sink.cfg
+	if !c.equalityDeletes {
+		w.index = state.NewMap(ctx.Store(), state.MapDescriptor[string, rowLocation]{Name: "iceberg-key-index", ValueCodec: locationCodec{}})
+	}
 	cat, err := c.catalog(context.Background())
 	if err != nil {
 		return fmt.Errorf("iceberg pipeline sink: opening catalog %q: %w", c.catalogName, err)
@@ -197,8 +229,14 @@ func (w *pipelineWriter) ProcessElement(_ *eddy.KeyedContext[string, tableResult
 		if err != nil {
 			return err
 		}
+		if t.eq != nil {
+			return fmt.Errorf("%s: TRUNCATE TABLE cannot be applied with 'write.upsert.delete-mode' = 'equality', which keeps no index of the table's rows: truncate the Iceberg table yourself and restart the pipeline, or use 'position'", t.sink.cfg.where())
+		}
+		if w.index == nil {
+			return nil // a table without a key in equality-delete mode: no index to truncate by
+		}
 		for _, loc := range w.index.Entries() {
-			t.deleteRow(loc.file, loc.pos)
+			t.deletePartRow(loc.file, loc.pos, loc.part)
 		}
 		w.index.Clear()
 		return nil
@@ -216,18 +254,21 @@ func (w *pipelineWriter) ProcessElement(_ *eddy.KeyedContext[string, tableResult
 		return err
 	}
 	k := t.key.Key(c.Row)
+	if t.eq != nil {
+		return t.eq.apply(&t.fileWriter, k, c)
+	}
 	if old, ok := w.index.Get(k); ok {
-		t.deleteRow(old.file, old.pos)
+		t.deletePartRow(old.file, old.pos, old.part)
 	}
 	if !c.Kind.IsAddition() {
 		w.index.Delete(k)
 		return nil
 	}
-	id, pos, err := t.append(c)
+	id, pos, part, err := t.appendPart(c)
 	if err != nil {
 		return err
 	}
-	w.index.Put(k, rowLocation{file: id, pos: pos})
+	w.index.Put(k, rowLocation{file: id, pos: pos, part: part})
 	return nil
 }
 
@@ -366,16 +407,76 @@ func (w *pipelineWriter) reopen(ctx context.Context, t *pipelineTable, e pipelin
 	if err := t.closeData(); err != nil {
 		return nil, err
 	}
+	if t.eq != nil {
+		// The open equality-delete files hold keys of the old schema.
+		if err := t.eq.closeFiles(&t.fileWriter); err != nil {
+			return nil, err
+		}
+	}
 	tf, err := newTableFiles(ctx, tbl)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sink.cfg.where(), err)
 	}
+	part, err := tf.newPartitioner(sink.table.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sink.cfg.where(), err)
+	}
 	t.sink, t.tf, t.schema, t.uuid = sink, tf, e.Schema, tbl.Metadata().TableUUID().String()
+	t.part, t.parts = part, nil
+	if part != nil {
+		t.parts = map[partitionKey]*openFile{}
+	}
 	t.key = nil
-	if keys := e.Schema.KeyIndexes(); len(keys) > 0 {
-		t.key = types.NewKeyEncoder(e.Schema.Columns, keys...)
+	// The key's columns as the table names them (a replayed row's columns
+	// are renamed as the table's later schemas renamed them).
+	if keys := sink.table.PrimaryKey; len(keys) > 0 {
+		t.key = types.NewKeyEncoder(sink.table.Schema, keys...)
+	}
+	if w.sink.cfg.equalityDeletes && t.key != nil {
+		if err := equalityKey(sink, tbl, t.key.KeyType()); err != nil {
+			return nil, err
+		}
+		if err := checkEqualityPartition(&t.fileWriter, sink.table.PrimaryKey, "the source table's primary key (or a transform's 'primary-keys')"); err != nil {
+			return nil, err
+		}
+		if t.eq == nil {
+			t.eq = &equalityDeletes{}
+		}
+		if err := t.eq.setKey(t.key); err != nil {
+			return nil, fmt.Errorf("%s: %w", sink.cfg.where(), err)
+		}
 	}
 	return t, nil
+}
+
+// equalityKey checks that the key columns kt of a pipeline table are the
+// identifier fields of its Iceberg table's current schema, the fields of
+// the table's equality deletes in equality-delete mode: a table whose
+// primary key changed after the sink created it, or that another writer
+// created with other identifier fields, is refused.
+func equalityKey(sink *Sink, tbl *table.Table, kt *types.RowType) error {
+	sc := tbl.Schema()
+	all := make([]int, kt.Len())
+	for i := range all {
+		all[i] = i
+	}
+	ids, err := keyFieldIDs(sc, kt, all)
+	if err != nil {
+		return fmt.Errorf("%s: %w", sink.cfg.where(), err)
+	}
+	want := slices.Sorted(slices.Values(sc.IdentifierFieldIDs))
+	if slices.Equal(slices.Sorted(slices.Values(ids)), want) {
+		return nil
+	}
+	var idents []string
+	for _, id := range want {
+		if f, ok := sc.FindFieldByID(id); ok {
+			idents = append(idents, f.Name)
+		}
+	}
+	return fmt.Errorf("%s: with 'write.upsert.delete-mode' = 'equality' the equality deletes are on the table's identifier fields, which are %q, but the pipeline table's primary key is %q: "+
+		"make the table's identifier fields the primary key (Spark: ALTER TABLE ... SET IDENTIFIER FIELDS), keep the primary key the table was created with, or use 'position'",
+		sink.cfg.where(), idents, kt.Names())
 }
 
 // evolve adds to the Iceberg table of sink the columns of sc it lacks and
@@ -539,12 +640,14 @@ func describeDDL(e pipeline.Event) string {
 func (w *pipelineWriter) drop(ctx context.Context, name string, e pipeline.Event) error {
 	if t := w.tables[name]; t != nil {
 		t.done, t.dels = nil, nil
-		if err := t.close(); err != nil {
+		if err := t.closeTable(); err != nil {
 			return err
 		}
 		delete(w.tables, name)
 	}
-	w.index.Clear()
+	if w.index != nil {
+		w.index.Clear()
+	}
 	ns, tn := icebergName(e.Table)
 	if err := w.cat.DropTable(ctx, tableIdentifier(ns, tn)); err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
 		return fmt.Errorf("iceberg table %s.%s: dropping it: %w", ns, tn, err)
@@ -570,7 +673,7 @@ func (w *pipelineWriter) flush(ctx *eddy.KeyedContext[string, tableResult], id i
 	sort.Strings(names)
 	for _, n := range names {
 		t := w.tables[n]
-		err := t.flush(func(r writeResult) { ctx.Emit(tableResult{Table: n, UUID: t.uuid, writeResult: r}) }, id)
+		err := t.flushTable(func(r writeResult) { ctx.Emit(tableResult{Table: n, UUID: t.uuid, writeResult: r}) }, id)
 		if err != nil {
 			return err
 		}
@@ -581,7 +684,7 @@ func (w *pipelineWriter) flush(ctx *eddy.KeyedContext[string, tableResult], id i
 // Close removes the files being written.
 func (w *pipelineWriter) Close() error {
 	for _, t := range w.tables {
-		_ = t.close()
+		_ = t.closeTable()
 	}
 	return nil // the catalog is shared (config.catalog)
 }

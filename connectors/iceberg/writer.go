@@ -169,10 +169,6 @@ func (w *fileWriter) appendPart(c connector.TableRecord) (uint64, int64, partiti
 	return f.id, pos, f.part, nil
 }
 
-// deleteRow notes that the row at pos of data file id of an unpartitioned
-// table is deleted.
-func (w *fileWriter) deleteRow(id uint64, pos int64) { w.deletePartRow(id, pos, "") }
-
 // deletePartRow notes that the row at pos of data file id, of partition
 // part, is deleted.
 func (w *fileWriter) deletePartRow(id uint64, pos int64, part partitionKey) {
