@@ -14,7 +14,8 @@ import (
 )
 
 // chunkQueryHook, when set (by tests), is called before a chunk's query
-// runs, after its low position or snapshot is taken.
+// runs, after its low position or snapshot is taken; for a table without
+// transactions, before the table is locked (readLockedChunk).
 var chunkQueryHook func(table string)
 
 // consistentSnapshot tells whether the chunks of a table are read in

@@ -22,7 +22,7 @@ var spec = connector.Spec{
 		{Key: "hostname", Type: connector.String, Required: true, Description: "The host name or IP address of the MySQL or MariaDB server."},
 		{Key: "port", Type: connector.Int, Default: "3306", Description: "The server's port.", Check: connector.PortNumber},
 		{Key: "username", Type: connector.String, Required: true,
-			Description: "The user to connect as; it needs SELECT, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."},
+			Description: "The user to connect as; it needs SELECT, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT, and LOCK TABLES to read the snapshot of tables without transactions (MyISAM, Aria, ...)."},
 		{Key: "password", Type: connector.String, Secret: true, Description: "The user's password."},
 		{Key: "database-name", Type: connector.String, Required: true,
 			Description: "The database to capture: a name or a regular expression that must match the whole name."},

@@ -299,7 +299,9 @@ func (r *reader[T]) emit(out connector.Output[T], split connector.SplitOutput[T]
 // in one Read, so that a checkpoint holds all of them or none. A chunk of
 // an InnoDB table on MariaDB is read in a consistent snapshot instead
 // (readConsistentChunk): the binary log's end is no low position for it
-// (consistentSnapshot).
+// (consistentSnapshot). A chunk of a table without transactions (MyISAM,
+// Aria, ...) is read under a table read lock (readLockedChunk): other
+// sessions see its changes at other times than the binary log has them.
 func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, err error) {
 	conn, err := r.connection() // discovers the tables
 	if err != nil {
@@ -317,6 +319,9 @@ func (r *reader[T]) readChunk(out connector.Output[T], c *chunk) (rows int64, er
 	}
 	if r.consistentSnapshot(t) {
 		return r.readConsistentChunk(out, t, c)
+	}
+	if !transactional(t.engine) {
+		return r.readLockedChunk(out, t, c)
 	}
 	low, err := binlogEnd(conn, r.ctx.Log())
 	if err != nil {

@@ -146,11 +146,11 @@ func keyedLoad(t testing.TB, c *conn, table string, kc keyCase, first, n int) {
 
 // TestOneChunkChangesDuringSnapshot reads tables keyed by a
 // case-insensitive collation, read as one chunk: an InnoDB table in a
-// transaction WITH CONSISTENT SNAPSHOT, a MyISAM table buffered and
-// brought up to date with the binary log. Rows are inserted, updated
-// (keys too, to keys equal as the collation compares them) and deleted
-// after the chunk's snapshot or low position is taken and before its
-// query runs: the changelog mirrors the table, each row once.
+// transaction WITH CONSISTENT SNAPSHOT, a MyISAM table under a table
+// read lock. Rows are inserted, updated (keys too, to keys equal as the
+// collation compares them) and deleted after the InnoDB chunk's snapshot
+// is taken and before its query runs, and just before the MyISAM table is
+// locked: the changelog mirrors the table, each row once.
 func TestOneChunkChangesDuringSnapshot(t *testing.T) {
 	s := startServer(t)
 	admin := s.conn()
