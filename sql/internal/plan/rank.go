@@ -6,7 +6,6 @@ import (
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/changelog"
-	"github.com/eddystream/eddy/sql/internal/expr"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -175,21 +174,9 @@ func (r *RankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		}), nil
 	}
 	rt := r.rt
-	n := in.Len()
 	return eddy.MapRowsEach(ranked, func() func(eddy.Ranked[types.Row]) types.Row {
-		w := types.NewRowWriter(rt, types.NewArena(0))
-		sets := make([]func(types.Row, *types.RowWriter), n)
-		for i := range sets {
-			sets[i], _ = expr.Setter(&expr.Column{Index: i, T: in.FieldType(i)}, i)
-		}
-		return func(x eddy.Ranked[types.Row]) types.Row {
-			w.Reset()
-			for _, set := range sets {
-				set(x.Row, w)
-			}
-			w.SetInt64(n, x.Rank)
-			return w.Finish()
-		}
+		a := types.NewArena(0)
+		return func(x eddy.Ranked[types.Row]) types.Row { return a.AppendInt64(rt, x.Row, x.Rank) }
 	}), nil
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/changelog"
-	"github.com/eddystream/eddy/sql/internal/expr"
 	"github.com/eddystream/eddy/sql/types"
 	"github.com/eddystream/eddy/state"
 )
@@ -108,11 +107,7 @@ func (r *WindowRankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	out := eddy.ProcessKeyed(g, func() eddy.KeyedProcessFunction[string, Rec, Rec] {
 		f := &windowRanker{n: n, start: start, endCol: endCol, less: func(a, b types.Row) bool { return cmp.Compare(a, b) < 0 }}
 		if outputRank {
-			f.w = types.NewRowWriter(rt, types.NewArena(0))
-			for i := 0; i < in.Len(); i++ {
-				set, _ := expr.Setter(&expr.Column{Index: i, T: in.FieldType(i)}, i)
-				f.sets = append(f.sets, set)
-			}
+			f.rt, f.arena = rt, types.NewArena(0)
 		}
 		return f
 	}).Name("WindowRank")
@@ -129,9 +124,10 @@ type windowRanker struct {
 	endCol int
 	less   func(a, b types.Row) bool
 	top    state.Value[[]types.Row]
-	// w and sets write a row with its row number, when it is output.
-	w    *types.RowWriter
-	sets []func(types.Row, *types.RowWriter)
+	// rt, when the row number is output, is the type of the rows with it,
+	// written in arena.
+	rt    *types.RowType
+	arena *types.Arena
 }
 
 func (f *windowRanker) Open(ctx *eddy.KeyedContext[string, Rec]) error {
@@ -168,12 +164,8 @@ func (f *windowRanker) OnTimer(ctx *eddy.KeyedContext[string, Rec], ts int64) er
 		if rank < f.start {
 			continue
 		}
-		if f.w != nil {
-			for _, set := range f.sets {
-				set(row, f.w)
-			}
-			f.w.SetInt64(len(f.sets), rank)
-			row = f.w.Finish()
+		if f.rt != nil {
+			row = f.arena.AppendInt64(f.rt, row, rank)
 		}
 		ctx.EmitAt(Rec{Kind: changelog.Insert, Row: row}, ts)
 	}
