@@ -9,9 +9,24 @@ func (w *RowWriter) CopyField(i int, r Row, j int) {
 		w.setNull(i)
 		return
 	}
-	if w.rt.fields[i].Type.IsFixed() {
+	if !w.isVar[i] {
 		w.setFixed(i, r.slot(j))
 		return
 	}
 	w.setVar(i, varAt(r.b, r.slot(j)))
+}
+
+// CopyFieldRef is CopyField keeping the bytes of a field of variable size
+// as SetStringRef keeps a string: they are copied once, by Finish or
+// AppendTo, so r's memory must stay as it is until then (a row's does).
+func (w *RowWriter) CopyFieldRef(i int, r Row, j int) {
+	if r.IsNull(j) {
+		w.setNull(i)
+		return
+	}
+	if !w.isVar[i] {
+		w.setFixed(i, r.slot(j))
+		return
+	}
+	w.SetStringRef(i, varAt(r.b, r.slot(j)))
 }

@@ -6,8 +6,8 @@ import (
 )
 
 // TestCopyFieldMatchesSetValue projects random rows of random types onto
-// shuffled subsets of their fields with CopyField and with
-// SetValue(FieldValue): the rows are equal, byte for byte.
+// shuffled subsets of their fields with CopyField, with CopyFieldRef and
+// with SetValue(FieldValue): the rows are equal, byte for byte.
 func TestCopyFieldMatchesSetValue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	arena := NewArena(1 << 10)
@@ -34,18 +34,22 @@ func TestCopyFieldMatchesSetValue(t *testing.T) {
 			src, fs = append(src, j), append(fs, f)
 		}
 		pt := MustRowType(fs...)
-		typed, boxed := NewRowWriter(pt, arena), NewRowWriter(pt, arena)
+		typed, boxed, ref := NewRowWriter(pt, arena), NewRowWriter(pt, arena), NewRowWriter(pt, arena)
 		for round := 0; round < 2; round++ { // the second on reused writers
 			order := rng.Perm(len(src))
 			for _, i := range order {
 				typed.CopyField(i, r, src[i])
+				ref.CopyFieldRef(i, r, src[i])
 				if err := boxed.SetValue(i, FieldValue(rt, r, src[i])); err != nil {
 					t.Fatalf("%s: SetValue: %v", pt, err)
 				}
 			}
-			got, want := typed.Finish(), boxed.Finish()
+			got, byRef, want := typed.Finish(), ref.Finish(), boxed.Finish()
 			if got != want {
 				t.Fatalf("%s from %s (fields %v, order %v): CopyField gives %x, SetValue %x", pt, rt, src, order, got.Bytes(), want.Bytes())
+			}
+			if byRef != want {
+				t.Fatalf("%s from %s (fields %v, order %v): CopyFieldRef gives %x, SetValue %x", pt, rt, src, order, byRef.Bytes(), want.Bytes())
 			}
 		}
 	}

@@ -220,6 +220,8 @@ type RowWriter struct {
 	refs  []string
 	fixed []uint64 // the null words then the slots: nulls and slots share it
 	full  []uint64 // the null words with every field NULL
+	// isVar[i] tells whether field i lives in the variable part.
+	isVar []bool
 }
 
 // NewRowWriter returns a writer of rows of type rt into arena (which may
@@ -237,6 +239,10 @@ func NewRowWriter(rt *RowType, arena *Arena) *RowWriter {
 	}
 	w.vstart = make([]int32, n)
 	w.vlen = make([]int32, n)
+	w.isVar = make([]bool, n)
+	for _, i := range rt.varFields {
+		w.isVar[i] = true
+	}
 	w.Reset()
 	return w
 }
@@ -430,6 +436,20 @@ func (w *RowWriter) SetTimestamp(i int, ts Timestamp) {
 // If it does not fit the field's precision the field is set NULL and the
 // error wraps ErrOverflow.
 func (w *RowWriter) SetDecimal(i int, d Decimal) error {
+	if t := &w.rt.fields[i].Type; d.b == nil && d.scale == t.s {
+		// The fast path of setDecimal: an unscaled int64 of the field's
+		// scale.
+		if t.p > MaxCompactPrecision {
+			w.beginVar(i)
+			w.vbuf = appendInt64Bytes(w.vbuf, d.u)
+			w.endVar(i)
+			return nil
+		}
+		if lim := pow10[t.p]; d.u < lim && d.u > -lim {
+			w.setFixed(i, uint64(d.u))
+			return nil
+		}
+	}
 	if err := w.setDecimal(i, d, w.rt.fields[i].Type); err != nil {
 		return fmt.Errorf("types: field %s: %w", QuoteIdentifier(w.rt.fields[i].Name), err)
 	}

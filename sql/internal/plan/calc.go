@@ -222,6 +222,7 @@ func (c *CalcRel) identity() bool {
 }
 
 func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	keeps := b.keepsRows(c)
 	// alone: the relation under the Calcs fused here is read by this Calc
 	// alone, so that the Calc may run in it.
 	// A projection of a projection runs as one: one row is written per
@@ -233,7 +234,7 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		return nil, err
 	}
 	c = c.prunedJoin(alone)
-	if s, ok, err := c.joinProjected(b, alone); ok {
+	if s, ok, err := c.joinProjected(b, alone, keeps); ok {
 		return s, err
 	}
 	if scan, ok := c.Input.(*ScanRel); ok && c.Cond == nil && c.passesRows() {
@@ -356,7 +357,11 @@ func (c *CalcRel) newTransform(reuse bool) (func(Rec) (Rec, bool), func()) {
 
 // projector writes the row of a projection.
 type projector struct {
-	w    *types.RowWriter
+	w *types.RowWriter
+	// copies are the columns passed as they are: field out of the row
+	// is field in of the input row.
+	copies []columnCopy
+	// sets write the other columns.
 	sets []func(in types.Row, w *types.RowWriter)
 	// shared computes once per row what several expressions hold.
 	shared *expr.Shared
@@ -377,6 +382,10 @@ func newProjector(rt *types.RowType, exprs []expr.Expr) (*projector, error) {
 func newSharedProjector(rt *types.RowType, exprs []expr.Expr, shared *expr.Shared, arena *types.Arena) (*projector, error) {
 	p := &projector{w: types.NewRowWriter(rt, arena), shared: shared}
 	for i, e := range exprs {
+		if col, ok := e.(*expr.Column); ok && col.Index >= 0 && col.T.EqualIgnoringNullability(rt.FieldType(i)) {
+			p.copies = append(p.copies, columnCopy{out: i, in: col.Index})
+			continue
+		}
 		set, err := shared.RefSetter(e, i)
 		if err != nil {
 			return nil, err
@@ -394,9 +403,17 @@ func (p *projector) project(in types.Row) types.Row {
 
 // write is project for a row its caller has started.
 func (p *projector) write(in types.Row) types.Row {
-	p.w.Reset()
-	for _, set := range p.sets {
-		set(in, p.w)
+	w := p.w
+	w.Reset()
+	for _, c := range p.copies {
+		w.CopyFieldRef(c.out, in, c.in)
 	}
-	return p.w.Finish()
+	for _, set := range p.sets {
+		set(in, w)
+	}
+	return w.Finish()
 }
+
+// columnCopy is a column a projection passes as it is: field out of its
+// rows is field in of the input rows.
+type columnCopy struct{ out, in int }
