@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
@@ -27,35 +28,35 @@ import (
 // NULL. Names match without regard to case.
 var (
 	personColumns = map[string]eventField{
-		"id":           intField(func(e *Event) int64 { return e.Person.ID }),
-		"name":         strField(func(e *Event) string { return e.Person.Name }),
-		"emailaddress": strField(func(e *Event) string { return e.Person.EmailAddress }),
-		"creditcard":   strField(func(e *Event) string { return e.Person.CreditCard }),
-		"city":         strField(func(e *Event) string { return e.Person.City }),
-		"state":        strField(func(e *Event) string { return e.Person.State }),
-		"datetime":     timeField(func(e *Event) int64 { return e.Person.DateTime }),
-		"extra":        strField(func(e *Event) string { return e.Person.Extra }),
+		"id":           intField(personOff + unsafe.Offsetof(Person{}.ID)),
+		"name":         strField(personOff + unsafe.Offsetof(Person{}.Name)),
+		"emailaddress": strField(personOff + unsafe.Offsetof(Person{}.EmailAddress)),
+		"creditcard":   strField(personOff + unsafe.Offsetof(Person{}.CreditCard)),
+		"city":         strField(personOff + unsafe.Offsetof(Person{}.City)),
+		"state":        strField(personOff + unsafe.Offsetof(Person{}.State)),
+		"datetime":     timeField(personOff + unsafe.Offsetof(Person{}.DateTime)),
+		"extra":        strField(personOff + unsafe.Offsetof(Person{}.Extra)),
 	}
 	auctionColumns = map[string]eventField{
-		"id":          intField(func(e *Event) int64 { return e.Auction.ID }),
-		"itemname":    strField(func(e *Event) string { return e.Auction.ItemName }),
-		"description": strField(func(e *Event) string { return e.Auction.Description }),
-		"initialbid":  intField(func(e *Event) int64 { return e.Auction.InitialBid }),
-		"reserve":     intField(func(e *Event) int64 { return e.Auction.Reserve }),
-		"datetime":    timeField(func(e *Event) int64 { return e.Auction.DateTime }),
-		"expires":     timeField(func(e *Event) int64 { return e.Auction.Expires }),
-		"seller":      intField(func(e *Event) int64 { return e.Auction.Seller }),
-		"category":    intField(func(e *Event) int64 { return e.Auction.Category }),
-		"extra":       strField(func(e *Event) string { return e.Auction.Extra }),
+		"id":          intField(auctionOff + unsafe.Offsetof(Auction{}.ID)),
+		"itemname":    strField(auctionOff + unsafe.Offsetof(Auction{}.ItemName)),
+		"description": strField(auctionOff + unsafe.Offsetof(Auction{}.Description)),
+		"initialbid":  intField(auctionOff + unsafe.Offsetof(Auction{}.InitialBid)),
+		"reserve":     intField(auctionOff + unsafe.Offsetof(Auction{}.Reserve)),
+		"datetime":    timeField(auctionOff + unsafe.Offsetof(Auction{}.DateTime)),
+		"expires":     timeField(auctionOff + unsafe.Offsetof(Auction{}.Expires)),
+		"seller":      intField(auctionOff + unsafe.Offsetof(Auction{}.Seller)),
+		"category":    intField(auctionOff + unsafe.Offsetof(Auction{}.Category)),
+		"extra":       strField(auctionOff + unsafe.Offsetof(Auction{}.Extra)),
 	}
 	bidColumns = map[string]eventField{
-		"auction":  intField(func(e *Event) int64 { return e.Bid.Auction }),
-		"bidder":   intField(func(e *Event) int64 { return e.Bid.Bidder }),
-		"price":    intField(func(e *Event) int64 { return e.Bid.Price }),
-		"channel":  strField(func(e *Event) string { return e.Bid.Channel }),
-		"url":      strField(func(e *Event) string { return e.Bid.URL }),
-		"datetime": timeField(func(e *Event) int64 { return e.Bid.DateTime }),
-		"extra":    strField(func(e *Event) string { return e.Bid.Extra }),
+		"auction":  intField(bidOff + unsafe.Offsetof(Bid{}.Auction)),
+		"bidder":   intField(bidOff + unsafe.Offsetof(Bid{}.Bidder)),
+		"price":    intField(bidOff + unsafe.Offsetof(Bid{}.Price)),
+		"channel":  strField(bidOff + unsafe.Offsetof(Bid{}.Channel)),
+		"url":      strField(bidOff + unsafe.Offsetof(Bid{}.URL)),
+		"datetime": timeField(bidOff + unsafe.Offsetof(Bid{}.DateTime)),
+		"extra":    strField(bidOff + unsafe.Offsetof(Bid{}.Extra)),
 	}
 	eventRows = map[string]struct {
 		kind   EventType
@@ -67,77 +68,61 @@ var (
 	}
 )
 
+// The offsets of an Event's records.
+const (
+	personOff  = unsafe.Offsetof(Event{}.Person)
+	auctionOff = unsafe.Offsetof(Event{}.Auction)
+	bidOff     = unsafe.Offsetof(Event{}.Bid)
+)
+
+// The classes of types of the events' fields.
+const (
+	classInteger   = iota // an int64 field, a BIGINT column
+	classString           // a string field, a VARCHAR column
+	classTimestamp        // an int64 field of milliseconds, a TIMESTAMP(3) column
+)
+
 // eventField is a field of an event that a column can hold: its class of
-// types and its getter (getInt for integers and timestamps, getStr for
-// strings).
+// types and its offset in an Event (an int64 for integers and timestamps,
+// a string for strings).
 type eventField struct {
-	class  string // "integer", "string" or "timestamp"
-	getInt func(*Event) int64
-	getStr func(*Event) string
+	class int
+	off   uintptr
 }
 
-func intField(get func(*Event) int64) eventField {
-	return eventField{class: "integer", getInt: get}
-}
+func intField(off uintptr) eventField { return eventField{class: classInteger, off: off} }
 
-func strField(get func(*Event) string) eventField {
-	return eventField{class: "string", getStr: get}
-}
+func strField(off uintptr) eventField { return eventField{class: classString, off: off} }
 
-func timeField(get func(*Event) int64) eventField {
-	return eventField{class: "timestamp", getInt: get}
-}
+func timeField(off uintptr) eventField { return eventField{class: classTimestamp, off: off} }
 
 // write sets field i of w to the field of e.
 func (f eventField) write(e *Event, w *types.RowWriter, i int) {
+	p := unsafe.Add(unsafe.Pointer(e), f.off)
 	switch f.class {
-	case "integer":
-		w.SetInt64(i, f.getInt(e))
-	case "string":
-		w.SetStringRef(i, f.getStr(e))
+	case classInteger:
+		w.SetInt64(i, *(*int64)(p))
+	case classString:
+		w.SetStringRef(i, *(*string)(p))
 	default:
-		w.SetTimestampMillis(i, f.getInt(e))
+		w.SetTimestampMillis(i, *(*int64)(p))
 	}
 }
 
-// projected returns the writer of the field into column k of a projected
-// row: NULL for events of another kind than the field's. Each class has
-// its own closure, so that writing a field is one call to its getter.
-func (f eventField) projected(kind EventType, k int) func(e *Event, w *types.RowWriter, _ []*types.RowWriter) {
-	switch get, str := f.getInt, f.getStr; f.class {
-	case "integer":
-		return func(e *Event, w *types.RowWriter, _ []*types.RowWriter) {
-			if e.Type != kind {
-				w.SetNull(k)
-				return
-			}
-			w.SetInt64(k, get(e))
-		}
-	case "string":
-		return func(e *Event, w *types.RowWriter, _ []*types.RowWriter) {
-			if e.Type != kind {
-				w.SetNull(k)
-				return
-			}
-			w.SetStringRef(k, str(e))
-		}
-	default:
-		return func(e *Event, w *types.RowWriter, _ []*types.RowWriter) {
-			if e.Type != kind {
-				w.SetNull(k)
-				return
-			}
-			w.SetTimestampMillis(k, get(e))
-		}
-	}
+// fieldColumn is a column of a projected row holding a field of the
+// events of one kind, NULL in the rows of the others.
+type fieldColumn struct {
+	eventField
+	kind EventType
+	out  int
 }
 
 // fits tells whether a column of type t can hold the field.
 func (f eventField) fits(t types.Type) bool {
 	switch f.class {
-	case "integer":
+	case classInteger:
 		return t.Kind() == types.KindBigInt
-	case "string":
+	case classString:
 		return t.Kind() == types.KindVarChar || t.Kind() == types.KindChar
 	}
 	return (t.Kind() == types.KindTimestamp || t.Kind() == types.KindTimestampLTZ) && t.Precision() <= types.MaxCompactTimestampPrecision
@@ -145,9 +130,9 @@ func (f eventField) fits(t types.Type) bool {
 
 func (f eventField) want() string {
 	switch f.class {
-	case "integer":
+	case classInteger:
 		return "BIGINT"
-	case "string":
+	case classString:
 		return "VARCHAR"
 	}
 	return "TIMESTAMP(3)"
@@ -160,8 +145,11 @@ func fieldNames(m map[string]eventField) string {
 // tableWriter writes the row of an event for a table's schema (or a
 // projection of it).
 type tableWriter struct {
-	rt   *types.RowType
-	cols []func(e *Event, w *types.RowWriter, nested []*types.RowWriter)
+	rt *types.RowType
+	// fields are the columns holding a field of the events, written
+	// before cols, the others.
+	fields []fieldColumn
+	cols   []func(e *Event, w *types.RowWriter, nested []*types.RowWriter)
 	// nested are the types of the event rows written whole, each with a
 	// writer of its own.
 	nested []*types.RowType
@@ -198,7 +186,7 @@ func (tw *tableWriter) addColumn(f types.Field, out int) error {
 		}
 		tw.cols = append(tw.cols, func(e *Event, w *types.RowWriter, _ []*types.RowWriter) { w.SetInt64(out, int64(e.Type)) })
 	case name == "datetime":
-		if !timeField(nil).fits(f.Type) {
+		if !timeField(0).fits(f.Type) {
 			return fmt.Errorf("nexmark table: column %s is %s; declare it TIMESTAMP(3)", f.Name, f.Type)
 		}
 		tw.cols = append(tw.cols, func(e *Event, w *types.RowWriter, _ []*types.RowWriter) { w.SetTimestampMillis(out, e.Timestamp()) })
@@ -268,21 +256,34 @@ func (tw *tableWriter) pickerIn(arena *types.Arena) Picker[connector.TableRecord
 	for k, nt := range tw.nested {
 		nested[k] = types.NewRowWriter(nt, arena)
 	}
-	if keep := tw.keep; keep != 0 {
-		return func(e *Event, out connector.SplitOutput[connector.TableRecord]) {
-			if keep&(1<<e.Type) == 0 {
-				return
-			}
-			w.Reset()
-			for _, c := range tw.cols {
-				c(e, w, nested)
-			}
-			out.EmitAt(changelog.Change[types.Row]{Kind: changelog.Insert, Row: w.Finish()}, e.Timestamp())
-		}
+	keep := tw.keep
+	if keep == 0 {
+		keep = 0xff
 	}
+	fields, cols := tw.fields, tw.cols
 	return func(e *Event, out connector.SplitOutput[connector.TableRecord]) {
+		if keep&(1<<e.Type) == 0 {
+			return
+		}
 		w.Reset()
-		for _, c := range tw.cols {
+		for i := range fields {
+			// eventField.write, inlined.
+			f := &fields[i]
+			if e.Type != f.kind {
+				w.SetNull(f.out)
+				continue
+			}
+			p := unsafe.Add(unsafe.Pointer(e), f.off)
+			switch f.class {
+			case classInteger:
+				w.SetInt64(f.out, *(*int64)(p))
+			case classString:
+				w.SetStringRef(f.out, *(*string)(p))
+			default:
+				w.SetTimestampMillis(f.out, *(*int64)(p))
+			}
+		}
+		for _, c := range cols {
 			c(e, w, nested)
 		}
 		out.EmitAt(changelog.Change[types.Row]{Kind: changelog.Insert, Row: w.Finish()}, e.Timestamp())
@@ -457,7 +458,7 @@ func (s *tableSource) ProjectFields(paths [][]int) (connector.Source[connector.T
 			return nil, false
 		}
 		fs = append(fs, types.F(fmt.Sprintf("f%d", k), nf.Type.Nullable()))
-		tw.cols = append(tw.cols, ef.projected(er.kind, k))
+		tw.fields = append(tw.fields, fieldColumn{eventField: ef, kind: er.kind, out: k})
 	}
 	tw.rt = types.MustRowType(fs...)
 	return newTableSourceOf(s.cfg, s.t, tw), true
