@@ -22,7 +22,15 @@ type Arena struct {
 	recycle bool
 	chunks  [][]byte
 	next    int
+	// own gives every row memory of its own.
+	own bool
 }
+
+// NewOwnArena returns an arena that gives every row memory of its own, one
+// allocation each, freed with the row: for rows that a reader keeps, in
+// state, for longer than the rows written around them, which would keep
+// a shared chunk alive.
+func NewOwnArena() *Arena { return &Arena{own: true} }
 
 // NewScratchArena returns an arena that hands out the same memory for
 // every row: a row finished in it is valid only until the next one is.
@@ -64,6 +72,10 @@ func NewArena(chunkSize int) *Arena {
 // alloc returns n bytes of the arena, never handed out before (in a
 // recycling arena: since the last Rewind).
 func (a *Arena) alloc(n int) []byte {
+	if a.own {
+		a.total += int64(n)
+		return make([]byte, n)
+	}
 	if a.scratch {
 		if cap(a.buf) < n {
 			a.buf = make([]byte, 0, max(2*n, 256))

@@ -86,3 +86,31 @@ func TestRecyclingArena(t *testing.T) {
 		t.Error("Rewind changed a plain arena")
 	}
 }
+
+// TestOwnArena checks that an arena of NewOwnArena gives every row an
+// allocation of its own (a chunked arena allocates none for most rows),
+// and that the rows stay as written.
+func TestOwnArena(t *testing.T) {
+	rt := MustRowType(F("id", BigInt()), F("name", String()))
+	for _, c := range []struct {
+		name string
+		a    *Arena
+		want float64
+	}{{"own", NewOwnArena(), 1}, {"chunked", NewArena(0), 0}} {
+		w := NewRowWriter(rt, c.a)
+		var last Row
+		i := 0
+		allocs := testing.AllocsPerRun(100, func() {
+			w.SetInt64(0, int64(i))
+			w.SetString(1, "row")
+			last = w.Finish()
+			i++
+		})
+		if allocs != c.want {
+			t.Errorf("%s arena: %.1f allocations per row, want %.0f", c.name, allocs, c.want)
+		}
+		if r := last; r.Int64(0) != int64(i-1) || r.String(1) != "row" {
+			t.Errorf("%s arena: the last row holds %d, %q", c.name, r.Int64(0), r.String(1))
+		}
+	}
+}

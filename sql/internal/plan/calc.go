@@ -222,6 +222,7 @@ func (c *CalcRel) identity() bool {
 }
 
 func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
+	keeps := b.keepsRows(c)
 	// alone: the relation under the Calcs fused here is read by this Calc
 	// alone, so that the Calc may run in it.
 	// A projection of a projection runs as one: one row is written per
@@ -233,7 +234,7 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		return nil, err
 	}
 	c = c.prunedJoin(alone)
-	if s, ok, err := c.joinProjected(b, alone); ok {
+	if s, ok, err := c.joinProjected(b, alone, keeps); ok {
 		return s, err
 	}
 	if scan, ok := c.Input.(*ScanRel); ok && c.Cond == nil && c.passesRows() {

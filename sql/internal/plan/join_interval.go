@@ -219,7 +219,7 @@ func (j *IntervalJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		lkey = func(types.Row) string { return "" }
 		rkey = lkey
 	}
-	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond, false)
 	if err != nil {
 		return nil, err
 	}

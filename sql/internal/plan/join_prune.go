@@ -128,14 +128,18 @@ type projectingJoin interface {
 // when c has no condition and is the join's only reader (alone): the join
 // writes c's rows from each pair of input rows. A lookup join does so for
 // a Calc of at least one column (its row of none is the zero Row, which
-// stands for no row).
-func (c *CalcRel) joinProjected(b *builder, alone bool) (*eddy.Stream[Rec], bool, error) {
+// stands for no row). With keeps, c's reader keeps c's rows in state
+// (builder.keptStream): the join writes each into memory of its own.
+func (c *CalcRel) joinProjected(b *builder, alone, keeps bool) (*eddy.Stream[Rec], bool, error) {
 	j, ok := c.Input.(projectingJoin)
 	if !ok || c.Cond != nil || volatile(c.Projs) || !alone {
 		return nil, false, nil
 	}
 	if _, lookup := j.(*LookupJoinRel); lookup && len(c.Projs) == 0 {
 		return nil, false, nil
+	}
+	if keeps {
+		b.keeps[b.reuse.key(j.(Rel))] = true
 	}
 	s, err := j.buildProjected(b, c.rt, c.Projs)
 	return s, true, err

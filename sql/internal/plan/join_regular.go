@@ -246,7 +246,10 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 	if projs == nil {
 		rt = j.rt
 	}
-	ev, err := newJoinEvals(rt, projs, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	// A reader that keeps the join's rows in state gets each in memory
+	// of its own.
+	own := b.keepsRows(j)
+	ev, err := newJoinEvals(rt, projs, j.spec.left.Schema(), j.spec.right.Schema(), j.cond, own)
 	if err != nil {
 		return nil, err
 	}
@@ -274,10 +277,14 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 			return ok
 		}
 	}
+	var out *eddy.Stream[Rec]
 	if lf, rf, ok := intJoinKeys(j.keys, kind, j.spec.left.Schema(), j.spec.right.Schema()); ok {
-		return keyedJoin(eddy.GroupBy(ls, lf), eddy.GroupBy(rs, rf), kind, on, fn, opts), nil
+		out = keyedJoin(eddy.GroupBy(ls, lf), eddy.GroupBy(rs, rf), kind, on, fn, opts)
+	} else {
+		out = keyedJoin(eddy.GroupBy(ls, lk.keyFunc()), eddy.GroupBy(rs, rk.keyFunc()), kind, on, fn, opts)
 	}
-	return keyedJoin(eddy.GroupBy(ls, lk.keyFunc()), eddy.GroupBy(rs, rk.keyFunc()), kind, on, fn, opts), nil
+	b.owned[out] = own
+	return out, nil
 }
 
 // keptRows copies the rows of a join input out of the memory they share
@@ -548,12 +555,16 @@ type joinEval struct {
 // newJoinEvals compiles the result rows (of type out) of projs and the
 // condition cond, both over the joined row of an l row and an r row; nil
 // projs are the joined row itself.
-func newJoinEvals(out *types.RowType, projs []expr.Expr, l, r *types.RowType, cond expr.Expr) (*joinEvals, error) {
+func newJoinEvals(out *types.RowType, projs []expr.Expr, l, r *types.RowType, cond expr.Expr, own bool) (*joinEvals, error) {
 	if projs == nil {
 		projs = columnsOf(out)
 	}
 	mk := func() (*joinEval, error) {
-		e := &joinEval{w: types.NewRowWriter(out, types.NewArena(0)), nullL: nullRow(l), nullR: nullRow(r)}
+		a := types.NewArena(0)
+		if own {
+			a = types.NewOwnArena()
+		}
+		e := &joinEval{w: types.NewRowWriter(out, a), nullL: nullRow(l), nullR: nullRow(r)}
 		e.pair.Split = l.Len()
 		for i, p := range projs {
 			set, err := e.pair.Setter(p, i)

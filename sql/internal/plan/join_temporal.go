@@ -151,7 +151,7 @@ func (j *TemporalJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		ls = lk.dropNullKeys(ls)
 	}
 	ls, rs = eddy.MapRows(ls, types.Row.Clone), eddy.MapRows(rs, types.Row.Clone)
-	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond, false)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 		p, _ := newProjector(j.calc.rt, j.calc.Projs)
 		return &sideProjector{projector: p}
 	}}
-	ev, err := newJoinEvals(rt, projs, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	ev, err := newJoinEvals(rt, projs, j.spec.left.Schema(), j.spec.right.Schema(), j.cond, false)
 	if err != nil {
 		return nil, err
 	}

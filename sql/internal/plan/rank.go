@@ -142,13 +142,16 @@ func (r *RankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if r.End < r.Start || r.End > 1<<31-1 {
 		return nil, fmt.Errorf("%s: keeping rows %d to %d is not supported", r.Describe(), r.Start, r.End)
 	}
-	s, err := b.stream(r.Input)
+	s, owned, err := b.keptStream(r.Input)
 	if err != nil {
 		return nil, err
 	}
 	in := r.Input.Schema()
 	s = eddy.AsChangelog(s, r.Input.Props().Mode)
-	g := eddy.GroupBy(cloneRows(s), partitionKey(in, r.PartitionBy))
+	if !owned {
+		s = cloneRows(s)
+	}
+	g := eddy.GroupBy(s, partitionKey(in, r.PartitionBy))
 	less := func(a, b types.Row) bool { return false }
 	if len(r.OrderBy) > 0 {
 		cmp := types.NewRowComparator(in, r.OrderBy...)
@@ -220,12 +223,19 @@ func (d *DedupRel) Describe() string {
 }
 
 func (d *DedupRel) build(b *builder) (*eddy.Stream[Rec], error) {
-	s, err := b.stream(d.Input)
+	var s *eddy.Stream[Rec]
+	var err error
+	owned := true
+	if d.KeepLast || d.EventTime {
+		s, owned, err = b.keptStream(d.Input)
+	} else {
+		s, err = b.stream(d.Input)
+	}
 	if err != nil {
 		return nil, err
 	}
 	s = eddy.AsChangelog(s, d.Input.Props().Mode)
-	if d.KeepLast || d.EventTime {
+	if !owned {
 		s = cloneRows(s)
 	}
 	keep, domain := eddy.KeepFirst, eddy.ProcessingTime

@@ -96,14 +96,18 @@ func (r *WindowRankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if r.End < r.Start || r.End > 1<<20 {
 		return nil, fmt.Errorf("%s: keeping rows %d to %d of each window is not supported: keep at most %d rows", r.Describe(), r.Start, r.End, 1<<20)
 	}
-	s, err := b.stream(r.Input)
+	s, owned, err := b.keptStream(r.Input)
 	if err != nil {
 		return nil, err
 	}
 	in, rt := r.Input.Schema(), r.rt
 	cmp := types.NewRowComparator(in, r.OrderBy...)
 	n, start, endCol, outputRank := int(r.End), r.Start, r.Window.end, r.OutputRank
-	g := eddy.GroupBy(cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), partitionKey(in, r.PartitionBy))
+	s = eddy.AsChangelog(s, changelog.InsertOnly)
+	if !owned {
+		s = cloneRows(s)
+	}
+	g := eddy.GroupBy(s, partitionKey(in, r.PartitionBy))
 	out := eddy.ProcessKeyed(g, func() eddy.KeyedProcessFunction[string, Rec, Rec] {
 		f := &windowRanker{n: n, start: start, endCol: endCol, less: func(a, b types.Row) bool { return cmp.Compare(a, b) < 0 }}
 		if outputRank {

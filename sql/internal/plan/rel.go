@@ -45,11 +45,40 @@ type builder struct {
 	// parents counts the relations that read each relation in the plans
 	// being built, by key (see countReads).
 	parents map[int]int
+	// keeps holds, by key, the relations whose only reader keeps their
+	// rows in state (keptStream): those that can write each row into
+	// memory of its own do, and say so in owned.
+	keeps map[int]bool
+	// owned holds the streams whose rows are each in memory of their own,
+	// never written again.
+	owned map[*eddy.Stream[Rec]]bool
 }
 
 func newBuilder(env *eddy.Environment, cat *Catalog) *builder {
-	return &builder{env: env, cat: cat, reuse: newReuse(cat), built: map[int]*eddy.Stream[Rec]{}, parents: map[int]int{}}
+	return &builder{env: env, cat: cat, reuse: newReuse(cat), built: map[int]*eddy.Stream[Rec]{}, parents: map[int]int{},
+		keeps: map[int]bool{}, owned: map[*eddy.Stream[Rec]]bool{}}
 }
+
+// keptStream builds r for a reader that keeps r's rows in state, and
+// reports whether each of the stream's rows is in memory of its own
+// already; if not, the reader copies them (cloneRows), so that a kept row
+// holds on to no memory of others. A relation read by that reader alone
+// is asked to write its rows so (keepsRows).
+func (b *builder) keptStream(r Rel) (*eddy.Stream[Rec], bool, error) {
+	k := b.reuse.key(r)
+	if b.parents[k] == 1 {
+		b.keeps[k] = true
+	}
+	s, err := b.stream(r)
+	if err != nil {
+		return nil, false, err
+	}
+	return s, b.owned[s], nil
+}
+
+// keepsRows reports whether r's only reader keeps r's rows in state, so
+// that r had better write each row into memory of its own.
+func (b *builder) keepsRows(r Rel) bool { return b.keeps[b.reuse.key(r)] }
 
 // countReads counts the readers of each relation under the roots, by key
 // (reuse.readers): a relation read by more than one relation is not

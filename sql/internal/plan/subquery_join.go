@@ -122,7 +122,7 @@ func (j *SubqueryJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	var fn func(a, b *types.Row) types.Row
 	if j.Kind == eddy.LeftJoin {
-		out, err := newJoinEvals(j.rt, nil, j.Left.Schema(), j.Right.Schema(), nil)
+		out, err := newJoinEvals(j.rt, nil, j.Left.Schema(), j.Right.Schema(), nil, false)
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +139,7 @@ func (j *SubqueryJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if j.cond == nil {
 		return eddy.Join(lg, rg, j.Kind, fn, opts...), nil
 	}
-	ev, err := newJoinEvals(j.pair, nil, j.Left.Schema(), j.Right.Schema(), j.cond)
+	ev, err := newJoinEvals(j.pair, nil, j.Left.Schema(), j.Right.Schema(), j.cond, false)
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func (j *WindowJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		rs = rk.dropNullKeys(rs)
 	}
 	ls, rs = cloneRows(eddy.AsChangelog(ls, changelog.InsertOnly)), cloneRows(eddy.AsChangelog(rs, changelog.InsertOnly))
-	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond)
+	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond, false)
 	if err != nil {
 		return nil, err
 	}
