@@ -67,23 +67,7 @@ func (r *reader[T]) readConsistentChunk(out connector.Output[T], t *tableInfo, c
 	if chunkQueryHook != nil {
 		chunkQueryHook(t.id())
 	}
-	split := out.Split(c.ID())
-	where := "snapshot chunk " + strconv.Itoa(c.index)
-	var res mysql.Result
-	img := make(rowImage, len(t.cols))
-	err = conn.ExecuteSelectStreaming(chunkQuery(t, c), &res, func(row []mysql.FieldValue) error {
-		for j := range img {
-			img[j] = nil
-			if j < len(row) {
-				img[j] = row[j].Value()
-			}
-		}
-		if err := r.emit(out, split, t, img, changelog.Insert, 0, where); err != nil {
-			return err
-		}
-		rows++
-		return nil
-	}, nil)
+	rows, err = r.streamChunk(conn, out, t, c)
 	if err != nil {
 		return 0, fmt.Errorf("mysql-cdc: reading chunk %d of table %s at binlog %s: %w", c.index, t.id(), high, err)
 	}
@@ -148,4 +132,29 @@ func snapshotPosition(conn *client.Conn) (position, error) {
 		return position{}, fmt.Errorf("the server tells no binlog position of the snapshot (Binlog_snapshot_file and Binlog_snapshot_position): start it with --log-bin")
 	}
 	return p, nil
+}
+
+// streamChunk runs the query of chunk c of table t on conn and emits its
+// rows as the server sends them, none kept, as insertions of the chunk's
+// split; the caller holds them at one position of the binary log (a
+// consistent snapshot, a table lock).
+func (r *reader[T]) streamChunk(conn *client.Conn, out connector.Output[T], t *tableInfo, c *chunk) (rows int64, err error) {
+	split := out.Split(c.ID())
+	where := "snapshot chunk " + strconv.Itoa(c.index)
+	var res mysql.Result
+	img := make(rowImage, len(t.cols))
+	err = conn.ExecuteSelectStreaming(chunkQuery(t, c), &res, func(row []mysql.FieldValue) error {
+		for j := range img {
+			img[j] = nil
+			if j < len(row) {
+				img[j] = row[j].Value()
+			}
+		}
+		if err := r.emit(out, split, t, img, changelog.Insert, 0, where); err != nil {
+			return err
+		}
+		rows++
+		return nil
+	}, nil)
+	return rows, err
 }

@@ -3,12 +3,10 @@ package mysqlcdc
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
-	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
 )
 
@@ -70,23 +68,7 @@ func (r *reader[T]) readLockedChunk(out connector.Output[T], t *tableInfo, c *ch
 	if err != nil {
 		return 0, err
 	}
-	split := out.Split(c.ID())
-	where := "snapshot chunk " + strconv.Itoa(c.index)
-	var res mysql.Result
-	img := make(rowImage, len(t.cols))
-	err = conn.ExecuteSelectStreaming(chunkQuery(t, c), &res, func(row []mysql.FieldValue) error {
-		for j := range img {
-			img[j] = nil
-			if j < len(row) {
-				img[j] = row[j].Value()
-			}
-		}
-		if err := r.emit(out, split, t, img, changelog.Insert, 0, where); err != nil {
-			return err
-		}
-		rows++
-		return nil
-	}, nil)
+	rows, err = r.streamChunk(conn, out, t, c)
 	if err != nil {
 		return 0, fmt.Errorf("mysql-cdc: reading chunk %d of table %s under LOCK TABLES ... READ at binlog %s: %w", c.index, t.id(), high, err)
 	}
