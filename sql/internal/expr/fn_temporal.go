@@ -490,7 +490,15 @@ func compileDateFormat(c *Call, args []*Eval) (*Eval, error) {
 			return t, t.Nanosecond(), false
 		}
 	}
-	return formatEval(c, args, 1, "yyyy-MM-dd HH:mm:ss", get)
+	ev, err := formatEval(c, args, 1, "yyyy-MM-dd HH:mm:ss", get)
+	if err == nil && x.T.Kind() == types.KindTimestamp && len(args) > 1 {
+		if p, null, ok := constStringEval(args[1]); ok && !null {
+			if f, err := parseDateFormat(p); err == nil {
+				ev = memoDateFormat(ev, x.TS, f)
+			}
+		}
+	}
+	return ev, err
 }
 
 // compileParseTime compiles TO_TIMESTAMP, TO_DATE and UNIX_TIMESTAMP of a
