@@ -67,18 +67,11 @@ func init() {
 				if null || !ok || re == nil || g < 0 || g > int64(re.NumSubexp()) {
 					return "", true
 				}
-				if g == 0 {
-					loc := re.FindStringIndex(s)
-					if loc == nil {
-						return "", true
-					}
-					return s[loc[0]:loc[1]], false
-				}
-				loc := re.FindStringSubmatchIndex(s)
-				if loc == nil || loc[2*g] < 0 {
+				start, end, ok := re.group(s, int(g))
+				if !ok {
 					return "", true
 				}
-				return s[loc[2*g]:loc[2*g+1]], false
+				return s[start:end], false
 			}}, nil
 		}},
 		Check: checkRegexp(1),

@@ -24,6 +24,9 @@ type matcher struct {
 	anchor string
 	before int
 	inner  *regexp.Regexp
+	// hand, if set, finds the matches of a pattern of its shape without
+	// the engine.
+	hand *handMatcher
 }
 
 // newMatcher returns the matcher of re, compiled from pattern p.
@@ -33,6 +36,7 @@ func newMatcher(re *regexp.Regexp, p string) *matcher {
 		ast = ast.Simplify()
 		m.need = requiredLiteral(ast)
 		m.anchorWindow(ast)
+		m.hand = newHandMatcher(ast, re.NumSubexp())
 	}
 	return m
 }
@@ -166,6 +170,10 @@ func (m *matcher) mayMatch(s string) bool { return m.need == "" || strings.Conta
 // MatchString is the Regexp's, after the literal test, searching from
 // the anchor's window.
 func (m *matcher) MatchString(s string) bool {
+	if m.hand != nil {
+		_, _, ok := m.hand.group(s, 0)
+		return ok
+	}
 	start, re, ok := m.window(s)
 	return ok && re.MatchString(s[start:])
 }
@@ -173,6 +181,13 @@ func (m *matcher) MatchString(s string) bool {
 // FindStringIndex is the Regexp's, after the literal test, searching from
 // the anchor's window.
 func (m *matcher) FindStringIndex(s string) []int {
+	if m.hand != nil {
+		start, end, ok := m.hand.group(s, 0)
+		if !ok {
+			return nil
+		}
+		return []int{start, end}
+	}
 	start, re, ok := m.window(s)
 	if !ok {
 		return nil
@@ -183,11 +198,33 @@ func (m *matcher) FindStringIndex(s string) []int {
 // FindStringSubmatchIndex is the Regexp's, after the literal test,
 // searching from the anchor's window.
 func (m *matcher) FindStringSubmatchIndex(s string) []int {
+	if m.hand != nil {
+		return m.hand.submatchIndex(s)
+	}
 	start, re, ok := m.window(s)
 	if !ok {
 		return nil
 	}
 	return shift(re.FindStringSubmatchIndex(s[start:]), start)
+}
+
+// group returns the bounds of group g (0 for the whole match, at most
+// NumSubexp) of the first match in s; ok is false if there is no match or
+// the group takes no part in it.
+func (m *matcher) group(s string, g int) (start, end int, ok bool) {
+	if m.hand != nil {
+		return m.hand.group(s, g)
+	}
+	var loc []int
+	if g == 0 {
+		loc = m.FindStringIndex(s)
+	} else {
+		loc = m.FindStringSubmatchIndex(s)
+	}
+	if loc == nil || loc[2*g] < 0 {
+		return 0, 0, false
+	}
+	return loc[2*g], loc[2*g+1], true
 }
 
 // shift moves the indexes of a match in s[start:] to indexes in s.
