@@ -52,6 +52,13 @@ func compileNode(e Expr, h *hooks) (*Eval, error) {
 	case *Case:
 		return compileCase(e, h)
 	case *Call:
+		if ev, ok, err := compileLowerCompare(e, h); ok {
+			if err != nil {
+				return nil, err
+			}
+			ev.T = e.T
+			return ev, nil
+		}
 		args := make([]*Eval, len(e.Args))
 		for i, a := range e.Args {
 			ev, err := compile(a, h)
