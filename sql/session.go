@@ -170,6 +170,9 @@ type ScalarFunction struct {
 	// Eval computes the result from the arguments, boxed as
 	// sql/types.Value documents (nil is NULL). It is called only when no
 	// argument is NULL unless CallOnNull is set; an error fails the job.
+	// The slice args is only valid during the call: the next call reuses
+	// it, so Eval must not keep it (it may keep the values). Calls
+	// of one compiled expression come from one goroutine.
 	Eval       func(args []any) (any, error)
 	CallOnNull bool
 }
