@@ -25,7 +25,8 @@ func (f DecoderFunc[T]) Decode(data []byte, emit func(T)) error {
 }
 
 // Encoder turns a record into the bytes of one message, appended to dst. An
-// Encoder is used by one goroutine at a time.
+// Encoder is used by one goroutine at a time. The record, and memory it
+// refers to, may change once Encode returns: an Encoder does not keep it.
 type Encoder[T any] interface {
 	Encode(dst []byte, v T) ([]byte, error)
 }

@@ -78,7 +78,9 @@ func newTableCommitter(dir, suffix string, layout *tableLayout, pc PartitionComm
 	c := &tableCommitter{dir: dir, suffix: suffix, layout: layout, pc: pc, ctx: ctx, seq: seq, enc: enc,
 		open: map[string]*openPart{}, waiting: map[string]int64{}, watermark: math.MinInt64}
 	if layout.partitioned() {
-		c.w = types.NewRowWriter(layout.data, types.NewArena(0))
+		// The data columns of a row are encoded at once and then not
+		// read again: each is written over the one before.
+		c.w = types.NewRowWriter(layout.data, types.NewScratchArena())
 		c.dirs = newPartitionDirs(layout)
 	}
 	return c
