@@ -230,20 +230,10 @@ func compileCompare(op string, c *Call, args []*Eval) (*Eval, error) {
 	default:
 		test = func(v int) bool { return v >= 0 }
 	}
-	// The common case, a column against a constant integer, goes without
-	// the comparator's indirection.
-	if args[0].Class() == ClassInt && args[1].Const {
-		f := args[0].Int
-		k, kn := args[1].Int(types.Row{})
-		if kn {
-			return &Eval{Bool: func(types.Row) (bool, bool) { return false, true }}, nil
-		}
-		switch op {
-		case "=":
-			return &Eval{Bool: func(r types.Row) (bool, bool) { v, n := f(r); return v == k, n }}, nil
-		case "<>":
-			return &Eval{Bool: func(r types.Row) (bool, bool) { v, n := f(r); return v != k, n }}, nil
-		}
+	// The common case, a value against a constant integer or decimal,
+	// goes without the comparator's indirection.
+	if ev := compareConst(op, args); ev != nil {
+		return ev, nil
 	}
 	return &Eval{Bool: func(r types.Row) (bool, bool) {
 		v, n := cmpf(r)
@@ -252,6 +242,76 @@ func compileCompare(op string, c *Call, args []*Eval) (*Eval, error) {
 		}
 		return test(v), false
 	}}, nil
+}
+
+// flipped is the operator that compares b with a as op compares a with b.
+var flipped = map[string]string{"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+// compareConst returns the comparison of an integer or a decimal with a
+// constant (on either side), nil for other comparisons.
+func compareConst(op string, args []*Eval) *Eval {
+	x, k := args[0], args[1]
+	if x.Const && !k.Const {
+		x, k, op = k, x, flipped[op]
+	}
+	if x.Const || !k.Const {
+		return nil
+	}
+	switch x.Class() {
+	case ClassInt:
+		c, null := k.Int(types.Row{})
+		if null {
+			return &Eval{Bool: func(types.Row) (bool, bool) { return false, true }}
+		}
+		return compareIntConst(op, x.Int, c)
+	case ClassDecimal:
+		c, null := k.Dec(types.Row{})
+		if null {
+			return &Eval{Bool: func(types.Row) (bool, bool) { return false, true }}
+		}
+		return compareDecConst(op, x.Dec, c)
+	}
+	return nil
+}
+
+// compareIntConst returns f(row) op k.
+func compareIntConst(op string, f func(types.Row) (int64, bool), k int64) *Eval {
+	var g func(types.Row) (bool, bool)
+	switch op {
+	case "=":
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return v == k && !n, n }
+	case "<>":
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return v != k && !n, n }
+	case "<":
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return v < k && !n, n }
+	case "<=":
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return v <= k && !n, n }
+	case ">":
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return v > k && !n, n }
+	default:
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return v >= k && !n, n }
+	}
+	return &Eval{Bool: g}
+}
+
+// compareDecConst returns f(row) op k.
+func compareDecConst(op string, f func(types.Row) (types.Decimal, bool), k types.Decimal) *Eval {
+	var g func(types.Row) (bool, bool)
+	switch op {
+	case "=":
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return !n && v.Cmp(k) == 0, n }
+	case "<>":
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return !n && v.Cmp(k) != 0, n }
+	case "<":
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return !n && v.Cmp(k) < 0, n }
+	case "<=":
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return !n && v.Cmp(k) <= 0, n }
+	case ">":
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return !n && v.Cmp(k) > 0, n }
+	default:
+		g = func(r types.Row) (bool, bool) { v, n := f(r); return !n && v.Cmp(k) >= 0, n }
+	}
+	return &Eval{Bool: g}
 }
 
 func compileDistinct(distinct bool, c *Call, args []*Eval) (*Eval, error) {
