@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	icebergo "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/eddystream/eddy"
@@ -22,15 +23,23 @@ import (
 // table's current snapshot.
 func liveFileCounts(t *testing.T, tbl *table.Table) (data, deletes int) {
 	t.Helper()
+	d, x := currentFiles(t, tbl)
+	return len(d), len(x)
+}
+
+// currentFiles returns the live data and delete files of tbl's current
+// snapshot.
+func currentFiles(t *testing.T, tbl *table.Table) (data, deletes []icebergo.DataFile) {
+	t.Helper()
 	fsys, err := tbl.FS(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, x, err := snapshotFiles(tbl, fsys)
+	data, deletes, err = snapshotFiles(tbl, fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(d), len(x)
+	return data, deletes
 }
 
 // runKV writes n changes of kvChange over keys keys through a job with

@@ -29,14 +29,7 @@ var equalityOptions = map[string]string{deleteModeOption: deleteModeEquality}
 // deletes, and the equality deletes' rows.
 func deleteFileCounts(t *testing.T, tbl *table.Table) (pos, eq int, eqRows int64) {
 	t.Helper()
-	fsys, err := tbl.FS(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, deletes, err := snapshotFiles(tbl, fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, deletes := currentFiles(t, tbl)
 	for _, d := range deletes {
 		switch d.ContentType() {
 		case icebergo.EntryContentPosDeletes:

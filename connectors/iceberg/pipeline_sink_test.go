@@ -83,13 +83,7 @@ func TestPipelineSinkEvolvesTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat := testCatalogAt(t, dir)
-	load := func(name string) *table.Table {
-		tbl, err := cat.LoadTable(context.Background(), table.Identifier{"shop", name})
-		if err != nil {
-			t.Fatalf("table shop.%s: %v", name, err)
-		}
-		return tbl
-	}
+	load := func(name string) *table.Table { return loadShopTable(t, cat, name) }
 	orders := load("orders")
 	var cols []string
 	for _, f := range orders.Schema().Fields() {
@@ -414,14 +408,7 @@ func runPipelineBatch(t *testing.T, sink *PipelineSink, events []pipeline.Event)
 // equality-delete files it holds.
 func checkEqualityDeleteFiles(t *testing.T, tbl *table.Table) (pos, eq int) {
 	t.Helper()
-	fsys, err := tbl.FS(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, deletes, err := snapshotFiles(tbl, fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, deletes := currentFiles(t, tbl)
 	ids := slices.Sorted(slices.Values(tbl.Schema().IdentifierFieldIDs))
 	for _, d := range deletes {
 		switch d.ContentType() {
@@ -438,6 +425,16 @@ func checkEqualityDeleteFiles(t *testing.T, tbl *table.Table) (pos, eq int) {
 		t.Errorf("%s: no equality-delete file among %d delete files", tbl.Identifier(), len(deletes))
 	}
 	return pos, eq
+}
+
+// loadShopTable loads the table shop.name of cat.
+func loadShopTable(t *testing.T, cat catalog.Catalog, name string) *table.Table {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), table.Identifier{"shop", name})
+	if err != nil {
+		t.Fatalf("table shop.%s: %v", name, err)
+	}
+	return tbl
 }
 
 // TestPipelineSinkEqualityDeletes writes two tables in equality-delete
@@ -524,13 +521,7 @@ func testPipelineEqualityDeletes(t *testing.T, formatVersion string) {
 	dir := t.TempDir()
 	opts := map[string]string{deleteModeOption: deleteModeEquality, "table.properties.format-version": formatVersion}
 	cat := testCatalogAt(t, dir)
-	load := func(name string) *table.Table {
-		tbl, err := cat.LoadTable(context.Background(), table.Identifier{"shop", name})
-		if err != nil {
-			t.Fatalf("table shop.%s: %v", name, err)
-		}
-		return tbl
-	}
+	load := func(name string) *table.Table { return loadShopTable(t, cat, name) }
 	for i, b := range batches {
 		// A sink of its own per job: nothing of the jobs before is kept.
 		if err := runPipelineBatch(t, openPipelineSink(t, dir, opts), b.events); err != nil {
