@@ -71,6 +71,16 @@ func (k *KeyEncoder) Key(r Row) string {
 	return unsafeString(k.AppendKey(b, r))
 }
 
+// KeyIn returns the key of r in memory of arena a: no allocation of its
+// own, for keys made one per record.
+func (k *KeyEncoder) KeyIn(a *Arena, r Row) string {
+	n := k.Size(r)
+	if n == 0 {
+		return ""
+	}
+	return unsafeString(k.AppendKey(a.alloc(n)[:0], r))
+}
+
 // KeyRow returns the key as a row of KeyType, without copying.
 func (k *KeyEncoder) KeyRow(key string) Row { return Row{b: key, n: int32(k.kt.Len())} }
 

@@ -113,9 +113,11 @@ func TestRowComparatorOrders(t *testing.T) {
 
 // TestKeyEncoder checks on random rows that the key is the encoding of the
 // row of the key fields, that KeyRow reads it back, that Hash is the hash
-// of Key, and that Hash does not allocate.
+// of Key, that KeyIn makes the key in an arena, and that Hash and KeyIn do
+// not allocate.
 func TestKeyEncoder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
+	keys := NewArena(256) // KeyIn's keys, chunks filled and left behind
 	for iter := 0; iter < 1000; iter++ {
 		rt := randRowType(rng, 1)
 		if rt.Len() == 0 {
@@ -149,6 +151,9 @@ func TestKeyEncoder(t *testing.T) {
 		if k.Hash(r) != xxhash.Sum64String(key) {
 			t.Fatal("Hash is not the hash of Key")
 		}
+		if in := k.KeyIn(keys, r); in != key {
+			t.Fatalf("KeyIn %x, want the key %x", in, key)
+		}
 	}
 	r := MustBuildRow(bidType, nil, int64(1), int64(2), int64(3), Timestamp{}, "Google", "u", "")
 	k := NewKeyEncoder(bidType, 0, 4)
@@ -157,6 +162,11 @@ func TestKeyEncoder(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { k.Key(r) }); n != 1 {
 		t.Errorf("Key allocates %v times, want 1", n)
+	}
+	big := NewArena(1 << 20)
+	big.String("x") // its first chunk
+	if n := testing.AllocsPerRun(100, func() { k.KeyIn(big, r) }); n != 0 {
+		t.Errorf("KeyIn allocates %v times", n)
 	}
 }
 

@@ -279,10 +279,16 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	}
 	// The key row is read once, by enc.Key, before the projector writes
 	// the next: it is written in a scratch arena.
+	type keyMaker struct {
+		p *projector
+		// keys holds the keys made, which the join keeps while their
+		// lookups run and its cache holds them.
+		keys *types.Arena
+	}
 	keyPool := sync.Pool{New: func() any {
 		p, _ := newProjector(kt, exprs)
 		p.w = types.NewRowWriter(kt, types.NewScratchArena())
-		return p
+		return &keyMaker{p: p, keys: types.NewArena(0)}
 	}}
 	enc := types.NewKeyEncoder(kt, keyColumns(len(fs))...)
 	if _, err := newProjector(j.calc.rt, j.calc.Projs); err != nil {
@@ -302,15 +308,15 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	}
 	kind := j.spec.kind
 	key := func(r types.Row) string {
-		p := keyPool.Get().(*projector)
-		defer keyPool.Put(p)
-		k := p.project(r)
+		m := keyPool.Get().(*keyMaker)
+		defer keyPool.Put(m)
+		k := m.p.project(r)
 		for i := range fs {
 			if k.IsNull(i) {
 				return "" // NULL keys find nothing
 			}
 		}
-		return enc.Key(k)
+		return enc.KeyIn(m.keys, k)
 	}
 	look := func(ctx context.Context, k string) ([]types.Row, error) {
 		if k == "" {
