@@ -52,12 +52,14 @@ func compileNode(e Expr, h *hooks) (*Eval, error) {
 	case *Case:
 		return compileCase(e, h)
 	case *Call:
-		if ev, ok, err := compileLowerCompare(e, h); ok {
-			if err != nil {
-				return nil, err
+		for _, special := range [...]func(*Call, *hooks) (*Eval, bool, error){compileLowerCompare, compileLowerIn} {
+			if ev, ok, err := special(e, h); ok {
+				if err != nil {
+					return nil, err
+				}
+				ev.T = e.T
+				return ev, nil
 			}
-			ev.T = e.T
-			return ev, nil
 		}
 		args := make([]*Eval, len(e.Args))
 		for i, a := range e.Args {
@@ -344,12 +346,20 @@ func intOf(v types.Value) (int64, bool) {
 func compileCase(c *Case, h *hooks) (*Eval, error) {
 	conds := make([]func(types.Row) (bool, bool), len(c.Whens))
 	results := make([]*Eval, len(c.Whens)+1)
+	condExprs := make([]Expr, len(c.Whens))
 	for i, w := range c.Whens {
-		ce, err := compile(w.Cond, h)
-		if err != nil {
-			return nil, err
+		condExprs[i] = w.Cond
+	}
+	x, ks, lowerPick := lowerChoice(condExprs)
+	for i, w := range c.Whens {
+		if !lowerPick {
+			ce, err := compile(w.Cond, h)
+			if err != nil {
+				return nil, err
+			}
+			conds[i] = ce.Bool
 		}
-		conds[i] = ce.Bool
+		var err error
 		if results[i], err = compile(w.Result, h); err != nil {
 			return nil, err
 		}
@@ -370,6 +380,12 @@ func compileCase(c *Case, h *hooks) (*Eval, error) {
 			}
 		}
 		return len(conds)
+	}
+	if lowerPick {
+		// WHEN LOWER(x) = 'a' THEN ... WHEN LOWER(x) = 'b' THEN ...
+		if pick, err = compileLowerChoice(x, ks, h); err != nil {
+			return nil, err
+		}
 	}
 	return choose(c.T, results, pick), nil
 }
