@@ -78,9 +78,10 @@ func newTableCommitter(dir, suffix string, layout *tableLayout, pc PartitionComm
 	c := &tableCommitter{dir: dir, suffix: suffix, layout: layout, pc: pc, ctx: ctx, seq: seq, enc: enc,
 		open: map[string]*openPart{}, waiting: map[string]int64{}, watermark: math.MinInt64}
 	if layout.partitioned() {
-		// The data columns of a row are encoded at once and then not
-		// read again: each is written over the one before.
-		c.w = types.NewRowWriter(layout.data, types.NewScratchArena())
+		// The data columns of a row, copied as the row of a key is, are
+		// encoded at once and then not read again: each is written over
+		// the one before.
+		c.data, c.scratch = types.NewKeyEncoder(layout.schema, layout.dataCols...), types.NewScratchArena()
 		c.dirs = newPartitionDirs(layout)
 	}
 	return c
@@ -99,7 +100,8 @@ type tableCommitter struct {
 	ctx         connector.WriterContext
 	seq         *atomic.Int64
 	enc         connector.Encoder[connector.TableRecord]
-	w           *types.RowWriter // of the data columns
+	data        *types.KeyEncoder // of the data columns
+	scratch     *types.Arena
 	dirs        *partitionDirs
 	open        map[string]*openPart
 	// last is the open part file of the partition lastPart, the last
@@ -120,7 +122,7 @@ func (c *tableCommitter) Write(tx *tableTx, v connector.TableRecord) error {
 	row := v
 	if c.dirs != nil {
 		part = c.dirs.Dir(v.Row)
-		row.Row = c.layout.project(c.w, v.Row)
+		row.Row = c.data.Project(c.scratch, v.Row)
 	}
 	op := c.last
 	if op == nil || part != c.lastPart {

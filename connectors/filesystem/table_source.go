@@ -206,14 +206,6 @@ func (l *tableLayout) partitionValues(root, file string) ([]types.Value, error) 
 	return out, nil
 }
 
-// project returns the data columns of r (a row of the full schema).
-func (l *tableLayout) project(w *types.RowWriter, r types.Row) types.Row {
-	w.Reset()
-	for j, i := range l.dataCols {
-		w.CopyField(j, r, i)
-	}
-	return w.Finish()
-}
 
 // tableSource reads the rows of a table from the files below a directory,
 // adding the partition columns from the directory names.
