@@ -54,6 +54,20 @@ func init() {
 			if len(args) == 3 {
 				group = args[2].Int
 			}
+			if re, g, ok := constRegexpGroup(c, args); ok {
+				// A constant pattern and group: no more to check a row.
+				return &Eval{Str: func(r types.Row) (string, bool) {
+					s, null := x(r)
+					if null {
+						return "", true
+					}
+					start, end, ok := re.group(s, g)
+					if !ok {
+						return "", true
+					}
+					return s[start:end], false
+				}}, nil
+			}
 			return &Eval{Str: func(r types.Row) (string, bool) {
 				s, null := x(r)
 				if null {
@@ -103,6 +117,31 @@ func init() {
 		Check: checkRegexp(1),
 		Doc:   "REGEXP_REPLACE(string, regex, replacement): string with every match of regex replaced by replacement (taken literally)",
 	})
+}
+
+// constRegexpGroup returns the pattern and the group of a REGEXP_EXTRACT
+// whose pattern and group (if given) are constants, not NULL, and the group
+// one of the pattern's; ok is false otherwise.
+func constRegexpGroup(c *Call, args []*Eval) (re *matcher, g int, ok bool) {
+	p, null, isConst := constStringEval(args[1])
+	if !isConst || null {
+		return nil, 0, false
+	}
+	if len(args) == 3 {
+		if !args[2].Const {
+			return nil, 0, false
+		}
+		v, null := args[2].Int(types.Row{})
+		if null || v < 0 || v > 1<<20 {
+			return nil, 0, false
+		}
+		g = int(v)
+	}
+	re, err := compileRegexp(p)
+	if err != nil || g > re.NumSubexp() {
+		return nil, 0, false
+	}
+	return re, g, true
 }
 
 // compileRegexp compiles a pattern, naming it in the error.
