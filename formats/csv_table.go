@@ -249,6 +249,7 @@ func NewCSVRowEncoder(rt *types.RowType, o CSVRowOptions) (connector.Encoder[con
 	}
 	e := &csvRowEncoder{rt: rt, o: o, sp: newCSVSpecial(&o), delim: o.delim(), quote: o.quote()}
 	e.kinds = make([]types.Kind, rt.Len())
+	e.times = make([]types.TimestampTexts, rt.Len())
 	for i := range e.kinds {
 		e.kinds[i] = rt.FieldType(i).Kind()
 	}
@@ -263,6 +264,9 @@ type csvRowEncoder struct {
 	sp           *csvSpecial
 	delim, quote byte
 	text         []byte // a field that must be quoted or escaped
+	// times writes the TIMESTAMP columns, whose values mostly share
+	// their second with the row before.
+	times []types.TimestampTexts
 }
 
 func (e *csvRowEncoder) encode(dst []byte, c connector.TableRecord) ([]byte, error) {
@@ -297,6 +301,9 @@ func (e *csvRowEncoder) encode(dst []byte, c connector.TableRecord) ([]byte, err
 			dst = strconv.AppendInt(dst, r.Int64(i), 10)
 		case types.KindChar, types.KindVarChar:
 			dst = append(dst, r.String(i)...)
+		case types.KindTimestamp:
+			p := e.rt.FieldType(i).Precision()
+			dst = e.times[i].AppendFormat(dst, r.Timestamp(i, p), p)
 		default:
 			dst = types.AppendText(dst, e.rt, r, i, nil)
 		}
