@@ -26,6 +26,9 @@ import (
 // scanning the class after it.
 type handMatcher struct {
 	anchor string
+	// rare is the offset of the anchor's rarest byte, which the search
+	// for the anchor looks for (indexRare).
+	rare int
 	// combos are the choices of the pre parts in the order the engine
 	// tries them; before is the longest of their texts.
 	combos []handCombo
@@ -105,6 +108,7 @@ func newHandMatcher(ast *syntax.Regexp, ncap int) *handMatcher {
 	if anchorAt < 0 {
 		return nil
 	}
+	h.rare = rareOffset(h.anchor)
 	for _, rep := range h.post {
 		if rep.min > 0 && len(h.post) > 1 {
 			return nil // a later part could need what an earlier one took
@@ -280,7 +284,7 @@ func (rep *handRepeat) span(s string) (int, bool) {
 func (h *handMatcher) match(s string, bounds *[handMaxItems + 1]int) bool {
 	pos := 0 // every match starting before pos was tried
 	for pos <= len(s) {
-		i := strings.Index(s[pos:], h.anchor)
+		i := indexRare(s[pos:], h.anchor, h.rare)
 		if i < 0 {
 			return false
 		}
