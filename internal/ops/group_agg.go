@@ -93,6 +93,9 @@ func NewGroupAgg[K comparable, T, ACC, R any](ctx *runtime.Context, spec KeySpec
 		rel.Close()
 		return nil, err
 	}
+	if g.views != nil {
+		g.views.restored = ctx.Restored != nil
+	}
 	g.batch.init(ctx, logic.MiniBatch, logic.MiniBatchInterval, g.flushBatch)
 	return g, nil
 }
@@ -250,7 +253,9 @@ func (g *GroupAgg[K, T, ACC, R]) SnapshotStateAsync(id int64) (func() (*runtime.
 // integers. It implements agg.Views.
 type groupViews[K comparable] struct {
 	insertOnly bool
-	m          *state.MapHandle[K, state.VoidNamespace, string, int64]
+	// restored says the operator restored its state from a snapshot.
+	restored bool
+	m        *state.MapHandle[K, state.VoidNamespace, string, int64]
 	// ints holds a map state per view for views of integers, so that
 	// their entries are keyed by the value alone.
 	ints []*state.MapHandle[K, state.VoidNamespace, int64, int64]
@@ -283,6 +288,11 @@ func newGroupViews[K comparable](s *state.Store[K], ttl state.TTLConfig, views i
 }
 
 func (v *groupViews[K]) InsertOnly() bool { return v.insertOnly }
+
+// Restored reports whether the operator restored the views from a
+// snapshot: a function whose views changed layout since older versions
+// need look for values in the views of the old layout only then.
+func (v *groupViews[K]) Restored() bool { return v.restored }
 
 func (v *groupViews[K]) CountInt(view int, value int64) int64 {
 	c, _ := v.ints[view].Get(value)

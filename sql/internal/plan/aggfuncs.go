@@ -132,6 +132,15 @@ type distinctGroup struct {
 	arg   int   // the argument's column
 	view  int   // the view
 	calls []int // the calls, in bit order
+	// legacy are the views the calls kept each in plans that gave every
+	// call a view of its own (see placeSharedViews), in bit order; nil
+	// for a group of one call, whose view is its own.
+	legacy []int
+	// intView, read and key are those of the calls (aggSlots.intView,
+	// read; sqlAgg.keys): how a value is looked up.
+	intView bool
+	read    func(types.Row) (uint64, bool)
+	key     *types.KeyEncoder
 }
 
 // maxGroupCalls is the number of calls a shared view holds: their bits
@@ -253,7 +262,9 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 		if c.Distinct {
 			s.intView = distinctKeyedByWord(c.ArgType)
 			if !retract {
-				a.views-- // the call shares its argument's view
+				// The call shares its argument's view; the view it
+				// reserved (s.view) is its own in the layout of older
+				// plans (see placeSharedViews).
 				a.shareView(len(a.slots), c.Arg, &s)
 			}
 		}
@@ -264,13 +275,15 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 		}
 		a.keys = append(a.keys, key)
 	}
+	a.placeSharedViews()
 	a.rt = types.MustRowType(fs...)
 	a.pool.New = func() any { return types.NewRowWriter(a.rt, types.NewArena(1024)) }
 	return a, nil
 }
 
 // shareView places DISTINCT call i, of argument arg, in the shared view
-// of that argument, which it opens if there is none or it is full.
+// of that argument, which it opens if there is none or it is full; the
+// views are numbered by placeSharedViews.
 func (a *sqlAgg) shareView(i, arg int, s *aggSlots) {
 	g := -1
 	for j := range a.groups {
@@ -280,12 +293,39 @@ func (a *sqlAgg) shareView(i, arg int, s *aggSlots) {
 	}
 	if g < 0 {
 		g = len(a.groups)
-		a.groups = append(a.groups, distinctGroup{arg: arg, view: a.views})
-		a.views++
+		a.groups = append(a.groups, distinctGroup{arg: arg, intView: s.intView, read: wordReader(arg, a.pre.FieldType(arg)), key: types.NewKeyEncoder(a.pre, arg)})
 	}
-	s.group, s.view = g, a.groups[g].view
+	s.group = g
 	s.bit = 1 << len(a.groups[g].calls)
 	a.groups[g].calls = append(a.groups[g].calls, i)
+}
+
+// placeSharedViews numbers the shared views. Plans before the planner
+// gave the DISTINCT calls of one argument one column of the
+// pre-projection kept a view per DISTINCT call, numbered in call order
+// among the views of the other calls, holding bit 1 per value: each call
+// reserves that view number still (s.view). A group of one call keeps
+// it, so that its state is as it was; a group of several takes a view
+// after all the others, and keeps the views its calls reserved as its
+// legacy views, which hold values only if the job was restored from a
+// snapshot of an older plan (see legacyBits).
+func (a *sqlAgg) placeSharedViews() {
+	for gi := range a.groups {
+		g := &a.groups[gi]
+		if len(g.calls) == 1 {
+			g.view = a.slots[g.calls[0]].view
+			continue
+		}
+		g.legacy = make([]int, len(g.calls))
+		for k, i := range g.calls {
+			g.legacy[k] = a.slots[i].view
+		}
+		g.view = a.views
+		a.views++
+		for _, i := range g.calls {
+			a.slots[i].view = g.view
+		}
+	}
 }
 
 // wordReader reads column i of type t as a word: an integer, the float
@@ -438,10 +478,23 @@ type intMarker interface {
 	MarkInt(view int, value int64, bits int64) (before int64)
 }
 
+// restoredViews is what views may tell about where their state comes
+// from: Restored reports whether the operator restored it from a
+// snapshot. Views that do not tell may have been restored.
+type restoredViews interface {
+	Restored() bool
+}
+
 // distinctFresh looks up the argument of each shared DISTINCT view in its
 // view and returns, per view, the bits of the calls that see their value
 // for the first time in in (and adds those bits to the value's entry).
 func (a *sqlAgg) distinctFresh(dst []uint64, in types.Row, v agg.Views, first int) []uint64 {
+	m, marks := v.(intMarker)
+	marks = marks && !a.touch
+	restored := true
+	if r, ok := v.(restoredViews); ok {
+		restored = r.Restored()
+	}
 	for gi := range a.groups {
 		g := &a.groups[gi]
 		want := a.wantBits(g, in)
@@ -449,35 +502,69 @@ func (a *sqlAgg) distinctFresh(dst []uint64, in types.Row, v agg.Views, first in
 			dst = append(dst, 0)
 			continue
 		}
-		s := &a.slots[g.calls[0]]
 		view := first + g.view
+		legacy := restored && g.legacy != nil
 		var have uint64
 		var key string
 		var word uint64
-		if m, ok := v.(intMarker); ok && s.intView && !a.touch {
-			word, _ = s.read(in)
-			have = uint64(m.MarkInt(view, int64(word), int64(want)))
-			dst = append(dst, want&^have)
-			continue
-		}
-		if s.intView {
-			word, _ = s.read(in)
+		if g.intView {
+			word, _ = g.read(in)
+			if marks {
+				have = uint64(m.MarkInt(view, int64(word), int64(want)))
+				if have == 0 && legacy {
+					if old := a.legacyBits(g, v, first, word, ""); old != 0 {
+						m.MarkInt(view, int64(word), int64(old))
+						have = old
+					}
+				}
+				dst = append(dst, want&^have)
+				continue
+			}
 			have = uint64(v.CountInt(view, int64(word)))
 		} else {
-			key = a.keys[g.calls[0]].Key(in)
+			key = g.key.Key(in)
 			have = uint64(v.Count(view, key))
 		}
+		var old uint64
+		if have == 0 && legacy {
+			old = a.legacyBits(g, v, first, word, key)
+			have = old
+		}
 		fresh := want &^ have
-		if fresh != 0 || a.touch {
-			if s.intView {
-				v.AddInt(view, int64(word), int64(fresh))
+		if add := fresh | old; add != 0 || a.touch {
+			if g.intView {
+				v.AddInt(view, int64(word), int64(add))
 			} else {
-				v.Add(view, key, int64(fresh))
+				v.Add(view, key, int64(add))
 			}
 		}
 		dst = append(dst, fresh)
 	}
 	return dst
+}
+
+// legacyBits returns the bits of the calls of g whose legacy views (those
+// of older plans, see placeSharedViews) hold the value (word for a view
+// of integers, else key), and takes it out of them: the caller adds the
+// bits to the value's entry in the shared view, which is then the only
+// one to hold it.
+func (a *sqlAgg) legacyBits(g *distinctGroup, v agg.Views, first int, word uint64, key string) uint64 {
+	var bits uint64
+	for k, i := range g.calls {
+		view := first + g.legacy[k]
+		if g.intView {
+			if n := v.CountInt(view, int64(word)); n > 0 {
+				bits |= a.slots[i].bit
+				v.AddInt(view, int64(word), -n)
+			}
+			continue
+		}
+		if n := v.Count(view, key); n > 0 {
+			bits |= a.slots[i].bit
+			v.Add(view, key, -n)
+		}
+	}
+	return bits
 }
 
 // fold adds (sign 1) or retracts (sign -1) one input row of call c.

@@ -216,19 +216,18 @@ func (q *queryPlanner) aggregate(n *parser.Select, in Rel, sc *scope, cond expr.
 		return nil, err
 	}
 	// The pre-projection: the grouping expressions, then the calls'
-	// arguments and filters.
+	// arguments and filters, each distinct expression once (preColumn), so
+	// that the DISTINCT calls of one argument share its view (see
+	// sqlAgg.groups) and a filter several calls share is evaluated once.
 	pre := append([]expr.Expr{}, groups...)
 	preNames := append([]string{}, groupNames...)
+	seen := map[string]int{}
 	for i, c := range g.calls {
 		if g.args[i] != nil {
-			c.Arg = len(pre)
-			pre = append(pre, g.args[i])
-			preNames = append(preNames, fmt.Sprintf("$a%d", i))
+			c.Arg, pre, preNames = preColumn(pre, preNames, seen, g.args[i], fmt.Sprintf("$a%d", i))
 		}
 		if g.filters[i] != nil {
-			c.Filter = len(pre)
-			pre = append(pre, g.filters[i])
-			preNames = append(preNames, fmt.Sprintf("$f%d", i))
+			c.Filter, pre, preNames = preColumn(pre, preNames, seen, g.filters[i], fmt.Sprintf("$f%d", i))
 		}
 	}
 	preCalc := newCalc(in, pre, uniqueNames(preNames), cond)
@@ -241,6 +240,23 @@ func (q *queryPlanner) aggregate(n *parser.Select, in Rel, sc *scope, cond expr.
 		return q.distinct(n, r)
 	}
 	return r, nil
+}
+
+// preColumn returns the column of the pre-projection pre that computes e,
+// appending it (named name) unless an argument or filter column already
+// computes the same expression, of the same type; seen maps the text of
+// the expressions appended so far to their columns. An expression that
+// calls a random function (RAND, UUID) is its own: two calls give
+// independent values.
+func preColumn(pre []expr.Expr, names []string, seen map[string]int, e expr.Expr, name string) (int, []expr.Expr, []string) {
+	text := e.Type().String() + "|" + e.String()
+	if i, ok := seen[text]; ok {
+		return i, pre, names
+	}
+	if !randomCall(e) {
+		seen[text] = len(pre)
+	}
+	return len(pre), append(pre, e), append(names, name)
 }
 
 // AggregateRel is an unbounded GROUP BY: the changelog of the groups'
@@ -328,29 +344,23 @@ func groupByKey(s *eddy.Stream[Rec], enc *types.KeyEncoder) *eddy.KeyedStream[st
 }
 
 // groupedRows turns the (key, results) pairs of an aggregation into rows:
-// the key's columns, then the results.
+// the key's columns, then the results, each copied from its encoding as it
+// is (the output's columns have the types of the key's and the results').
 func groupedRows(s *eddy.Stream[changelog.Change[eddy.Grouped[string, string]]], keyEnc *types.KeyEncoder, fn *sqlAgg, rt *types.RowType) *eddy.Stream[Rec] {
-	kt := keyEnc.KeyType()
-	resEnc := types.NewKeyEncoder(fn.rt, seq(fn.rt.Len())...)
+	keys, results := keyEnc.KeyType().Len(), fn.rt.Len()
+	resEnc := types.NewKeyEncoder(fn.rt, seq(results)...)
 	return eddy.MapRowsEach(s, func() func(eddy.Grouped[string, string]) types.Row {
 		w := types.NewRowWriter(rt, types.NewArena(0))
-		var keySets, resSets []func(types.Row, *types.RowWriter)
-		for i := 0; i < kt.Len(); i++ {
-			set, _ := expr.Setter(&expr.Column{Index: i, T: kt.FieldType(i)}, i)
-			keySets = append(keySets, set)
-		}
-		for i := 0; i < fn.rt.Len(); i++ {
-			set, _ := expr.Setter(&expr.Column{Index: i, T: fn.rt.FieldType(i)}, kt.Len()+i)
-			resSets = append(resSets, set)
-		}
 		return func(g eddy.Grouped[string, string]) types.Row {
 			w.Reset()
+			// The key and the results stay as they are until Finish: their
+			// strings of variable size are copied once, by Finish.
 			key, res := keyEnc.KeyRow(g.Key), resEnc.KeyRow(g.Value)
-			for _, set := range keySets {
-				set(key, w)
+			for i := 0; i < keys; i++ {
+				w.CopyFieldRef(i, key, i)
 			}
-			for _, set := range resSets {
-				set(res, w)
+			for i := 0; i < results; i++ {
+				w.CopyFieldRef(keys+i, res, i)
 			}
 			return w.Finish()
 		}
