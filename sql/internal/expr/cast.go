@@ -20,7 +20,9 @@ func compileCast(c *Cast, x *Eval) (*Eval, error) {
 	if from.Kind() == types.KindNull {
 		return constEval(to, nil)
 	}
-	if from.EqualIgnoringNullability(to) {
+	if from.EqualIgnoringNullability(to) ||
+		ClassOf(from) == ClassString && !from.IsBinary() && to.Kind() == types.KindVarChar && to.Length() == types.MaxLength {
+		// Text to STRING is the text itself (types.CastString).
 		y := *x
 		y.T = to
 		return &y, nil
