@@ -81,6 +81,7 @@ type aggSlots struct {
 	// (integers, booleans, dates, times, timestamps of precision <= 3)
 	// rather than by its key encoding.
 	intView bool
+	sum0    bool                                  // SUM0: 0, not NULL, for no values
 	x       int                                   // slot in Acc.Syn, for kHLL and kKLL
 	read    func(types.Row) (v uint64, null bool) // the argument as a word
 }
@@ -174,6 +175,7 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 			s.kind = kCount
 		case "SUM", "SUM0", "AVG":
 			avg := c.Name == "AVG"
+			s.sum0 = c.Name == "SUM0"
 			switch class {
 			case expr.ClassInt:
 				s.kind = kSumInt
@@ -401,6 +403,34 @@ func (a *sqlAgg) Result(acc Acc) string {
 		a.result(c, &a.slots[i], acc, w, i)
 	}
 	return w.Encoded()
+}
+
+// arenaResults is the function of an unbounded GROUP BY: sqlAgg, whose
+// results are written in the chunks of arenas instead of a string each.
+// The group aggregation keeps no result but the last row it emitted, and
+// the rows made of its results (groupedRows) copy them, so a chunk lives
+// as long as the results written in it are read.
+type arenaResults struct {
+	*sqlAgg
+	writers sync.Pool // *types.RowWriter of rt, over an arena of its own
+}
+
+func newArenaResults(a *sqlAgg) *arenaResults {
+	r := &arenaResults{sqlAgg: a}
+	r.writers.New = func() any { return types.NewRowWriter(a.rt, types.NewArena(0)) }
+	return r
+}
+
+// Result returns the encoding of the row of the calls' results.
+func (r *arenaResults) Result(acc Acc) string {
+	w := r.writers.Get().(*types.RowWriter)
+	w.Reset()
+	for i, c := range r.calls {
+		r.result(c, &r.slots[i], acc, w, i)
+	}
+	row := w.Finish()
+	r.writers.Put(w)
+	return row.Encoding()
 }
 
 func (a *sqlAgg) AddWith(acc Acc, in types.Row, v agg.Views, first int) Acc {
@@ -728,11 +758,11 @@ func (a *sqlAgg) result(c *aggCall, s *aggSlots, acc Acc, w *types.RowWriter, i 
 		return
 	}
 	n := int64(acc.W[s.w])
-	if c.Name == "COUNT" {
+	if s.kind == kCount {
 		w.SetInt64(i, n)
 		return
 	}
-	if n <= 0 && c.Name != "SUM0" {
+	if n <= 0 && !s.sum0 {
 		w.SetNull(i)
 		return
 	}

@@ -332,7 +332,7 @@ func (r *AggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		r.fn.touch = d > 0
 	}
 	grouped := groupByKey(s, keyEnc)
-	out := eddy.GroupAggregate[string, types.Row, Acc, string](grouped, r.fn, opts...)
+	out := eddy.GroupAggregate[string, types.Row, Acc, string](grouped, newArenaResults(r.fn), opts...)
 	return groupedRows(out, keyEnc, r.fn, r.rt), nil
 }
 
