@@ -145,6 +145,24 @@ func (s *LookupStats) MaxInFlight() int64 { return s.c.MaxInFlight.Load() }
 // insert-only result, another a retract stream, in which the -U and +U of
 // an update come out together.
 func LookupJoin[T any, K comparable, R, O any](s *Stream[changelog.Change[T]], key func(T) K, lookup func(ctx context.Context, key K) ([]R, error), kind JoinKind, fn func(row T, match *R) O, opts ...LookupOption) *Stream[changelog.Change[O]] {
+	return LookupJoinEach(s, func() LookupFuncs[T, K, R, O] { return LookupFuncs[T, K, R, O]{Key: key, Lookup: lookup, Result: fn} }, kind, opts...)
+}
+
+// LookupFuncs are the functions of a lookup join (see LookupJoin): the
+// key of an input row, the lookup of a key and the result row of an input
+// row and a row found (nil if none).
+type LookupFuncs[T any, K comparable, R, O any] struct {
+	Key    func(T) K
+	Lookup func(ctx context.Context, key K) ([]R, error)
+	Result func(row T, match *R) O
+}
+
+// LookupJoinEach is LookupJoin with functions that newFuncs makes for each
+// subtask, which may therefore reuse memory from call to call without
+// locks: Key and Result run on the subtask's goroutine, Lookup too with
+// LookupSynchronous (and otherwise on goroutines of its own, several at
+// once). newFuncs is also called once when the job is built.
+func LookupJoinEach[T any, K comparable, R, O any](s *Stream[changelog.Change[T]], newFuncs func() LookupFuncs[T, K, R, O], kind JoinKind, opts ...LookupOption) *Stream[changelog.Change[O]] {
 	env := s.env
 	cfg := lookupConfig{concurrency: DefaultLookupConcurrency}
 	for _, o := range opts {
@@ -156,12 +174,14 @@ func LookupJoin[T any, K comparable, R, O any](s *Stream[changelog.Change[T]], k
 	if kind != InnerJoin && kind != LeftJoin {
 		env.fail(fmt.Errorf("eddy: LookupJoin after %q: a lookup join is an InnerJoin or a LeftJoin, not a %v", s.node.Name, kind))
 	}
-	if key == nil || lookup == nil || fn == nil {
+	if newFuncs == nil {
+		env.fail(fmt.Errorf("eddy: LookupJoinEach after %q: no function to make the key, lookup and result functions", s.node.Name))
+	} else if f := newFuncs(); f.Key == nil || f.Lookup == nil || f.Result == nil {
 		env.fail(fmt.Errorf("eddy: LookupJoin after %q: the key, lookup and result functions must not be nil", s.node.Name))
 	}
 	checkWholeRows(env, "LookupJoin", s)
 	logic := ops.LookupJoinLogic[T, K, R, O]{
-		Key: key, Lookup: lookup, LeftOuter: kind == LeftJoin, Output: fn,
+		LeftOuter:   kind == LeftJoin,
 		Concurrency: cfg.concurrency, CacheRows: cfg.cacheRows, CacheTTL: cfg.cacheTTL,
 		Timeout: cfg.timeout, Retries: cfg.retries, RetryBackoff: cfg.retryBackoff, Sync: cfg.sync,
 	}
@@ -173,7 +193,10 @@ func LookupJoin[T any, K comparable, R, O any](s *Stream[changelog.Change[T]], k
 		name += " (LEFT JOIN)"
 	}
 	out := oneInput[changelog.Change[T], changelog.Change[O]](s, name, func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
-		return ops.NewLookupJoin(ctx, logic, outs), nil
+		l := logic
+		f := newFuncs()
+		l.Key, l.Lookup, l.Output = f.Key, f.Lookup, f.Result
+		return ops.NewLookupJoin(ctx, l, outs), nil
 	})
 	out.node.Parallelism = s.node.Parallelism
 	if s.ChangelogMode().IsInsertOnly() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -338,4 +339,66 @@ func TestLookupJoinFailures(t *testing.T) {
 			t.Fatalf("got %v, want an error naming key 13 that says it timed out", err)
 		}
 	})
+}
+
+// TestLookupJoinEachMakesFuncsPerSubtask checks that LookupJoinEach makes
+// the functions once when the job is built and once for each subtask, that
+// each subtask's rows go through functions of its own, and that the
+// result is LookupJoin's.
+func TestLookupJoinEachMakesFuncsPerSubtask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	dims := newFakeTable(rng, 20)
+	input := insertOnly(600, newRowIn(rng, 25))
+	env := eddy.NewEnvironment(eddy.WithParallelism(3))
+	src := eddy.Map(eddy.FromSlice(env, input, eddy.NoWatermarks[changelog.Change[relRow]]()),
+		func(c changelog.Change[relRow]) changelog.Change[relRow] { return c }).Parallelism(3)
+	var made atomic.Int64
+	var owners sync.Map // the subtasks whose functions made results
+	newFuncs := func() eddy.LookupFuncs[relRow, int64, dimRow, lookedUp] {
+		id := made.Add(1)
+		busy := new(atomic.Bool)
+		return eddy.LookupFuncs[relRow, int64, dimRow, lookedUp]{
+			Key:    func(r relRow) int64 { return r.G },
+			Lookup: dims.lookup,
+			Result: func(r relRow, d *dimRow) lookedUp {
+				// Two subtasks calling one function at once would find
+				// it busy.
+				if !busy.CompareAndSwap(false, true) {
+					t.Errorf("the result function of subtask %d is called by two goroutines at once", id)
+				}
+				owners.Store(id, true)
+				defer busy.Store(false)
+				return lookedUpOf(r, d)
+			},
+		}
+	}
+	sink := newMemSink[changelog.Change[lookedUp]]()
+	eddy.WriteTo(eddy.LookupJoinEach(eddy.AsChangelog(src, changelog.InsertOnly), newFuncs, eddy.LeftJoin, eddy.LookupSynchronous()), "collect", sink)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := env.Execute(ctx, t.Name()); err != nil {
+		t.Fatal(err)
+	}
+	if n := made.Load(); n != 4 {
+		t.Errorf("the functions were made %d times, want 4: once when building, once per subtask of 3", n)
+	}
+	used := 0
+	owners.Range(func(any, any) bool { used++; return true })
+	if used < 2 {
+		t.Errorf("rows went through the functions of %d subtask(s), want those of several", used)
+	}
+	got := map[lookedUp]int{}
+	for _, p := range sink.committed() {
+		for _, c := range p {
+			got[c.Row]++
+		}
+	}
+	final := map[relRow]int{}
+	for _, c := range input {
+		final[c.Row]++
+	}
+	want := bruteLookup(final, dims, eddy.LeftJoin)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %d distinct result rows, want %d:\n%v\nwant\n%v", len(got), len(want), got, want)
+	}
 }

@@ -118,6 +118,11 @@ func (j *TemporalJoinRel) Describe() string {
 func matchOrPad(ev *joinEvals, kind eddy.JoinKind, a types.Row, b *types.Row) types.Row {
 	e := ev.get()
 	defer ev.put(e)
+	return e.matchOrPad(kind, a, b)
+}
+
+// matchOrPad is matchOrPad with the evaluator e.
+func (e *joinEval) matchOrPad(kind eddy.JoinKind, a types.Row, b *types.Row) types.Row {
 	if b != nil {
 		if e.test(a, *b) {
 			return e.join(&a, b)
@@ -277,19 +282,19 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	if _, err := newProjector(kt, exprs); err != nil {
 		return nil, err
 	}
-	// The key row is read once, by enc.Key, before the projector writes
-	// the next: it is written in a scratch arena.
+	// keyMaker makes the keys of a subtask: the key row is read once, by
+	// enc.KeyIn, before the projector writes the next, so it is written
+	// in a scratch arena; keys holds the keys made, which the join keeps
+	// while their lookups run and its cache holds them.
 	type keyMaker struct {
-		p *projector
-		// keys holds the keys made, which the join keeps while their
-		// lookups run and its cache holds them.
+		p    *projector
 		keys *types.Arena
 	}
-	keyPool := sync.Pool{New: func() any {
+	newKeyMaker := func() *keyMaker {
 		p, _ := newProjector(kt, exprs)
 		p.w = types.NewRowWriter(kt, types.NewScratchArena())
 		return &keyMaker{p: p, keys: types.NewArena(0)}
-	}}
+	}
 	enc := types.NewKeyEncoder(kt, keyColumns(len(fs))...)
 	if _, err := newProjector(j.calc.rt, j.calc.Projs); err != nil {
 		return nil, err
@@ -298,48 +303,58 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	if s, ok := ls0.(connector.SyncLookupSource); ok && s.SyncLookup() {
 		inMemory = true
 	}
-	calcPool := sync.Pool{New: func() any {
+	newSide := func() *sideProjector {
 		p, _ := newProjector(j.calc.rt, j.calc.Projs)
 		return &sideProjector{projector: p}
-	}}
+	}
+	// Lookups of a source of another kind run on goroutines of their
+	// own, several at once: they take side projectors from a pool.
+	sidePool := sync.Pool{New: func() any { return newSide() }}
 	ev, err := newJoinEvals(rt, projs, j.spec.left.Schema(), j.spec.right.Schema(), j.cond, false)
 	if err != nil {
 		return nil, err
 	}
 	kind := j.spec.kind
-	key := func(r types.Row) string {
-		m := keyPool.Get().(*keyMaker)
-		defer keyPool.Put(m)
-		k := m.p.project(r)
-		for i := range fs {
-			if k.IsNull(i) {
-				return "" // NULL keys find nothing
-			}
-		}
-		return enc.KeyIn(m.keys, k)
-	}
-	look := func(ctx context.Context, k string) ([]types.Row, error) {
-		if k == "" {
-			return nil, nil
-		}
-		rows, err := lookup(ctx, enc.KeyRow(k))
-		if err != nil {
-			return nil, fmt.Errorf("lookup in table %s: %w", j.scan.Table.Name, err)
-		}
-		p := calcPool.Get().(*sideProjector)
-		defer calcPool.Put(p)
+	// Each subtask makes its keys and result rows, and a synchronous
+	// lookup projects its rows, with objects of its own.
+	funcs := func() eddy.LookupFuncs[types.Row, string, types.Row, types.Row] {
+		km, e := newKeyMaker(), ev.pool.New().(*joinEval)
+		var side *sideProjector
 		if inMemory {
-			return p.projectMemo(rows), nil
+			side = newSide()
 		}
-		return p.projectAll(rows), nil
+		key := func(r types.Row) string {
+			k := km.p.project(r)
+			for i := range fs {
+				if k.IsNull(i) {
+					return "" // NULL keys find nothing
+				}
+			}
+			return enc.KeyIn(km.keys, k)
+		}
+		look := func(ctx context.Context, k string) ([]types.Row, error) {
+			if k == "" {
+				return nil, nil
+			}
+			rows, err := lookup(ctx, enc.KeyRow(k))
+			if err != nil {
+				return nil, fmt.Errorf("lookup in table %s: %w", j.scan.Table.Name, err)
+			}
+			if side != nil {
+				return side.projectMemo(rows), nil
+			}
+			p := sidePool.Get().(*sideProjector)
+			defer sidePool.Put(p)
+			return p.projectAll(rows), nil
+		}
+		result := func(a types.Row, m *types.Row) types.Row { return e.matchOrPad(kind, a, m) }
+		return eddy.LookupFuncs[types.Row, string, types.Row, types.Row]{Key: key, Lookup: look, Result: result}
 	}
 	var opts []eddy.LookupOption
 	if inMemory {
 		opts = append(opts, eddy.LookupSynchronous())
 	}
-	out := eddy.LookupJoin(ls, key, look, kind, func(a types.Row, m *types.Row) types.Row {
-		return matchOrPad(ev, kind, a, m)
-	}, opts...)
+	out := eddy.LookupJoinEach(ls, funcs, kind, opts...)
 	return eddy.FilterRows(out, func(r types.Row) bool { return r != (types.Row{}) }), nil
 }
 
