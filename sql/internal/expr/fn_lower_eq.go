@@ -19,17 +19,23 @@ func compileLowerCompare(c *Call, h *hooks) (ev *Eval, ok bool, err error) {
 	if !ok {
 		return nil, false, nil
 	}
+	return lowerTest(c, x, h, func(s string) bool { return lowerEquals(s, k) == want })
+}
+
+// lowerTest compiles c, a test of the text of x by match (NULL when x is
+// NULL), folded when x is constant.
+func lowerTest(c *Call, x Expr, h *hooks, match func(s string) bool) (*Eval, bool, error) {
 	xe, err := compile(x, h)
 	if err != nil {
 		return nil, true, err
 	}
 	get := xe.Str
-	ev = &Eval{T: c.T, Bool: func(r types.Row) (bool, bool) {
+	ev := &Eval{T: c.T, Bool: func(r types.Row) (bool, bool) {
 		s, null := get(r)
 		if null {
 			return false, true
 		}
-		return lowerEquals(s, k) == want, false
+		return match(s), false
 	}}
 	if xe.Const {
 		ev, err = fold(c, ev)
@@ -127,27 +133,14 @@ func compileLowerIn(c *Call, h *hooks) (ev *Eval, ok bool, err error) {
 	if !ok {
 		return nil, false, nil
 	}
-	xe, err := compile(x, h)
-	if err != nil {
-		return nil, true, err
-	}
-	get := xe.Str
-	ev = &Eval{T: c.T, Bool: func(r types.Row) (bool, bool) {
-		s, null := get(r)
-		if null {
-			return false, true
-		}
+	return lowerTest(c, x, h, func(s string) bool {
 		for _, k := range ks {
 			if lowerEquals(s, k) {
-				return true, false
+				return true
 			}
 		}
-		return false, false
-	}}
-	if xe.Const {
-		ev, err = fold(c, ev)
-	}
-	return ev, true, err
+		return false
+	})
 }
 
 // builtinFunc returns the implementation of the built-in called name.

@@ -31,29 +31,25 @@ func (v *mapViews) CountInt(view int, value int64) int64 {
 }
 
 func (v *mapViews) Add(view int, value string, delta int64) (before, after int64) {
-	if v.strs[view] == nil {
-		v.strs[view] = map[string]int64{}
-	}
-	before = v.strs[view][value]
-	after = max(before+delta, 0)
-	if after == 0 {
-		delete(v.strs[view], value)
-	} else {
-		v.strs[view][value] = after
-	}
-	return before, after
+	return addCount(v.strs, view, value, delta)
 }
 
 func (v *mapViews) AddInt(view int, value int64, delta int64) (before, after int64) {
-	if v.ints[view] == nil {
-		v.ints[view] = map[int64]int64{}
+	return addCount(v.ints, view, value, delta)
+}
+
+// addCount adds delta to the count of value in view of views, never below
+// zero, and returns the count before and after.
+func addCount[K comparable](views map[int]map[K]int64, view int, value K, delta int64) (before, after int64) {
+	if views[view] == nil {
+		views[view] = map[K]int64{}
 	}
-	before = v.ints[view][value]
+	before = views[view][value]
 	after = max(before+delta, 0)
 	if after == 0 {
-		delete(v.ints[view], value)
+		delete(views[view], value)
 	} else {
-		v.ints[view][value] = after
+		views[view][value] = after
 	}
 	return before, after
 }
