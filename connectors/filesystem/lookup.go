@@ -75,6 +75,12 @@ func (s *lookupTableSource) NewLookup(keys []int) (connector.LookupFunc, error) 
 		cols[i] = i
 	}
 	l := &tableLookup{src: s, keys: keys, rowKey: rowKey, keyKey: types.NewKeyEncoder(kt, cols...)}
+	if len(keys) == 1 {
+		switch kt.FieldType(0).Kind() {
+		case types.KindTinyInt, types.KindSmallInt, types.KindInt, types.KindBigInt:
+			l.intKey = true
+		}
+	}
 	return l.lookup, nil
 }
 
@@ -85,13 +91,17 @@ type tableLookup struct {
 	keys   []int
 	rowKey *types.KeyEncoder // the key of a row of the table
 	keyKey *types.KeyEncoder // the key of a key row
-	mu     sync.Mutex        // held while loading
+	// intKey: the key is one integer column, by which the rows are
+	// indexed as they are (lookupSnapshot.ints).
+	intKey bool
+	mu     sync.Mutex // held while loading
 	cur    atomic.Pointer[lookupSnapshot]
 }
 
 // lookupSnapshot is the table's rows by key, as loaded at a time.
 type lookupSnapshot struct {
 	rows map[string][]types.Row
+	ints map[int64][]types.Row // by the key column's value, for an intKey
 	at   time.Time
 }
 
@@ -105,6 +115,9 @@ func (l *tableLookup) lookup(_ context.Context, key types.Row) ([]types.Row, err
 	}
 	if key.AnyNull() {
 		return nil, nil
+	}
+	if l.intKey {
+		return snap.ints[key.Int64(0)], nil
 	}
 	// The key is encoded on the stack when it fits, and the map indexed
 	// without making a string of it.
@@ -120,23 +133,29 @@ func (l *tableLookup) refresh(old *lookupSnapshot) (*lookupSnapshot, error) {
 		return cur, nil
 	}
 	at := l.src.now()
-	rows, err := l.load()
+	snap := &lookupSnapshot{at: at}
+	var err error
+	if l.intKey {
+		snap.ints, err = load(l, func(r types.Row) int64 { return r.Int64(l.keys[0]) })
+	} else {
+		snap.rows, err = load(l, l.rowKey.Key)
+	}
 	if err != nil {
 		return nil, err
 	}
-	snap := &lookupSnapshot{rows: rows, at: at}
 	l.cur.Store(snap)
 	return snap, nil
 }
 
-// load reads every file of the table into a map of its rows by key.
-func (l *tableLookup) load() (map[string][]types.Row, error) {
+// load reads every file of the table into a map of its rows by their
+// keys, which keyOf gives.
+func load[K comparable](l *tableLookup, keyOf func(types.Row) K) (map[K][]types.Row, error) {
 	s := l.src
 	paths, err := s.files.list(true)
 	if err != nil {
 		return nil, fmt.Errorf("filesystem table: loading the rows to look up: %w", err)
 	}
-	out := map[string][]types.Row{}
+	out := map[K][]types.Row{}
 	decode := s.files.newDecoder()
 	w := types.NewRowWriter(s.layout.schema, types.NewArena(0))
 	for _, path := range paths {
@@ -162,7 +181,7 @@ func (l *tableLookup) load() (map[string][]types.Row, error) {
 					return
 				}
 			}
-			k := l.rowKey.Key(r)
+			k := keyOf(r)
 			switch {
 			case c.Kind.IsAddition():
 				out[k] = append(out[k], r.Clone())

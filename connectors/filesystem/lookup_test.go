@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,6 +119,38 @@ func TestLookupCSV(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Fatal(e)
+	}
+}
+
+// TestLookupIntegerKeys looks rows up by a key of each integer type, which
+// the lookup indexes by its value: negative and positive keys, the
+// extremes of the type, a missing key and a NULL one.
+func TestLookupIntegerKeys(t *testing.T) {
+	for _, c := range []struct {
+		typ      types.Type
+		min, max int64
+	}{{types.TinyInt(), -128, 127}, {types.SmallInt(), -32768, 32767}, {types.Int(), -2147483648, 2147483647}, {types.BigInt(), -9223372036854775808, 9223372036854775807}} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "dim.csv")
+		writeFile(t, path, fmt.Sprintf("%d,min\n-1,minus\n0,zero\n%d,max\n,nobody\n-1,again\n", c.min, c.max))
+		rt := types.MustRowType(types.F("key", c.typ), types.F("value", types.String()))
+		_, f := openLookup(t, &connector.Table{Schema: rt}, map[string]string{"path": "file://" + path, "format": "csv"}, 0)
+		value := func(v int64) types.Value {
+			switch c.typ.Kind() {
+			case types.KindTinyInt:
+				return int8(v)
+			case types.KindSmallInt:
+				return int16(v)
+			case types.KindInt:
+				return int32(v)
+			}
+			return v
+		}
+		wantRows(t, c.typ.String()+" min", find(t, f, rt, []int{0}, value(c.min)), fmt.Sprintf("+I[%d, min]", c.min))
+		wantRows(t, c.typ.String()+" max", find(t, f, rt, []int{0}, value(c.max)), fmt.Sprintf("+I[%d, max]", c.max))
+		wantRows(t, c.typ.String()+" -1", find(t, f, rt, []int{0}, value(-1)), "+I[-1, again]", "+I[-1, minus]")
+		wantRows(t, c.typ.String()+" 5", find(t, f, rt, []int{0}, value(5)))
+		wantRows(t, c.typ.String()+" NULL", find(t, f, rt, []int{0}, nil))
 	}
 }
 

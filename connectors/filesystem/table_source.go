@@ -206,7 +206,6 @@ func (l *tableLayout) partitionValues(root, file string) ([]types.Value, error) 
 	return out, nil
 }
 
-
 // tableSource reads the rows of a table from the files below a directory,
 // adding the partition columns from the directory names.
 type tableSource struct {
