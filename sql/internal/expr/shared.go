@@ -181,6 +181,10 @@ func children(e Expr) []Expr {
 	return nil
 }
 
+// SharedKey is sharedKey, for the planner's merging of expressions that
+// compute the same value.
+func SharedKey(e Expr) (string, bool) { return sharedKey(e) }
+
 // sharedKey returns a text that two expressions have alike only if they
 // compute the same value from the same row: columns by index, calls by
 // their function, every type written out. ok is false for an expression

@@ -244,17 +244,16 @@ func (q *queryPlanner) aggregate(n *parser.Select, in Rel, sc *scope, cond expr.
 
 // preColumn returns the column of the pre-projection pre that computes e,
 // appending it (named name) unless an argument or filter column already
-// computes the same expression, of the same type; seen maps the text of
-// the expressions appended so far to their columns. An expression that
-// calls a random function (RAND, UUID) is its own: two calls give
-// independent values.
+// computes the same value (expr.SharedKey); seen maps the keys of the
+// expressions appended so far to their columns. An expression with a
+// volatile call (RAND, UUID, NOW) has no key and is its own: two calls
+// may give different values.
 func preColumn(pre []expr.Expr, names []string, seen map[string]int, e expr.Expr, name string) (int, []expr.Expr, []string) {
-	text := e.Type().String() + "|" + e.String()
-	if i, ok := seen[text]; ok {
-		return i, pre, names
-	}
-	if !randomCall(e) {
-		seen[text] = len(pre)
+	if key, ok := expr.SharedKey(e); ok {
+		if i, found := seen[key]; found {
+			return i, pre, names
+		}
+		seen[key] = len(pre)
 	}
 	return len(pre), append(pre, e), append(names, name)
 }
