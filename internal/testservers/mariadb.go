@@ -71,53 +71,94 @@ func StartMariaDB(t testing.TB, extra ...string) *MariaDB {
 	if mariaTemplateErr != nil {
 		t.Fatal(mariaTemplateErr)
 	}
+	var last string
+	for attempt := 0; attempt < 5; attempt++ {
+		m, log, taken := startMariaDB(t, bin, extra)
+		if m != nil {
+			return m
+		}
+		if !taken {
+			t.Fatalf("mariadbd did not start: %s", log)
+		}
+		last = log
+	}
+	t.Fatalf("mariadbd found its port taken five times: %s", last)
+	return nil
+}
+
+// startMariaDB starts mariadbd on a port that was free a moment ago and
+// waits until it takes connections. Another process can take the port in
+// that moment (a test server of another package, run at the same time):
+// then mariadbd exits, and startMariaDB returns its log and taken = true so
+// that the caller tries another port. The server is known to be up only
+// when its own Unix socket, in its own directory, takes a connection: a
+// connection to the TCP port alone may reach the other process.
+func startMariaDB(t testing.TB, bin string, extra []string) (m *MariaDB, log string, taken bool) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "eddy-mariadb-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
 	if out, err := exec.Command("cp", "-a", mariaTemplate, data).CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
 		t.Fatalf("copying the MariaDB template: %v: %s", err, out)
 	}
 	port := freePort(t)
+	sock := filepath.Join(dir, "mysqld.sock")
+	errLog := filepath.Join(dir, "err.log")
 	args := []string{"--no-defaults", "--user=root", "--datadir=" + data, "--port=" + strconv.Itoa(port),
-		"--bind-address=127.0.0.1", "--socket=" + filepath.Join(dir, "mysqld.sock"),
-		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + filepath.Join(dir, "err.log"),
+		"--bind-address=127.0.0.1", "--socket=" + sock,
+		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + errLog,
 		"--log-bin=" + filepath.Join(data, "binlog"), "--binlog-format=ROW", "--server-id=1",
 		"--innodb-log-file-size=8M", "--innodb-buffer-pool-size=32M", "--skip-name-resolve"}
 	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
 		t.Fatalf("starting mariadbd: %v", err)
 	}
-	m := &MariaDB{Host: "127.0.0.1", Port: port, User: "root", dir: dir, cmd: cmd}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		os.RemoveAll(dir)
-	})
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	readLog := func() string {
+		b, _ := os.ReadFile(errLog)
+		return strings.TrimSpace(string(b))
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", m.Addr(), time.Second)
-		if err == nil {
+		select {
+		case <-exited:
+			log := readLog()
+			os.RemoveAll(dir)
+			return nil, log, strings.Contains(log, "Address already in use") || strings.Contains(log, "Bind on TCP/IP port")
+		default:
+		}
+		if c, err := net.DialTimeout("unix", sock, time.Second); err == nil {
 			c.Close()
 			break
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "err.log"))
-			t.Fatalf("mariadbd did not listen on %s within 60 s: %v\n%s", m.Addr(), err, log)
+			_ = cmd.Process.Kill()
+			<-exited
+			log := readLog()
+			os.RemoveAll(dir)
+			t.Fatalf("mariadbd did not take connections on %s within 60 s:\n%s", sock, log)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return m
+	m = &MariaDB{Host: "127.0.0.1", Port: port, User: "root", dir: dir, cmd: cmd}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		os.RemoveAll(dir)
+	})
+	return m, "", false
 }
 
 // initMariaDBTemplate initialises a data directory once per test process,
@@ -162,8 +203,9 @@ func removeStaleTemplates(dir string) {
 	}
 }
 
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) int {
+// freePort returns a TCP port of 127.0.0.1 that was free a moment ago; a
+// variable, so that a test can hand out a port that is taken.
+var freePort = func(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

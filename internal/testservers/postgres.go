@@ -87,15 +87,26 @@ func StartPostgres(t testing.TB, extra ...string) *Postgres {
 			t.Fatalf("chown pg_hba.conf: %v: %s", err, out)
 		}
 	}
-	port := freePort(t)
-	p := &Postgres{Host: "127.0.0.1", Port: port, dir: dir, bin: bin}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c wal_level=logical -c max_replication_slots=16 -c max_wal_senders=16 -c fsync=off -c synchronous_commit=off", port, dir)
-	for _, e := range extra {
-		opts += " -c " + e
-	}
-	out, err := asPostgres(filepath.Join(bin, "pg_ctl"), "-D", data, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "-o", opts, "start").CombinedOutput()
-	if err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+	// Another process can take the free port before the server binds it
+	// (a test server of another package, run at the same time): the server
+	// then exits, and it is started again on another port.
+	var p *Postgres
+	for attempt := 0; ; attempt++ {
+		port := freePort(t)
+		p = &Postgres{Host: "127.0.0.1", Port: port, dir: dir, bin: bin}
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c wal_level=logical -c max_replication_slots=16 -c max_wal_senders=16 -c fsync=off -c synchronous_commit=off", port, dir)
+		for _, e := range extra {
+			opts += " -c " + e
+		}
+		logFile := filepath.Join(dir, fmt.Sprintf("server-%d.log", attempt))
+		out, err := asPostgres(filepath.Join(bin, "pg_ctl"), "-D", data, "-l", logFile, "-w", "-t", "60", "-o", opts, "start").CombinedOutput()
+		if err == nil {
+			break
+		}
+		log, _ := os.ReadFile(logFile)
+		if attempt < 4 && strings.Contains(string(log), "Address already in use") {
+			continue
+		}
 		t.Fatalf("pg_ctl start: %v: %s\n%s", err, out, log)
 	}
 	t.Cleanup(func() {
