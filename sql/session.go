@@ -171,10 +171,14 @@ type ScalarFunction struct {
 	// sql/types.Value documents (nil is NULL). It is called only when no
 	// argument is NULL unless CallOnNull is set; an error fails the job.
 	// The slice args is only valid during the call: the next call reuses
-	// it, so Eval must not keep it (it may keep the values). Calls
-	// of one compiled expression come from one goroutine.
+	// it, so Eval must not keep it (it may keep the values, strings
+	// included: they are copies of the row's). Calls of one compiled
+	// expression come from one goroutine.
 	Eval       func(args []any) (any, error)
 	CallOnNull bool
+	// typed, when set (Func1, Func2, Func3), compiles the call with its
+	// arguments and result unboxed, in place of Eval.
+	typed func(args []*expr.Eval) *expr.Eval
 }
 
 // RegisterFunction registers f under identifier, the text of CREATE

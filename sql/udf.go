@@ -43,9 +43,23 @@ func userFunction(name string, f ScalarFunction) (*expr.Builtin, error) {
 			return res.Nullable(), args, nil
 		},
 		Func: &expr.Func{Compile: func(c *expr.Call, evs []*expr.Eval) (*expr.Eval, error) {
+			if f.typed != nil {
+				return f.typed(evs), nil
+			}
 			boxed := make([]func(types.Row) types.Value, len(evs))
 			for i, e := range evs {
 				boxed[i] = e.Boxed()
+				if e.Class() == expr.ClassString && !e.T.IsBinary() {
+					// A string of the row lives in memory that later
+					// rows reuse: Eval may keep its own copy.
+					get := boxed[i]
+					boxed[i] = func(r types.Row) types.Value {
+						if s, ok := get(r).(string); ok {
+							return strings.Clone(s)
+						}
+						return nil
+					}
+				}
 				if e.Const {
 					v := boxed[i](types.Row{})
 					boxed[i] = func(types.Row) types.Value { return v }
@@ -71,36 +85,15 @@ func userFunction(name string, f ScalarFunction) (*expr.Builtin, error) {
 }
 
 // The Nexmark suite's user-defined function, CountChar: the number of
-// times a character occurs in a string. It is compiled typed, its
-// arguments and result unboxed.
+// times a character occurs in a string, compiled typed (Func2).
 func init() {
-	const id = "com.github.nexmark.flink.udf.CountChar"
-	if err := RegisterFunction(id, countCharFunction); err != nil {
+	if err := RegisterFunction("com.github.nexmark.flink.udf.CountChar", countCharFunction); err != nil {
 		panic(err)
 	}
-	registered[id].Func = &expr.Func{Compile: func(c *expr.Call, evs []*expr.Eval) (*expr.Eval, error) {
-		x, y := evs[0].Str, evs[1].Str
-		return &expr.Eval{Int: func(r types.Row) (int64, bool) {
-			s, null := x(r)
-			if null {
-				return 0, true
-			}
-			ch, null := y(r)
-			if null {
-				return 0, true
-			}
-			return countChar(s, ch), false
-		}}, nil
-	}}
 }
 
-// countCharFunction is CountChar boxed.
-var countCharFunction = ScalarFunction{
-	Args: []string{"STRING", "STRING"}, Result: "BIGINT",
-	Eval: func(args []any) (any, error) {
-		return countChar(args[0].(string), args[1].(string)), nil
-	},
-}
+// countCharFunction is CountChar.
+var countCharFunction = Func2(countChar)
 
 // countChar is CountChar: the number of times c occurs in s, 0 for an
 // empty c.
