@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// takenPort makes the next call of freePort hand out a port that another
+// takenPort makes the next call of freePort or freePorts hand out a port that another
 // listener holds, one that greets like a NATS server, and returns it.
 func takenPort(t *testing.T) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -28,8 +28,8 @@ func takenPort(t *testing.T) int {
 		}
 	}()
 	held := l.Addr().(*net.TCPAddr).Port
-	real := freePort
-	t.Cleanup(func() { freePort = real })
+	real, realN := freePort, freePorts
+	t.Cleanup(func() { freePort, freePorts = real, realN })
 	first := true
 	freePort = func(t testing.TB) int {
 		if first {
@@ -37,6 +37,14 @@ func takenPort(t *testing.T) int {
 			return held
 		}
 		return real(t)
+	}
+	freePorts = func(t testing.TB, n int) []int {
+		ports := realN(t, n)
+		if first {
+			first = false
+			ports[0] = held
+		}
+		return ports
 	}
 	return held
 }
@@ -82,4 +90,13 @@ func TestPostgresPortTaken(t *testing.T) {
 	if err := c.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("SELECT 1: %d, %v", one, err)
 	}
+}
+
+// TestSeaweedFSPortTaken starts a server one of whose first ports is
+// taken by another process: the server starts on other ports and answers
+// S3 requests.
+func TestSeaweedFSPortTaken(t *testing.T) {
+	takenPort(t)
+	s := StartSeaweedFS(t)
+	s.CreateBucket(t, "taken")
 }

@@ -61,16 +61,37 @@ func StartSeaweedFS(t testing.TB) *SeaweedFS {
 	s := &SeaweedFS{AccessKey: "eddy-access", SecretKey: "eddy-secret-key-1", bin: bin, dir: dir}
 	iam := fmt.Sprintf(`{"identities":[{"name":"admin","credentials":[{"accessKey":%q,"secretKey":%q}],`+
 		`"actions":["Admin","Read","List","Tagging","Write"]},{"name":"anonymous"}]}`, s.AccessKey, s.SecretKey)
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	iamPath := filepath.Join(dir, "iam.json")
 	if err := os.WriteFile(iamPath, []byte(iam), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	for attempt := 0; ; attempt++ {
+		log, taken := s.start(t, iamPath)
+		if log == "" {
+			return s
+		}
+		if !taken || attempt == 4 {
+			t.Fatalf("weed mini did not start:\n%s", log)
+		}
+	}
+}
+
+// start starts weed mini on ports that were free a moment ago and waits
+// until its S3 and catalog endpoints answer. Another process can take a
+// port in that moment (a test server of another package, run at the same
+// time): weed then exits, and start returns its log and taken = true so
+// that the caller tries other ports. It returns "" once the server is up.
+func (s *SeaweedFS) start(t testing.TB, iamPath string) (log string, taken bool) {
+	t.Helper()
+	dir, bin := s.dir, s.bin
 	ports := freePorts(t, 12)
 	port := func(i int) string { return strconv.Itoa(ports[i]) }
 	s.master = fmt.Sprintf("127.0.0.1:%d.%d", ports[0], ports[1])
 	s.S3Endpoint = "http://127.0.0.1:" + port(6)
 	s.CatalogURI = "http://127.0.0.1:" + port(8)
 	data := filepath.Join(dir, "data")
+	os.RemoveAll(data)
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -95,19 +116,24 @@ func StartSeaweedFS(t testing.TB) *SeaweedFS {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		logf.Close()
-		os.RemoveAll(dir)
-	})
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			_ = cmd.Process.Kill()
+			<-exited
+			logf.Close()
+		}
+	}
 	deadline := time.Now().Add(90 * time.Second)
 	for _, url := range []string{s.CatalogURI + "/v1/config", s.S3Endpoint + "/"} {
 		for {
 			select {
 			case err := <-exited:
+				stopped = true
+				logf.Close()
 				log, _ := os.ReadFile(filepath.Join(dir, "weed.log"))
-				t.Fatalf("weed mini exited: %v\n%s", err, tail(log, 4000))
+				return fmt.Sprintf("exited: %v\n%s", err, tail(log, 4000)), bytes.Contains(log, []byte("address already in use")) || bytes.Contains(log, []byte("Port allocation failed"))
 			default:
 			}
 			resp, err := http.Get(url)
@@ -116,13 +142,15 @@ func StartSeaweedFS(t testing.TB) *SeaweedFS {
 				break
 			}
 			if time.Now().After(deadline) {
+				stop()
 				log, _ := os.ReadFile(filepath.Join(dir, "weed.log"))
-				t.Fatalf("weed mini did not answer at %s: %v\n%s", url, err, tail(log, 4000))
+				return fmt.Sprintf("did not answer at %s: %v\n%s", url, err, tail(log, 4000)), false
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	return s
+	t.Cleanup(stop)
+	return "", false
 }
 
 // CreateBucket creates the S3 bucket name.
@@ -160,8 +188,9 @@ func (s *SeaweedFS) shell(t testing.TB, command string) {
 }
 
 // freePorts returns n distinct free TCP ports of 127.0.0.1, held open until
-// all are chosen.
-func freePorts(t testing.TB, n int) []int {
+// all are chosen; a variable, so that a test can hand out a port that is
+// taken.
+var freePorts = func(t testing.TB, n int) []int {
 	t.Helper()
 	var ls []net.Listener
 	defer func() {
