@@ -42,15 +42,11 @@ func Func2[A, B, R Arg](f func(A, B) R) ScalarFunction {
 	return typedFunction([]string{sqlTypeOf[A](), sqlTypeOf[B]()}, sqlTypeOf[R](),
 		func(args []any) any { return f(args[0].(A), args[1].(B)) },
 		func(evs []*expr.Eval) *expr.Eval {
-			a, b := argOf[A](evs[0]), argOf[B](evs[1])
+			ab := both(argOf[A](evs[0]), argOf[B](evs[1]))
 			return resultOf(func(r types.Row) (R, bool) {
-				var z R
-				x, null := a(r)
+				x, y, null := ab(r)
 				if null {
-					return z, true
-				}
-				y, null := b(r)
-				if null {
+					var z R
 					return z, true
 				}
 				return f(x, y), false
@@ -63,14 +59,10 @@ func Func3[A, B, C, R Arg](f func(A, B, C) R) ScalarFunction {
 	return typedFunction([]string{sqlTypeOf[A](), sqlTypeOf[B](), sqlTypeOf[C]()}, sqlTypeOf[R](),
 		func(args []any) any { return f(args[0].(A), args[1].(B), args[2].(C)) },
 		func(evs []*expr.Eval) *expr.Eval {
-			a, b, c := argOf[A](evs[0]), argOf[B](evs[1]), argOf[C](evs[2])
+			ab, c := both(argOf[A](evs[0]), argOf[B](evs[1])), argOf[C](evs[2])
 			return resultOf(func(r types.Row) (R, bool) {
 				var z R
-				x, null := a(r)
-				if null {
-					return z, true
-				}
-				y, null := b(r)
+				x, y, null := ab(r)
 				if null {
 					return z, true
 				}
@@ -81,6 +73,20 @@ func Func3[A, B, C, R Arg](f func(A, B, C) R) ScalarFunction {
 				return f(x, y, w), false
 			})
 		})
+}
+
+// both returns the getter of two arguments, NULL if either is (the
+// second is not read then).
+func both[A, B Arg](a func(types.Row) (A, bool), b func(types.Row) (B, bool)) func(types.Row) (A, B, bool) {
+	return func(r types.Row) (A, B, bool) {
+		var y B
+		x, null := a(r)
+		if null {
+			return x, y, true
+		}
+		y, null = b(r)
+		return x, y, null
+	}
 }
 
 // typedFunction returns the ScalarFunction of argument types args and
