@@ -106,28 +106,47 @@ type partial[K comparable, ACC any] struct {
 // checkpointed and redistributed by key group like any keyed state. Options:
 // StateTTL, MiniBatch, LocalGlobal.
 func GroupAggregate[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.Change[T]], f agg.Function[T, ACC, OUT], opts ...TableOption) *Stream[changelog.Change[Grouped[K, OUT]]] {
+	return groupAggregate(g, f, "GroupAggregate", func(key K, acc ACC) Grouped[K, OUT] {
+		return Grouped[K, OUT]{Key: key, Value: f.Result(acc)}
+	}, equalFunc[Grouped[K, OUT]](), opts)
+}
+
+// GroupAggregateRows is GroupAggregate whose result rows row makes from a
+// group's key and accumulator, in one step, instead of pairing the key with
+// f's result (a row of the key's fields followed by the results', say). The
+// rows compare with == to tell whether a group's row changed, so R is a
+// comparable type whose value does not change once row returns it (a
+// struct of numbers and strings; not a pointer to memory row reuses).
+func GroupAggregateRows[K comparable, T, ACC, OUT any, R comparable](g *KeyedStream[K, changelog.Change[T]], f agg.Function[T, ACC, OUT], row func(key K, acc ACC) R, opts ...TableOption) *Stream[changelog.Change[R]] {
+	return groupAggregate(g, f, "GroupAggregate", row, func(a, b R) bool { return a == b }, opts)
+}
+
+// groupAggregate builds GroupAggregate and GroupAggregateRows, whose
+// output rows row makes and equal compares (nil: rows that cannot be
+// compared, emitted whether or not they changed).
+func groupAggregate[K comparable, T, ACC, OUT, R any](g *KeyedStream[K, changelog.Change[T]], f agg.Function[T, ACC, OUT], op string, row func(key K, acc ACC) R, equal func(a, b R) bool, opts []TableOption) *Stream[changelog.Change[R]] {
 	env := g.s.env
-	cfg := tableOptions(env, "GroupAggregate", []string{"StateTTL", "MiniBatch", "LocalGlobal"}, opts)
+	cfg := tableOptions(env, op, []string{"StateTTL", "MiniBatch", "LocalGlobal"}, opts)
 	in := g.s.ChangelogMode()
 	retracts := !in.IsInsertOnly()
 	views := agg.NumViews(f)
 	if isUpsert(in) {
-		env.fail(fmt.Errorf("eddy: GroupAggregate after %q: the input carries +U without -U (%s): its updates do not retract the rows they replace, and its deletions may carry only key fields; normalise it first with eddy.ChangelogNormalize on its unique key", g.s.node.Name, in.Describe()))
+		env.fail(fmt.Errorf("eddy: %s after %q: the input carries +U without -U (%s): its updates do not retract the rows they replace, and its deletions may carry only key fields; normalise it first with eddy.ChangelogNormalize on its unique key", op, g.s.node.Name, in.Describe()))
 	}
 	if retracts && !agg.CanRetract(f) {
-		env.fail(fmt.Errorf("eddy: GroupAggregate after %q: the input is a %s stream, but %T cannot take rows back; use aggregates that can (agg.Count, agg.Sum, agg.Avg, agg.MinRetract, agg.MaxRetract, or agg.WithRetract)", g.s.node.Name, in.Describe(), f))
+		env.fail(fmt.Errorf("eddy: %s after %q: the input is a %s stream, but %T cannot take rows back; use aggregates that can (agg.Count, agg.Sum, agg.Avg, agg.MinRetract, agg.MaxRetract, or agg.WithRetract)", op, g.s.node.Name, in.Describe(), f))
 	}
 	if cfg.localGlobal && (cfg.miniBatch == 0 || views > 0) {
-		env.fail(fmt.Errorf("eddy: GroupAggregate after %q: LocalGlobal needs MiniBatch and an aggregate without views (no Distinct, MinRetract or MaxRetract)", g.s.node.Name))
+		env.fail(fmt.Errorf("eddy: %s after %q: LocalGlobal needs MiniBatch and an aggregate without views (no Distinct, MinRetract or MaxRetract)", op, g.s.node.Name))
 	}
-	logic := ops.GroupAggLogic[K, T, ACC, Grouped[K, OUT]]{
+	logic := ops.GroupAggLogic[K, T, ACC, R]{
 		Create: f.Create, Merge: f.Merge, Views: views, InsertOnly: !retracts,
 		Add:   func(acc ACC, row T, _ agg.Views) ACC { return f.Add(acc, row) },
-		Row:   func(key K, acc ACC) Grouped[K, OUT] { return Grouped[K, OUT]{Key: key, Value: f.Result(acc)} },
-		Equal: equalFunc[Grouped[K, OUT]](),
+		Row:   row,
+		Equal: equal,
 		// A group's row of numbers and strings does not change with its
 		// accumulator: the operator keeps the last one it emitted.
-		StableRows: !cow.MayShare(reflect.TypeFor[Grouped[K, OUT]]()),
+		StableRows: !cow.MayShare(reflect.TypeFor[R]()),
 		TTL:        cfg.ttl, MiniBatch: cfg.miniBatch, MiniBatchInterval: cfg.miniBatchWait,
 	}
 	// Resolve once what the function can do, so that a row costs one call.
@@ -155,14 +174,14 @@ func GroupAggregate[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.C
 			logic.Retract = func(acc ACC, row T, v agg.Views) ACC { return m.RetractInPlace(acc, row, v, 0) }
 		}
 	}
-	out := keyedNode[K, changelog.Change[T], changelog.Change[Grouped[K, OUT]]](g, "GroupAggregate", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
+	out := keyedNode[K, changelog.Change[T], changelog.Change[R]](g, op, func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
 		return ops.NewGroupAgg(ctx, g.spec, env.backendFactory(), logic, outs)
 	})
 	return out.withMode(changelog.Retract)
 }
 
 // localGlobal builds the two phases of a local-global aggregation.
-func localGlobal[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.Change[T]], f agg.Function[T, ACC, OUT], logic ops.GroupAggLogic[K, T, ACC, Grouped[K, OUT]], cfg tableConfig) *Stream[changelog.Change[Grouped[K, OUT]]] {
+func localGlobal[K comparable, T, ACC, OUT, R any](g *KeyedStream[K, changelog.Change[T]], f agg.Function[T, ACC, OUT], logic ops.GroupAggLogic[K, T, ACC, R], cfg tableConfig) *Stream[changelog.Change[R]] {
 	env := g.s.env
 	key := g.spec.Key
 	local := oneInput[changelog.Change[T], partial[K, ACC]](g.s, "LocalGroupAggregate", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
@@ -183,7 +202,7 @@ func localGlobal[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.Chan
 	// row reach it in order.
 	local.node.Parallelism = g.s.node.Parallelism
 	byKey := KeyBy(local, func(p partial[K, ACC]) K { return p.Key })
-	out := keyedNode[K, partial[K, ACC], changelog.Change[Grouped[K, OUT]]](byKey, "GlobalGroupAggregate", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[partial[K, ACC]], error) {
+	out := keyedNode[K, partial[K, ACC], changelog.Change[R]](byKey, "GlobalGroupAggregate", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[partial[K, ACC]], error) {
 		return ops.NewGlobalAgg(ctx, byKey.spec, env.backendFactory(), logic, func(p partial[K, ACC]) (ACC, int64) { return p.Acc, p.Count }, outs)
 	})
 	return out.withMode(changelog.Retract)

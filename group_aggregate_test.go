@@ -100,6 +100,53 @@ func TestGroupAggregateMatchesBruteForce(t *testing.T) {
 	}
 }
 
+// statsRow is a flat result row of the tests' aggregation: the group's key
+// and its statistics, as GroupAggregateRows makes them.
+type statsRow struct {
+	G int64
+	groupStats
+}
+
+// TestGroupAggregateRowsMatchesBruteForce runs the aggregation of
+// TestGroupAggregateMatchesBruteForce through GroupAggregateRows, whose
+// rows are flat structs made from each group's key and accumulator, with
+// a failure and a restore in the middle, and compares the result table
+// with brute force.
+func TestGroupAggregateRowsMatchesBruteForce(t *testing.T) {
+	variants := map[string][]eddy.TableOption{
+		"plain":      nil,
+		"mini-batch": {eddy.MiniBatch(64, 5*time.Millisecond)},
+	}
+	for _, backend := range relBackends {
+		for name, opts := range variants {
+			t.Run(backend+"/"+name, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(3, uint64(len(name))))
+				input := randomChangelog(rng, 4000, newRowIn(rng, 30))
+				f := statsFunction()
+				out := runRelational(t, relRun{backend: backend, failAfter: 1500, parallelism: 2},
+					func(env *eddy.Environment, hook func()) *eddy.Stream[changelog.Change[statsRow]] {
+						rows := relInput(env, "rows", input, hook)
+						return eddy.GroupAggregateRows(eddy.GroupBy(rows, func(r relRow) int64 { return r.G }), f,
+							func(g int64, acc agg.Tuple4[int64, int64, agg.Tuple2[agg.Optional[int64], agg.Optional[int64]], int64]) statsRow {
+								return statsRow{G: g, groupStats: f.Result(acc)}
+							}, opts...)
+					})
+				got := finalTable(t, out)
+				want := map[statsRow]int{}
+				for g, n := range bruteStats(table(t, input)) {
+					want[statsRow{G: g.Key, groupStats: g.Value}] = n
+				}
+				if len(want) == 0 {
+					t.Fatal("the input leaves no group")
+				}
+				if d := diffTables(got, want); d != "" {
+					t.Fatalf("result table differs from brute force:\n%s", d)
+				}
+			})
+		}
+	}
+}
+
 // TestGroupAggregateLocalGlobal checks the two-phase aggregation against
 // brute force, over an insert-only input and over a retracting one.
 func TestGroupAggregateLocalGlobal(t *testing.T) {

@@ -399,38 +399,41 @@ func (a *sqlAgg) Result(acc Acc) string {
 	w := a.pool.Get().(*types.RowWriter)
 	defer a.pool.Put(w)
 	w.Reset()
-	for i, c := range a.calls {
-		a.result(c, &a.slots[i], acc, w, i)
-	}
+	a.writeResult(acc, w, 0)
 	return w.Encoded()
 }
 
-// arenaResults is the function of an unbounded GROUP BY: sqlAgg, whose
-// results are written in the chunks of arenas instead of a string each.
-// The group aggregation keeps no result but the last row it emitted, and
-// the rows made of its results (groupedRows) copy them, so a chunk lives
-// as long as the results written in it are read.
-type arenaResults struct {
-	*sqlAgg
-	writers sync.Pool // *types.RowWriter of rt, over an arena of its own
+// groupRows makes the result rows of an unbounded GROUP BY: the group
+// key's columns, then the calls' results, written in one step in the
+// chunks of arenas. The group aggregation keeps no result but the last row
+// it emitted, so a chunk lives as long as the rows written in it are read.
+type groupRows struct {
+	fn      *sqlAgg
+	keyEnc  *types.KeyEncoder
+	keys    int
+	writers sync.Pool // *types.RowWriter of the output rows, over an arena of its own
 }
 
-func newArenaResults(a *sqlAgg) *arenaResults {
-	r := &arenaResults{sqlAgg: a}
-	r.writers.New = func() any { return types.NewRowWriter(a.rt, types.NewArena(0)) }
+func newGroupRows(fn *sqlAgg, keyEnc *types.KeyEncoder, rt *types.RowType) *groupRows {
+	r := &groupRows{fn: fn, keyEnc: keyEnc, keys: keyEnc.KeyType().Len()}
+	r.writers.New = func() any { return types.NewRowWriter(rt, types.NewArena(0)) }
 	return r
 }
 
-// Result returns the encoding of the row of the calls' results.
-func (r *arenaResults) Result(acc Acc) string {
+// row returns the row of a group: its key's columns, then its results.
+func (r *groupRows) row(key string, acc Acc) types.Row {
 	w := r.writers.Get().(*types.RowWriter)
 	w.Reset()
-	for i, c := range r.calls {
-		r.result(c, &r.slots[i], acc, w, i)
+	// The key stays as it is until Finish: its strings of variable size
+	// are copied once, by Finish.
+	k := r.keyEnc.KeyRow(key)
+	for i := 0; i < r.keys; i++ {
+		w.CopyFieldRef(i, k, i)
 	}
+	r.fn.writeResult(acc, w, r.keys)
 	row := w.Finish()
 	r.writers.Put(w)
-	return row.Encoding()
+	return row
 }
 
 func (a *sqlAgg) AddWith(acc Acc, in types.Row, v agg.Views, first int) Acc {
@@ -747,14 +750,15 @@ func (a *sqlAgg) float(c *aggCall, in types.Row) float64 {
 	return float64(in.Int64(c.Arg))
 }
 
-// result writes the result of call c into field i.
-func (a *sqlAgg) result(c *aggCall, s *aggSlots, acc Acc, w *types.RowWriter, i int) {
+// result writes the result of call k into field i.
+func (a *sqlAgg) result(k int, acc Acc, w *types.RowWriter, i int) {
+	c, s := a.calls[k], &a.slots[k]
 	switch s.kind {
 	case kHLL, kKLL:
 		a.resultApprox(c, s, acc, w, i)
 		return
 	case kFirst, kLast, kListAgg, kArray, kCollect, kJSONArray, kJSONObject:
-		a.resultValue(i, c, s, acc, w)
+		a.resultValue(k, i, c, s, acc, w)
 		return
 	}
 	n := int64(acc.W[s.w])

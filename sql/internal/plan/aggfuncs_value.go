@@ -274,15 +274,16 @@ func mergeValue(s *aggSlots, out *Acc, x, y Acc) {
 	}
 }
 
-// resultValue writes the result of an aggregate of values into field i.
-func (a *sqlAgg) resultValue(i int, c *aggCall, s *aggSlots, acc Acc, w *types.RowWriter) {
+// resultValue writes the result of call k, an aggregate of values, into
+// field i.
+func (a *sqlAgg) resultValue(k, i int, c *aggCall, s *aggSlots, acc Acc, w *types.RowWriter) {
 	n := int64(acc.W[s.w])
 	if n <= 0 && s.kind != kCollect && s.kind != kJSONArray && s.kind != kJSONObject {
 		w.SetNull(i)
 		return
 	}
-	kt := a.keys[i].KeyType()
-	value := func(key string) types.Value { return types.FieldValue(kt, a.keys[i].KeyRow(key), 0) }
+	kt := a.keys[k].KeyType()
+	value := func(key string) types.Value { return types.FieldValue(kt, a.keys[k].KeyRow(key), 0) }
 	var err error
 	switch s.kind {
 	case kFirst, kLast:

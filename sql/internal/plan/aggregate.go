@@ -331,8 +331,8 @@ func (r *AggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		r.fn.touch = d > 0
 	}
 	grouped := groupByKey(s, keyEnc)
-	out := eddy.GroupAggregate[string, types.Row, Acc, string](grouped, newArenaResults(r.fn), opts...)
-	return groupedRows(out, keyEnc, r.fn, r.rt), nil
+	rows := newGroupRows(r.fn, keyEnc, r.rt)
+	return eddy.GroupAggregateRows[string, types.Row, Acc, string](grouped, r.fn, rows.row, opts...), nil
 }
 
 // groupByKey partitions s by the key enc encodes: the exchange routes each
@@ -342,30 +342,7 @@ func groupByKey(s *eddy.Stream[Rec], enc *types.KeyEncoder) *eddy.KeyedStream[st
 	return eddy.GroupBy(s, enc.Key).WithRecordHash(func(c Rec) uint64 { return enc.Hash(c.Row) })
 }
 
-// groupedRows turns the (key, results) pairs of an aggregation into rows:
-// the key's columns, then the results, each copied from its encoding as it
-// is (the output's columns have the types of the key's and the results').
-func groupedRows(s *eddy.Stream[changelog.Change[eddy.Grouped[string, string]]], keyEnc *types.KeyEncoder, fn *sqlAgg, rt *types.RowType) *eddy.Stream[Rec] {
-	keys, results := keyEnc.KeyType().Len(), fn.rt.Len()
-	resEnc := types.NewKeyEncoder(fn.rt, seq(results)...)
-	return eddy.MapRowsEach(s, func() func(eddy.Grouped[string, string]) types.Row {
-		w := types.NewRowWriter(rt, types.NewArena(0))
-		return func(g eddy.Grouped[string, string]) types.Row {
-			w.Reset()
-			// The key and the results stay as they are until Finish: their
-			// strings of variable size are copied once, by Finish.
-			key, res := keyEnc.KeyRow(g.Key), resEnc.KeyRow(g.Value)
-			for i := 0; i < keys; i++ {
-				w.CopyFieldRef(i, key, i)
-			}
-			for i := 0; i < results; i++ {
-				w.CopyFieldRef(keys+i, res, i)
-			}
-			return w.Finish()
-		}
-	})
-}
-
+// seq returns 0..n-1.
 func seq(n int) []int {
 	out := make([]int, n)
 	for i := range out {

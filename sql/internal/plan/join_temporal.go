@@ -295,7 +295,7 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 		p.w = types.NewRowWriter(kt, types.NewScratchArena())
 		return &keyMaker{p: p, keys: types.NewArena(0)}
 	}
-	enc := types.NewKeyEncoder(kt, keyColumns(len(fs))...)
+	enc := types.NewKeyEncoder(kt, seq(len(fs))...)
 	if _, err := newProjector(j.calc.rt, j.calc.Projs); err != nil {
 		return nil, err
 	}
@@ -356,15 +356,6 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	}
 	out := eddy.LookupJoinEach(ls, funcs, kind, opts...)
 	return eddy.FilterRows(out, func(r types.Row) bool { return r != (types.Row{}) }), nil
-}
-
-// keyColumns returns 0..n-1.
-func keyColumns(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
 }
 
 // sideProjector projects the rows a lookup found. Its arena never hands

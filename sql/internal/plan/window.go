@@ -555,7 +555,7 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 					}
 				}
 				res.Reset()
-				fn.writeResult(acc, res)
+				fn.writeResult(acc, res, 0)
 				emit(Rec{Kind: changelog.Insert, Row: row(keyEnc.KeyRow(key), res.Finish(), win)})
 				return nil
 			}
@@ -569,11 +569,11 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	return eddy.AsChangelog(rows, changelog.InsertOnly), nil
 }
 
-// writeResult writes the row of the calls' results from acc with w, a
-// writer of rows of a.rt; it reads acc only.
-func (a *sqlAgg) writeResult(acc Acc, w *types.RowWriter) {
-	for i, c := range a.calls {
-		a.result(c, &a.slots[i], acc, w, i)
+// writeResult writes the calls' results from acc with w into the fields
+// from first on (first 0: w writes rows of a.rt); it reads acc only.
+func (a *sqlAgg) writeResult(acc Acc, w *types.RowWriter, first int) {
+	for i := range a.calls {
+		a.result(i, acc, w, first+i)
 	}
 }
 
