@@ -70,3 +70,61 @@ INSERT INTO out_left SELECT O.id, O.k, D.v
 		})
 	}
 }
+
+// TestFilesystemLookupJoinColumns joins a filesystem table whose rows the
+// join reads as the source holds them, picking its columns in another
+// order, with a condition on them in the ON clause of a LEFT join (rows it
+// rejects are padded with NULLs), and a table with a computed column,
+// whose rows the join projects first; it compares the rows with brute
+// force.
+func TestFilesystemLookupJoinColumns(t *testing.T) {
+	dir := t.TempDir()
+	var orders []string
+	for i := 0; i < 200; i++ {
+		orders = append(orders, fmt.Sprintf(`{"id": %d, "k": %d}`, i, i*7%23))
+	}
+	orders = append(orders, `{"id": 200, "k": null}`)
+	writeFile(t, filepath.Join(dir, "orders", "orders.jsonl"), orders...)
+	var dim []string
+	for k := 0; k < 10; k++ {
+		dim = append(dim, fmt.Sprintf("%d,a%d,%d", k, k, 2*k))
+	}
+	writeFile(t, filepath.Join(dir, "dim", "dim.csv"), dim...)
+
+	var want []string
+	for i := 0; i < 200; i++ {
+		k := i * 7 % 23
+		if k < 10 && 2*k > 6 {
+			want = append(want, fmt.Sprintf("+I[%d, %d, a%d]", i, 2*k, k))
+		} else {
+			want = append(want, fmt.Sprintf("+I[%d, null, null]", i))
+		}
+		if k < 10 {
+			want = append(want, fmt.Sprintf("+I[%d, A%d]", i, k))
+		}
+	}
+	want = append(want, "+I[200, null, null]")
+
+	script := fmt.Sprintf(`
+CREATE TABLE orders (id BIGINT, k BIGINT, p AS PROCTIME())
+  WITH ('connector' = 'filesystem', 'path' = '%[1]s', 'format' = 'json');
+CREATE TABLE dim (key BIGINT, a VARCHAR, b BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '%[2]s', 'format' = 'csv');
+CREATE TABLE dim_upper (key BIGINT, a VARCHAR, b BIGINT, up AS UPPER(a))
+  WITH ('connector' = 'filesystem', 'path' = '%[2]s', 'format' = 'csv');
+CREATE TABLE out_picked (id BIGINT, b BIGINT, a VARCHAR) WITH ('connector' = 'collect');
+CREATE TABLE out_computed (id BIGINT, up VARCHAR) WITH ('connector' = 'collect');
+INSERT INTO out_picked SELECT O.id, D.b, D.a
+  FROM orders AS O LEFT JOIN dim FOR SYSTEM_TIME AS OF O.p AS D ON O.k = D.key AND D.b > 6;
+INSERT INTO out_computed SELECT O.id, D.up
+  FROM orders AS O JOIN dim_upper FOR SYSTEM_TIME AS OF O.p AS D ON O.k = D.key;
+`, filepath.Join(dir, "orders"), filepath.Join(dir, "dim"))
+	for _, p := range []int{1, 2} {
+		t.Run(fmt.Sprint("p", p), func(t *testing.T) {
+			got, _ := runWith(t, script, eddy.WithParallelism(p))
+			if d := diffLines(sorted(got), sorted(want)); d != "" {
+				t.Fatal(d)
+			}
+		})
+	}
+}

@@ -310,6 +310,10 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	// Lookups of a source of another kind run on goroutines of their
 	// own, several at once: they take side projectors from a pool.
 	sidePool := sync.Pool{New: func() any { return newSide() }}
+	// A source in memory returns rows that stay as they are: when the
+	// join reads the table's rows as they are, it reads those it finds
+	// where they are, projecting nothing.
+	direct := inMemory && j.calc.identity()
 	ev, err := newJoinEvals(rt, projs, j.spec.left.Schema(), j.spec.right.Schema(), j.cond, false)
 	if err != nil {
 		return nil, err
@@ -320,7 +324,7 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	funcs := func() eddy.LookupFuncs[types.Row, string, types.Row, types.Row] {
 		km, e := newKeyMaker(), ev.pool.New().(*joinEval)
 		var side *sideProjector
-		if inMemory {
+		if inMemory && !direct {
 			side = newSide()
 		}
 		key := func(r types.Row) string {
@@ -340,7 +344,10 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 			if err != nil {
 				return nil, fmt.Errorf("lookup in table %s: %w", j.scan.Table.Name, err)
 			}
-			if side != nil {
+			switch {
+			case direct:
+				return rows, nil
+			case side != nil:
 				return side.projectMemo(rows), nil
 			}
 			p := sidePool.Get().(*sideProjector)
