@@ -150,11 +150,15 @@ func LookupJoin[T any, K comparable, R, O any](s *Stream[changelog.Change[T]], k
 
 // LookupFuncs are the functions of a lookup join (see LookupJoin): the
 // key of an input row, the lookup of a key and the result row of an input
-// row and a row found (nil if none).
+// row and a row found (nil if none). Match, if set, is the rest of the
+// join condition: only the rows found that it accepts join the input row,
+// and a LeftJoin keeps an input row none of whose rows it accepts, with a
+// nil match, once.
 type LookupFuncs[T any, K comparable, R, O any] struct {
 	Key    func(T) K
 	Lookup func(ctx context.Context, key K) ([]R, error)
 	Result func(row T, match *R) O
+	Match  func(row T, found *R) bool
 }
 
 // LookupJoinEach is LookupJoin with functions that newFuncs makes for each
@@ -195,7 +199,7 @@ func LookupJoinEach[T any, K comparable, R, O any](s *Stream[changelog.Change[T]
 	out := oneInput[changelog.Change[T], changelog.Change[O]](s, name, func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
 		l := logic
 		f := newFuncs()
-		l.Key, l.Lookup, l.Output = f.Key, f.Lookup, f.Result
+		l.Key, l.Lookup, l.Output, l.Match = f.Key, f.Lookup, f.Result, f.Match
 		return ops.NewLookupJoin(ctx, l, outs), nil
 	})
 	out.node.Parallelism = s.node.Parallelism

@@ -402,3 +402,51 @@ func TestLookupJoinEachMakesFuncsPerSubtask(t *testing.T) {
 		t.Errorf("got %d distinct result rows, want %d:\n%v\nwant\n%v", len(got), len(want), got, want)
 	}
 }
+
+// TestLookupJoinMatch joins with Match as the rest of the condition (the
+// dimension row's name is odd): a LEFT join keeps only the rows found that
+// match, and pads an input row once when none of its rows match, with a
+// cache and without; the result is compared with brute force.
+func TestLookupJoinMatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	dims := newFakeTable(rng, 20)
+	input := randomChangelog(rng, 800, newRowIn(rng, 25))
+	match := func(_ relRow, d *dimRow) bool { return d.Name%2 == 1 }
+	want := map[lookedUp]int{}
+	for r, n := range table(t, input) {
+		found := false
+		for i, d := range dims.rows[r.G] {
+			if match(r, &d) {
+				found = true
+				want[lookedUpOf(r, &dims.rows[r.G][i])] += n
+			}
+		}
+		if !found {
+			want[lookedUpOf(r, nil)] += n
+		}
+	}
+	for _, opts := range [][]eddy.LookupOption{{eddy.LookupSynchronous()}, {eddy.LookupCache(100, time.Hour)}} {
+		env := eddy.NewEnvironment(eddy.WithParallelism(2))
+		src := eddy.FromSlice(env, input, eddy.NoWatermarks[changelog.Change[relRow]]())
+		newFuncs := func() eddy.LookupFuncs[relRow, int64, dimRow, lookedUp] {
+			return eddy.LookupFuncs[relRow, int64, dimRow, lookedUp]{
+				Key: func(r relRow) int64 { return r.G }, Lookup: dims.lookup, Result: lookedUpOf, Match: match,
+			}
+		}
+		sink := newMemSink[changelog.Change[lookedUp]]()
+		eddy.WriteTo(eddy.LookupJoinEach(src, newFuncs, eddy.LeftJoin, opts...), "collect", sink)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := env.Execute(ctx, t.Name())
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []changelog.Change[lookedUp]
+		for _, p := range sink.committed() {
+			out = append(out, p...)
+		}
+		if d := diffTables(table(t, out), want); d != "" {
+			t.Fatalf("result table differs from brute force:\n%s", d)
+		}
+	}
+}

@@ -73,10 +73,10 @@ INSERT INTO out_left SELECT O.id, O.k, D.v
 
 // TestFilesystemLookupJoinColumns joins a filesystem table whose rows the
 // join reads as the source holds them, picking its columns in another
-// order, with a condition on them in the ON clause of a LEFT join (rows it
-// rejects are padded with NULLs), and a table with a computed column,
-// whose rows the join projects first; it compares the rows with brute
-// force.
+// order, with a condition on them in the ON clause of a LEFT join (a row
+// none of whose rows it takes is padded with NULLs, once), and a table
+// with a computed column, whose rows the join projects first; it compares
+// the rows with brute force.
 func TestFilesystemLookupJoinColumns(t *testing.T) {
 	dir := t.TempDir()
 	var orders []string
@@ -85,9 +85,11 @@ func TestFilesystemLookupJoinColumns(t *testing.T) {
 	}
 	orders = append(orders, `{"id": 200, "k": null}`)
 	writeFile(t, filepath.Join(dir, "orders", "orders.jsonl"), orders...)
+	// Two rows per key, of which the ON condition (b > 6) takes one at
+	// most: the LEFT join pads a row once, when neither is taken.
 	var dim []string
 	for k := 0; k < 10; k++ {
-		dim = append(dim, fmt.Sprintf("%d,a%d,%d", k, k, 2*k))
+		dim = append(dim, fmt.Sprintf("%d,a%d,%d", k, k, 2*k), fmt.Sprintf("%d,z%d,1", k, k))
 	}
 	writeFile(t, filepath.Join(dir, "dim", "dim.csv"), dim...)
 
@@ -100,7 +102,7 @@ func TestFilesystemLookupJoinColumns(t *testing.T) {
 			want = append(want, fmt.Sprintf("+I[%d, null, null]", i))
 		}
 		if k < 10 {
-			want = append(want, fmt.Sprintf("+I[%d, A%d]", i, k))
+			want = append(want, fmt.Sprintf("+I[%d, A%d]", i, k), fmt.Sprintf("+I[%d, Z%d]", i, k))
 		}
 	}
 	want = append(want, "+I[200, null, null]")

@@ -29,6 +29,11 @@ type LookupJoinLogic[T any, K comparable, R, O any] struct {
 	// Output makes the result row of an input row and a row found (nil if
 	// none). The pointer is valid only during the call.
 	Output func(row T, match *R) O
+	// Match, if set, tells whether a row found joins the input row (the
+	// rest of a join condition): only those that do give result rows, and
+	// with LeftOuter an input row none of whose rows match is kept, with
+	// a nil match. The pointer is valid only during the call.
+	Match func(row T, found *R) bool
 	// Concurrency is the number of lookups in flight per subtask (at least
 	// 1).
 	Concurrency int
@@ -409,10 +414,15 @@ func (j *LookupJoin[T, K, R, O]) results(it *lookupItem[T, K, R], retract bool) 
 	if retract {
 		dst = &j.rets
 	}
+	matched := false
 	for i := range it.call.rows {
+		if j.logic.Match != nil && !j.logic.Match(it.row, &it.call.rows[i]) {
+			continue
+		}
+		matched = true
 		*dst = append(*dst, j.logic.Output(it.row, &it.call.rows[i]))
 	}
-	if len(it.call.rows) == 0 && j.logic.LeftOuter {
+	if !matched && j.logic.LeftOuter {
 		*dst = append(*dst, j.logic.Output(it.row, nil))
 	}
 }

@@ -354,15 +354,20 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 			defer sidePool.Put(p)
 			return p.projectAll(rows), nil
 		}
-		result := func(a types.Row, m *types.Row) types.Row { return e.matchOrPad(kind, a, m) }
-		return eddy.LookupFuncs[types.Row, string, types.Row, types.Row]{Key: key, Lookup: look, Result: result}
+		// The rest of the condition picks the rows found that join; a
+		// LEFT join pads a row none of whose rows do, once.
+		f := eddy.LookupFuncs[types.Row, string, types.Row, types.Row]{Key: key, Lookup: look,
+			Result: func(a types.Row, m *types.Row) types.Row { return e.join(&a, m) }}
+		if j.cond != nil {
+			f.Match = func(a types.Row, m *types.Row) bool { return e.test(a, *m) }
+		}
+		return f
 	}
 	var opts []eddy.LookupOption
 	if inMemory {
 		opts = append(opts, eddy.LookupSynchronous())
 	}
-	out := eddy.LookupJoinEach(ls, funcs, kind, opts...)
-	return eddy.FilterRows(out, func(r types.Row) bool { return r != (types.Row{}) }), nil
+	return eddy.LookupJoinEach(ls, funcs, kind, opts...), nil
 }
 
 // sideProjector projects the rows a lookup found. Its arena never hands
