@@ -114,30 +114,38 @@ func GroupAggregate[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.C
 // GroupAggregateRows is GroupAggregate whose result rows row makes from a
 // group's key and accumulator, in one step, instead of pairing the key with
 // f's result (a row of the key's fields followed by the results', say). The
-// rows compare with == to tell whether a group's row changed, so R is a
+// rows compare with == to tell whether a group's row changed (byte for
+// byte if they hold numbers only, as GroupAggregate's do), so R is a
 // comparable type whose value does not change once row returns it (a
-// struct of numbers and strings; not a pointer to memory row reuses).
+// struct of numbers and strings; not a pointer to memory row reuses, nor
+// an interface, whose == may panic).
 func GroupAggregateRows[K comparable, T, ACC, OUT any, R comparable](g *KeyedStream[K, changelog.Change[T]], f agg.Function[T, ACC, OUT], row func(key K, acc ACC) R, opts ...TableOption) *Stream[changelog.Change[R]] {
-	return groupAggregate(g, f, "GroupAggregate", row, func(a, b R) bool { return a == b }, opts)
+	// Rows of plain memory compare as GroupAggregate's do, byte for byte.
+	equal := func(a, b R) bool { return a == b }
+	if plainMemory(reflect.TypeFor[R]()) {
+		equal = equalFunc[R]()
+	}
+	return groupAggregate(g, f, "GroupAggregateRows", row, equal, opts)
 }
 
-// groupAggregate builds GroupAggregate and GroupAggregateRows, whose
-// output rows row makes and equal compares (nil: rows that cannot be
-// compared, emitted whether or not they changed).
-func groupAggregate[K comparable, T, ACC, OUT, R any](g *KeyedStream[K, changelog.Change[T]], f agg.Function[T, ACC, OUT], op string, row func(key K, acc ACC) R, equal func(a, b R) bool, opts []TableOption) *Stream[changelog.Change[R]] {
+// groupAggregate builds GroupAggregate and GroupAggregateRows (api, which
+// errors name), whose output rows row makes and equal compares (nil: rows
+// that cannot be compared, emitted whether or not they changed). Its
+// operator is named GroupAggregate either way.
+func groupAggregate[K comparable, T, ACC, OUT, R any](g *KeyedStream[K, changelog.Change[T]], f agg.Function[T, ACC, OUT], api string, row func(key K, acc ACC) R, equal func(a, b R) bool, opts []TableOption) *Stream[changelog.Change[R]] {
 	env := g.s.env
-	cfg := tableOptions(env, op, []string{"StateTTL", "MiniBatch", "LocalGlobal"}, opts)
+	cfg := tableOptions(env, api, []string{"StateTTL", "MiniBatch", "LocalGlobal"}, opts)
 	in := g.s.ChangelogMode()
 	retracts := !in.IsInsertOnly()
 	views := agg.NumViews(f)
 	if isUpsert(in) {
-		env.fail(fmt.Errorf("eddy: %s after %q: the input carries +U without -U (%s): its updates do not retract the rows they replace, and its deletions may carry only key fields; normalise it first with eddy.ChangelogNormalize on its unique key", op, g.s.node.Name, in.Describe()))
+		env.fail(fmt.Errorf("eddy: %s after %q: the input carries +U without -U (%s): its updates do not retract the rows they replace, and its deletions may carry only key fields; normalise it first with eddy.ChangelogNormalize on its unique key", api, g.s.node.Name, in.Describe()))
 	}
 	if retracts && !agg.CanRetract(f) {
-		env.fail(fmt.Errorf("eddy: %s after %q: the input is a %s stream, but %T cannot take rows back; use aggregates that can (agg.Count, agg.Sum, agg.Avg, agg.MinRetract, agg.MaxRetract, or agg.WithRetract)", op, g.s.node.Name, in.Describe(), f))
+		env.fail(fmt.Errorf("eddy: %s after %q: the input is a %s stream, but %T cannot take rows back; use aggregates that can (agg.Count, agg.Sum, agg.Avg, agg.MinRetract, agg.MaxRetract, or agg.WithRetract)", api, g.s.node.Name, in.Describe(), f))
 	}
 	if cfg.localGlobal && (cfg.miniBatch == 0 || views > 0) {
-		env.fail(fmt.Errorf("eddy: %s after %q: LocalGlobal needs MiniBatch and an aggregate without views (no Distinct, MinRetract or MaxRetract)", op, g.s.node.Name))
+		env.fail(fmt.Errorf("eddy: %s after %q: LocalGlobal needs MiniBatch and an aggregate without views (no Distinct, MinRetract or MaxRetract)", api, g.s.node.Name))
 	}
 	logic := ops.GroupAggLogic[K, T, ACC, R]{
 		Create: f.Create, Merge: f.Merge, Views: views, InsertOnly: !retracts,
@@ -174,7 +182,7 @@ func groupAggregate[K comparable, T, ACC, OUT, R any](g *KeyedStream[K, changelo
 			logic.Retract = func(acc ACC, row T, v agg.Views) ACC { return m.RetractInPlace(acc, row, v, 0) }
 		}
 	}
-	out := keyedNode[K, changelog.Change[T], changelog.Change[R]](g, op, func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
+	out := keyedNode[K, changelog.Change[T], changelog.Change[R]](g, "GroupAggregate", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
 		return ops.NewGroupAgg(ctx, g.spec, env.backendFactory(), logic, outs)
 	})
 	return out.withMode(changelog.Retract)

@@ -290,10 +290,10 @@ func (a *sqlAgg) resultValue(k, i int, c *aggCall, s *aggSlots, acc Acc, w *type
 		err = w.SetValue(i, value(acc.S[s.s]))
 	case kListAgg:
 		var b strings.Builder
-		for l, k := acc.S[s.s], 0; l != ""; k++ {
+		for l, first := acc.S[s.s], true; l != ""; first = false {
 			var e string
 			e, l = nextEntry(l)
-			if k > 0 {
+			if !first {
 				b.WriteString(c.Sep)
 			}
 			b.WriteString(e)
