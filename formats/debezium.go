@@ -17,7 +17,8 @@ var debeziumSpec = connector.Spec{
 		"and writes every change as Flink does ({\"before\":null,\"after\":{..},\"op\":\"c\"} for +I and +U, {\"before\":{..},\"after\":null,\"op\":\"d\"} for -U and -D).",
 	Options: append([]connector.Option{
 		{Key: "schema-include", Type: connector.Bool, Default: "false",
-			Description: "Whether the messages carry Debezium's schema envelope ({\"schema\":..,\"payload\":{..}}), as Kafka Connect writes them with value.converter.schemas.enable=true. Reading only."},
+			Description: "Whether the messages carry Debezium's schema envelope ({\"schema\":..,\"payload\":{..}}), as Kafka Connect writes them with value.converter.schemas.enable=true; " +
+				"columns the schema names with Debezium's or Connect's temporal and decimal logical types (io.debezium.time.Date, io.debezium.time.MicroTimestamp, org.apache.kafka.connect.data.Decimal, …) are read as those types have them. Reading only."},
 	}, jsonTableOptions...),
 }
 
@@ -50,7 +51,13 @@ const (
 // changes of rows of type rt: op "c" (create) and "r" (read, in a
 // snapshot) give +I of "after", "u" gives -U of "before" then +U of
 // "after", "d" gives -D of "before". With schemaInclude the message is
-// the envelope {"schema":..,"payload":{..}}. Empty messages (Kafka's
+// the envelope {"schema":..,"payload":{..}}, and the values of columns
+// that its schema names with Debezium's or Kafka Connect's temporal and
+// decimal logical types (io.debezium.time.Date as days since the epoch,
+// io.debezium.time.MicroTimestamp as microseconds, Connect's Decimal as
+// base64 bytes, …) are read as those types have them, into DATE, TIME,
+// TIMESTAMP, TIMESTAMP_LTZ, DECIMAL, FLOAT, DOUBLE and string columns.
+// Empty messages (Kafka's
 // tombstones) give nothing. With opts.IgnoreParseErrors, a message that
 // does not decode is skipped.
 func NewDebeziumDecoder(rt *types.RowType, opts *types.JSONOptions, schemaInclude bool) (connector.Decoder[connector.TableRecord], error) {
@@ -69,11 +76,21 @@ func NewDebeziumDecoder(rt *types.RowType, opts *types.JSONOptions, schemaInclud
 		return nil, fmt.Errorf("debezium-json: %w", err)
 	}
 	skip := opts != nil && opts.IgnoreParseErrors
+	var logical *logicalReader
+	if schemaInclude {
+		logical = newLogicalReader(rt, opts)
+	}
 	return decoderFunc[connector.TableRecord](func(data []byte, emit func(connector.TableRecord)) error {
 		if len(bytes.TrimSpace(data)) == 0 {
 			return nil
 		}
-		err := decodeDebezium(d, msg, rt, schemaInclude, data, emit)
+		var err error
+		if logical != nil && bytes.Contains(data, []byte(`"name"`)) {
+			data, err = logical.rewrite(data)
+		}
+		if err == nil {
+			err = decodeDebezium(d, msg, rt, schemaInclude, data, emit)
+		}
 		if err != nil && skip {
 			return nil
 		}

@@ -46,7 +46,8 @@ var pipelineSpec = connector.Spec{
 			Description: "Headers of every message: 'key1:value1,key2:value2' (';' separates them too)."},
 		{Key: "sink.debezium-json.include-schema.enabled", Type: connector.Bool, Default: "false",
 			Description: "With 'value.format' = 'debezium-json': whether each message is Debezium's envelope {\"schema\":{..},\"payload\":{\"before\":..,\"after\":..,\"op\":..,\"source\":..}}, " +
-				"its schema describing the table's columns as Debezium's JSON converter does (following the table's latest columns after a schema change)."},
+				"its schema describing the table's columns as Debezium's JSON converter does (following the table's latest columns after a schema change): " +
+				"temporal and DECIMAL columns carry the names of Debezium's logical types (io.debezium.time.Date, io.debezium.time.MicroTimestamp, org.apache.kafka.connect.data.Decimal, …) and the payload holds their values as those types have them (days, microseconds, base64 bytes)."},
 		{Key: "sink.delivery-guarantee", Type: connector.Enum, Default: atLeastOnce, Values: []string{exactlyOnce, atLeastOnce, none},
 			Description: "'exactly-once' writes each checkpoint's messages in Kafka transactions committed when the checkpoint completes (needs 'sink.transactional-id-prefix'; readers see them with isolation.level = read_committed); " +
 				"'at-least-once' waits at every checkpoint until the brokers have every message, repeating messages after a failure; 'none' does not wait."},
@@ -280,6 +281,10 @@ func (e *eventEncoder) encode(ev pipeline.Event) (*kgo.Record, error) {
 	return rec, nil
 }
 
+// debeziumValues writes the payload of messages with Debezium's schema:
+// temporal and DECIMAL values as its logical types have them.
+var debeziumValues = types.JSONOptions{Debezium: true}
+
 // appendString appends s as a JSON string.
 func appendString(dst []byte, s string) []byte {
 	b, _ := json.Marshal(s)
@@ -303,7 +308,11 @@ func (e *eventEncoder) value(ev pipeline.Event, tc *tableCodec, before, after *t
 		if array {
 			dst = append(dst, '[')
 		}
-		dst, err = types.AppendJSON(dst, rt, *r, nil)
+		var opts *types.JSONOptions
+		if tc.dbzSchema != nil {
+			opts = &debeziumValues
+		}
+		dst, err = types.AppendJSON(dst, rt, *r, opts)
 		if array {
 			dst = append(dst, ']')
 		}
@@ -445,9 +454,9 @@ func appendStructSchema(dst []byte, rt *types.RowType) []byte {
 }
 
 // appendTypeSchema appends the Connect schema of a value of type t
-// without the closing brace: its type, as the payload writes the value
-// (a DECIMAL as a number, temporal values as text), and whether it is
-// optional (t is nullable).
+// without the closing brace: its type, whether it is optional (t is
+// nullable), and for temporal and DECIMAL values the name of Debezium's
+// logical type as the payload writes the value (types.DebeziumLogical).
 func appendTypeSchema(dst []byte, t types.Type) []byte {
 	typ := "string"
 	switch t.Kind() {
@@ -457,19 +466,38 @@ func appendTypeSchema(dst []byte, t types.Type) []byte {
 		typ = "int16"
 	case types.KindInt:
 		typ = "int32"
-	case types.KindBigInt:
-		typ = "int64"
+	case types.KindBigInt, types.KindIntervalDayTime:
+		typ = "int64" // an INTERVAL DAY TO SECOND as milliseconds
+	case types.KindIntervalYearMonth:
+		typ = "int32" // as months
 	case types.KindFloat:
 		typ = "float"
 	case types.KindDouble:
 		typ = "double"
-	case types.KindDecimal:
-		// Written as a JSON number, read by Connect as a double.
-		typ = "double"
 	case types.KindBinary, types.KindVarBinary:
 		typ = "bytes" // base64 text, as Connect's JSON converter reads bytes
-	case types.KindDate, types.KindTime, types.KindTimestamp, types.KindTimestampLTZ:
-		typ = "string" // eddy's JSON text of the value
+	case types.KindDate, types.KindTime, types.KindTimestamp, types.KindTimestampLTZ, types.KindDecimal:
+		typ, name, params := types.DebeziumLogical(t)
+		dst = append(dst, `{"type":"`...)
+		dst = append(dst, typ...)
+		dst = append(dst, '"')
+		dst = appendOptional(dst, t)
+		dst = append(dst, `,"name":"`...)
+		dst = append(dst, name...)
+		dst = append(dst, `","version":1`...)
+		if len(params) > 0 {
+			dst = append(dst, `,"parameters":{`...)
+			for i, p := range params {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendString(dst, p[0])
+				dst = append(dst, ':')
+				dst = appendString(dst, p[1])
+			}
+			dst = append(dst, '}')
+		}
+		return dst
 	case types.KindMultiset:
 		// Written as an object of each element's count.
 		dst = append(dst, `{"type":"map","keys":`...)

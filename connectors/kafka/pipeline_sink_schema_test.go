@@ -20,6 +20,7 @@ type dbzField struct {
 	Optional   bool              `json:"optional"`
 	Field      string            `json:"field"`
 	Name       string            `json:"name"`
+	Version    int               `json:"version"`
 	Parameters map[string]string `json:"parameters"`
 	Fields     []dbzField        `json:"fields"`
 }
@@ -38,10 +39,18 @@ func TestPipelineSinkDebeziumIncludeSchema(t *testing.T) {
 	ks := &pipeline.Schema{Columns: types.MustRowType(
 		types.F("id", types.BigInt().NotNull()), types.F("ok", types.Boolean()), types.F("f", types.Float()), types.F("dbl", types.Double().NotNull()),
 		types.F("price", types.DecimalType(10, 2)), types.F("raw", types.Bytes()), types.F("day", types.DateType()),
-		types.F("ts", types.TimestampType(3)), types.F("ts6", types.TimestampType(6)), types.F("ltz", types.TimestampLTZType(3))), PrimaryKey: []string{"id"}, Version: 1}
+		types.F("ts", types.TimestampType(3)), types.F("ts6", types.TimestampType(6)), types.F("ltz", types.TimestampLTZType(3)),
+		types.F("tm", types.TimeType(3)), types.F("big", types.DecimalType(30, 4)), types.F("iv", types.IntervalDayTime())), PrimaryKey: []string{"id"}, Version: 1}
+	ts := types.TimestampOf(2024, 5, 6, 7, 8, 9, 123456000)
+	kindsRow := types.MustBuildRow(ks.Columns, nil, int64(2), true, float32(1.5), -2.25, types.MustParseDecimal("-1.50"), []byte{1, 2},
+		types.DateOf(2024, 5, 6), ts.Truncate(3), ts, ts.Truncate(3), types.TimeOf(1, 2, 3, 456000000),
+		types.MustParseDecimal("-12345678901234567890.1234"), int64(90061001))
 	events := append(shopEvents(),
 		[]pipeline.Event{{Kind: pipeline.CreateTable, Table: kinds, Schema: ks}},
-		[]pipeline.Event{{Kind: pipeline.DataChange, Table: kinds, Schema: ks, Change: changelog.Of(changelog.Insert, types.MustBuildRow(ks.Columns, nil, int64(1), nil, nil, 2.5, nil, nil, nil, nil, nil, nil))}})
+		[]pipeline.Event{
+			{Kind: pipeline.DataChange, Table: kinds, Schema: ks, Change: changelog.Of(changelog.Insert, types.MustBuildRow(ks.Columns, nil, int64(1), nil, nil, 2.5, nil, nil, nil, nil, nil, nil, nil, nil, nil))},
+			{Kind: pipeline.DataChange, Table: kinds, Schema: ks, Change: changelog.Of(changelog.Insert, kindsRow)},
+		})
 	runPipeline(t, d, events)
 
 	col := func(typ string, optional bool, name string) dbzField {
@@ -50,16 +59,23 @@ func TestPipelineSinkDebeziumIncludeSchema(t *testing.T) {
 	orders1 := []dbzField{col("int32", false, "id"), col("string", true, "item"), col("int32", true, "qty")}
 	orders2 := append(append([]dbzField(nil), orders1...), col("string", true, "note"))
 	users := []dbzField{col("int64", false, "id"), col("string", true, "name")}
+	named := func(typ, field, name string, params map[string]string) dbzField {
+		return dbzField{Type: typ, Optional: true, Field: field, Name: name, Version: 1, Parameters: params}
+	}
 	kindCols := []dbzField{col("int64", false, "id"), col("boolean", true, "ok"), col("float", true, "f"), col("double", false, "dbl"),
-		col("double", true, "price"), col("bytes", true, "raw"), col("string", true, "day"),
-		col("string", true, "ts"), col("string", true, "ts6"), col("string", true, "ltz")}
+		named("bytes", "price", "org.apache.kafka.connect.data.Decimal", map[string]string{"scale": "2", "connect.decimal.precision": "10"}),
+		col("bytes", true, "raw"), named("int32", "day", "io.debezium.time.Date", nil),
+		named("int64", "ts", "io.debezium.time.Timestamp", nil), named("int64", "ts6", "io.debezium.time.MicroTimestamp", nil),
+		named("string", "ltz", "io.debezium.time.ZonedTimestamp", nil), named("int32", "tm", "io.debezium.time.Time", nil),
+		named("bytes", "big", "org.apache.kafka.connect.data.Decimal", map[string]string{"scale": "4", "connect.decimal.precision": "30"}),
+		col("int64", true, "iv")}
 	for _, c := range []struct {
 		topic   string
 		columns [][]dbzField // of each message
 	}{
 		{"shop.orders", [][]dbzField{orders1, orders1, orders1, orders2, orders2, orders2}},
 		{"shop.users", [][]dbzField{users, users, users, users}},
-		{"shop.kinds", [][]dbzField{kindCols}},
+		{"shop.kinds", [][]dbzField{kindCols, kindCols}},
 	} {
 		ms := readMessages(t, addr, c.topic)
 		if len(ms) != len(c.columns) {
@@ -93,6 +109,44 @@ func TestPipelineSinkDebeziumIncludeSchema(t *testing.T) {
 				}
 			}
 		}
+	}
+
+	// The payload holds temporal and DECIMAL values as Debezium's logical
+	// types have them, and eddy's debezium-json format reads them back.
+	ms := readMessages(t, addr, "shop.kinds")
+	var kindsMsg struct {
+		Payload struct {
+			After map[string]json.RawMessage `json:"after"`
+		} `json:"payload"`
+	}
+	if err := json.Unmarshal([]byte(ms[1].value), &kindsMsg); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"price": `"/2o="`, "day": `19849`, "ts": `1714979289123`, "ts6": `1714979289123456`, "ltz": `"2024-05-06T07:08:09.123Z"`,
+		"tm": `3723456`, "big": `"5dtk4O9fk2lQDg=="`, "iv": `90061001`, "raw": `"AQI="`,
+	} {
+		if got := string(kindsMsg.Payload.After[k]); got != want {
+			t.Errorf("shop.kinds: the payload's %s is %s, want %s", k, got, want)
+		}
+	}
+	kdec, err := formats.NewDebeziumDecoder(ks.Columns, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back []types.Row
+	for _, m := range ms {
+		if err := kdec.Decode([]byte(m.value), func(r connector.TableRecord) { back = append(back, r.Row.Clone()) }); err != nil {
+			t.Fatalf("reading %s: %v", m.value, err)
+		}
+	}
+	// TIME values come back in whole seconds, as the json format reads
+	// TIME.
+	wantRow := types.MustBuildRow(ks.Columns, nil, int64(2), true, float32(1.5), -2.25, types.MustParseDecimal("-1.50"), []byte{1, 2},
+		types.DateOf(2024, 5, 6), ts.Truncate(3), ts, ts.Truncate(3), types.TimeOf(1, 2, 3, 0),
+		types.MustParseDecimal("-12345678901234567890.1234"), int64(90061001))
+	if len(back) != 2 || types.FormatRow(ks.Columns, back[1]) != types.FormatRow(ks.Columns, wantRow) {
+		t.Errorf("debezium-json reads shop.kinds back as %d rows, the second %s, want %s", len(back), types.FormatRow(ks.Columns, back[len(back)-1]), types.FormatRow(ks.Columns, wantRow))
 	}
 
 	// eddy's debezium-json format, reading the envelope, gives the changes

@@ -52,6 +52,16 @@ type JSONOptions struct {
 	// field's type as NULL ('json.ignore-parse-errors'); malformed JSON
 	// still fails.
 	IgnoreParseErrors bool
+	// Debezium writes temporal and DECIMAL values as Debezium's
+	// connectors do with their default settings, for readers that convert
+	// them by the names of Debezium's logical types (see DebeziumLogical):
+	// DATE as days since the epoch; TIME(p) as milliseconds (p <= 3),
+	// microseconds (p <= 6) or nanoseconds since midnight; TIMESTAMP(p) as
+	// milliseconds, microseconds or nanoseconds since the epoch;
+	// TIMESTAMP_LTZ as ISO-8601 text in UTC ("2024-05-06T07:08:09.5Z");
+	// DECIMAL as the base64 of its unscaled value in big-endian two's
+	// complement. Encoding only.
+	Debezium bool
 }
 
 // AppendJSON appends r (of type rt) as a JSON object, as Flink's json
@@ -90,6 +100,11 @@ func appendJSONRow(dst []byte, rt *RowType, r Row, o *JSONOptions) ([]byte, erro
 }
 
 func appendJSONCell(dst []byte, t Type, b string, slot uint64, o *JSONOptions) ([]byte, error) {
+	if o.Debezium {
+		if out, ok, err := appendDebeziumCell(dst, t, b, slot); ok {
+			return out, err
+		}
+	}
 	switch t.kind {
 	case KindNull:
 		return append(dst, "null"...), nil
