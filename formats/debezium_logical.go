@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strconv"
 	"time"
 
@@ -31,6 +32,7 @@ type logicalColumn struct {
 type logicalReader struct {
 	rt     *types.RowType
 	tsSep  byte   // between a timestamp's date and time: ' ' or 'T'
+	ignore bool   // a value that does not convert is NULL ('ignore-parse-errors')
 	schema []byte // the schema the columns were found in
 	cols   []logicalColumn
 }
@@ -40,6 +42,7 @@ func newLogicalReader(rt *types.RowType, opts *types.JSONOptions) *logicalReader
 	if opts != nil && opts.TimestampFormat == types.JSONTimestampISO8601 {
 		l.tsSep = 'T'
 	}
+	l.ignore = opts != nil && opts.IgnoreParseErrors
 	return l
 }
 
@@ -61,14 +64,15 @@ var logicalNames = map[string]bool{
 }
 
 // columns returns the table's columns that schema names with a logical
-// type, from its "after" struct (or "before").
+// type, from its "after" struct (or "before"); none if schema is not a
+// Kafka Connect schema, which the reader does not need.
 func (l *logicalReader) columns(schema []byte) ([]logicalColumn, error) {
 	if bytes.Equal(schema, l.schema) {
 		return l.cols, nil
 	}
 	var s connectSchema
-	if err := json.Unmarshal(schema, &s); err != nil {
-		return nil, fmt.Errorf("debezium-json: the message's \"schema\" is not a Kafka Connect schema: %w", err)
+	if json.Unmarshal(schema, &s) != nil {
+		return nil, nil
 	}
 	var row *connectSchema
 	for i := range s.Fields {
@@ -90,8 +94,9 @@ func (l *logicalReader) columns(schema []byte) ([]logicalColumn, error) {
 			c := logicalColumn{field: f.Field, logical: f.Name, target: l.rt.FieldType(i)}
 			if f.Name == types.ConnectDecimal {
 				sc, err := strconv.Atoi(f.Parameters["scale"])
-				if err != nil {
-					return nil, fmt.Errorf("debezium-json: column %s: the schema's %s has no \"scale\" parameter", types.QuoteIdentifier(f.Field), f.Name)
+				if err != nil || !validScale(sc) {
+					return nil, fmt.Errorf("debezium-json: column %s: the schema's %s has no \"scale\" parameter of -%d to %d (%q)",
+						types.QuoteIdentifier(f.Field), f.Name, types.MaxDecimalPrecision, types.MaxDecimalPrecision, f.Parameters["scale"])
 				}
 				c.scale = sc
 			}
@@ -132,6 +137,9 @@ func (l *logicalReader) rewrite(data []byte) ([]byte, error) {
 				continue
 			}
 			nv, err := l.convert(c, v)
+			if err != nil && l.ignore {
+				nv, err = json.RawMessage("null"), nil
+			}
 			if err != nil {
 				return nil, fmt.Errorf("debezium-json: column %s of %q (%s): %w", types.QuoteIdentifier(c.field), side, c.logical, err)
 			}
@@ -256,6 +264,9 @@ func readDecimal(c logicalColumn, v json.RawMessage) (d types.Decimal, ok bool, 
 		if err := json.Unmarshal(v, &vs); err != nil || vs.Scale == nil {
 			return d, false, fmt.Errorf("%s is not {\"scale\":..,\"value\":..}", v)
 		}
+		if !validScale(*vs.Scale) {
+			return d, false, fmt.Errorf("the scale %d is not of -%d to %d", *vs.Scale, types.MaxDecimalPrecision, types.MaxDecimalPrecision)
+		}
 		scale, b64 = *vs.Scale, vs.Value
 	}
 	if len(b64) == 0 || b64[0] != '"' {
@@ -272,7 +283,19 @@ func readDecimal(c logicalColumn, v json.RawMessage) (d types.Decimal, ok bool, 
 	if err != nil {
 		return d, false, fmt.Errorf("%q is not base64: %w", s, err)
 	}
-	return types.DecimalFromTwosComplement(raw, scale), true, nil
+	if scale >= 0 {
+		return types.DecimalFromTwosComplement(raw, scale), true, nil
+	}
+	// A negative scale multiplies the unscaled value by a power of ten.
+	x := types.DecimalFromTwosComplement(raw, 0).BigUnscaled()
+	x.Mul(x, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-scale)), nil))
+	return types.DecimalFromBig(x, 0), true, nil
+}
+
+// validScale reports whether a decimal's scale is one a DECIMAL can hold,
+// or its negative.
+func validScale(s int) bool {
+	return s >= -types.MaxDecimalPrecision && s <= types.MaxDecimalPrecision
 }
 
 // readTemporal reads a value of a temporal logical type; ok is false when
@@ -304,28 +327,42 @@ func readTemporal(logical string, v json.RawMessage) (tv temporalValue, ok bool,
 	}
 	switch logical {
 	case types.DebeziumDate, types.ConnectDate:
+		if n < int64(types.MinDate) || n > int64(types.MaxDate) {
+			return tv, false, fmt.Errorf("%d days since 1970-01-01 is not a date of the years 0000 to 9999", n)
+		}
 		return temporalValue{kind: types.KindDate, date: types.Date(n)}, true, nil
 	case types.DebeziumTime, types.ConnectTime:
-		return timeOfDay(n * types.NanosPerMilli)
+		return timeOfDay(n, types.NanosPerMilli)
 	case types.DebeziumMicroTime:
-		return timeOfDay(n * 1000)
+		return timeOfDay(n, 1000)
 	case types.DebeziumNanoTime:
-		return timeOfDay(n)
+		return timeOfDay(n, 1)
 	case types.DebeziumTimestamp, types.ConnectTimestamp:
-		return temporalValue{kind: types.KindTimestamp, ts: types.TimestampFromMillis(n)}, true, nil
+		return timestampOf(n, types.NanosPerMilli)
 	case types.DebeziumMicroTimestamp:
-		return temporalValue{kind: types.KindTimestamp, ts: splitNanos(n, 1000)}, true, nil
+		return timestampOf(n, 1000)
 	case types.DebeziumNanoTimestamp:
-		return temporalValue{kind: types.KindTimestamp, ts: splitNanos(n, 1)}, true, nil
+		return timestampOf(n, 1)
 	}
 	return tv, false, nil
 }
 
-func timeOfDay(nanos int64) (temporalValue, bool, error) {
-	if nanos < 0 || nanos >= types.NanosPerDay {
-		return temporalValue{}, false, fmt.Errorf("%d ns is not a time of day", nanos)
+// timeOfDay returns the time n units of unit nanoseconds after midnight.
+func timeOfDay(n, unit int64) (temporalValue, bool, error) {
+	if n < 0 || n >= types.NanosPerDay/unit {
+		return temporalValue{}, false, fmt.Errorf("%d is not a time of day in units of %d ns", n, unit)
 	}
-	return temporalValue{kind: types.KindTime, tod: types.Time(nanos)}, true, nil
+	return temporalValue{kind: types.KindTime, tod: types.Time(n * unit)}, true, nil
+}
+
+// timestampOf returns the timestamp n units of unit nanoseconds after
+// 1970-01-01 00:00:00, of the years 0000 to 9999.
+func timestampOf(n, unit int64) (temporalValue, bool, error) {
+	ts := splitNanos(n, unit)
+	if ts.Millis < int64(types.MinDate)*types.MillisPerDay || ts.Millis >= (int64(types.MaxDate)+1)*types.MillisPerDay {
+		return temporalValue{}, false, fmt.Errorf("%d units of %d ns since 1970 is not a time of the years 0000 to 9999", n, unit)
+	}
+	return temporalValue{kind: types.KindTimestamp, ts: ts}, true, nil
 }
 
 // splitNanos returns the timestamp of n units of unit nanoseconds since

@@ -426,7 +426,7 @@ func appendDebeziumSchema(dst []byte, rt *types.RowType) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendStructSchema(dst, rt)
+		dst = appendStructSchema(dst, rt, true)
 		dst = append(dst, `,"optional":true,"field":"`...)
 		dst = append(dst, f...)
 		dst = append(dst, `"}`...)
@@ -437,15 +437,16 @@ func appendDebeziumSchema(dst []byte, rt *types.RowType) []byte {
 }
 
 // appendStructSchema appends `{"type":"struct","fields":[..]` (without the
-// closing brace) for a struct of the fields of rt.
-func appendStructSchema(dst []byte, rt *types.RowType) []byte {
+// closing brace) for a struct of the fields of rt: the columns of a table
+// if top, else a ROW nested in one.
+func appendStructSchema(dst []byte, rt *types.RowType, top bool) []byte {
 	dst = append(dst, `{"type":"struct","fields":[`...)
 	for i := 0; i < rt.Len(); i++ {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		f := rt.Field(i)
-		dst = appendTypeSchema(dst, f.Type)
+		dst = appendTypeSchema(dst, f.Type, top)
 		dst = append(dst, `,"field":`...)
 		dst = appendString(dst, f.Name)
 		dst = append(dst, '}')
@@ -455,9 +456,11 @@ func appendStructSchema(dst []byte, rt *types.RowType) []byte {
 
 // appendTypeSchema appends the Connect schema of a value of type t
 // without the closing brace: its type, whether it is optional (t is
-// nullable), and for temporal and DECIMAL values the name of Debezium's
-// logical type as the payload writes the value (types.DebeziumLogical).
-func appendTypeSchema(dst []byte, t types.Type) []byte {
+// nullable), and for the temporal and DECIMAL values of a table's columns
+// (top) the name of Debezium's logical type, as the payload writes them
+// (types.JSONOptions.Debezium); values nested in ROW, ARRAY and MAP
+// columns are written as text and numbers.
+func appendTypeSchema(dst []byte, t types.Type, top bool) []byte {
 	typ := "string"
 	switch t.Kind() {
 	case types.KindBoolean:
@@ -476,7 +479,14 @@ func appendTypeSchema(dst []byte, t types.Type) []byte {
 		typ = "double"
 	case types.KindBinary, types.KindVarBinary:
 		typ = "bytes" // base64 text, as Connect's JSON converter reads bytes
+	case types.KindDecimal:
+		typ = "double" // a JSON number, read by Connect as a double
+	}
+	switch t.Kind() {
 	case types.KindDate, types.KindTime, types.KindTimestamp, types.KindTimestampLTZ, types.KindDecimal:
+		if !top {
+			break
+		}
 		typ, name, params := types.DebeziumLogical(t)
 		dst = append(dst, `{"type":"`...)
 		dst = append(dst, typ...)
@@ -501,21 +511,21 @@ func appendTypeSchema(dst []byte, t types.Type) []byte {
 	case types.KindMultiset:
 		// Written as an object of each element's count.
 		dst = append(dst, `{"type":"map","keys":`...)
-		dst = append(appendTypeSchema(dst, t.Elem()), '}')
+		dst = append(appendTypeSchema(dst, t.Elem(), false), '}')
 		dst = append(dst, `,"values":{"type":"int32","optional":false}`...)
 		return appendOptional(dst, t)
 	case types.KindArray:
 		dst = append(dst, `{"type":"array","items":`...)
-		dst = append(appendTypeSchema(dst, t.Elem()), '}')
+		dst = append(appendTypeSchema(dst, t.Elem(), false), '}')
 		return appendOptional(dst, t)
 	case types.KindMap:
 		dst = append(dst, `{"type":"map","keys":`...)
-		dst = append(appendTypeSchema(dst, t.Key()), '}')
+		dst = append(appendTypeSchema(dst, t.Key(), false), '}')
 		dst = append(dst, `,"values":`...)
-		dst = append(appendTypeSchema(dst, t.Value()), '}')
+		dst = append(appendTypeSchema(dst, t.Value(), false), '}')
 		return appendOptional(dst, t)
 	case types.KindRow:
-		return appendOptional(appendStructSchema(dst, t.Row()), t)
+		return appendOptional(appendStructSchema(dst, t.Row(), false), t)
 	}
 	dst = append(dst, `{"type":"`...)
 	dst = append(dst, typ...)

@@ -23,6 +23,7 @@ type dbzField struct {
 	Version    int               `json:"version"`
 	Parameters map[string]string `json:"parameters"`
 	Fields     []dbzField        `json:"fields"`
+	Items      *dbzField         `json:"items"`
 }
 
 // TestPipelineSinkDebeziumIncludeSchema writes two tables' changes with
@@ -40,15 +41,17 @@ func TestPipelineSinkDebeziumIncludeSchema(t *testing.T) {
 		types.F("id", types.BigInt().NotNull()), types.F("ok", types.Boolean()), types.F("f", types.Float()), types.F("dbl", types.Double().NotNull()),
 		types.F("price", types.DecimalType(10, 2)), types.F("raw", types.Bytes()), types.F("day", types.DateType()),
 		types.F("ts", types.TimestampType(3)), types.F("ts6", types.TimestampType(6)), types.F("ltz", types.TimestampLTZType(3)),
-		types.F("tm", types.TimeType(3)), types.F("big", types.DecimalType(30, 4)), types.F("iv", types.IntervalDayTime())), PrimaryKey: []string{"id"}, Version: 1}
+		types.F("tm", types.TimeType(3)), types.F("big", types.DecimalType(30, 4)), types.F("iv", types.IntervalDayTime()),
+		types.F("days", types.ArrayOf(types.DateType())), types.F("nest", types.RowOf(types.F("x", types.DecimalType(10, 2))))), PrimaryKey: []string{"id"}, Version: 1}
 	ts := types.TimestampOf(2024, 5, 6, 7, 8, 9, 123456000)
 	kindsRow := types.MustBuildRow(ks.Columns, nil, int64(2), true, float32(1.5), -2.25, types.MustParseDecimal("-1.50"), []byte{1, 2},
 		types.DateOf(2024, 5, 6), ts.Truncate(3), ts, ts.Truncate(3), types.TimeOf(1, 2, 3, 456000000),
-		types.MustParseDecimal("-12345678901234567890.1234"), int64(90061001))
+		types.MustParseDecimal("-12345678901234567890.1234"), int64(90061001),
+		[]types.Value{types.DateOf(2024, 5, 6)}, []types.Value{types.MustParseDecimal("1.50")})
 	events := append(shopEvents(),
 		[]pipeline.Event{{Kind: pipeline.CreateTable, Table: kinds, Schema: ks}},
 		[]pipeline.Event{
-			{Kind: pipeline.DataChange, Table: kinds, Schema: ks, Change: changelog.Of(changelog.Insert, types.MustBuildRow(ks.Columns, nil, int64(1), nil, nil, 2.5, nil, nil, nil, nil, nil, nil, nil, nil, nil))},
+			{Kind: pipeline.DataChange, Table: kinds, Schema: ks, Change: changelog.Of(changelog.Insert, types.MustBuildRow(ks.Columns, nil, int64(1), nil, nil, 2.5, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil))},
 			{Kind: pipeline.DataChange, Table: kinds, Schema: ks, Change: changelog.Of(changelog.Insert, kindsRow)},
 		})
 	runPipeline(t, d, events)
@@ -68,7 +71,10 @@ func TestPipelineSinkDebeziumIncludeSchema(t *testing.T) {
 		named("int64", "ts", "io.debezium.time.Timestamp", nil), named("int64", "ts6", "io.debezium.time.MicroTimestamp", nil),
 		named("string", "ltz", "io.debezium.time.ZonedTimestamp", nil), named("int32", "tm", "io.debezium.time.Time", nil),
 		named("bytes", "big", "org.apache.kafka.connect.data.Decimal", map[string]string{"scale": "4", "connect.decimal.precision": "30"}),
-		col("int64", true, "iv")}
+		col("int64", true, "iv"),
+		// Values nested in arrays and rows are written as text and numbers.
+		{Type: "array", Optional: true, Field: "days", Items: &dbzField{Type: "string", Optional: true}},
+		{Type: "struct", Optional: true, Field: "nest", Fields: []dbzField{col("double", true, "x")}}}
 	for _, c := range []struct {
 		topic   string
 		columns [][]dbzField // of each message
@@ -125,6 +131,7 @@ func TestPipelineSinkDebeziumIncludeSchema(t *testing.T) {
 	for k, want := range map[string]string{
 		"price": `"/2o="`, "day": `19849`, "ts": `1714979289123`, "ts6": `1714979289123456`, "ltz": `"2024-05-06T07:08:09.123Z"`,
 		"tm": `3723456`, "big": `"5dtk4O9fk2lQDg=="`, "iv": `90061001`, "raw": `"AQI="`,
+		"days": `["2024-05-06"]`, "nest": `{"x":1.50}`,
 	} {
 		if got := string(kindsMsg.Payload.After[k]); got != want {
 			t.Errorf("shop.kinds: the payload's %s is %s, want %s", k, got, want)
@@ -144,7 +151,8 @@ func TestPipelineSinkDebeziumIncludeSchema(t *testing.T) {
 	// TIME.
 	wantRow := types.MustBuildRow(ks.Columns, nil, int64(2), true, float32(1.5), -2.25, types.MustParseDecimal("-1.50"), []byte{1, 2},
 		types.DateOf(2024, 5, 6), ts.Truncate(3), ts, ts.Truncate(3), types.TimeOf(1, 2, 3, 0),
-		types.MustParseDecimal("-12345678901234567890.1234"), int64(90061001))
+		types.MustParseDecimal("-12345678901234567890.1234"), int64(90061001),
+		[]types.Value{types.DateOf(2024, 5, 6)}, []types.Value{types.MustParseDecimal("1.50")})
 	if len(back) != 2 || types.FormatRow(ks.Columns, back[1]) != types.FormatRow(ks.Columns, wantRow) {
 		t.Errorf("debezium-json reads shop.kinds back as %d rows, the second %s, want %s", len(back), types.FormatRow(ks.Columns, back[len(back)-1]), types.FormatRow(ks.Columns, wantRow))
 	}

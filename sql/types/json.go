@@ -60,7 +60,8 @@ type JSONOptions struct {
 	// milliseconds, microseconds or nanoseconds since the epoch;
 	// TIMESTAMP_LTZ as ISO-8601 text in UTC ("2024-05-06T07:08:09.5Z");
 	// DECIMAL as the base64 of its unscaled value in big-endian two's
-	// complement. Encoding only.
+	// complement. It applies to the row's fields, not to values nested in
+	// ROW, ARRAY and MAP fields. Encoding only.
 	Debezium bool
 }
 
@@ -103,6 +104,12 @@ func appendJSONCell(dst []byte, t Type, b string, slot uint64, o *JSONOptions) (
 	if o.Debezium {
 		if out, ok, err := appendDebeziumCell(dst, t, b, slot); ok {
 			return out, err
+		}
+		if t.kind == KindRow || t.kind == KindArray || t.kind == KindMap || t.kind == KindMultiset {
+			// Values nested in them are written as without the option.
+			plain := *o
+			plain.Debezium = false
+			o = &plain
 		}
 	}
 	switch t.kind {
