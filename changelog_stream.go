@@ -38,11 +38,28 @@ func MapRows[T, U any](s *Stream[changelog.Change[T]], fn func(T) U) *Stream[cha
 // subtask, for mappings that keep buffers (a row writer, an arena) that
 // subtasks must not share.
 func MapRowsEach[T, U any](s *Stream[changelog.Change[T]], newFn func() func(T) U) *Stream[changelog.Change[U]] {
+	return mapRows(s, newFn, false)
+}
+
+// MapRowsCopying is MapRowsEach for functions that copy what they keep of
+// their input: no row fn returns shares memory with the row it was given
+// (a copy of the row, a row written anew from its values). The operators
+// before it may then hand it rows in memory they reuse for the next ones,
+// as sources of SQL tables do.
+func MapRowsCopying[T, U any](s *Stream[changelog.Change[T]], newFn func() func(T) U) *Stream[changelog.Change[U]] {
+	return mapRows(s, newFn, true)
+}
+
+func mapRows[T, U any](s *Stream[changelog.Change[T]], newFn func() func(T) U, copies bool) *Stream[changelog.Change[U]] {
 	out := oneInput[changelog.Change[T], changelog.Change[U]](s, "MapRows", func(_ *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
 		fn := newFn()
-		return ops.NewMap(func(c changelog.Change[T]) changelog.Change[U] {
+		m := func(c changelog.Change[T]) changelog.Change[U] {
 			return changelog.Change[U]{Kind: c.Kind, Row: fn(c.Row)}
-		}, mainOut[changelog.Change[U]](outs)), nil
+		}
+		if copies {
+			return ops.NewCopyingMap(m, mainOut[changelog.Change[U]](outs)), nil
+		}
+		return ops.NewMap(m, mainOut[changelog.Change[U]](outs)), nil
 	}).withMode(s.ChangelogMode())
 	out.node.Parallelism = s.node.Parallelism
 	return out

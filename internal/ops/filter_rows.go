@@ -32,6 +32,10 @@ func NewFilterRows[T any](pred func(T) bool, in changelog.Mode, out runtime.Inpu
 		buf:    runtime.NewBatch[changelog.Change[T]](0)}
 }
 
+// ForwardsInputOnly implements runtime.InputForwarder: the filter keeps
+// nothing of its input but the changes it forwards.
+func (f *FilterRows[T]) ForwardsInputOnly() bool { return true }
+
 // FilterRowsMode returns the changelog mode of the output of FilterRows
 // over a stream of mode in: updates may become deletions and insertions.
 func FilterRowsMode(in changelog.Mode) changelog.Mode {

@@ -16,12 +16,27 @@ type Map[I, O any] struct {
 	forward[O]
 	fn  func(I) O
 	buf *runtime.Batch[O]
+	// copies says that no record fn returns shares memory with its input.
+	copies bool
 }
 
 // NewMap returns a map operator writing to out.
 func NewMap[I, O any](fn func(I) O, out runtime.Input[O]) *Map[I, O] {
 	return &Map[I, O]{forward: forward[O]{out}, fn: fn, buf: runtime.NewBatch[O](0)}
 }
+
+// NewCopyingMap returns a map operator writing to out whose function
+// copies what it keeps of its input: no record fn returns shares memory
+// with the record it was given.
+func NewCopyingMap[I, O any](fn func(I) O, out runtime.Input[O]) *Map[I, O] {
+	m := NewMap(fn, out)
+	m.copies = true
+	return m
+}
+
+// RetainsNoInput implements runtime.InputRetainer: a map whose function
+// copies keeps nothing of its input.
+func (m *Map[I, O]) RetainsNoInput() bool { return m.copies }
 
 // ProcessBatch maps every record; timestamps are kept.
 func (m *Map[I, O]) ProcessBatch(b *runtime.Batch[I]) error {

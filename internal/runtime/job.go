@@ -663,6 +663,15 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 				if r, ok := raw.(InputRetainer); ok && !finished {
 					retainsNoInput[n] = r.RetainsNoInput()
 				}
+				if f, ok := raw.(InputForwarder); ok && !finished && !retainsNoInput[n] && f.ForwardsInputOnly() {
+					// It retains none if the operators of its outputs,
+					// built before it, retain none.
+					retains := len(n.Outputs) == 0
+					for _, e := range n.Outputs {
+						retains = retains || !e.chained || !retainsNoInput[e.To]
+					}
+					retainsNoInput[n] = !retains
+				}
 				if n == head {
 					t.headCtx = ctx
 					t.control = b.Control

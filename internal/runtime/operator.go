@@ -120,3 +120,13 @@ type InputRetainer interface {
 	// input records after the call that gave them.
 	RetainsNoInput() bool
 }
+
+// InputForwarder is implemented by operators that keep nothing of their
+// input records but the records they emit, which are input records as
+// they were given (a filter): such an operator retains no input when none
+// of the operators chained to its outputs does.
+type InputForwarder interface {
+	// ForwardsInputOnly reports whether the operator keeps nothing of its
+	// input records but those it emits as they are.
+	ForwardsInputOnly() bool
+}

@@ -340,7 +340,7 @@ func (pc *patternCache[T]) get(key string) (T, error) {
 	if len(pc.m) >= 256 {
 		clear(pc.m)
 	}
-	pc.m[key] = v
+	pc.m[strings.Clone(key)] = v // key may be in a row's reused memory
 	return v, nil
 }
 

@@ -268,7 +268,9 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		return s, nil
 	}
 	rt, projs := c.rt, c.Projs
-	return eddy.MapRowsEach(s, func() func(types.Row) types.Row {
+	// The projection writes each row anew: the rows it reads may be in
+	// memory reused for the next ones.
+	return eddy.MapRowsCopying(s, func() func(types.Row) types.Row {
 		p, _ := newProjector(rt, projs)
 		return p.project
 	}), nil

@@ -213,7 +213,7 @@ func (j *IntervalJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		return nil, err
 	}
 	ls, rs = lk.dropNullKeys(ls), rk.dropNullKeys(rs)
-	ls, rs = eddy.MapRows(ls, types.Row.Clone), eddy.MapRows(rs, types.Row.Clone)
+	ls, rs = cloneRows(ls), cloneRows(rs)
 	lkey, rkey := lk.keyFunc(), rk.keyFunc()
 	if len(j.keys) == 0 {
 		lkey = func(types.Row) string { return "" }

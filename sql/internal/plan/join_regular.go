@@ -298,9 +298,9 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 // into memory of its own, freed when the join forgets the row.
 func keptRows(s *eddy.Stream[Rec], forever bool) *eddy.Stream[Rec] {
 	if !forever {
-		return eddy.MapRows(s, types.Row.Clone)
+		return cloneRows(s)
 	}
-	return eddy.MapRowsEach(s, func() func(types.Row) types.Row {
+	return eddy.MapRowsCopying(s, func() func(types.Row) types.Row {
 		return types.NewArena(0).Copy
 	})
 }
@@ -390,7 +390,7 @@ func wholeRows(s *eddy.Stream[Rec], r Rel) *eddy.Stream[Rec] {
 		return s
 	}
 	key := types.NewKeyEncoder(r.Schema(), uniqueKey(r)...)
-	return eddy.ChangelogNormalize(eddy.GroupBy(eddy.MapRows(s, types.Row.Clone), key.Key))
+	return eddy.ChangelogNormalize(eddy.GroupBy(cloneRows(s), key.Key))
 }
 
 // joinKeys computes the join key of one side's rows: the encoding of its

@@ -155,7 +155,7 @@ func (j *TemporalJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if j.spec.kind == eddy.InnerJoin {
 		ls = lk.dropNullKeys(ls)
 	}
-	ls, rs = eddy.MapRows(ls, types.Row.Clone), eddy.MapRows(rs, types.Row.Clone)
+	ls, rs = cloneRows(ls), cloneRows(rs)
 	ev, err := newJoinEvals(j.rt, nil, j.spec.left.Schema(), j.spec.right.Schema(), j.cond, false)
 	if err != nil {
 		return nil, err

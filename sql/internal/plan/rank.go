@@ -131,9 +131,10 @@ func partitionKey(rt *types.RowType, cols []int) func(types.Row) string {
 
 // cloneRows copies every row out of the arena it was written in, for
 // operators that keep rows in state: a kept row must not pin a chunk
-// shared with other rows.
+// shared with other rows. The rows before it may then be in reused
+// memory (eddy.MapRowsCopying).
 func cloneRows(s *eddy.Stream[Rec]) *eddy.Stream[Rec] {
-	return eddy.MapRowsEach(s, func() func(types.Row) types.Row {
+	return eddy.MapRowsCopying(s, func() func(types.Row) types.Row {
 		return types.Row.Clone
 	})
 }

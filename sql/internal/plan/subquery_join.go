@@ -109,7 +109,7 @@ func (j *SubqueryJoinRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	rs = rk.dropNullKeys(rs)
 	// Joins keep rows in state: copy them out of the arenas they share.
-	ls, rs = eddy.MapRows(ls, types.Row.Clone), eddy.MapRows(rs, types.Row.Clone)
+	ls, rs = cloneRows(ls), cloneRows(rs)
 	lg := eddy.GroupBy(ls, lk.keyFunc())
 	rg := eddy.GroupBy(rs, rk.keyFunc())
 	var opts []eddy.TableOption
