@@ -68,9 +68,24 @@ func mapRows[T, U any](s *Stream[changelog.Change[T]], newFn func() func(T) U, c
 // FilterRowsEach is FilterRows with a predicate made by newFn for every
 // parallel subtask.
 func FilterRowsEach[T any](s *Stream[changelog.Change[T]], newFn func() func(T) bool) *Stream[changelog.Change[T]] {
+	return filterRows(s, newFn, false)
+}
+
+// FilterRowsNonRetaining is FilterRowsEach for predicates that keep
+// nothing of the rows they are given once they return (they copy what they
+// keep): the rows may then be in memory that the operators before the
+// filter reuse for later rows, when the filter's own readers keep nothing
+// of them either (MapRowsCopying).
+func FilterRowsNonRetaining[T any](s *Stream[changelog.Change[T]], newFn func() func(T) bool) *Stream[changelog.Change[T]] {
+	return filterRows(s, newFn, true)
+}
+
+func filterRows[T any](s *Stream[changelog.Change[T]], newFn func() func(T) bool, forwards bool) *Stream[changelog.Change[T]] {
 	in := s.ChangelogMode()
 	out := oneInput[changelog.Change[T], changelog.Change[T]](s, "FilterRows", func(_ *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
-		return ops.NewFilterRows(newFn(), in, mainOut[changelog.Change[T]](outs)), nil
+		f := ops.NewFilterRows(newFn(), in, mainOut[changelog.Change[T]](outs))
+		f.Forwards = forwards
+		return f, nil
 	}).withMode(ops.FilterRowsMode(in))
 	out.node.Parallelism = s.node.Parallelism
 	return out

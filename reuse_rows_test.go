@@ -47,9 +47,10 @@ func (r *changeReader) Read(out connector.Output[changelog.Change[*int]]) error 
 }
 
 // TestRecordReuseThroughRows checks that a source may reuse its records'
-// memory when its changes reach, through filters, maps that copy their rows
-// (eddy.MapRowsCopying), and not when a map passes rows on as they are or
-// another reader keeps them. The sink keeps the pointers it gets and reads
+// memory when its changes reach, through filters that keep nothing
+// (eddy.FilterRowsNonRetaining), maps that copy their rows
+// (eddy.MapRowsCopying), and not when a filter's predicate may keep rows, a
+// map passes rows on as they are or another reader keeps them. The sink keeps the pointers it gets and reads
 // them at the end, so a reader reusing memory that is still read gives
 // wrong values.
 func TestRecordReuseThroughRows(t *testing.T) {
@@ -68,20 +69,23 @@ func TestRecordReuseThroughRows(t *testing.T) {
 		reuse bool
 	}{
 		{"a filter, then a map that copies", func(src *eddy.Stream[changelog.Change[*int]]) []collectingSink {
-			return []collectingSink{toSink(eddy.MapRowsCopying(eddy.FilterRowsEach(src, even), copyRow), "copies")}
+			return []collectingSink{toSink(eddy.MapRowsCopying(eddy.FilterRowsNonRetaining(src, even), copyRow), "copies")}
 		}, true},
 		{"two filters, then a map that copies", func(src *eddy.Stream[changelog.Change[*int]]) []collectingSink {
-			f := eddy.FilterRowsEach(eddy.FilterRowsEach(src, even), func() func(*int) bool { return func(*int) bool { return true } })
+			f := eddy.FilterRowsNonRetaining(eddy.FilterRowsNonRetaining(src, even), func() func(*int) bool { return func(*int) bool { return true } })
 			return []collectingSink{toSink(eddy.MapRowsCopying(f, copyRow), "copies")}
 		}, true},
 		{"a filter, then a map that passes rows on", func(src *eddy.Stream[changelog.Change[*int]]) []collectingSink {
-			return []collectingSink{toSink(eddy.MapRowsEach(eddy.FilterRowsEach(src, even), same), "keeps")}
+			return []collectingSink{toSink(eddy.MapRowsEach(eddy.FilterRowsNonRetaining(src, even), same), "keeps")}
+		}, false},
+		{"a filter whose predicate may keep rows, then a map that copies", func(src *eddy.Stream[changelog.Change[*int]]) []collectingSink {
+			return []collectingSink{toSink(eddy.MapRowsCopying(eddy.FilterRowsEach(src, even), copyRow), "copies")}
 		}, false},
 		{"a filter alone", func(src *eddy.Stream[changelog.Change[*int]]) []collectingSink {
-			return []collectingSink{toSink(eddy.FilterRowsEach(src, even), "keeps")}
+			return []collectingSink{toSink(eddy.FilterRowsNonRetaining(src, even), "keeps")}
 		}, false},
 		{"a map that copies and a reader that keeps the rows", func(src *eddy.Stream[changelog.Change[*int]]) []collectingSink {
-			f := eddy.FilterRowsEach(src, even)
+			f := eddy.FilterRowsNonRetaining(src, even)
 			return []collectingSink{toSink(eddy.MapRowsCopying(f, copyRow), "copies"), toSink(f, "keeps")}
 		}, false},
 	}

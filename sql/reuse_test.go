@@ -82,6 +82,17 @@ INSERT INTO t1 SELECT auction, price FROM bid WHERE price > 1000;
 INSERT INTO t2 SELECT auction, bidder, dateTime FROM bid;
 END;
 `},
+	// Patterns taken from a row are compiled and cached: the cache must not
+	// keep the row's memory, which the source reuses.
+	{"a statement set with patterns from a column", "", `
+CREATE TABLE t1 (auction BIGINT, f STRING, g STRING) WITH ('connector' = 'tables', 'name' = 't1');
+CREATE TABLE t2 (auction BIGINT, price BIGINT) WITH ('connector' = 'tables', 'name' = 't2');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO t1 SELECT auction, DATE_FORMAT(dateTime, SUBSTRING(channel, 8, 1)),
+  DATE_FORMAT(dateTime, CONCAT('yyyy', SUBSTRING(channel, 8, 1), 'MM')) FROM bid;
+INSERT INTO t2 SELECT auction, price FROM bid;
+END;
+`},
 }
 
 // reuseOff turns sub-plan and source reuse off.

@@ -19,9 +19,12 @@ import (
 // retraction, and passes as a -D if its row does.
 type FilterRows[T any] struct {
 	forward[changelog.Change[T]]
-	pred   func(T) bool
-	upsert bool
-	buf    *runtime.Batch[changelog.Change[T]]
+	// Forwards says that pred keeps nothing of the rows it is given: the
+	// filter then keeps nothing but the changes it forwards.
+	Forwards bool
+	pred     func(T) bool
+	upsert   bool
+	buf      *runtime.Batch[changelog.Change[T]]
 }
 
 // NewFilterRows returns the filter of a changelog of mode in, writing to
@@ -32,9 +35,9 @@ func NewFilterRows[T any](pred func(T) bool, in changelog.Mode, out runtime.Inpu
 		buf:    runtime.NewBatch[changelog.Change[T]](0)}
 }
 
-// ForwardsInputOnly implements runtime.InputForwarder: the filter keeps
-// nothing of its input but the changes it forwards.
-func (f *FilterRows[T]) ForwardsInputOnly() bool { return true }
+// ForwardsInputOnly implements runtime.InputForwarder: with Forwards, the
+// filter keeps nothing of its input but the changes it forwards.
+func (f *FilterRows[T]) ForwardsInputOnly() bool { return f.Forwards }
 
 // FilterRowsMode returns the changelog mode of the output of FilterRows
 // over a stream of mode in: updates may become deletions and insertions.

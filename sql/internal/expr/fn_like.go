@@ -333,6 +333,9 @@ func (pc *patternCache[T]) get(key string) (T, error) {
 	if v, ok := pc.m[key]; ok {
 		return v, nil
 	}
+	// The key may be in a row's memory, which is reused for later rows:
+	// what is kept, and what compile keeps of it, must be a copy.
+	key = strings.Clone(key)
 	v, err := pc.compile(key)
 	if err != nil {
 		return v, err
@@ -340,7 +343,7 @@ func (pc *patternCache[T]) get(key string) (T, error) {
 	if len(pc.m) >= 256 {
 		clear(pc.m)
 	}
-	pc.m[strings.Clone(key)] = v // key may be in a row's reused memory
+	pc.m[key] = v
 	return v, nil
 }
 

@@ -253,7 +253,7 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	if c.Cond != nil {
 		cond := c.Cond
-		s = eddy.FilterRowsEach(s, func() func(types.Row) bool {
+		s = eddy.FilterRowsNonRetaining(s, func() func(types.Row) bool {
 			shared := expr.NewShared(cond)
 			ev, _ := shared.Compile(cond)
 			f := ev.Bool

@@ -484,7 +484,7 @@ func (k *joinKeys) dropNullKeys(s *eddy.Stream[Rec]) *eddy.Stream[Rec] {
 	if len(k.notNull) == 0 {
 		return s
 	}
-	return eddy.FilterRowsEach(s, func() func(types.Row) bool {
+	return eddy.FilterRowsNonRetaining(s, func() func(types.Row) bool {
 		evs := make([]*expr.Eval, len(k.notNull))
 		for i, e := range k.notNull {
 			evs[i], _ = expr.Compile(e)
