@@ -25,24 +25,10 @@ func (s changeSource) NewReader(ctx connector.ReaderContext) (connector.Reader[c
 type changeReader struct{ *reuseReader }
 
 func (r *changeReader) Read(out connector.Output[changelog.Change[*int]]) error {
-	if !r.has {
-		return nil
-	}
-	so := out.Split("only")
-	if r.next >= r.s.n {
-		so.Finish()
-		r.has = false
-		return nil
-	}
-	buf := r.buf
-	if !r.reuse {
-		buf = make([]int, r.s.perRead)
-	}
-	for i := 0; i < r.s.perRead && r.next < r.s.n; i++ {
-		buf[i] = r.next
-		r.next++
-		so.Emit(changelog.Of(changelog.Insert, &buf[i]))
-	}
+	r.step(func() (func(), func(*int)) {
+		so := out.Split("only")
+		return so.Finish, func(p *int) { so.Emit(changelog.Of(changelog.Insert, p)) }
+	})
 	return nil
 }
 

@@ -50,14 +50,24 @@ func (r *reuseReader) AddSplits(s []connector.Split) error {
 }
 
 func (r *reuseReader) Read(out connector.Output[*int]) error {
+	r.step(func() (func(), func(*int)) {
+		so := out.Split("only")
+		return so.Finish, func(p *int) { so.Emit(p) }
+	})
+	return nil
+}
+
+// step emits the next perRead numbers, or finishes the split after the
+// last, through what split returns.
+func (r *reuseReader) step(split func() (finish func(), emit func(*int))) {
 	if !r.has {
-		return nil
+		return
 	}
-	so := out.Split("only")
+	finish, emit := split()
 	if r.next >= r.s.n {
-		so.Finish()
+		finish()
 		r.has = false
-		return nil
+		return
 	}
 	buf := r.buf
 	if !r.reuse {
@@ -66,9 +76,8 @@ func (r *reuseReader) Read(out connector.Output[*int]) error {
 	for i := 0; i < r.s.perRead && r.next < r.s.n; i++ {
 		buf[i] = r.next
 		r.next++
-		so.Emit(&buf[i])
+		emit(&buf[i])
 	}
-	return nil
 }
 
 func (r *reuseReader) SnapshotState(int64) ([]connector.Split, error) { return nil, nil }

@@ -227,19 +227,9 @@ func (l *logicalReader) convert(c logicalColumn, v json.RawMessage) (json.RawMes
 			out = tv.ts.AppendFormat(out, 0)
 		}
 	default:
-		return nil, fmt.Errorf("a %s value does not convert to %s; declare the column as %s", kindName(tv.kind), c.target, kindName(tv.kind))
+		return nil, fmt.Errorf("a %s value does not convert to %s; declare the column as %s", tv.kind, c.target, tv.kind)
 	}
 	return strconv.AppendQuote(nil, string(out)), nil
-}
-
-func kindName(k types.Kind) string {
-	switch k {
-	case types.KindDate:
-		return "DATE"
-	case types.KindTime:
-		return "TIME"
-	}
-	return "TIMESTAMP"
 }
 
 func isDecimalTarget(k types.Kind) bool {
