@@ -50,16 +50,44 @@ func MapRowsCopying[T, U any](s *Stream[changelog.Change[T]], newFn func() func(
 	return mapRows(s, newFn, true)
 }
 
+// MapRowsReusing is MapRowsCopying for functions that can write their rows
+// into memory they reuse. newFn is told, for every parallel subtask,
+// whether the operators reading the rows keep nothing of them once they
+// have taken a batch (reuse); if so, the operator calls rewind after each
+// batch has gone to them, and the function may write the next rows into
+// the memory of those it returned before (an arena it rewinds). Otherwise
+// rewind is never called, and every row must stay valid for as long as its
+// readers keep it.
+func MapRowsReusing[T, U any](s *Stream[changelog.Change[T]], newFn func(reuse bool) (fn func(T) U, rewind func())) *Stream[changelog.Change[U]] {
+	return mapRowsWith(s, func(ctx *runtime.Context) (func(T) U, func()) {
+		fn, rewind := newFn(ctx.RecordsReused)
+		if !ctx.RecordsReused {
+			rewind = nil
+		}
+		return fn, rewind
+	}, true)
+}
+
 func mapRows[T, U any](s *Stream[changelog.Change[T]], newFn func() func(T) U, copies bool) *Stream[changelog.Change[U]] {
-	out := oneInput[changelog.Change[T], changelog.Change[U]](s, "MapRows", func(_ *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
-		fn := newFn()
+	return mapRowsWith(s, func(*runtime.Context) (func(T) U, func()) { return newFn(), nil }, copies)
+}
+
+// mapRowsWith is the operator of the MapRows functions: newFn makes a
+// subtask's function and the rewind of its memory (nil for none).
+func mapRowsWith[T, U any](s *Stream[changelog.Change[T]], newFn func(*runtime.Context) (func(T) U, func()), copies bool) *Stream[changelog.Change[U]] {
+	out := oneInput[changelog.Change[T], changelog.Change[U]](s, "MapRows", func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
+		fn, rewind := newFn(ctx)
 		m := func(c changelog.Change[T]) changelog.Change[U] {
 			return changelog.Change[U]{Kind: c.Kind, Row: fn(c.Row)}
 		}
-		if copies {
-			return ops.NewCopyingMap(m, mainOut[changelog.Change[U]](outs)), nil
+		o := mainOut[changelog.Change[U]](outs)
+		switch {
+		case rewind != nil:
+			return ops.NewReusingMap(m, rewind, o), nil
+		case copies:
+			return ops.NewCopyingMap(m, o), nil
 		}
-		return ops.NewMap(m, mainOut[changelog.Change[U]](outs)), nil
+		return ops.NewMap(m, o), nil
 	}).withMode(s.ChangelogMode())
 	out.node.Parallelism = s.node.Parallelism
 	return out

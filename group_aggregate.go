@@ -25,6 +25,9 @@ type tableConfig struct {
 	// expiry holds the expiry functions of a join's rows by side
 	// (JoinRowsExpireAt), each a func(X) int64 of the side's row type.
 	expiry [2]any
+	// output is a join's maker of result functions (JoinOutputReusing), a
+	// func(bool) (func(*A, *B) O, func()).
+	output any
 	set    []string
 }
 

@@ -155,6 +155,30 @@ func JoinRowsExpireAt[X any](side JoinSide, expire func(x X) int64) TableOption 
 	}
 }
 
+// outputOption is the name JoinOutputReusing records.
+const outputOption = "JoinOutputReusing"
+
+// JoinOutputReusing gives a Join or JoinOn result functions that can write
+// their rows into memory they reuse, in place of the fn passed to the join.
+// newFn makes the function of every parallel subtask, and is told whether
+// the operators reading the join's results keep nothing of them once they
+// have taken a batch (reuse): then the join calls rewind after each batch
+// of its input, once the results have gone to them, and fn may write later
+// results into the memory of those it made before (an arena it rewinds).
+// Otherwise rewind is never called, and every result must stay valid for
+// as long as its readers keep it. fn is bound as Join's is: deterministic,
+// with the rows valid only during the call. A and B are the row types of
+// the join's inputs and O that of its results. It applies to every kind
+// of join; the fn passed to the join may then be nil, with the join's type
+// arguments given explicitly (Join[K, A, B, O]), since Go cannot infer O
+// from a nil function.
+func JoinOutputReusing[A, B, O any](newFn func(reuse bool) (fn func(a *A, b *B) O, rewind func())) TableOption {
+	return func(c *tableConfig) {
+		c.output = newFn
+		c.mark(outputOption)
+	}
+}
+
 // Join joins two changelogs on their key, as SQL's regular (unbounded)
 // join `left JOIN right ON left.key = right.key` does: its result is the
 // changelog of the join of the two tables the inputs describe. kind says
@@ -205,7 +229,8 @@ func JoinRowsExpireAt[X any](side JoinSide, expire func(x X) int64) TableOption 
 // (JoinKeyContainsUniqueKey) keeps one row per key for it and, if that
 // input is insert-only, keeps the other input's rows only until the unique
 // row of their key arrives, as a join of bids with their auction needs.
-// Options: StateTTL, JoinKeyContainsUniqueKey, JoinRowsExpireAt.
+// Options: StateTTL, JoinKeyContainsUniqueKey, JoinRowsExpireAt,
+// JoinOutputReusing.
 func Join[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.Change[A]], right *KeyedStream[K, changelog.Change[B]], kind JoinKind, fn func(a *A, b *B) O, opts ...TableOption) *Stream[changelog.Change[O]] {
 	return regularJoin(left, right, kind, nil, fn, "Join", opts)
 }
@@ -225,17 +250,24 @@ func JoinOn[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog
 
 func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, changelog.Change[A]], right *KeyedStream[K, changelog.Change[B]], kind JoinKind, on func(a A, b B) bool, fn func(a *A, b *B) O, op string, opts []TableOption) *Stream[changelog.Change[O]] {
 	env := left.s.env
-	cfg := tableOptions(env, op, []string{"StateTTL", LeftSide.uniqueKeyOption(), RightSide.uniqueKeyOption(), LeftSide.expiryOption(), RightSide.expiryOption()}, opts)
+	cfg := tableOptions(env, op, []string{"StateTTL", LeftSide.uniqueKeyOption(), RightSide.uniqueKeyOption(), LeftSide.expiryOption(), RightSide.expiryOption(), outputOption}, opts)
 	if !kind.valid() {
 		env.fail(fmt.Errorf("eddy: %s of %q and %q: %v is not a join kind; use InnerJoin, LeftJoin, RightJoin, FullJoin, LeftSemiJoin or LeftAntiJoin", op, left.s.node.Name, right.s.node.Name, kind))
 	}
 	for _, o := range cfg.set {
-		if kind.semi() && o != "StateTTL" {
+		if kind.semi() && o != "StateTTL" && o != outputOption {
 			env.fail(fmt.Errorf("eddy: %s (%v) of %q and %q: a semi or anti join keeps every row of both inputs and takes no %s; drop the option", op, kind, left.s.node.Name, right.s.node.Name, o))
 			break
 		}
 	}
-	if fn == nil {
+	newOut, _ := cfg.output.(func(bool) (func(*A, *B) O, func()))
+	switch {
+	case cfg.output != nil && newOut == nil:
+		var a A
+		var b B
+		var o O
+		env.fail(fmt.Errorf("eddy: %s of %q and %q: %s was given a %T, but the join's rows are %T and %T and its results %T; give a func(bool) (func(*%T, *%T) %T, func())", op, left.s.node.Name, right.s.node.Name, outputOption, cfg.output, a, b, o, a, b, o))
+	case fn == nil && newOut == nil:
 		env.fail(fmt.Errorf("eddy: %s of %q and %q: the result function is nil", op, left.s.node.Name, right.s.node.Name))
 	}
 	checkWholeRows(env, op, left.s)
@@ -259,7 +291,14 @@ func regularJoin[K comparable, A, B comparable, O any](left *KeyedStream[K, chan
 	}
 	out := twoKeyed[K, changelog.Change[A], changelog.Change[B], changelog.Change[O]](ConnectKeyed(left, right), name,
 		func(ctx *runtime.Context, spec ops.KeySpec[K, ops.Either[changelog.Change[A], changelog.Change[B]]], outs map[string]any) (runtime.Input[ops.Either[changelog.Change[A], changelog.Change[B]]], error) {
-			return ops.NewRegularJoin(ctx, spec, env.backendFactory(), logic, outs)
+			l := logic
+			if newOut != nil {
+				l.Output, l.Rewind = newOut(ctx.RecordsReused)
+				if !ctx.RecordsReused {
+					l.Rewind = nil
+				}
+			}
+			return ops.NewRegularJoin(ctx, spec, env.backendFactory(), l, outs)
 		})
 	if (kind == InnerJoin || kind == LeftSemiJoin) && left.s.ChangelogMode().IsInsertOnly() && right.s.ChangelogMode().IsInsertOnly() {
 		return out.withMode(changelog.InsertOnly)

@@ -2,6 +2,7 @@ package eddy_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -97,5 +98,147 @@ func TestRecordReuseThroughRows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// changeCollectingSink is collectingSink for changes: it keeps their rows.
+type changeCollectingSink struct{ collectingSink }
+
+func (s changeCollectingSink) NewWriter(connector.WriterContext) (connector.Writer[changelog.Change[*int]], error) {
+	return s, nil
+}
+
+func (s changeCollectingSink) Write(records []changelog.Change[*int], ts []int64) error {
+	rows := make([]*int, len(records))
+	for i, r := range records {
+		rows[i] = r.Row
+	}
+	return s.collectingSink.Write(rows, ts)
+}
+
+// TestMapRowsReusing checks that a map writing its rows into memory it
+// reuses (eddy.MapRowsReusing) is told it may, and has its memory rewound
+// after each batch, only when the operators reading its rows keep nothing
+// of them: a sink that copies, through a filter that keeps nothing; not a
+// sink that keeps the pointers it gets and reads them at the end, which
+// would then read overwritten values.
+func TestMapRowsReusing(t *testing.T) {
+	const n = 1000
+	even := func() func(*int) bool { return func(p *int) bool { return *p%2 == 0 } }
+	cases := []struct {
+		name           string
+		copies, filter bool
+	}{
+		{"a sink that copies", true, false},
+		{"a filter that keeps nothing, then a sink that copies", true, true},
+		{"a sink that keeps the rows", false, false},
+		{"a filter that keeps nothing, then a sink that keeps the rows", false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var reused, readers, told, rewinds atomic.Int32
+			env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithBatchSize(16))
+			src := eddy.FromSource[changelog.Change[*int]](env, "numbers", changeSource{reuseSource{n: n, perRead: 7, reused: &reused, readers: &readers}}, eddy.NoWatermarks[changelog.Change[*int]]())
+			m := eddy.MapRowsReusing(src, func(reuse bool) (func(*int) *int, func()) {
+				if reuse {
+					told.Add(1)
+				}
+				// Room for more than a batch: rewound, the next batch
+				// overwrites the values of the last.
+				buf := make([]int, 0, 64)
+				fn := func(p *int) *int {
+					if len(buf) == cap(buf) {
+						buf = make([]int, 0, cap(buf))
+					}
+					buf = append(buf, *p)
+					return &buf[len(buf)-1]
+				}
+				return fn, func() { rewinds.Add(1); buf = buf[:0] }
+			})
+			want := make([]int, n)
+			for i := range want {
+				want[i] = i
+			}
+			if c.filter {
+				m = eddy.FilterRowsNonRetaining(m, even)
+				want = slices.DeleteFunc(want, func(v int) bool { return v%2 != 0 })
+			}
+			sink := changeCollectingSink{newCollectingSink(c.copies)}
+			eddy.WriteTo(m, "sink", sink)
+			if err := env.Execute(context.Background(), "reuse"); err != nil {
+				t.Fatal(err)
+			}
+			if got := told.Load() > 0; got != c.copies {
+				t.Errorf("the map was told to reuse its memory: %v; want %v", got, c.copies)
+			}
+			if got := rewinds.Load() > 0; got != c.copies {
+				t.Errorf("the map's memory was rewound %d times; want rewinds %v", rewinds.Load(), c.copies)
+			}
+			if got := sink.values(); !slices.Equal(got, want) {
+				t.Errorf("the sink received %d values %v…; want %d", len(got), got[:min(len(got), 20)], len(want))
+			}
+		})
+	}
+}
+
+// TestJoinOutputReusing checks that a join whose results are written into
+// memory it reuses (eddy.JoinOutputReusing), an inner join or a semi join,
+// is told it may, and has its memory rewound after each batch, only when
+// the sink reading its results keeps nothing of them; a sink that keeps
+// the pointers it gets would read overwritten values.
+func TestJoinOutputReusing(t *testing.T) {
+	const n = 500
+	for _, kind := range []eddy.JoinKind{eddy.InnerJoin, eddy.LeftSemiJoin} {
+		for _, copies := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%v, a sink that copies: %v", kind, copies), func(t *testing.T) {
+				var reused, readers, told, rewinds atomic.Int32
+				env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithBatchSize(16))
+				side := func(name string) *eddy.KeyedStream[int, changelog.Change[*int]] {
+					s := eddy.FromSource[changelog.Change[*int]](env, name, changeSource{reuseSource{n: n, perRead: 7, reused: &reused, readers: &readers}}, eddy.NoWatermarks[changelog.Change[*int]]())
+					return eddy.GroupBy(s, func(p *int) int { return *p })
+				}
+				out := eddy.Join[int, *int, *int, *int](side("left"), side("right"), kind, nil, eddy.JoinOutputReusing(func(reuse bool) (func(a, b **int) *int, func()) {
+					if reuse {
+						told.Add(1)
+					}
+					buf := make([]int, 0, 64)
+					fn := func(a, b **int) *int {
+						if len(buf) == cap(buf) {
+							buf = make([]int, 0, cap(buf))
+						}
+						v := **a
+						if b != nil {
+							v += **b
+						}
+						buf = append(buf, v)
+						return &buf[len(buf)-1]
+					}
+					return fn, func() { rewinds.Add(1); buf = buf[:0] }
+				}))
+				sink := changeCollectingSink{newCollectingSink(copies)}
+				eddy.WriteTo(out, "sink", sink)
+				if err := env.Execute(context.Background(), "reuse"); err != nil {
+					t.Fatal(err)
+				}
+				if got := told.Load() > 0; got != copies {
+					t.Errorf("the join was told to reuse its memory: %v; want %v", got, copies)
+				}
+				if got := rewinds.Load() > 0; got != copies {
+					t.Errorf("the join's memory was rewound %d times; want rewinds %v", rewinds.Load(), copies)
+				}
+				// An inner join's result is the sum of the pair, a semi
+				// join's its left row.
+				want := make([]int, n)
+				for i := range want {
+					want[i] = i
+					if kind == eddy.InnerJoin {
+						want[i] = 2 * i
+					}
+				}
+				if got := sink.values(); !slices.Equal(got, want) {
+					t.Errorf("the sink received %d values %v…; want %d: %v…", len(got), got[:min(len(got), 20)], n, want[:20])
+				}
+			})
+		}
 	}
 }

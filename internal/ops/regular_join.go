@@ -54,6 +54,10 @@ type RegularJoinLogic[A, B comparable, O any] struct {
 	// same rows, to retract a result, and the pointers are valid only
 	// during the call.
 	Output func(a *A, b *B) O
+	// Rewind, if set, is called after each input batch once its results
+	// have gone to the output (not after a failed one): Output may then
+	// write later results into the memory of earlier ones.
+	Rewind func()
 	// Equal, if set, compares result rows: an update whose old and new
 	// result rows are equal is not emitted.
 	Equal func(x, y O) bool
@@ -486,6 +490,14 @@ func NewRegularJoin[K comparable, A, B comparable, O any](ctx *runtime.Context, 
 // ProcessBatch applies every change to the state of its key and emits the
 // changes of the result.
 func (j *RegularJoin[K, A, B, O]) ProcessBatch(b *runtime.Batch[Either[changelog.Change[A], changelog.Change[B]]]) error {
+	err := j.processBatch(b)
+	if j.logic.Rewind != nil && err == nil {
+		j.logic.Rewind()
+	}
+	return err
+}
+
+func (j *RegularJoin[K, A, B, O]) processBatch(b *runtime.Batch[Either[changelog.Change[A], changelog.Change[B]]]) error {
 	if j.unique != nil {
 		return j.processUnique(b)
 	}

@@ -18,6 +18,10 @@ type Map[I, O any] struct {
 	buf *runtime.Batch[O]
 	// copies says that no record fn returns shares memory with its input.
 	copies bool
+	// rewind, if set, is called once the operators of the output have
+	// taken a batch: the records fn returned are no longer read, and fn
+	// may write the next ones into their memory.
+	rewind func()
 }
 
 // NewMap returns a map operator writing to out.
@@ -31,6 +35,16 @@ func NewMap[I, O any](fn func(I) O, out runtime.Input[O]) *Map[I, O] {
 func NewCopyingMap[I, O any](fn func(I) O, out runtime.Input[O]) *Map[I, O] {
 	m := NewMap(fn, out)
 	m.copies = true
+	return m
+}
+
+// NewReusingMap is NewCopyingMap for a function writing its records into
+// memory that rewind hands out again: the map calls rewind after each
+// batch has gone to out, whose operators must keep nothing of it
+// (runtime.Context.RecordsReused).
+func NewReusingMap[I, O any](fn func(I) O, rewind func(), out runtime.Input[O]) *Map[I, O] {
+	m := NewCopyingMap(fn, out)
+	m.rewind = rewind
 	return m
 }
 
@@ -48,6 +62,9 @@ func (m *Map[I, O]) ProcessBatch(b *runtime.Batch[I]) error {
 	buf.TS = append(buf.TS[:0], b.TS...)
 	err := m.out.ProcessBatch(buf)
 	clear(buf.Data)
+	if m.rewind != nil && err == nil {
+		m.rewind()
+	}
 	return err
 }
 

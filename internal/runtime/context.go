@@ -31,10 +31,12 @@ type Context struct {
 	// Checkpointing reports whether the job takes checkpoints, so that
 	// sources that cannot be checkpointed refuse to run.
 	Checkpointing bool
-	// RecordsReused, for a source, reports whether every one of its
-	// outputs is chained to an operator that keeps nothing of its input
-	// (RetainsNoInput), so that the records of one step are consumed
-	// before the next begins and their memory may be reused.
+	// RecordsReused reports whether every one of the operator's outputs
+	// is chained to an operator that keeps nothing of its input
+	// (RetainsNoInput), so that the records it emits are consumed by the
+	// time the call that passed them on returns, and their memory may be
+	// reused: by a source for the records of its next step, by another
+	// operator for those it emits after its outputs' calls return.
 	RecordsReused bool
 	// Shared is the shared area of the checkpoint storage, where state
 	// backends with incremental snapshots put the files that checkpoints

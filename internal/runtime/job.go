@@ -610,11 +610,13 @@ func (j *Job) runOnce(parent context.Context, restore *checkpoint.Loaded) error 
 						combined[tag] = ot.counted(combined[tag], &ctx.Metrics.RecordsOut)
 					}
 				}
+				// The operators of n's outputs are built: n learns whether
+				// they keep what it emits.
+				ctx.RecordsReused = len(n.Outputs) > 0
+				for _, e := range n.Outputs {
+					ctx.RecordsReused = ctx.RecordsReused && e.chained && retainsNoInput[e.To]
+				}
 				if n.Source != nil {
-					ctx.RecordsReused = len(n.Outputs) > 0
-					for _, e := range n.Outputs {
-						ctx.RecordsReused = ctx.RecordsReused && e.chained && retainsNoInput[e.To]
-					}
 					d, err := n.Source(ctx, combined)
 					if err != nil {
 						return ctx.wrap(err)

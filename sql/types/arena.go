@@ -57,8 +57,18 @@ func (a *Arena) Rewind() {
 	if !a.recycle || len(a.chunks) == 0 {
 		return
 	}
+	if len(a.chunks) > maxRecycledChunks {
+		// A burst of rows (a join key of many matches) leaves no more
+		// memory behind than this.
+		clear(a.chunks[maxRecycledChunks:])
+		a.chunks = a.chunks[:maxRecycledChunks]
+	}
 	a.buf, a.next = a.chunks[0][:0], 1
 }
+
+// maxRecycledChunks bounds the chunks a recycling arena keeps from one
+// Rewind to the next.
+const maxRecycledChunks = 32
 
 // NewArena returns an arena of chunks of chunkSize bytes (DefaultArenaChunk
 // if chunkSize <= 0). A row larger than a chunk gets a chunk of its own.

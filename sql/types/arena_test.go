@@ -114,3 +114,35 @@ func TestOwnArena(t *testing.T) {
 		}
 	}
 }
+
+// TestRecyclingArenaBound checks that a recycling arena keeps no more than
+// maxRecycledChunks chunks from a burst of rows to the rounds after it,
+// and that the rows written after the rewind are intact.
+func TestRecyclingArenaBound(t *testing.T) {
+	rt := MustRowType(F("id", BigInt()), F("name", String()))
+	a := NewRecyclingArena(256)
+	w := NewRowWriter(rt, a)
+	write := func(n int) []Row {
+		var rows []Row
+		for i := 0; i < n; i++ {
+			w.SetInt64(0, int64(i))
+			w.SetString(1, "name of row")
+			rows = append(rows, w.Finish())
+		}
+		return rows
+	}
+	write(20 * maxRecycledChunks) // rows of ~40 bytes: about 3 chunks for 20 rows
+	if len(a.chunks) <= maxRecycledChunks {
+		t.Fatalf("the burst took %d chunks; the test wants more than %d", len(a.chunks), maxRecycledChunks)
+	}
+	a.Rewind()
+	if len(a.chunks) != maxRecycledChunks {
+		t.Errorf("after the rewind the arena keeps %d chunks; want %d", len(a.chunks), maxRecycledChunks)
+	}
+	rows := write(40 * maxRecycledChunks)
+	for i, r := range rows {
+		if r.Int64(0) != int64(i) || r.String(1) != "name of row" {
+			t.Fatalf("row %d after the rewind: (%d, %q)", i, r.Int64(0), r.String(1))
+		}
+	}
+}

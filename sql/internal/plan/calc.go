@@ -269,11 +269,22 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	rt, projs := c.rt, c.Projs
 	// The projection writes each row anew: the rows it reads may be in
-	// memory reused for the next ones.
-	return eddy.MapRowsCopying(s, func() func(types.Row) types.Row {
-		p, _ := newProjector(rt, projs)
-		return p.project
+	// memory reused for the next ones, and the rows it writes may be too.
+	return eddy.MapRowsReusing(s, func(reuse bool) (func(types.Row) types.Row, func()) {
+		a := newOutputArena(reuse)
+		p, _ := newSharedProjector(rt, projs, expr.NewShared(projs...), a)
+		return p.project, a.Rewind
 	}), nil
+}
+
+// newOutputArena returns the arena of an operator's output rows: one that
+// hands its memory out again after each batch if reuse (the readers keep
+// nothing of the rows; eddy.MapRowsReusing), else one whose rows stay.
+func newOutputArena(reuse bool) *types.Arena {
+	if reuse {
+		return types.NewRecyclingArena(0)
+	}
+	return types.NewArena(0)
 }
 
 // readsAlone tells whether c, fused with the chain of Calcs under it

@@ -262,6 +262,15 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 		ev.put(e)
 		return r
 	}
+	if !own {
+		// Each subtask writes its results with an evaluator of its own,
+		// into memory used again for each batch when the readers keep
+		// none of them.
+		opts = append(opts, eddy.JoinOutputReusing(func(reuse bool) (func(a, b *types.Row) types.Row, func()) {
+			e, rewind := ev.forSubtask(reuse)
+			return e.join, rewind
+		}))
+	}
 	var on func(a, b types.Row) bool
 	if len(j.residual) > 0 || nullKeys {
 		on = func(a, b types.Row) bool {
@@ -538,6 +547,19 @@ func valueIsNull(ev *expr.Eval, r types.Row) bool {
 // result rows, one at a time per goroutine: a join's functions are called
 // by all its subtasks.
 type joinEvals struct{ pool sync.Pool }
+
+// forSubtask returns an evaluator of a subtask's own, whose result rows go
+// into memory that rewind hands out again if reuse (the readers of the
+// results keep nothing of them; eddy.JoinOutputReusing).
+func (evs *joinEvals) forSubtask(reuse bool) (*joinEval, func()) {
+	e := evs.pool.New().(*joinEval)
+	if !reuse {
+		return e, func() {}
+	}
+	a := types.NewRecyclingArena(0)
+	e.w = types.NewRowWriter(e.w.RowType(), a)
+	return e, a.Rewind
+}
 
 // joinEval builds the result row of a pair and tests the rest of the join
 // condition on it. Both are compiled over the pair of rows (expr.Pair):

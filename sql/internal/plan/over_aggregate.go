@@ -444,8 +444,11 @@ func (r *OverAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	out := eddy.OverAggregate[string, types.Row, Acc, string](g, frame, r.fn, opts...)
 	rt, fn, n := r.rt, r.fn, in.Len()
 	resEnc := types.NewKeyEncoder(fn.rt, seq(fn.rt.Len())...)
-	return eddy.MapRowsEach(out, func() func(eddy.OverRow[types.Row, string]) types.Row {
-		w := types.NewRowWriter(rt, types.NewArena(0))
+	// Each output row is written anew, into memory used again for each
+	// batch when the readers keep none of the rows.
+	return eddy.MapRowsReusing(out, func(reuse bool) (func(eddy.OverRow[types.Row, string]) types.Row, func()) {
+		a := newOutputArena(reuse)
+		w := types.NewRowWriter(rt, a)
 		sets := make([]func(types.Row, *types.RowWriter), 0, rt.Len())
 		for i := 0; i < n; i++ {
 			set, _ := expr.Setter(&expr.Column{Index: i, T: in.FieldType(i)}, i)
@@ -466,6 +469,6 @@ func (r *OverAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 				set(res, w)
 			}
 			return w.Finish()
-		}
+		}, a.Rewind
 	}), nil
 }

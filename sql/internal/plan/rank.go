@@ -178,9 +178,11 @@ func (r *RankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		}), nil
 	}
 	rt := r.rt
-	return eddy.MapRowsEach(ranked, func() func(eddy.Ranked[types.Row]) types.Row {
-		a := types.NewArena(0)
-		return func(x eddy.Ranked[types.Row]) types.Row { return a.AppendInt64(rt, x.Row, x.Rank) }
+	// The rows with their rank numbers go into memory used again for
+	// each batch when the readers keep none of them.
+	return eddy.MapRowsReusing(ranked, func(reuse bool) (func(eddy.Ranked[types.Row]) types.Row, func()) {
+		a := newOutputArena(reuse)
+		return func(x eddy.Ranked[types.Row]) types.Row { return a.AppendInt64(rt, x.Row, x.Rank) }, a.Rewind
 	}), nil
 }
 
