@@ -22,7 +22,10 @@ type lookupConfig struct {
 	retryBackoff time.Duration
 	stats        *LookupStats
 	sync         bool
-	errs         []string
+	// output makes the result functions (LookupOutputReusing), a
+	// func(bool) (func(T, *R) O, func()).
+	output any
+	errs   []string
 }
 
 // DefaultLookupConcurrency is the number of lookups a LookupJoin subtask
@@ -84,6 +87,22 @@ func LookupRetries(n int, backoff time.Duration) LookupOption {
 // does not apply.
 func LookupSynchronous() LookupOption {
 	return func(c *lookupConfig) { c.sync = true }
+}
+
+// LookupOutputReusing gives a LookupJoin result functions that can write
+// their rows into memory they reuse, in place of its result function
+// (LookupFuncs.Result, which may then be nil). newResult makes the
+// function of every parallel subtask, and is told whether the operators
+// reading the join's results keep nothing of them once they have taken a
+// batch (reuse): then the join calls rewind after each batch of its input,
+// once the results have gone to them, and result may write later results
+// into the memory of those it made before (an arena it rewinds).
+// Otherwise rewind is never called, and every result must stay valid for
+// as long as its readers keep it. T, R and O are the join's input, found
+// and result row types; result runs on the subtask's goroutine, with the
+// match valid only during the call.
+func LookupOutputReusing[T, R, O any](newResult func(reuse bool) (result func(row T, match *R) O, rewind func())) LookupOption {
+	return func(c *lookupConfig) { c.output = newResult }
 }
 
 // LookupStatsTo makes the LookupJoin count its cache hits, misses and
@@ -178,9 +197,16 @@ func LookupJoinEach[T any, K comparable, R, O any](s *Stream[changelog.Change[T]
 	if kind != InnerJoin && kind != LeftJoin {
 		env.fail(fmt.Errorf("eddy: LookupJoin after %q: a lookup join is an InnerJoin or a LeftJoin, not a %v", s.node.Name, kind))
 	}
+	newResult, _ := cfg.output.(func(bool) (func(T, *R) O, func()))
+	if cfg.output != nil && newResult == nil {
+		var t T
+		var r R
+		var o O
+		env.fail(fmt.Errorf("eddy: LookupJoin after %q: LookupOutputReusing was given a %T, but the join's rows are %T, its rows found %T and its results %T; give a func(bool) (func(%T, *%T) %T, func())", s.node.Name, cfg.output, t, r, o, t, r, o))
+	}
 	if newFuncs == nil {
 		env.fail(fmt.Errorf("eddy: LookupJoinEach after %q: no function to make the key, lookup and result functions", s.node.Name))
-	} else if f := newFuncs(); f.Key == nil || f.Lookup == nil || f.Result == nil {
+	} else if f := newFuncs(); f.Key == nil || f.Lookup == nil || (f.Result == nil && newResult == nil) {
 		env.fail(fmt.Errorf("eddy: LookupJoin after %q: the key, lookup and result functions must not be nil", s.node.Name))
 	}
 	checkWholeRows(env, "LookupJoin", s)
@@ -200,6 +226,12 @@ func LookupJoinEach[T any, K comparable, R, O any](s *Stream[changelog.Change[T]
 		l := logic
 		f := newFuncs()
 		l.Key, l.Lookup, l.Output, l.Match = f.Key, f.Lookup, f.Result, f.Match
+		if newResult != nil {
+			l.Output, l.Rewind = newResult(ctx.RecordsReused)
+			if !ctx.RecordsReused {
+				l.Rewind = nil
+			}
+		}
 		return ops.NewLookupJoin(ctx, l, outs), nil
 	})
 	out.node.Parallelism = s.node.Parallelism

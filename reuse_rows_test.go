@@ -242,3 +242,62 @@ func TestJoinOutputReusing(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupOutputReusing checks that a lookup join whose results are
+// written into memory it reuses (eddy.LookupOutputReusing), with
+// synchronous lookups or lookups on goroutines of their own, is told it
+// may, and has its memory rewound after each batch, only when the sink
+// reading its results keeps nothing of them.
+func TestLookupOutputReusing(t *testing.T) {
+	const n = 500
+	for _, sync := range []bool{true, false} {
+		for _, copies := range []bool{true, false} {
+			t.Run(fmt.Sprintf("synchronous: %v, a sink that copies: %v", sync, copies), func(t *testing.T) {
+				var reused, readers, told, rewinds atomic.Int32
+				env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithBatchSize(16))
+				src := eddy.FromSource[changelog.Change[*int]](env, "numbers", changeSource{reuseSource{n: n, perRead: 7, reused: &reused, readers: &readers}}, eddy.NoWatermarks[changelog.Change[*int]]())
+				opts := []eddy.LookupOption{eddy.LookupOutputReusing(func(reuse bool) (func(row *int, m *int) *int, func()) {
+					if reuse {
+						told.Add(1)
+					}
+					buf := make([]int, 0, 64)
+					fn := func(row *int, m *int) *int {
+						if len(buf) == cap(buf) {
+							buf = make([]int, 0, cap(buf))
+						}
+						buf = append(buf, *row+*m)
+						return &buf[len(buf)-1]
+					}
+					return fn, func() { rewinds.Add(1); buf = buf[:0] }
+				})}
+				if sync {
+					opts = append(opts, eddy.LookupSynchronous())
+				}
+				out := eddy.LookupJoinEach(src, func() eddy.LookupFuncs[*int, int, int, *int] {
+					return eddy.LookupFuncs[*int, int, int, *int]{
+						Key:    func(p *int) int { return *p },
+						Lookup: func(_ context.Context, k int) ([]int, error) { return []int{10 * k}, nil },
+					}
+				}, eddy.InnerJoin, opts...)
+				sink := changeCollectingSink{newCollectingSink(copies)}
+				eddy.WriteTo(out, "sink", sink)
+				if err := env.Execute(context.Background(), "reuse"); err != nil {
+					t.Fatal(err)
+				}
+				if got := told.Load() > 0; got != copies {
+					t.Errorf("the join was told to reuse its memory: %v; want %v", got, copies)
+				}
+				if got := rewinds.Load() > 0; got != copies {
+					t.Errorf("the join's memory was rewound %d times; want rewinds %v", rewinds.Load(), copies)
+				}
+				want := make([]int, n)
+				for i := range want {
+					want[i] = 11 * i
+				}
+				if got := sink.values(); !slices.Equal(got, want) {
+					t.Errorf("the sink received %d values %v…; want %d: %v…", len(got), got[:min(len(got), 20)], n, want[:20])
+				}
+			})
+		}
+	}
+}

@@ -29,6 +29,10 @@ type LookupJoinLogic[T any, K comparable, R, O any] struct {
 	// Output makes the result row of an input row and a row found (nil if
 	// none). The pointer is valid only during the call.
 	Output func(row T, match *R) O
+	// Rewind, if set, is called after each input batch once its results
+	// have gone to the output (not after a failed one): Output may then
+	// write later results into the memory of earlier ones.
+	Rewind func()
 	// Match, if set, tells whether a row found joins the input row (the
 	// rest of a join condition): only those that do give result rows, and
 	// with LeftOuter an input row none of whose rows match is kept, with
@@ -179,7 +183,13 @@ func (j *LookupJoin[T, K, R, O]) ProcessBatch(b *runtime.Batch[changelog.Change[
 		return err
 	}
 	j.poll()
-	return j.out.Flush()
+	if err := j.out.Flush(); err != nil {
+		return err
+	}
+	if j.logic.Rewind != nil {
+		j.logic.Rewind()
+	}
+	return nil
 }
 
 // start returns the lookup of key: a done one from the cache, the one in

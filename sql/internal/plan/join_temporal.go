@@ -355,15 +355,20 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 			return p.projectAll(rows), nil
 		}
 		// The rest of the condition picks the rows found that join; a
-		// LEFT join pads a row none of whose rows do, once.
-		f := eddy.LookupFuncs[types.Row, string, types.Row, types.Row]{Key: key, Lookup: look,
-			Result: func(a types.Row, m *types.Row) types.Row { return e.join(&a, m) }}
+		// LEFT join pads a row none of whose rows do, once. The results
+		// are written as LookupOutputReusing below says.
+		f := eddy.LookupFuncs[types.Row, string, types.Row, types.Row]{Key: key, Lookup: look}
 		if j.cond != nil {
 			f.Match = func(a types.Row, m *types.Row) bool { return e.test(a, *m) }
 		}
 		return f
 	}
-	var opts []eddy.LookupOption
+	// Each subtask writes its results with an evaluator of its own, into
+	// memory used again for each batch when the readers keep none of them.
+	opts := []eddy.LookupOption{eddy.LookupOutputReusing(func(reuse bool) (func(a types.Row, m *types.Row) types.Row, func()) {
+		e, rewind := ev.forSubtask(reuse)
+		return func(a types.Row, m *types.Row) types.Row { return e.join(&a, m) }, rewind
+	})}
 	if inMemory {
 		opts = append(opts, eddy.LookupSynchronous())
 	}
