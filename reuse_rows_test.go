@@ -116,6 +116,56 @@ func (s changeCollectingSink) Write(records []changelog.Change[*int], ts []int64
 	return s.collectingSink.Write(rows, ts)
 }
 
+// reusingMemory is the memory of an operator's function that writes its
+// values into memory it reuses: put writes into memory that rewind hands
+// out again, and told and rewinds count the subtasks told they may reuse
+// and the rewinds. Room for more than a batch: rewound, the next batch
+// overwrites the values of the last.
+type reusingMemory struct {
+	told, rewinds atomic.Int32
+}
+
+// start returns a subtask's put and rewind.
+func (m *reusingMemory) start(reuse bool) (put func(int) *int, rewind func()) {
+	if reuse {
+		m.told.Add(1)
+	}
+	buf := make([]int, 0, 64)
+	put = func(v int) *int {
+		if len(buf) == cap(buf) {
+			buf = make([]int, 0, cap(buf))
+		}
+		buf = append(buf, v)
+		return &buf[len(buf)-1]
+	}
+	return put, func() { m.rewinds.Add(1); buf = buf[:0] }
+}
+
+// check checks that what wrote into m was told it may reuse its memory,
+// and had it rewound, if and only if reuse, and that the sink received
+// want.
+func (m *reusingMemory) check(t *testing.T, what string, reuse bool, sink changeCollectingSink, want []int) {
+	t.Helper()
+	if got := m.told.Load() > 0; got != reuse {
+		t.Errorf("the %s was told to reuse its memory: %v; want %v", what, got, reuse)
+	}
+	if got := m.rewinds.Load() > 0; got != reuse {
+		t.Errorf("the %s's memory was rewound %d times; want rewinds %v", what, m.rewinds.Load(), reuse)
+	}
+	if got := sink.values(); !slices.Equal(got, want) {
+		t.Errorf("the sink received %d values %v…; want %d: %v…", len(got), got[:min(len(got), 20)], len(want), want[:min(len(want), 20)])
+	}
+}
+
+// numbers returns f(i) for i below n.
+func numbers(n int, f func(int) int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = f(i)
+	}
+	return out
+}
+
 // TestMapRowsReusing checks that a map writing its rows into memory it
 // reuses (eddy.MapRowsReusing) is told it may, and has its memory rewound
 // after each batch, only when the operators reading its rows keep nothing
@@ -136,29 +186,15 @@ func TestMapRowsReusing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var reused, readers, told, rewinds atomic.Int32
+			var reused, readers atomic.Int32
+			var mem reusingMemory
 			env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithBatchSize(16))
 			src := eddy.FromSource[changelog.Change[*int]](env, "numbers", changeSource{reuseSource{n: n, perRead: 7, reused: &reused, readers: &readers}}, eddy.NoWatermarks[changelog.Change[*int]]())
 			m := eddy.MapRowsReusing(src, func(reuse bool) (func(*int) *int, func()) {
-				if reuse {
-					told.Add(1)
-				}
-				// Room for more than a batch: rewound, the next batch
-				// overwrites the values of the last.
-				buf := make([]int, 0, 64)
-				fn := func(p *int) *int {
-					if len(buf) == cap(buf) {
-						buf = make([]int, 0, cap(buf))
-					}
-					buf = append(buf, *p)
-					return &buf[len(buf)-1]
-				}
-				return fn, func() { rewinds.Add(1); buf = buf[:0] }
+				put, rewind := mem.start(reuse)
+				return func(p *int) *int { return put(*p) }, rewind
 			})
-			want := make([]int, n)
-			for i := range want {
-				want[i] = i
-			}
+			want := numbers(n, func(i int) int { return i })
 			if c.filter {
 				m = eddy.FilterRowsNonRetaining(m, even)
 				want = slices.DeleteFunc(want, func(v int) bool { return v%2 != 0 })
@@ -168,15 +204,7 @@ func TestMapRowsReusing(t *testing.T) {
 			if err := env.Execute(context.Background(), "reuse"); err != nil {
 				t.Fatal(err)
 			}
-			if got := told.Load() > 0; got != c.copies {
-				t.Errorf("the map was told to reuse its memory: %v; want %v", got, c.copies)
-			}
-			if got := rewinds.Load() > 0; got != c.copies {
-				t.Errorf("the map's memory was rewound %d times; want rewinds %v", rewinds.Load(), c.copies)
-			}
-			if got := sink.values(); !slices.Equal(got, want) {
-				t.Errorf("the sink received %d values %v…; want %d", len(got), got[:min(len(got), 20)], len(want))
-			}
+			mem.check(t, "map", c.copies, sink, want)
 		})
 	}
 }
@@ -191,53 +219,34 @@ func TestJoinOutputReusing(t *testing.T) {
 	for _, kind := range []eddy.JoinKind{eddy.InnerJoin, eddy.LeftSemiJoin} {
 		for _, copies := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%v, a sink that copies: %v", kind, copies), func(t *testing.T) {
-				var reused, readers, told, rewinds atomic.Int32
+				var reused, readers atomic.Int32
+				var mem reusingMemory
 				env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithBatchSize(16))
 				side := func(name string) *eddy.KeyedStream[int, changelog.Change[*int]] {
 					s := eddy.FromSource[changelog.Change[*int]](env, name, changeSource{reuseSource{n: n, perRead: 7, reused: &reused, readers: &readers}}, eddy.NoWatermarks[changelog.Change[*int]]())
 					return eddy.GroupBy(s, func(p *int) int { return *p })
 				}
 				out := eddy.Join[int, *int, *int, *int](side("left"), side("right"), kind, nil, eddy.JoinOutputReusing(func(reuse bool) (func(a, b **int) *int, func()) {
-					if reuse {
-						told.Add(1)
-					}
-					buf := make([]int, 0, 64)
-					fn := func(a, b **int) *int {
-						if len(buf) == cap(buf) {
-							buf = make([]int, 0, cap(buf))
+					put, rewind := mem.start(reuse)
+					return func(a, b **int) *int {
+						if b == nil {
+							return put(**a)
 						}
-						v := **a
-						if b != nil {
-							v += **b
-						}
-						buf = append(buf, v)
-						return &buf[len(buf)-1]
-					}
-					return fn, func() { rewinds.Add(1); buf = buf[:0] }
+						return put(**a + **b)
+					}, rewind
 				}))
 				sink := changeCollectingSink{newCollectingSink(copies)}
 				eddy.WriteTo(out, "sink", sink)
 				if err := env.Execute(context.Background(), "reuse"); err != nil {
 					t.Fatal(err)
 				}
-				if got := told.Load() > 0; got != copies {
-					t.Errorf("the join was told to reuse its memory: %v; want %v", got, copies)
-				}
-				if got := rewinds.Load() > 0; got != copies {
-					t.Errorf("the join's memory was rewound %d times; want rewinds %v", rewinds.Load(), copies)
-				}
 				// An inner join's result is the sum of the pair, a semi
 				// join's its left row.
-				want := make([]int, n)
-				for i := range want {
-					want[i] = i
-					if kind == eddy.InnerJoin {
-						want[i] = 2 * i
-					}
+				want := numbers(n, func(i int) int { return 2 * i })
+				if kind == eddy.LeftSemiJoin {
+					want = numbers(n, func(i int) int { return i })
 				}
-				if got := sink.values(); !slices.Equal(got, want) {
-					t.Errorf("the sink received %d values %v…; want %d: %v…", len(got), got[:min(len(got), 20)], n, want[:20])
-				}
+				mem.check(t, "join", copies, sink, want)
 			})
 		}
 	}
@@ -253,22 +262,13 @@ func TestLookupOutputReusing(t *testing.T) {
 	for _, sync := range []bool{true, false} {
 		for _, copies := range []bool{true, false} {
 			t.Run(fmt.Sprintf("synchronous: %v, a sink that copies: %v", sync, copies), func(t *testing.T) {
-				var reused, readers, told, rewinds atomic.Int32
+				var reused, readers atomic.Int32
+				var mem reusingMemory
 				env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithBatchSize(16))
 				src := eddy.FromSource[changelog.Change[*int]](env, "numbers", changeSource{reuseSource{n: n, perRead: 7, reused: &reused, readers: &readers}}, eddy.NoWatermarks[changelog.Change[*int]]())
 				opts := []eddy.LookupOption{eddy.LookupOutputReusing(func(reuse bool) (func(row *int, m *int) *int, func()) {
-					if reuse {
-						told.Add(1)
-					}
-					buf := make([]int, 0, 64)
-					fn := func(row *int, m *int) *int {
-						if len(buf) == cap(buf) {
-							buf = make([]int, 0, cap(buf))
-						}
-						buf = append(buf, *row+*m)
-						return &buf[len(buf)-1]
-					}
-					return fn, func() { rewinds.Add(1); buf = buf[:0] }
+					put, rewind := mem.start(reuse)
+					return func(row *int, m *int) *int { return put(*row + *m) }, rewind
 				})}
 				if sync {
 					opts = append(opts, eddy.LookupSynchronous())
@@ -284,19 +284,7 @@ func TestLookupOutputReusing(t *testing.T) {
 				if err := env.Execute(context.Background(), "reuse"); err != nil {
 					t.Fatal(err)
 				}
-				if got := told.Load() > 0; got != copies {
-					t.Errorf("the join was told to reuse its memory: %v; want %v", got, copies)
-				}
-				if got := rewinds.Load() > 0; got != copies {
-					t.Errorf("the join's memory was rewound %d times; want rewinds %v", rewinds.Load(), copies)
-				}
-				want := make([]int, n)
-				for i := range want {
-					want[i] = 11 * i
-				}
-				if got := sink.values(); !slices.Equal(got, want) {
-					t.Errorf("the sink received %d values %v…; want %d: %v…", len(got), got[:min(len(got), 20)], n, want[:20])
-				}
+				mem.check(t, "lookup join", copies, sink, numbers(n, func(i int) int { return 11 * i }))
 			})
 		}
 	}
