@@ -82,21 +82,7 @@ func TestRecordReuseThroughRows(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var reused, readers atomic.Int32
-			env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithBatchSize(16))
-			src := eddy.FromSource[changelog.Change[*int]](env, "numbers", changeSource{reuseSource{n: n, perRead: 7, reused: &reused, readers: &readers}}, eddy.NoWatermarks[changelog.Change[*int]]())
-			sinks := c.build(src)
-			if err := env.Execute(context.Background(), "reuse"); err != nil {
-				t.Fatal(err)
-			}
-			if got := reused.Load() > 0; got != c.reuse || readers.Load() == 0 {
-				t.Errorf("%d of %d readers were told they may reuse records; want reuse %v", reused.Load(), readers.Load(), c.reuse)
-			}
-			for k, s := range sinks {
-				if got := s.values(); !slices.Equal(got, want) {
-					t.Errorf("sink %d received %d values %v…; want the even numbers below %d once each", k, len(got), got[:min(len(got), 20)], n)
-				}
-			}
+			runReuse(t, n, func(s reuseSource) connector.Source[changelog.Change[*int]] { return changeSource{s} }, c.build, c.reuse, want, fmt.Sprintf("the even numbers below %d once each", n))
 		})
 	}
 }

@@ -2,6 +2,7 @@ package eddy_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -183,22 +184,31 @@ func TestRecordReuse(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var reused, readers atomic.Int32
-			env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithBatchSize(16))
-			src := eddy.FromSource[*int](env, "numbers", reuseSource{n: n, perRead: 7, reused: &reused, readers: &readers}, eddy.NoWatermarks[*int]())
-			sinks := c.build(src)
-			if err := env.Execute(context.Background(), "reuse"); err != nil {
-				t.Fatal(err)
-			}
-			if got := reused.Load() > 0; got != c.reuse || readers.Load() == 0 {
-				t.Errorf("%d of %d readers were told they may reuse records; want reuse %v", reused.Load(), readers.Load(), c.reuse)
-			}
-			for k, s := range sinks {
-				if got := s.values(); !slices.Equal(got, want) {
-					t.Errorf("sink %d received %d values %v…; want 0 … %d once each", k, len(got), got[:min(len(got), 20)], n-1)
-				}
-			}
+			runReuse(t, n, func(s reuseSource) connector.Source[*int] { return s }, c.build, c.reuse, want, fmt.Sprintf("0 … %d once each", n-1))
 		})
+	}
+}
+
+// runReuse runs the job that build makes over a source of the numbers
+// below n (source turns a reuseSource into it), and checks that its
+// readers were told they may reuse their records if and only if reuse, and
+// that every sink received want (wantDesc in words).
+func runReuse[T any](t *testing.T, n int, source func(reuseSource) connector.Source[T], build func(*eddy.Stream[T]) []collectingSink, reuse bool, want []int, wantDesc string) {
+	t.Helper()
+	var reused, readers atomic.Int32
+	env := eddy.NewEnvironment(eddy.WithParallelism(1), eddy.WithBatchSize(16))
+	src := eddy.FromSource[T](env, "numbers", source(reuseSource{n: n, perRead: 7, reused: &reused, readers: &readers}), eddy.NoWatermarks[T]())
+	sinks := build(src)
+	if err := env.Execute(context.Background(), "reuse"); err != nil {
+		t.Fatal(err)
+	}
+	if got := reused.Load() > 0; got != reuse || readers.Load() == 0 {
+		t.Errorf("%d of %d readers were told they may reuse records; want reuse %v", reused.Load(), readers.Load(), reuse)
+	}
+	for k, s := range sinks {
+		if got := s.values(); !slices.Equal(got, want) {
+			t.Errorf("sink %d received %d values %v…; want %s", k, len(got), got[:min(len(got), 20)], wantDesc)
+		}
 	}
 }
 
