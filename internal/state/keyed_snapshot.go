@@ -3,7 +3,10 @@ package state
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // Keyed snapshot layout. The keyed state of one key group of an operator
@@ -14,7 +17,11 @@ import (
 // In the native format of an object backend (its checkpoints) there is one
 // section per table, in order of name, whose data is what the table's
 // AppendKeyGroup (or the encode of its BeginSnapshot) made for the key
-// group. In the canonical format (savepoints, and the checkpoints of a bytes
+// group. Its name is the table's, a zero byte and the sum of the table's
+// kind (kindSum), so that a restore into a table of another kind (a job
+// whose state changed type, or an eddy release that keys an operator
+// otherwise) is refused instead of decoding the entries as the new types;
+// sections written before the sum have the table's name alone. In the canonical format (savepoints, and the checkpoints of a bytes
 // backend that does not snapshot natively) there is one section,
 // CanonicalSection (see canonical.go). Extra tables beside a bytes backend
 // are in their native format.
@@ -155,8 +162,10 @@ func (t *KeyedTables) BeginSnapshot(kgs KeyGroupRange, opts SnapshotOptions) (fu
 	}
 	sort.Strings(names)
 	encoders := make([]func(dst []byte, kg int) []byte, len(names))
+	sections := make([]string, len(names))
 	var releases []func()
 	for i, name := range names {
+		sections[i] = name + "\x00" + kindSum(tables[name].Kind())
 		if a, ok := tables[name].(AsyncSnapshotter); ok {
 			enc, rel := a.BeginSnapshot()
 			encoders[i] = enc
@@ -185,13 +194,13 @@ func (t *KeyedTables) BeginSnapshot(kgs KeyGroupRange, opts SnapshotOptions) (fu
 		var data []byte
 		for kg := kgs.Start; kg < kgs.End; kg++ {
 			var buf []byte
-			for i, name := range names {
+			for i := range names {
 				if encoders[i] == nil {
-					buf = AppendSection(buf, name, now[kg-kgs.Start][i])
+					buf = AppendSection(buf, sections[i], now[kg-kgs.Start][i])
 					continue
 				}
 				data = encoders[i](data[:0], kg)
-				buf = AppendSection(buf, name, data)
+				buf = AppendSection(buf, sections[i], data)
 			}
 			out[kg] = buf
 		}
@@ -228,7 +237,11 @@ func (t *KeyedTables) Restore(kgs KeyGroupRange, keyGroups map[int][]byte) error
 				}
 				return t.restoreCanonical(kg, cts)
 			}
+			name, sum, _ := strings.Cut(name, "\x00")
 			tbl, ok := tables[name]
+			if ok && sum != "" && sum != kindSum(tbl.Kind()) {
+				return fmt.Errorf("restoring state %q: the checkpoint holds it with other types than the operator declares (%s): the job's state changed, or the checkpoint was written by another eddy release; resume from a savepoint, which names both, or start the job without the checkpoint: %w", name, tbl.Kind(), ErrIncompatibleTable)
+			}
 			if !ok {
 				if _, bytesBackend := t.b.(TableLister); bytesBackend {
 					return fmt.Errorf("the checkpoint holds state %q in the heap backend's own format, which this state backend cannot read: restore from a savepoint (savepoints restore into any state backend), or run the job with the heap backend", name)
@@ -245,4 +258,12 @@ func (t *KeyedTables) Restore(kgs KeyGroupRange, keyGroups map[int][]byte) error
 		}
 	}
 	return nil
+}
+
+// kindSum returns the sum of a table's kind that its native sections carry:
+// 16 hexadecimal digits of its 64-bit FNV-1a hash.
+func kindSum(kind string) string {
+	h := fnv.New64a()
+	h.Write([]byte(kind))
+	return strconv.FormatUint(h.Sum64()|1<<63, 16)
 }
