@@ -457,7 +457,6 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if err != nil {
 		return nil, err
 	}
-	keyEnc := types.NewKeyEncoder(r.Input.Schema(), seq(r.Keys)...)
 	assigner := window.Tumbling(time.Millisecond)
 	if r.TVF != nil {
 		assigner = r.TVF.Assigner
@@ -475,37 +474,49 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 			})
 		})
 	}
-	keyed := groupByKey(s, keyEnc)
+	in := r.Input.Schema()
+	if r.Keys == 1 && slotKey(in.FieldType(0)) {
+		// One integer, date or millisecond-timestamp key: keyed by its
+		// int64 value (with its nullness if it may be NULL), which the
+		// window's state, timers and exchange hash and compare without
+		// building a key string per row.
+		if !in.FieldType(0).IsNullable() {
+			keyed := eddy.GroupBy(s, func(r types.Row) int64 { return r.Int64(0) })
+			return buildWindowAggregate(b, r, keyed, assigner, intKeyWriter)
+		}
+		keyed := eddy.GroupBy(s, func(r types.Row) nullableInt { return nullableIntOf(r, 0) })
+		return buildWindowAggregate(b, r, keyed, assigner, nullableIntKeyWriter)
+	}
+	keyEnc := types.NewKeyEncoder(in, seq(r.Keys)...)
+	return buildWindowAggregate(b, r, groupByKey(s, keyEnc), assigner, encodedKeyWriter(keyEnc))
+}
+
+// buildWindowAggregate builds the aggregation of r over keyed, whose keys
+// newKeyWriter's functions write into the output rows.
+func buildWindowAggregate[K comparable](b *builder, r *WindowAggregateRel, keyed *eddy.KeyedStream[K, Rec], assigner window.Assigner, newKeyWriter keyWriterFunc[K]) (*eddy.Stream[Rec], error) {
 	ws := eddy.Window(keyed, assigner)
 	if r.late != nil {
 		ws = ws.SideOutputLateData(r.late.tag())
 	}
-	kt, rt, fn := keyEnc.KeyType(), r.rt, r.fn
-	bounds, keyIdx, nGroups := r.Bounds, r.KeyIdx, len(r.Bounds)
+	rt, fn := r.rt, r.fn
+	bounds, keyIdx := r.Bounds, r.KeyIdx
+	kt := types.MustRowType(r.Input.Schema().Fields()[:r.Keys]...)
 	// newRow returns a subtask's function writing the output row of a key,
 	// a window and the row of the calls' results.
-	newRow := func() func(key, res types.Row, win window.Window) types.Row {
+	newRow := func() func(key K, res types.Row, win window.Window) types.Row {
 		w := types.NewRowWriter(rt, types.NewArena(0))
-		var keySets []func(types.Row, *types.RowWriter)
-		for i := range bounds {
-			if bounds[i] < 0 {
-				set, _ := expr.Setter(&expr.Column{Index: keyIdx[i], T: kt.FieldType(keyIdx[i])}, i)
-				keySets = append(keySets, set)
-			} else {
-				keySets = append(keySets, nil)
-			}
-		}
+		writeKey := newKeyWriter(kt, bounds, keyIdx)
 		var resSets []func(types.Row, *types.RowWriter)
 		for i := 0; i < fn.rt.Len(); i++ {
-			set, _ := expr.Setter(&expr.Column{Index: i, T: fn.rt.FieldType(i)}, nGroups+i)
+			set, _ := expr.Setter(&expr.Column{Index: i, T: fn.rt.FieldType(i)}, len(bounds)+i)
 			resSets = append(resSets, set)
 		}
-		return func(key, res types.Row, win window.Window) types.Row {
+		return func(key K, res types.Row, win window.Window) types.Row {
 			w.Reset()
-			for i, set := range keySets {
-				switch bounds[i] {
+			writeKey(key, w)
+			for i, bound := range bounds {
+				switch bound {
 				case -1:
-					set(key, w)
 				case 0:
 					w.SetTimestampMillis(i, win.Start)
 				case 1:
@@ -524,27 +535,27 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if len(fn.groups) > 0 {
 		// DISTINCT calls keep their values in the accumulators
 		// (window_distinct.go).
-		out := eddy.Aggregate[string, Rec, windowAcc, string](ws, newWindowDistinctAgg(fn))
+		out := eddy.Aggregate[K, Rec, windowAcc, string](ws, newWindowDistinctAgg(fn))
 		if r.late != nil {
 			if err := buildLateRows(r.late, b, out); err != nil {
 				return nil, err
 			}
 		}
 		resEnc := types.NewKeyEncoder(fn.rt, seq(fn.rt.Len())...)
-		rows = eddy.Process(out, func() eddy.ProcessFunction[eddy.Windowed[string, string], Rec] {
+		rows = eddy.Process(out, func() eddy.ProcessFunction[eddy.Windowed[K, string], Rec] {
 			row := newRow()
-			return eddy.ProcessFunc[eddy.Windowed[string, string], Rec](func(ctx *eddy.ProcessContext[Rec], v eddy.Windowed[string, string]) error {
-				ctx.Emit(Rec{Kind: changelog.Insert, Row: row(keyEnc.KeyRow(v.Key), resEnc.KeyRow(v.Value), v.Window)})
+			return eddy.ProcessFunc[eddy.Windowed[K, string], Rec](func(ctx *eddy.ProcessContext[Rec], v eddy.Windowed[K, string]) error {
+				ctx.Emit(Rec{Kind: changelog.Insert, Row: row(v.Key, resEnc.KeyRow(v.Value), v.Window)})
 				return nil
 			})
 		})
 	} else {
 		// The operator writes the output rows from the panes'
 		// accumulators as windows fire.
-		rows = eddy.AggregatePanes(ws, recAgg{fn}, func() eddy.PanesFunc[string, Acc, Rec] {
+		rows = eddy.AggregatePanes(ws, recAgg{fn}, func() eddy.PanesFunc[K, Acc, Rec] {
 			row := newRow()
 			res := types.NewRowWriter(fn.rt, types.NewScratchArena())
-			return func(key string, win window.Window, accs []Acc, emit func(Rec)) error {
+			return func(key K, win window.Window, accs []Acc, emit func(Rec)) error {
 				acc := accs[0]
 				if len(accs) > 1 || fn.syns > 0 {
 					// Merge leaves its second accumulator as it is, and
@@ -556,7 +567,7 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 				}
 				res.Reset()
 				fn.writeResult(acc, res, 0)
-				emit(Rec{Kind: changelog.Insert, Row: row(keyEnc.KeyRow(key), res.Finish(), win)})
+				emit(Rec{Kind: changelog.Insert, Row: row(key, res.Finish(), win)})
 				return nil
 			}
 		})
