@@ -159,6 +159,8 @@ type tableWriter struct {
 	// keep holds a bit per EventType (1<<t) whose events have rows; the
 	// others are left out (see tableSource.ApplyFilters). 0 keeps all.
 	keep uint8
+	// conds are the comparisons an event must pass to have a row.
+	conds []fieldCond
 }
 
 // newTableWriter checks the columns of t against the events' fields and
@@ -260,10 +262,15 @@ func (tw *tableWriter) pickerIn(arena *types.Arena) Picker[connector.TableRecord
 	if keep == 0 {
 		keep = 0xff
 	}
-	fields, cols := tw.fields, tw.cols
+	fields, cols, conds := tw.fields, tw.cols, tw.conds
 	return func(e *Event, out connector.SplitOutput[connector.TableRecord]) {
 		if keep&(1<<e.Type) == 0 {
 			return
+		}
+		for i := range conds {
+			if !conds[i].holds(e) {
+				return
+			}
 		}
 		w.Reset()
 		for i := range fields {
@@ -328,28 +335,34 @@ const allEvents = 1<<PersonEvent | 1<<AuctionEvent | 1<<BidEvent
 // predicates that depend on the event type alone: comparisons of
 // event_type with an integer constant, and IS [NOT] NULL of the person,
 // auction and bid columns and their fields (a field is NULL exactly when
-// the event is of another kind). The events the predicates leave out are
-// skipped before any row is written, and their fields are not generated.
-// The paths refer to the table's columns also on a projected source.
+// the event is of another kind); and comparisons of a BIGINT field of
+// those columns with a constant, tested on the event. The events the
+// predicates leave out are skipped before any row is written, and the
+// fields of the event types they leave out are not generated. The paths
+// refer to the table's columns also on a projected source.
 func (s *tableSource) ApplyFilters(preds []connector.Predicate) (connector.Source[connector.TableRecord], []int) {
 	keep := s.tw.keep
 	if keep == 0 {
 		keep = allEvents
 	}
 	var accepted []int
+	conds := s.tw.conds
 	for i, p := range preds {
-		m, ok := s.eventMask(p)
-		if !ok {
+		if m, ok := s.eventMask(p); ok {
+			keep &= m
+		} else if c, ok := s.fieldCondOf(p); ok {
+			conds = append(conds[:len(conds):len(conds)], c)
+			keep &= 1 << c.kind
+		} else {
 			continue
 		}
-		keep &= m
 		accepted = append(accepted, i)
 	}
 	if len(accepted) == 0 {
 		return nil, nil
 	}
 	tw := *s.tw
-	tw.keep = keep
+	tw.keep, tw.conds = keep, conds
 	if keep == 0 {
 		// No event passes: keep a bit no event has, so that the
 		// generator still skips every event's fields.
@@ -434,7 +447,7 @@ func (s *tableSource) eventMask(p connector.Predicate) (uint8, bool) {
 // the events. A filtered source stays filtered.
 func (s *tableSource) ProjectFields(paths [][]int) (connector.Source[connector.TableRecord], bool) {
 	var fs []types.Field
-	tw := &tableWriter{keep: s.tw.keep, transient: s.tw.transient}
+	tw := &tableWriter{keep: s.tw.keep, conds: s.tw.conds, transient: s.tw.transient}
 	for k, p := range paths {
 		k := k
 		if len(p) == 0 || p[0] >= s.t.Schema.Len() || len(p) > 2 {

@@ -10,7 +10,8 @@ import (
 
 // TestFilterPushdownKeepsResults runs queries whose WHERE clauses the
 // nexmark source takes (comparisons of event_type, IS [NOT] NULL of the
-// event rows) with the filter pushed into the source and with
+// event rows, comparisons of their BIGINT fields, also scaled by a
+// constant) with the filter pushed into the source and with
 // 'table.optimizer.source.predicate-pushdown-enabled' = 'false', at
 // parallelism 1 and 2: the results must be the same, and the plan must
 // show the filter in the scan only when pushed.
@@ -37,6 +38,10 @@ FROM nexmark WHERE event_type = 1;
 			"SELECT event_type, dateTime, person.id FROM nexmark WHERE event_type <= 1 AND event_type <> CAST(1 AS BIGINT) AND person.name IS NOT NULL"},
 		{"rows not NULL", "price BIGINT, dateTime TIMESTAMP(3)",
 			"SELECT bid.price, dateTime FROM nexmark WHERE bid IS NOT NULL AND auction.id IS NULL AND bid.price > 100"},
+		{"q14", "auction BIGINT, price DECIMAL(23, 3), dateTime TIMESTAMP(3)",
+			"SELECT auction, 0.908 * price AS price, dateTime FROM bid WHERE 0.908 * price > 1000000 AND 0.908 * price < 50000000"},
+		{"scaled comparisons", "price BIGINT, bidder BIGINT",
+			"SELECT price, bidder FROM bid WHERE -2.5 * price <= -2500000 AND price * 1.25 < 20000000 AND 1.5 * bidder >= 1500 AND 0.4 * price <> 1"},
 		{"no event passes", "price BIGINT",
 			"SELECT bid.price FROM nexmark WHERE event_type > 2"},
 		{"tumbling windows of the bids", "auction BIGINT, bids BIGINT, window_start TIMESTAMP(3)",

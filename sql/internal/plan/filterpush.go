@@ -57,7 +57,11 @@ func (c *CalcRel) pushFilter(cat *Catalog) *CalcRel {
 	var preds []connector.Predicate
 	var offered []int // the conjunct of each predicate
 	for i, e := range conds {
-		if p, ok := toPredicate(e, scan.rt); ok {
+		p, ok := toPredicate(e, scan.rt)
+		if !ok {
+			p, ok = scaledPredicate(e, scan.rt)
+		}
+		if ok {
 			preds = append(preds, p)
 			offered = append(offered, i)
 		}
