@@ -237,7 +237,7 @@ func (t *KeyedTables) Restore(kgs KeyGroupRange, keyGroups map[int][]byte) error
 				}
 				return t.restoreCanonical(kg, cts)
 			}
-			name, sum, _ := strings.Cut(name, "\x00")
+			name, sum := splitSection(name)
 			tbl, ok := tables[name]
 			if ok && sum != "" && sum != kindSum(tbl.Kind()) {
 				return fmt.Errorf("restoring state %q: the checkpoint holds it with other types than the operator declares (%s): the job's state changed, or the checkpoint was written by another eddy release; resume from a savepoint, which names both, or start the job without the checkpoint: %w", name, tbl.Kind(), ErrIncompatibleTable)
@@ -261,9 +261,24 @@ func (t *KeyedTables) Restore(kgs KeyGroupRange, keyGroups map[int][]byte) error
 }
 
 // kindSum returns the sum of a table's kind that its native sections carry:
-// 16 hexadecimal digits of its 64-bit FNV-1a hash.
+// its 64-bit FNV-1a hash with the top bit set, so that it always has 16
+// hexadecimal digits.
 func kindSum(kind string) string {
 	h := fnv.New64a()
 	h.Write([]byte(kind))
 	return strconv.FormatUint(h.Sum64()|1<<63, 16)
+}
+
+// splitSection returns the table name and the kind sum of a native
+// section's name; a name without a sum (written before them, or a table
+// name that ends otherwise) has an empty sum.
+func splitSection(section string) (name, sum string) {
+	i := strings.LastIndexByte(section, 0)
+	if i < 0 || len(section)-i-1 != 16 {
+		return section, ""
+	}
+	if _, err := strconv.ParseUint(section[i+1:], 16, 64); err != nil {
+		return section, ""
+	}
+	return section[:i], section[i+1:]
 }

@@ -46,15 +46,41 @@ func TestNativeRestoreChecksKinds(t *testing.T) {
 	if _, err := state.NewValueTable[int64, state.VoidNamespace, string](b, "void", nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
+	var err error
 	only := map[int][]byte{}
 	for kg, data := range snap {
 		only[kg] = nativeSections(t, kg, data, func(name string) (string, bool) {
 			return name, strings.HasPrefix(name, "void\x00")
 		})
 	}
-	err := tables.Restore(all, only)
+	err = tables.Restore(all, only)
 	if !errors.Is(err, state.ErrIncompatibleTable) || !strings.Contains(err.Error(), `"void"`) || !strings.Contains(err.Error(), "value[int64,void,string]") {
 		t.Fatalf("restore of value[string,void,string] into value[int64,void,string]: %v", err)
+	}
+
+	// A table whose name holds a zero byte.
+	zb := heap.New(all, canonicalMaxP)
+	zt := state.NewKeyedTables(zb)
+	zv, err := state.NewValueTable[string, state.VoidNamespace, string](zb, "a\x00b", nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zv.Put(0, "k", state.VoidNamespace{}, "v")
+	encode, err := zt.BeginSnapshot(all, state.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zsnap := encode()
+	zb2 := heap.New(all, canonicalMaxP)
+	zv2, err := state.NewValueTable[string, state.VoidNamespace, string](zb2, "a\x00b", nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := state.NewKeyedTables(zb2).Restore(all, zsnap); err != nil {
+		t.Fatalf("restore of a table named with a zero byte: %v", err)
+	}
+	if v, ok := zv2.Get(0, "k", state.VoidNamespace{}); !ok || v != "v" {
+		t.Fatalf("restored %q, %v; want \"v\"", v, ok)
 	}
 
 	// Sections named by their table alone, as before the kind sums.

@@ -95,9 +95,9 @@ func scaledField(e expr.Expr) ([]int, *big.Rat, bool) {
 	if !ok || av == nil || !a.Type().IsExactNumeric() {
 		return nil, nil, false
 	}
+	// The product casts an integer operand to the DECIMAL that holds it.
 	if cast, ok := x.(*expr.Cast); ok && !cast.Try && cast.X.Type().IsIntegral() &&
-		(cast.T.IsIntegral() && cast.X.Type().Kind() <= cast.T.Kind() ||
-			cast.T.Kind() == types.KindDecimal && cast.T.Scale() == 0 && cast.T.Precision() >= cast.X.Type().Precision()) {
+		cast.T.Kind() == types.KindDecimal && cast.T.Scale() == 0 && cast.T.Precision() >= cast.X.Type().Precision() {
 		x = cast.X
 	}
 	path, ok := fieldPath(x)
