@@ -151,6 +151,18 @@ func (op *canonicalOp) dump(t *testing.T) []string {
 	return out
 }
 
+// filledHeapSnapshot fills an operator's state on the heap backend, over
+// every key group, and returns the key groups, the snapshot take makes of
+// the state, and the state's dump.
+func filledHeapSnapshot(t *testing.T, take func(*testing.T, *canonicalOp) map[int][]byte) (state.KeyGroupRange, map[int][]byte, []string) {
+	t.Helper()
+	all := state.KeyGroupRange{Start: 0, End: canonicalMaxP}
+	src := newCanonicalOp(t, heap.New(all, canonicalMaxP))
+	src.fill()
+	snap := take(t, src)
+	return all, snap, src.dump(t)
+}
+
 // canonicalSnapshot takes a canonical snapshot of op.
 func canonicalSnapshot(t *testing.T, op *canonicalOp) map[int][]byte {
 	t.Helper()
@@ -210,10 +222,7 @@ func TestCanonicalSnapshotsMoveBetweenBackends(t *testing.T) {
 // the snapshot's refuses the restore with ErrIncompatibleTable, on both
 // kinds of backend.
 func TestCanonicalRestoreChecksKinds(t *testing.T) {
-	all := state.KeyGroupRange{Start: 0, End: canonicalMaxP}
-	src := newCanonicalOp(t, heap.New(all, canonicalMaxP))
-	src.fill()
-	snap := canonicalSnapshot(t, src)
+	all, snap, _ := filledHeapSnapshot(t, canonicalSnapshot)
 	for _, dst := range canonicalBackends {
 		b := dst.make(t, all)
 		tables := state.NewKeyedTables(b)
@@ -270,11 +279,7 @@ func onlyTable(t *testing.T, kg int, b []byte, name string) []byte {
 // before the canonical format (tables with counted entries and no kinds)
 // restores into an object backend too.
 func TestBytesTablesSectionRestoresAnywhere(t *testing.T) {
-	all := state.KeyGroupRange{Start: 0, End: canonicalMaxP}
-	src := newCanonicalOp(t, heap.New(all, canonicalMaxP))
-	src.fill()
-	snap := canonicalSnapshot(t, src)
-	want := src.dump(t)
+	all, snap, want := filledHeapSnapshot(t, canonicalSnapshot)
 	legacy := map[int][]byte{}
 	for kg, b := range snap {
 		err := state.EachSection(kg, b, func(_ string, data []byte) error {

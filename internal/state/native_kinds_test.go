@@ -27,11 +27,7 @@ func nativeSnapshot(t *testing.T, op *canonicalOp) map[int][]byte {
 // those types); a snapshot whose sections carry no kind sum (written before
 // they did) restores as it did.
 func TestNativeRestoreChecksKinds(t *testing.T) {
-	all := state.KeyGroupRange{Start: 0, End: canonicalMaxP}
-	src := newCanonicalOp(t, heap.New(all, canonicalMaxP))
-	src.fill()
-	snap := nativeSnapshot(t, src)
-	want := src.dump(t)
+	all, snap, want := filledHeapSnapshot(t, nativeSnapshot)
 
 	same := newCanonicalOp(t, heap.New(all, canonicalMaxP))
 	if err := same.tables.Restore(all, snap); err != nil {
