@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/eddystream/eddy"
@@ -13,9 +14,32 @@ import (
 // sinkTable is the schema operator's state of one sink table: the schema
 // the sink table has (or will have once it applies what the operator sent
 // it), and the last schema seen of each source table routed to it.
+//
+// A sinkTable once stored in the state is never changed in place, its
+// Sources map included: the heap backend keeps the stored value itself,
+// and a checkpoint encodes the values it froze at the barrier on another
+// goroutine while the operator goes on. A change replaces the map
+// (withSource, withoutSource) and stores the new value.
 type sinkTable struct {
 	Sink    *Schema            `json:"sink"`
 	Sources map[string]*Schema `json:"sources"`
+}
+
+// withSource returns the sources with src's schema set to s, in a new map.
+func (st *sinkTable) withSource(src string, s *Schema) map[string]*Schema {
+	m := maps.Clone(st.Sources)
+	if m == nil {
+		m = map[string]*Schema{}
+	}
+	m[src] = s
+	return m
+}
+
+// withoutSource returns the sources without src, in a new map.
+func (st *sinkTable) withoutSource(src string) map[string]*Schema {
+	m := maps.Clone(st.Sources)
+	delete(m, src)
+	return m
 }
 
 // schemaOperator applies 'schema.change.behavior' to the events of the
@@ -33,11 +57,14 @@ type schemaOperator struct {
 	cache map[string]*cachedTable
 }
 
+// cachedTable is a sink table's state as last stored (never changed in
+// place, see sinkTable), and the source schemas known to be current.
 type cachedTable struct {
 	st      sinkTable
 	current map[*Schema]bool
 }
 
+// Open declares the operator's state.
 func (o *schemaOperator) Open(ctx *eddy.KeyedContext[string, Event]) error {
 	o.tables = state.NewValue(ctx.Store(), state.ValueDescriptor[sinkTable]{Name: "pipeline-schemas", Codec: state.JSONCodec[sinkTable]()})
 	o.arena = types.NewArena(0)
@@ -52,26 +79,34 @@ type routed struct {
 	Event  Event
 }
 
+// ProcessElement handles an event routed to the sink table of the
+// current key.
 func (o *schemaOperator) ProcessElement(ctx *eddy.KeyedContext[string, Event], r routed) error {
+	return o.process(ctx.Key(), r, ctx.Emit)
+}
+
+// process handles an event of sink table key, emitting what the sink gets
+// with emit.
+func (o *schemaOperator) process(key string, r routed, emit func(Event)) error {
 	e := r.Event
-	c := o.cache[ctx.Key()]
+	c := o.cache[key]
 	if c == nil {
 		st, ok := o.tables.Value()
 		if !ok {
 			st = sinkTable{Sources: map[string]*Schema{}}
 		}
 		c = &cachedTable{st: st, current: map[*Schema]bool{}}
-		o.cache[ctx.Key()] = c
+		o.cache[key] = c
 	}
 	st := &c.st
 	if e.Schema != nil && !c.current[e.Schema] {
 		src := r.Source.String()
 		last := st.Sources[src]
 		if last == nil || last.Version < e.Schema.Version || (last.Version == e.Schema.Version && !last.Same(e.Schema)) {
-			if err := o.evolve(ctx, st, r, last); err != nil {
+			if err := o.evolve(emit, st, r, last); err != nil {
 				return err
 			}
-			st.Sources[src] = e.Schema
+			st.Sources = st.withSource(src, e.Schema)
 			o.tables.Update(*st)
 		}
 		c.current[e.Schema] = true
@@ -82,14 +117,14 @@ func (o *schemaOperator) ProcessElement(ctx *eddy.KeyedContext[string, Event], r
 		if err != nil {
 			return fmt.Errorf("pipeline: a row of %s for %s: %w", r.Source, e.Table, err)
 		}
-		ctx.Emit(Event{Kind: DataChange, Table: e.Table, Schema: st.Sink, Change: changelog.Change[types.Row]{Kind: e.Change.Kind, Row: row}})
+		emit(Event{Kind: DataChange, Table: e.Table, Schema: st.Sink, Change: changelog.Change[types.Row]{Kind: e.Change.Kind, Row: row}})
 	case TruncateTable, DropTable:
 		if e.Kind == DropTable && o.behavior != Exception {
 			// A table created again under the name starts its schema
 			// versions anew: it is then compared with the sink table as a
 			// table that joins it, not with the schema it had.
 			if _, ok := st.Sources[r.Source.String()]; ok {
-				delete(st.Sources, r.Source.String())
+				st.Sources = st.withoutSource(r.Source.String())
 				clear(c.current)
 				o.tables.Update(*st)
 			}
@@ -105,9 +140,9 @@ func (o *schemaOperator) ProcessElement(ctx *eddy.KeyedContext[string, Event], r
 			if !o.applies.Applies(name) {
 				break
 			}
-			ctx.Emit(Event{Kind: e.Kind, Table: e.Table, Schema: st.Sink, DDL: e.DDL, Tolerant: o.behavior == TryEvolve})
+			emit(Event{Kind: e.Kind, Table: e.Table, Schema: st.Sink, DDL: e.DDL, Tolerant: o.behavior == TryEvolve})
 			if e.Kind == DropTable {
-				delete(o.cache, ctx.Key())
+				delete(o.cache, key)
 				o.tables.Clear()
 			}
 		}
@@ -118,12 +153,12 @@ func (o *schemaOperator) ProcessElement(ctx *eddy.KeyedContext[string, Event], r
 // evolve brings the sink table's schema up to date with a new schema of
 // one of its source tables, as the behaviour says, and emits what the sink
 // must apply.
-func (o *schemaOperator) evolve(ctx *eddy.KeyedContext[string, Event], st *sinkTable, r routed, last *Schema) error {
+func (o *schemaOperator) evolve(emit func(Event), st *sinkTable, r routed, last *Schema) error {
 	e := r.Event
 	if st.Sink == nil {
 		sink := &Schema{Columns: e.Schema.Columns, PrimaryKey: e.Schema.PrimaryKey, Version: 1}
 		st.Sink = sink
-		ctx.Emit(Event{Kind: CreateTable, Table: e.Table, Schema: sink, DDL: e.DDL})
+		emit(Event{Kind: CreateTable, Table: e.Table, Schema: sink, DDL: e.DDL})
 		return nil
 	}
 	var changes []SchemaChange
@@ -232,7 +267,7 @@ func (o *schemaOperator) evolve(ctx *eddy.KeyedContext[string, Event], st *sinkT
 		return fmt.Errorf("pipeline: sink table %s: %w", e.Table, err)
 	}
 	st.Sink = &Schema{Columns: rt, PrimaryKey: key, Version: st.Sink.Version + 1}
-	ctx.Emit(Event{Kind: AlterTable, Table: e.Table, Schema: st.Sink, Changes: apply, DDL: e.DDL, Tolerant: o.behavior == TryEvolve})
+	emit(Event{Kind: AlterTable, Table: e.Table, Schema: st.Sink, Changes: apply, DDL: e.DDL, Tolerant: o.behavior == TryEvolve})
 	return nil
 }
 

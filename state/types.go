@@ -127,11 +127,19 @@ func DefaultCodec[T any]() (Codec[T], error) {
 func JSONCodec[T any]() Codec[T] { return codec.JSON[T]() }
 
 // Value is a single value per key.
+//
+// The heap backend keeps the values it is given as they are, and a
+// checkpoint encodes them on another goroutine while the job goes on: what
+// a value refers to (the elements of a slice, the entries of a map, what a
+// pointer points to) must not be changed in place once the value has been
+// given to Update or returned by Value. To change it, make a new one (a
+// copy of the map with the change) and Update the key with it.
 type Value[T any] interface {
 	// Value returns the value of the current key, or ok=false if it has
-	// none.
+	// none. What it refers to must not be changed in place (see Value).
 	Value() (v T, ok bool)
-	// Update sets the value of the current key.
+	// Update sets the value of the current key to v, which is kept as it
+	// is (see Value).
 	Update(v T)
 	// Clear deletes the value of the current key.
 	Clear()
