@@ -152,20 +152,35 @@ func (r *RankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if !owned {
 		s = cloneRows(s)
 	}
-	g := eddy.GroupBy(s, partitionKey(in, r.PartitionBy))
 	less := func(a, b types.Row) bool { return false }
 	if len(r.OrderBy) > 0 {
 		cmp := types.NewRowComparator(in, r.OrderBy...)
 		less = func(a, b types.Row) bool { return cmp.Compare(a, b) < 0 }
 	}
-	if !r.ranked() {
-		out := eddy.TopN(g, int(r.End), less)
-		if p := r.Props(); p.Mode.IsInsertOnly() {
-			out = eddy.AsChangelog(out, p.Mode)
+	return keyedBy(s, in, r.PartitionBy, partitionedBy[*eddy.Stream[Rec]]{
+		int: rankBy[int64](r, less), nullable: rankBy[nullableInt](r, less),
+		pair: rankBy[intPair](r, less), encoded: rankBy[string](r, less),
+	}), nil
+}
+
+// rankBy returns the Top-N of r over its input partitioned by keys of
+// type K, in the order less.
+func rankBy[K comparable](r *RankRel, less func(a, b types.Row) bool) func(*eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
+	return func(g *eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
+		if !r.ranked() {
+			out := eddy.TopN(g, int(r.End), less)
+			if p := r.Props(); p.Mode.IsInsertOnly() {
+				out = eddy.AsChangelog(out, p.Mode)
+			}
+			return out
 		}
-		return out, nil
+		return r.numbered(eddy.TopNRanked(g, int(r.End), less))
 	}
-	ranked := eddy.TopNRanked(g, int(r.End), less)
+}
+
+// numbered returns the rows of ranked from row number Start, with their
+// numbers if OutputRank.
+func (r *RankRel) numbered(ranked *eddy.Stream[changelog.Change[eddy.Ranked[types.Row]]]) *eddy.Stream[Rec] {
 	if r.Start > 1 {
 		start := r.Start
 		ranked = eddy.FilterRowsEach(ranked, func() func(eddy.Ranked[types.Row]) bool {
@@ -175,7 +190,7 @@ func (r *RankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if !r.OutputRank {
 		return eddy.MapRowsEach(ranked, func() func(eddy.Ranked[types.Row]) types.Row {
 			return func(x eddy.Ranked[types.Row]) types.Row { return x.Row }
-		}), nil
+		})
 	}
 	rt := r.rt
 	// The rows with their rank numbers go into memory used again for
@@ -183,7 +198,7 @@ func (r *RankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	return eddy.MapRowsReusing(ranked, func(reuse bool) (func(eddy.Ranked[types.Row]) types.Row, func()) {
 		a := newOutputArena(reuse)
 		return func(x eddy.Ranked[types.Row]) types.Row { return a.AppendInt64(rt, x.Row, x.Rank) }, a.Rewind
-	}), nil
+	})
 }
 
 // DedupRel keeps the first or the last row of every key of an insert-only
@@ -248,5 +263,14 @@ func (d *DedupRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if d.EventTime {
 		domain = eddy.EventTime
 	}
-	return eddy.Deduplicate(eddy.GroupBy(s, partitionKey(d.Input.Schema(), d.Key)), keep, domain), nil
+	return keyedBy(s, d.Input.Schema(), d.Key, partitionedBy[*eddy.Stream[Rec]]{
+		int: dedupBy[int64](keep, domain), nullable: dedupBy[nullableInt](keep, domain),
+		pair: dedupBy[intPair](keep, domain), encoded: dedupBy[string](keep, domain),
+	}), nil
+}
+
+// dedupBy returns the deduplication, keeping the row keep in the time
+// domain, of rows partitioned by keys of type K.
+func dedupBy[K comparable](keep eddy.Keep, domain eddy.TimeDomain) func(*eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
+	return func(g *eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] { return eddy.Deduplicate(g, keep, domain) }
 }
