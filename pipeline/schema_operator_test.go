@@ -41,20 +41,7 @@ schema db.a ROW<id INT NOT NULL, name STRING, total DECIMAL(8, 2) NOT NULL, note
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &heapValue{}
-	o := newOperator(def, st)
-	if _, err := processAll(o, events[:2]); err != nil {
-		t.Fatal(err)
-	}
-	frozen, _ := st.Value() // the checkpoint's barrier
-	atBarrier := schemaCodec.Append(nil, frozen)
-	if _, err := processAll(o, events[2:]); err != nil {
-		t.Fatal(err)
-	}
-	checkpoint := schemaCodec.Append(nil, frozen)
-	if !bytes.Equal(checkpoint, atBarrier) {
-		t.Errorf("the state frozen at the barrier changed after it:\n%s\nat the barrier:\n%s", checkpoint, atBarrier)
-	}
+	_, checkpoint := checkpointAt(t, def, events, 2)
 	restored, _, err := schemaCodec.Decode(checkpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -88,22 +75,34 @@ drop db.a
 	if err != nil {
 		t.Fatal(err)
 	}
+	st, _ := checkpointAt(t, def, events, 2)
+	if now, ok := st.Value(); !ok || len(now.Sources) != 0 {
+		t.Errorf("after the drop the state is %+v (%v), want the sink table without sources", now, ok)
+	}
+}
+
+// checkpointAt runs an operator of def over events, with a checkpoint
+// barrier after the first n: it freezes the stored state there, as the heap
+// backend does, and encodes it once the operator has handled the other
+// events, checking that the encoding is the state at the barrier. It
+// returns the operator's state and the checkpoint.
+func checkpointAt(t *testing.T, def *Definition, events []Event, n int) (*heapValue, []byte) {
+	t.Helper()
 	st := &heapValue{}
 	o := newOperator(def, st)
-	if _, err := processAll(o, events[:2]); err != nil {
+	if _, err := processAll(o, events[:n]); err != nil {
 		t.Fatal(err)
 	}
 	frozen, _ := st.Value()
 	atBarrier := schemaCodec.Append(nil, frozen)
-	if _, err := processAll(o, events[2:]); err != nil {
+	if _, err := processAll(o, events[n:]); err != nil {
 		t.Fatal(err)
 	}
-	if checkpoint := schemaCodec.Append(nil, frozen); !bytes.Equal(checkpoint, atBarrier) {
+	checkpoint := schemaCodec.Append(nil, frozen)
+	if !bytes.Equal(checkpoint, atBarrier) {
 		t.Errorf("the state frozen at the barrier changed after it:\n%s\nat the barrier:\n%s", checkpoint, atBarrier)
 	}
-	if now, ok := st.Value(); !ok || len(now.Sources) != 0 {
-		t.Errorf("after the drop the state is %+v (%v), want the sink table without sources", now, ok)
-	}
+	return st, checkpoint
 }
 
 // schemaCodec is the codec of the schema operator's state.
