@@ -403,33 +403,31 @@ func (a *sqlAgg) Result(acc Acc) string {
 	return w.Encoded()
 }
 
-// groupRows makes the result rows of an unbounded GROUP BY: the group
-// key's columns, then the calls' results, written in one step in the
-// chunks of arenas. The group aggregation keeps no result but the last row
-// it emitted, so a chunk lives as long as the rows written in it are read.
-type groupRows struct {
+// groupRows makes the result rows of an unbounded GROUP BY keyed by keys
+// of type K: the group key's columns, which setKey writes, then the calls'
+// results, written in one step in the chunks of arenas. The group
+// aggregation keeps no result but the last row it emitted, so a chunk
+// lives as long as the rows written in it are read.
+type groupRows[K comparable] struct {
 	fn      *sqlAgg
-	keyEnc  *types.KeyEncoder
 	keys    int
+	setKey  func(K, *types.RowWriter)
 	writers sync.Pool // *types.RowWriter of the output rows, over an arena of its own
 }
 
-func newGroupRows(fn *sqlAgg, keyEnc *types.KeyEncoder, rt *types.RowType) *groupRows {
-	r := &groupRows{fn: fn, keyEnc: keyEnc, keys: keyEnc.KeyType().Len()}
+// newGroupRows returns the groupRows of rows of rt whose first keys
+// columns are the key.
+func newGroupRows[K comparable](fn *sqlAgg, keys int, setKey func(K, *types.RowWriter), rt *types.RowType) *groupRows[K] {
+	r := &groupRows[K]{fn: fn, keys: keys, setKey: setKey}
 	r.writers.New = func() any { return types.NewRowWriter(rt, types.NewArena(0)) }
 	return r
 }
 
 // row returns the row of a group: its key's columns, then its results.
-func (r *groupRows) row(key string, acc Acc) types.Row {
+func (r *groupRows[K]) row(key K, acc Acc) types.Row {
 	w := r.writers.Get().(*types.RowWriter)
 	w.Reset()
-	// The key stays as it is until Finish: its strings of variable size
-	// are copied once, by Finish.
-	k := r.keyEnc.KeyRow(key)
-	for i := 0; i < r.keys; i++ {
-		w.CopyFieldRef(i, k, i)
-	}
+	r.setKey(key, w)
 	r.fn.writeResult(acc, w, r.keys)
 	row := w.Finish()
 	r.writers.Put(w)

@@ -317,11 +317,6 @@ func (r *AggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if err != nil {
 		return nil, err
 	}
-	cols := make([]int, r.Keys)
-	for i := range cols {
-		cols[i] = i
-	}
-	keyEnc := types.NewKeyEncoder(r.Input.Schema(), cols...)
 	opts, err := tableOptions(b.cat)
 	if err != nil {
 		return nil, err
@@ -330,9 +325,24 @@ func (r *AggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		d, _ := settingDuration("table.exec.state.ttl", ttl)
 		r.fn.touch = d > 0
 	}
-	grouped := groupByKey(s, keyEnc)
-	rows := newGroupRows(r.fn, keyEnc, r.rt)
-	return eddy.GroupAggregateRows[string, types.Row, Acc, string](grouped, r.fn, rows.row, opts...), nil
+	in, keys := r.Input.Schema(), seq(r.Keys)
+	enc := types.NewKeyEncoder(in, keys...)
+	return keyedBy(s, in, keys, partitionedBy[*eddy.Stream[Rec]]{
+		int:      aggregateBy(r, opts, writeIntKey),
+		nullable: aggregateBy(r, opts, writeNullableIntKey),
+		pair:     aggregateBy(r, opts, writeIntPairKey),
+		encoded:  aggregateBy(r, opts, encodedKeySetter(enc)),
+	}), nil
+}
+
+// aggregateBy returns the aggregation of r, with the table options opts,
+// over its input grouped by keys of type K, which setKey writes into the
+// result rows.
+func aggregateBy[K comparable](r *AggregateRel, opts []eddy.TableOption, setKey func(K, *types.RowWriter)) func(*eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
+	return func(g *eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
+		rows := newGroupRows(r.fn, r.Keys, setKey, r.rt)
+		return eddy.GroupAggregateRows[K, types.Row, Acc, string](g, r.fn, rows.row, opts...)
+	}
 }
 
 // groupByKey partitions s by the key enc encodes: the exchange routes each

@@ -46,7 +46,7 @@ type partitionedBy[R any] struct {
 // (int64 for one never NULL, nullableInt for one that may be, intPair for
 // two), which the state, timers and exchanges hash and compare without
 // building a key string per row; other columns, and none, by the encoded
-// key (partitionKey). The key type is part of the state's kind: state
+// key (types.KeyEncoder). The key type is part of the state's kind: state
 // keyed one way does not restore into an operator keyed another.
 func keyedBy[R any](s *eddy.Stream[Rec], rt *types.RowType, cols []int, p partitionedBy[R]) R {
 	switch {
@@ -60,5 +60,41 @@ func keyedBy[R any](s *eddy.Stream[Rec], rt *types.RowType, cols []int, p partit
 		i, j := cols[0], cols[1]
 		return p.pair(eddy.GroupBy(s, func(r types.Row) intPair { return intPairOf(r, i, j) }))
 	}
-	return p.encoded(eddy.GroupBy(s, partitionKey(rt, cols)))
+	return p.encoded(groupByKey(s, types.NewKeyEncoder(rt, cols...)))
+}
+
+// The functions below write a key of the types keyedBy chooses into the
+// first columns of a row, those of the columns it was made of.
+
+func writeIntKey(key int64, w *types.RowWriter) { w.SetInt64(0, key) }
+
+func writeNullableIntKey(key nullableInt, w *types.RowWriter) {
+	if key.Null {
+		w.SetNull(0)
+		return
+	}
+	w.SetInt64(0, key.V)
+}
+
+func writeIntPairKey(key intPair, w *types.RowWriter) {
+	for i, v := range [2]int64{key.A, key.B} {
+		if key.Nulls&(1<<i) != 0 {
+			w.SetNull(i)
+		} else {
+			w.SetInt64(i, v)
+		}
+	}
+}
+
+// encodedKeySetter returns the function that writes a key enc encoded.
+func encodedKeySetter(enc *types.KeyEncoder) func(string, *types.RowWriter) {
+	n := enc.KeyType().Len()
+	return func(key string, w *types.RowWriter) {
+		// The key stays as it is until Finish: its strings of variable
+		// size are copied once, by Finish.
+		k := enc.KeyRow(key)
+		for i := 0; i < n; i++ {
+			w.CopyFieldRef(i, k, i)
+		}
+	}
 }
