@@ -440,8 +440,10 @@ func (r *OverAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	// The rows wait in state for the watermark or stay in their frames:
 	// each gets memory of its own.
-	g := eddy.GroupBy(cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), partitionKey(in, r.Partition))
-	out := eddy.OverAggregate[string, types.Row, Acc, string](g, frame, r.fn, opts...)
+	out := keyedBy(cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), in, r.Partition, partitionedBy[*eddy.Stream[changelog.Change[eddy.OverRow[types.Row, string]]]]{
+		int: overBy[int64](r, frame, opts), nullable: overBy[nullableInt](r, frame, opts),
+		pair: overBy[intPair](r, frame, opts), encoded: overBy[string](r, frame, opts),
+	})
 	rt, fn, n := r.rt, r.fn, in.Len()
 	resEnc := types.NewKeyEncoder(fn.rt, seq(fn.rt.Len())...)
 	// Each output row is written anew, into memory used again for each
@@ -471,4 +473,12 @@ func (r *OverAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 			return w.Finish()
 		}, a.Rewind
 	}), nil
+}
+
+// overBy returns the OVER aggregation of r in frame, with the table
+// options opts, over its input partitioned by keys of type K.
+func overBy[K comparable](r *OverAggregateRel, frame eddy.OverFrame, opts []eddy.TableOption) func(*eddy.KeyedStream[K, Rec]) *eddy.Stream[changelog.Change[eddy.OverRow[types.Row, string]]] {
+	return func(g *eddy.KeyedStream[K, Rec]) *eddy.Stream[changelog.Change[eddy.OverRow[types.Row, string]]] {
+		return eddy.OverAggregate[K, types.Row, Acc, string](g, frame, r.fn, opts...)
+	}
 }

@@ -120,15 +120,6 @@ func sortKeysString(rt *types.RowType, keys []types.SortKey) string {
 	return strings.Join(parts, ", ")
 }
 
-// partitionKey returns the key function of a partitioning of rows of rt
-// by cols ("" for all rows when cols is empty).
-func partitionKey(rt *types.RowType, cols []int) func(types.Row) string {
-	if len(cols) == 0 {
-		return func(types.Row) string { return "" }
-	}
-	return types.NewKeyEncoder(rt, cols...).Key
-}
-
 // cloneRows copies every row out of the arena it was written in, for
 // operators that keep rows in state: a kept row must not pin a chunk
 // shared with other rows. The rows before it may then be in reused

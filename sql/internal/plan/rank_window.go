@@ -107,22 +107,40 @@ func (r *WindowRankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if !owned {
 		s = cloneRows(s)
 	}
-	g := eddy.GroupBy(s, partitionKey(in, r.PartitionBy))
-	out := eddy.ProcessKeyed(g, func() eddy.KeyedProcessFunction[string, Rec, Rec] {
-		f := &windowRanker{n: n, start: start, endCol: endCol, less: func(a, b types.Row) bool { return cmp.Compare(a, b) < 0 }}
+	newRanker := func() *windowRankLogic {
+		f := &windowRankLogic{n: n, start: start, endCol: endCol, less: func(a, b types.Row) bool { return cmp.Compare(a, b) < 0 }}
 		if outputRank {
 			f.rt, f.arena = rt, types.NewArena(0)
 		}
 		return f
-	}).Name("WindowRank")
+	}
+	out := keyedBy(s, in, r.PartitionBy, partitionedBy[*eddy.Stream[Rec]]{
+		int: windowRankBy[int64](newRanker), nullable: windowRankBy[nullableInt](newRanker),
+		pair: windowRankBy[intPair](newRanker), encoded: windowRankBy[string](newRanker),
+	})
 	return eddy.AsChangelog(out, changelog.InsertOnly), nil
 }
 
-// windowRanker is the window Top-N of one subtask. The key is the
-// partition with its window; its state is the first n rows of the
-// partition in order, and a timer at the window's last millisecond emits
-// them.
-type windowRanker struct {
+// windowRankBy returns the window Top-N of rows partitioned by keys of
+// type K, each subtask's with the logic newLogic makes.
+func windowRankBy[K comparable](newLogic func() *windowRankLogic) func(*eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
+	return func(g *eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
+		return eddy.ProcessKeyed(g, func() eddy.KeyedProcessFunction[K, Rec, Rec] {
+			return &windowRanker[K]{windowRankLogic: newLogic()}
+		}).Name("WindowRank")
+	}
+}
+
+// windowRanker is the window Top-N of one subtask, keyed by keys of type
+// K. The key is the partition with its window; its state is the first n
+// rows of the partition in order, and a timer at the window's last
+// millisecond emits them.
+type windowRanker[K comparable] struct {
+	*windowRankLogic
+}
+
+// windowRankLogic is what a windowRanker does, whatever its key type.
+type windowRankLogic struct {
 	n      int
 	start  int64
 	endCol int
@@ -134,12 +152,12 @@ type windowRanker struct {
 	arena *types.Arena
 }
 
-func (f *windowRanker) Open(ctx *eddy.KeyedContext[string, Rec]) error {
+func (f *windowRanker[K]) Open(ctx *eddy.KeyedContext[K, Rec]) error {
 	f.top = state.NewValue(ctx.Store(), state.ValueDescriptor[[]types.Row]{Name: "window-rank-top"})
 	return nil
 }
 
-func (f *windowRanker) ProcessElement(ctx *eddy.KeyedContext[string, Rec], c Rec) error {
+func (f *windowRanker[K]) ProcessElement(ctx *eddy.KeyedContext[K, Rec], c Rec) error {
 	end := c.Row.TimestampMillis(f.endCol)
 	if end-1 <= ctx.CurrentWatermark() {
 		return nil // late: the window has fired
@@ -161,7 +179,7 @@ func (f *windowRanker) ProcessElement(ctx *eddy.KeyedContext[string, Rec], c Rec
 	return nil
 }
 
-func (f *windowRanker) OnTimer(ctx *eddy.KeyedContext[string, Rec], ts int64) error {
+func (f *windowRanker[K]) OnTimer(ctx *eddy.KeyedContext[K, Rec], ts int64) error {
 	rows, _ := f.top.Value()
 	for i, row := range rows {
 		rank := int64(i + 1)

@@ -54,28 +54,46 @@ func (d *WindowDedupRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	in := d.Input.Schema()
 	keepLast, endCol, timeCol := d.KeepLast, d.Window.end, d.TimeCol
-	g := eddy.GroupBy(cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), partitionKey(in, d.Key))
-	out := eddy.ProcessKeyed(g, func() eddy.KeyedProcessFunction[string, Rec, Rec] {
-		return &windowDeduper{keepLast: keepLast, endCol: endCol, timeCol: timeCol}
-	}).Name("WindowDeduplicate")
+	spec := windowDedupSpec{keepLast: keepLast, endCol: endCol, timeCol: timeCol}
+	out := keyedBy(cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), in, d.Key, partitionedBy[*eddy.Stream[Rec]]{
+		int: windowDedupBy[int64](spec), nullable: windowDedupBy[nullableInt](spec),
+		pair: windowDedupBy[intPair](spec), encoded: windowDedupBy[string](spec),
+	})
 	return eddy.AsChangelog(out, changelog.InsertOnly), nil
 }
 
-// windowDeduper is the window deduplication of one subtask. The key is the
-// partition with its window; its state is the row kept, and a timer at
-// the window's last millisecond emits it.
-type windowDeduper struct {
-	keepLast        bool
-	endCol, timeCol int
-	kept            state.Value[types.Row]
+// windowDedupBy returns the window deduplication spec of rows
+// partitioned by keys of type K.
+func windowDedupBy[K comparable](spec windowDedupSpec) func(*eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
+	return func(g *eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
+		return eddy.ProcessKeyed(g, func() eddy.KeyedProcessFunction[K, Rec, Rec] {
+			return &windowDeduper[K]{windowDedupSpec: spec}
+		}).Name("WindowDeduplicate")
+	}
 }
 
-func (f *windowDeduper) Open(ctx *eddy.KeyedContext[string, Rec]) error {
+// windowDeduper is the window deduplication of one subtask, keyed by keys
+// of type K. The key is the partition with its window; its state is the
+// row kept, and a timer at the window's last millisecond emits it.
+type windowDeduper[K comparable] struct {
+	windowDedupSpec
+	kept state.Value[types.Row]
+}
+
+// windowDedupSpec is what a window deduplication keeps: the last row of
+// its partition (keepLast) or the first, in the order of the time column
+// timeCol, of the windows that end at column endCol.
+type windowDedupSpec struct {
+	keepLast        bool
+	endCol, timeCol int
+}
+
+func (f *windowDeduper[K]) Open(ctx *eddy.KeyedContext[K, Rec]) error {
 	f.kept = state.NewValue(ctx.Store(), state.ValueDescriptor[types.Row]{Name: "window-dedup-row"})
 	return nil
 }
 
-func (f *windowDeduper) ProcessElement(ctx *eddy.KeyedContext[string, Rec], c Rec) error {
+func (f *windowDeduper[K]) ProcessElement(ctx *eddy.KeyedContext[K, Rec], c Rec) error {
 	end := c.Row.TimestampMillis(f.endCol)
 	if end-1 <= ctx.CurrentWatermark() {
 		return nil // late: the window has fired
@@ -93,7 +111,7 @@ func (f *windowDeduper) ProcessElement(ctx *eddy.KeyedContext[string, Rec], c Re
 	return nil
 }
 
-func (f *windowDeduper) OnTimer(ctx *eddy.KeyedContext[string, Rec], ts int64) error {
+func (f *windowDeduper[K]) OnTimer(ctx *eddy.KeyedContext[K, Rec], ts int64) error {
 	if row, ok := f.kept.Value(); ok {
 		ctx.EmitAt(Rec{Kind: changelog.Insert, Row: row}, ts)
 	}
