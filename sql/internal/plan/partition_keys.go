@@ -8,8 +8,7 @@ import (
 // intPair is the key of rows partitioned by two integer, date or
 // millisecond-timestamp columns (slotKey): their slots, 0 for NULL, and in
 // Nulls bit 0 if the first is NULL and bit 1 if the second is. Its memory
-// has no padding, so that the state's tables and the exchanges hash and
-// compare it as plain memory.
+// has no padding, so that Go maps hash and compare it as memory.
 type intPair struct {
 	A, B  int64
 	Nulls uint64

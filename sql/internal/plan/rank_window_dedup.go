@@ -62,7 +62,7 @@ func (d *WindowDedupRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	return eddy.AsChangelog(out, changelog.InsertOnly), nil
 }
 
-// windowDedupBy returns the window deduplication spec of rows
+// windowDedupBy returns the window deduplication, as spec says, of rows
 // partitioned by keys of type K.
 func windowDedupBy[K comparable](spec windowDedupSpec) func(*eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
 	return func(g *eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {

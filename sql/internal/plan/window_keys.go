@@ -55,8 +55,9 @@ func intKeyWriter(_ *types.RowType, bounds, _ []int) func(int64, *types.RowWrite
 	}
 }
 
-// nullableInt is the key of a window aggregation on one integer, date or
-// millisecond-timestamp column that may be NULL: its slot, or Null.
+// nullableInt is the key of rows keyed by one integer, date or
+// millisecond-timestamp column that may be NULL (a window aggregation's,
+// or keyedBy's): its slot, or Null.
 type nullableInt struct {
 	V    int64
 	Null bool
