@@ -326,12 +326,14 @@ func (r *AggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		r.fn.touch = d > 0
 	}
 	in, keys := r.Input.Schema(), seq(r.Keys)
-	enc := types.NewKeyEncoder(in, keys...)
+	cols := leadingKey(r.Keys)
 	return keyedBy(s, in, keys, partitionedBy[*eddy.Stream[Rec]]{
-		int:      aggregateBy(r, opts, writeIntKey),
-		nullable: aggregateBy(r, opts, writeNullableIntKey),
-		pair:     aggregateBy(r, opts, writeIntPairKey),
-		encoded:  aggregateBy(r, opts, encodedKeySetter(enc)),
+		int:      aggregateBy(r, opts, intKeyWriter(cols)),
+		nullable: aggregateBy(r, opts, nullableIntKeyWriter(cols)),
+		pair:     aggregateBy(r, opts, intPairKeyWriter(cols)),
+		encoded: func(g *eddy.KeyedStream[string, Rec], enc *types.KeyEncoder) *eddy.Stream[Rec] {
+			return aggregateBy(r, opts, encodedKeyWriter(enc, cols))(g)
+		},
 	}), nil
 }
 

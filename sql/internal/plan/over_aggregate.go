@@ -442,7 +442,7 @@ func (r *OverAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	// each gets memory of its own.
 	out := keyedBy(cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), in, r.Partition, partitionedBy[*eddy.Stream[changelog.Change[eddy.OverRow[types.Row, string]]]]{
 		int: overBy[int64](r, frame, opts), nullable: overBy[nullableInt](r, frame, opts),
-		pair: overBy[intPair](r, frame, opts), encoded: overBy[string](r, frame, opts),
+		pair: overBy[intPair](r, frame, opts), encoded: anyEncoding(overBy[string](r, frame, opts)),
 	})
 	rt, fn, n := r.rt, r.fn, in.Len()
 	resEnc := types.NewKeyEncoder(fn.rt, seq(fn.rt.Len())...)

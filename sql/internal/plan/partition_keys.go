@@ -5,6 +5,22 @@ import (
 	"github.com/eddystream/eddy/sql/types"
 )
 
+// nullableInt is the key of rows partitioned by one integer, date or
+// millisecond-timestamp column (slotKey) that may be NULL: its slot, or
+// Null.
+type nullableInt struct {
+	V    int64
+	Null bool
+}
+
+// nullableIntOf returns the key of column i of r.
+func nullableIntOf(r types.Row, i int) nullableInt {
+	if r.IsNull(i) {
+		return nullableInt{Null: true}
+	}
+	return nullableInt{V: r.Int64(i)}
+}
+
 // intPair is the key of rows partitioned by two integer, date or
 // millisecond-timestamp columns (slotKey): their slots, 0 for NULL, and in
 // Nulls bit 0 if the first is NULL and bit 1 if the second is. Its memory
@@ -31,12 +47,19 @@ func intPairOf(r types.Row, i, j int) intPair {
 }
 
 // partitionedBy is a keyed operator built over rows partitioned by a key
-// of type K: one function per key type that keyedBy chooses.
+// of type K: one function per key type that keyedBy chooses. The encoded
+// one is also given the encoder of its keys.
 type partitionedBy[R any] struct {
 	int      func(*eddy.KeyedStream[int64, Rec]) R
 	nullable func(*eddy.KeyedStream[nullableInt, Rec]) R
 	pair     func(*eddy.KeyedStream[intPair, Rec]) R
-	encoded  func(*eddy.KeyedStream[string, Rec]) R
+	encoded  func(*eddy.KeyedStream[string, Rec], *types.KeyEncoder) R
+}
+
+// anyEncoding adapts the function of an encoded key that does not read
+// the keys' encoder to partitionedBy.encoded.
+func anyEncoding[R any](f func(*eddy.KeyedStream[string, Rec]) R) func(*eddy.KeyedStream[string, Rec], *types.KeyEncoder) R {
+	return func(g *eddy.KeyedStream[string, Rec], _ *types.KeyEncoder) R { return f(g) }
 }
 
 // keyedBy partitions s, of rows of rt, by the columns cols and builds on
@@ -59,41 +82,77 @@ func keyedBy[R any](s *eddy.Stream[Rec], rt *types.RowType, cols []int, p partit
 		i, j := cols[0], cols[1]
 		return p.pair(eddy.GroupBy(s, func(r types.Row) intPair { return intPairOf(r, i, j) }))
 	}
-	return p.encoded(groupByKey(s, types.NewKeyEncoder(rt, cols...)))
+	enc := types.NewKeyEncoder(rt, cols...)
+	return p.encoded(groupByKey(s, enc), enc)
 }
 
-// The functions below write a key of the types keyedBy chooses into the
-// first columns of a row, those of the columns it was made of.
+// keyColumn places a column of a key in an output row: output column Out
+// holds key column Key.
+type keyColumn struct{ Out, Key int }
 
-func writeIntKey(key int64, w *types.RowWriter) { w.SetInt64(0, key) }
-
-func writeNullableIntKey(key nullableInt, w *types.RowWriter) {
-	if key.Null {
-		w.SetNull(0)
-		return
+// leadingKey places the n columns of a key in the first n columns of a
+// row.
+func leadingKey(n int) []keyColumn {
+	out := make([]keyColumn, n)
+	for i := range out {
+		out[i] = keyColumn{Out: i, Key: i}
 	}
-	w.SetInt64(0, key.V)
+	return out
 }
 
-func writeIntPairKey(key intPair, w *types.RowWriter) {
-	for i, v := range [2]int64{key.A, key.B} {
-		if key.Nulls&(1<<i) != 0 {
-			w.SetNull(i)
-		} else {
-			w.SetInt64(i, v)
+// The functions below return the writers of keys of the types keyedBy
+// chooses into the output columns cols gives. A writer keeps no state: the
+// subtasks of an operator share it.
+
+// intKeyWriter writes an int64 key, the slot of one column never NULL.
+func intKeyWriter(cols []keyColumn) func(int64, *types.RowWriter) {
+	return func(key int64, w *types.RowWriter) {
+		for _, c := range cols {
+			w.SetInt64(c.Out, key)
 		}
 	}
 }
 
-// encodedKeySetter returns the function that writes a key enc encoded.
-func encodedKeySetter(enc *types.KeyEncoder) func(string, *types.RowWriter) {
-	n := enc.KeyType().Len()
+// nullableIntKeyWriter writes a nullableInt key.
+func nullableIntKeyWriter(cols []keyColumn) func(nullableInt, *types.RowWriter) {
+	return func(key nullableInt, w *types.RowWriter) {
+		for _, c := range cols {
+			if key.Null {
+				w.SetNull(c.Out)
+			} else {
+				w.SetInt64(c.Out, key.V)
+			}
+		}
+	}
+}
+
+// intPairKeyWriter writes an intPair key.
+func intPairKeyWriter(cols []keyColumn) func(intPair, *types.RowWriter) {
+	return func(key intPair, w *types.RowWriter) {
+		for _, c := range cols {
+			v := key.A
+			if c.Key == 1 {
+				v = key.B
+			}
+			if key.Nulls&(1<<c.Key) != 0 {
+				w.SetNull(c.Out)
+			} else {
+				w.SetInt64(c.Out, v)
+			}
+		}
+	}
+}
+
+// encodedKeyWriter writes a key that enc encodes. The key's bytes stay
+// where they are until Finish copies them, once.
+func encodedKeyWriter(enc *types.KeyEncoder, cols []keyColumn) func(string, *types.RowWriter) {
 	return func(key string, w *types.RowWriter) {
-		// The key stays as it is until Finish: its strings of variable
-		// size are copied once, by Finish.
+		if len(cols) == 0 {
+			return
+		}
 		k := enc.KeyRow(key)
-		for i := 0; i < n; i++ {
-			w.CopyFieldRef(i, k, i)
+		for _, c := range cols {
+			w.CopyFieldRef(c.Out, k, c.Key)
 		}
 	}
 }

@@ -150,7 +150,7 @@ func (r *RankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	return keyedBy(s, in, r.PartitionBy, partitionedBy[*eddy.Stream[Rec]]{
 		int: rankBy[int64](r, less), nullable: rankBy[nullableInt](r, less),
-		pair: rankBy[intPair](r, less), encoded: rankBy[string](r, less),
+		pair: rankBy[intPair](r, less), encoded: anyEncoding(rankBy[string](r, less)),
 	}), nil
 }
 
@@ -256,7 +256,7 @@ func (d *DedupRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	return keyedBy(s, d.Input.Schema(), d.Key, partitionedBy[*eddy.Stream[Rec]]{
 		int: dedupBy[int64](keep, domain), nullable: dedupBy[nullableInt](keep, domain),
-		pair: dedupBy[intPair](keep, domain), encoded: dedupBy[string](keep, domain),
+		pair: dedupBy[intPair](keep, domain), encoded: anyEncoding(dedupBy[string](keep, domain)),
 	}), nil
 }
 

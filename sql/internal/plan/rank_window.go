@@ -116,7 +116,7 @@ func (r *WindowRankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	out := keyedBy(s, in, r.PartitionBy, partitionedBy[*eddy.Stream[Rec]]{
 		int: windowRankBy[int64](newRanker), nullable: windowRankBy[nullableInt](newRanker),
-		pair: windowRankBy[intPair](newRanker), encoded: windowRankBy[string](newRanker),
+		pair: windowRankBy[intPair](newRanker), encoded: anyEncoding(windowRankBy[string](newRanker)),
 	})
 	return eddy.AsChangelog(out, changelog.InsertOnly), nil
 }

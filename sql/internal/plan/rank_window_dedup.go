@@ -57,7 +57,7 @@ func (d *WindowDedupRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	spec := windowDedupSpec{keepLast: keepLast, endCol: endCol, timeCol: timeCol}
 	out := keyedBy(cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), in, d.Key, partitionedBy[*eddy.Stream[Rec]]{
 		int: windowDedupBy[int64](spec), nullable: windowDedupBy[nullableInt](spec),
-		pair: windowDedupBy[intPair](spec), encoded: windowDedupBy[string](spec),
+		pair: windowDedupBy[intPair](spec), encoded: anyEncoding(windowDedupBy[string](spec)),
 	})
 	return eddy.AsChangelog(out, changelog.InsertOnly), nil
 }

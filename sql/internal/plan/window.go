@@ -474,38 +474,54 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 			})
 		})
 	}
-	in := r.Input.Schema()
-	if r.Keys == 1 && slotKey(in.FieldType(0)) {
-		// One integer, date or millisecond-timestamp key: keyed by its
-		// int64 value (with its nullness if it may be NULL), which the
-		// window's state, timers and exchange hash and compare without
-		// building a key string per row.
-		if !in.FieldType(0).IsNullable() {
-			keyed := eddy.GroupBy(s, func(r types.Row) int64 { return r.Int64(0) })
-			return buildWindowAggregate(b, r, keyed, assigner, intKeyWriter)
+	// The output columns of the key: bounds[i] < 0 takes key column
+	// keyIdx[i].
+	var cols []keyColumn
+	for i, bound := range r.Bounds {
+		if bound < 0 {
+			cols = append(cols, keyColumn{Out: i, Key: r.KeyIdx[i]})
 		}
-		keyed := eddy.GroupBy(s, func(r types.Row) nullableInt { return nullableIntOf(r, 0) })
-		return buildWindowAggregate(b, r, keyed, assigner, nullableIntKeyWriter)
 	}
-	keyEnc := types.NewKeyEncoder(in, seq(r.Keys)...)
-	return buildWindowAggregate(b, r, groupByKey(s, keyEnc), assigner, encodedKeyWriter(keyEnc))
+	out := keyedBy(s, r.Input.Schema(), seq(r.Keys), partitionedBy[windowBuilt]{
+		int:      windowAggregateBy(b, r, assigner, intKeyWriter(cols)),
+		nullable: windowAggregateBy(b, r, assigner, nullableIntKeyWriter(cols)),
+		pair:     windowAggregateBy(b, r, assigner, intPairKeyWriter(cols)),
+		encoded: func(g *eddy.KeyedStream[string, Rec], enc *types.KeyEncoder) windowBuilt {
+			return windowAggregateBy(b, r, assigner, encodedKeyWriter(enc, cols))(g)
+		},
+	})
+	return out.s, out.err
+}
+
+// windowBuilt is the stream of a window aggregation, or the error that
+// building it met.
+type windowBuilt struct {
+	s   *eddy.Stream[Rec]
+	err error
+}
+
+// windowAggregateBy returns the aggregation of r over its input grouped by
+// keys of type K, which writeKey writes into the output rows.
+func windowAggregateBy[K comparable](b *builder, r *WindowAggregateRel, assigner window.Assigner, writeKey func(K, *types.RowWriter)) func(*eddy.KeyedStream[K, Rec]) windowBuilt {
+	return func(keyed *eddy.KeyedStream[K, Rec]) windowBuilt {
+		s, err := buildWindowAggregate(b, r, keyed, assigner, writeKey)
+		return windowBuilt{s, err}
+	}
 }
 
 // buildWindowAggregate builds the aggregation of r over keyed, whose keys
-// newKeyWriter's functions write into the output rows.
-func buildWindowAggregate[K comparable](b *builder, r *WindowAggregateRel, keyed *eddy.KeyedStream[K, Rec], assigner window.Assigner, newKeyWriter keyWriterFunc[K]) (*eddy.Stream[Rec], error) {
+// writeKey writes into the output rows.
+func buildWindowAggregate[K comparable](b *builder, r *WindowAggregateRel, keyed *eddy.KeyedStream[K, Rec], assigner window.Assigner, writeKey func(K, *types.RowWriter)) (*eddy.Stream[Rec], error) {
 	ws := eddy.Window(keyed, assigner)
 	if r.late != nil {
 		ws = ws.SideOutputLateData(r.late.tag())
 	}
 	rt, fn := r.rt, r.fn
-	bounds, keyIdx := r.Bounds, r.KeyIdx
-	kt := types.MustRowType(r.Input.Schema().Fields()[:r.Keys]...)
+	bounds := r.Bounds
 	// newRow returns a subtask's function writing the output row of a key,
 	// a window and the row of the calls' results.
 	newRow := func() func(key K, res types.Row, win window.Window) types.Row {
 		w := types.NewRowWriter(rt, types.NewArena(0))
-		writeKey := newKeyWriter(kt, bounds, keyIdx)
 		var resSets []func(types.Row, *types.RowWriter)
 		for i := 0; i < fn.rt.Len(); i++ {
 			set, _ := expr.Setter(&expr.Column{Index: i, T: fn.rt.FieldType(i)}, len(bounds)+i)
