@@ -22,6 +22,9 @@ type SinkRel struct {
 	// by its primary key.
 	mode   changelog.Mode
 	upsert bool
+	// notNull checks the sink's NOT NULL columns that the query may fill
+	// with NULL; nil if there are none.
+	notNull *notNullEnforcer
 }
 
 func (s *SinkRel) Schema() *types.RowType { return s.ct.Schema }
@@ -40,6 +43,9 @@ func (s *SinkRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	// The plan knows the kinds of change its output carries better than
 	// the streams do (a source of VALUES, a Map of changes, say nothing).
 	in = eddy.AsChangelog(in, s.Input.Props().Mode)
+	if s.notNull != nil {
+		in = eddy.AsChangelog(s.notNull.apply(in, s.Table.Name, s.ct.Schema), s.Input.Props().Mode)
+	}
 	if s.upsert {
 		key := types.NewKeyEncoder(s.ct.Schema, s.ct.PrimaryKey...)
 		var opts []eddy.TableOption
@@ -104,6 +110,9 @@ func (q *queryPlanner) insert(n *parser.Insert) (*SinkRel, error) {
 		return nil, err
 	}
 	s := &SinkRel{Input: r, Table: t, ct: ct, sink: sink, mode: changelog.Retract}
+	if s.notNull, err = newNotNullEnforcer(q.cat.Settings, r.Schema(), target); err != nil {
+		return nil, q.errorf(n.Pos, "%v", err)
+	}
 	if cs, ok := sink.(connector.ChangelogSink); ok {
 		s.mode = cs.ChangelogMode()
 	}
