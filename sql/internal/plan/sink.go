@@ -48,15 +48,56 @@ func (s *SinkRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	if s.upsert {
 		key := types.NewKeyEncoder(s.ct.Schema, s.ct.PrimaryKey...)
-		var opts []eddy.TableOption
-		if sameKey(s.Input.Props().UpsertKey, s.ct.PrimaryKey) {
-			opts = append(opts, eddy.KeyedBySinkKey())
+		opts, err := s.upsertOptions(b.cat)
+		if err != nil {
+			return nil, err
 		}
 		eddy.WriteUpserts(in, s.Table.Name, key.Key, s.sink, opts...)
 		return in, nil
 	}
 	eddy.WriteTo(in, s.Table.Name, s.sink)
 	return in, nil
+}
+
+// upsertMaterializeKey is the setting that says whether an upsert sink
+// keeps the rows of each sink key in an upsert materializer, as Flink's
+// option of that name: AUTO (the default) when the query's rows are not
+// keyed by the sink's primary key, NONE never, FORCE whenever the query
+// retracts rows.
+const upsertMaterializeKey = "table.exec.sink.upsert-materialize"
+
+// upsertOptions returns the options of the upsert sink's WriteUpserts:
+// whether the query's rows are keyed by the sink key, which skips the
+// materializer, and the materializer's state TTL (table.exec.state.ttl).
+func (s *SinkRel) upsertOptions(cat *Catalog) ([]eddy.TableOption, error) {
+	keyed := sameKey(s.Input.Props().UpsertKey, s.ct.PrimaryKey)
+	switch v := strings.TrimSpace(cat.Settings[upsertMaterializeKey]); {
+	case v == "" || strings.EqualFold(v, "AUTO"):
+	case strings.EqualFold(v, "NONE"):
+		keyed = true
+	case strings.EqualFold(v, "FORCE"):
+		keyed = false
+	default:
+		return nil, fmt.Errorf("table sink %s: SET '%s' = '%s': the value is AUTO (materialize the changes when the query's rows are not keyed by the sink's primary key, the default), NONE or FORCE", s.Table.Name, upsertMaterializeKey, v)
+	}
+	if keyed {
+		return []eddy.TableOption{eddy.KeyedBySinkKey()}, nil
+	}
+	mode := s.Input.Props().Mode
+	if mode.Contains(changelog.UpdateBefore) || mode.Contains(changelog.Delete) && !mode.Contains(changelog.UpdateAfter) {
+		// A retract stream: the materializer keeps its rows, for as long
+		// as the state TTL says.
+		if v, ok := cat.Settings["table.exec.state.ttl"]; ok {
+			d, err := settingDuration("table.exec.state.ttl", v)
+			if err != nil {
+				return nil, err
+			}
+			if d > 0 {
+				return []eddy.TableOption{eddy.StateTTL(d)}, nil
+			}
+		}
+	}
+	return nil, nil
 }
 
 func sameKey(a, b []int) bool {
@@ -127,6 +168,11 @@ func (q *queryPlanner) insert(n *parser.Insert) (*SinkRel, error) {
 	}
 	if len(ct.PrimaryKey) > 0 && s.mode.Contains(changelog.UpdateAfter) && !have.IsInsertOnly() {
 		s.upsert = true
+	}
+	if s.upsert {
+		if _, err := s.upsertOptions(q.cat); err != nil {
+			return nil, q.errorf(n.Pos, "%v", err)
+		}
 	}
 	return s, nil
 }

@@ -1,0 +1,98 @@
+package sql_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
+	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/sql"
+)
+
+// upsertsFactory is the connector 'upserts': a sink that applies upserts
+// by its table's primary key, recording the changes it receives.
+type upsertsFactory struct{ c *collectSink }
+
+func (f upsertsFactory) Spec() connector.Spec {
+	return connector.Spec{Name: "upserts", Kind: connector.SinkKind, Description: "test upsert sink"}
+}
+
+func (f upsertsFactory) NewSink(ctx connector.Context) (any, error) {
+	return upsertSink{eddySink{c: f.c, rt: ctx.Table.Schema}}, nil
+}
+
+type upsertSink struct{ eddySink }
+
+func (upsertSink) ChangelogMode() changelog.Mode { return changelog.Upsert }
+
+// upsertPlan plans script, whose INSERTs write to 'upserts' tables, and
+// returns the job's plan and the changes the sink received running it.
+func upsertPlan(t *testing.T, script string) (string, []string) {
+	t.Helper()
+	c := &collectSink{}
+	reg := registry(c)
+	reg.Register(upsertsFactory{c})
+	s := sql.NewSession(sql.WithConnectors(reg))
+	if _, err := s.Execute(script); err != nil {
+		t.Fatal(err)
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(2))
+	if err := s.Build(env); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := env.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Execute(context.Background(), "sql"); err != nil {
+		t.Fatal(err)
+	}
+	return plan, c.lines
+}
+
+const upsertCounts = `
+INSERT INTO out
+SELECT k, COUNT(*) FROM (SELECT CAST(k AS STRING) AS k FROM (VALUES ('a'), ('b'), ('a'), ('c'), ('a')) AS t(k)) GROUP BY k;
+`
+
+func TestSinkUpsertMaterialize(t *testing.T) {
+	byK := "CREATE TABLE out (k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'upserts');"
+	byN := "CREATE TABLE out (k STRING, n BIGINT, PRIMARY KEY (n) NOT ENFORCED) WITH ('connector' = 'upserts');"
+	for _, tc := range []struct {
+		name, script string
+		materializes bool
+	}{
+		{"auto, keyed by the sink key", byK, false},
+		{"auto, keyed otherwise", byN, true},
+		{"none", "SET 'table.exec.sink.upsert-materialize' = 'NONE';" + byN, false},
+		{"force", "SET 'table.exec.sink.upsert-materialize' = 'force';" + byK, true},
+		{"force with a state TTL", "SET 'table.exec.sink.upsert-materialize' = 'FORCE'; SET 'table.exec.state.ttl' = '1 h';" + byK, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, lines := upsertPlan(t, tc.script+upsertCounts)
+			if got := strings.Contains(plan, "UpsertMaterialize"); got != tc.materializes {
+				t.Errorf("materializer in the plan: %v, want %v; plan:\n%s", got, tc.materializes, plan)
+			}
+			if len(lines) == 0 {
+				t.Error("the sink received nothing")
+			}
+		})
+	}
+	err := planError("SET 'table.exec.sink.upsert-materialize' = 'ALWAYS'; CREATE TABLE out (k STRING, n BIGINT) WITH ('connector' = 'collect');" + upsertCounts)
+	if err != nil {
+		t.Fatalf("a sink without a primary key does not read the setting: %v", err)
+	}
+}
+
+func TestSinkUpsertMaterializeSettingError(t *testing.T) {
+	c := &collectSink{}
+	reg := registry(c)
+	reg.Register(upsertsFactory{c})
+	s := sql.NewSession(sql.WithConnectors(reg))
+	_, err := s.Execute("SET 'table.exec.sink.upsert-materialize' = 'ALWAYS'; CREATE TABLE out (k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'upserts');" + upsertCounts)
+	if err == nil || !strings.Contains(err.Error(), "'table.exec.sink.upsert-materialize' = 'ALWAYS'") || !strings.Contains(err.Error(), "AUTO") {
+		t.Fatalf("err = %v, want the setting named with its values", err)
+	}
+}
