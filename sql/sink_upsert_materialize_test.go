@@ -78,6 +78,18 @@ func TestSinkUpsertMaterialize(t *testing.T) {
 			if len(lines) == 0 {
 				t.Error("the sink received nothing")
 			}
+			// EXPLAIN says so on the sink, as Flink's does.
+			c := &collectSink{}
+			reg := registry(c)
+			reg.Register(upsertsFactory{c})
+			rs, err := sql.NewSession(sql.WithConnectors(reg)).Execute(tc.script + "EXPLAIN" + upsertCounts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			explain := rs[len(rs)-1].Text
+			if got := strings.Contains(explain, "upsertMaterialize=[true]"); got != tc.materializes {
+				t.Errorf("EXPLAIN shows upsertMaterialize=[true]: %v, want %v:\n%s", got, tc.materializes, explain)
+			}
 		})
 	}
 	err := planError("SET 'table.exec.sink.upsert-materialize' = 'ALWAYS'; CREATE TABLE out (k STRING, n BIGINT) WITH ('connector' = 'collect');" + upsertCounts)

@@ -25,6 +25,10 @@ type SinkRel struct {
 	// notNull checks the sink's NOT NULL columns that the query may fill
 	// with NULL; nil if there are none.
 	notNull *notNullEnforcer
+	// upsertOpts are the options of an upsert sink's WriteUpserts;
+	// materialize says they add an upsert materializer.
+	upsertOpts  []eddy.TableOption
+	materialize bool
 }
 
 func (s *SinkRel) Schema() *types.RowType { return s.ct.Schema }
@@ -32,6 +36,9 @@ func (s *SinkRel) Props() Props           { return s.Input.Props() }
 func (s *SinkRel) Inputs() []Rel          { return []Rel{s.Input} }
 
 func (s *SinkRel) Describe() string {
+	if s.materialize {
+		return fmt.Sprintf("Sink(table=[%s], fields=[%s], upsertMaterialize=[true])", s.Table.Name, fieldList(s.ct.Schema))
+	}
 	return fmt.Sprintf("Sink(table=[%s], fields=[%s])", s.Table.Name, fieldList(s.ct.Schema))
 }
 
@@ -48,11 +55,7 @@ func (s *SinkRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	if s.upsert {
 		key := types.NewKeyEncoder(s.ct.Schema, s.ct.PrimaryKey...)
-		opts, err := s.upsertOptions(b.cat)
-		if err != nil {
-			return nil, err
-		}
-		eddy.WriteUpserts(in, s.Table.Name, key.Key, s.sink, opts...)
+		eddy.WriteUpserts(in, s.Table.Name, key.Key, s.sink, s.upsertOpts...)
 		return in, nil
 	}
 	eddy.WriteTo(in, s.Table.Name, s.sink)
@@ -66,10 +69,11 @@ func (s *SinkRel) build(b *builder) (*eddy.Stream[Rec], error) {
 // retracts rows.
 const upsertMaterializeKey = "table.exec.sink.upsert-materialize"
 
-// upsertOptions returns the options of the upsert sink's WriteUpserts:
-// whether the query's rows are keyed by the sink key, which skips the
-// materializer, and the materializer's state TTL (table.exec.state.ttl).
-func (s *SinkRel) upsertOptions(cat *Catalog) ([]eddy.TableOption, error) {
+// planUpserts sets the options of the upsert sink's WriteUpserts from the
+// settings of cat: whether the query's rows are keyed by the sink key,
+// which skips the materializer, and the materializer's state TTL
+// (table.exec.state.ttl).
+func (s *SinkRel) planUpserts(cat *Catalog) error {
 	keyed := sameKey(s.Input.Props().UpsertKey, s.ct.PrimaryKey)
 	switch v := strings.TrimSpace(cat.Settings[upsertMaterializeKey]); {
 	case v == "" || strings.EqualFold(v, "AUTO"):
@@ -78,26 +82,27 @@ func (s *SinkRel) upsertOptions(cat *Catalog) ([]eddy.TableOption, error) {
 	case strings.EqualFold(v, "FORCE"):
 		keyed = false
 	default:
-		return nil, fmt.Errorf("table sink %s: SET '%s' = '%s': the value is AUTO (materialize the changes when the query's rows are not keyed by the sink's primary key, the default), NONE or FORCE", s.Table.Name, upsertMaterializeKey, v)
+		return fmt.Errorf("table sink %s: SET '%s' = '%s': the value is AUTO (materialize the changes when the query's rows are not keyed by the sink's primary key, the default), NONE or FORCE", s.Table.Name, upsertMaterializeKey, v)
 	}
 	if keyed {
-		return []eddy.TableOption{eddy.KeyedBySinkKey()}, nil
+		s.upsertOpts = []eddy.TableOption{eddy.KeyedBySinkKey()}
+		return nil
 	}
+	// A retract stream is materialized (WriteUpserts refuses an upsert
+	// stream keyed otherwise, whose deletions may carry its key alone), its
+	// rows kept for as long as the state TTL says.
 	mode := s.Input.Props().Mode
-	if mode.Contains(changelog.UpdateBefore) || mode.Contains(changelog.Delete) && !mode.Contains(changelog.UpdateAfter) {
-		// A retract stream: the materializer keeps its rows, for as long
-		// as the state TTL says.
-		if v, ok := cat.Settings["table.exec.state.ttl"]; ok {
-			d, err := settingDuration("table.exec.state.ttl", v)
-			if err != nil {
-				return nil, err
-			}
-			if d > 0 {
-				return []eddy.TableOption{eddy.StateTTL(d)}, nil
-			}
+	s.materialize = !mode.IsInsertOnly() && !(mode.Contains(changelog.UpdateAfter) && !mode.Contains(changelog.UpdateBefore))
+	if v, ok := cat.Settings["table.exec.state.ttl"]; ok && s.materialize {
+		d, err := settingDuration("table.exec.state.ttl", v)
+		if err != nil {
+			return err
+		}
+		if d > 0 {
+			s.upsertOpts = []eddy.TableOption{eddy.StateTTL(d)}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 func sameKey(a, b []int) bool {
@@ -170,7 +175,7 @@ func (q *queryPlanner) insert(n *parser.Insert) (*SinkRel, error) {
 		s.upsert = true
 	}
 	if s.upsert {
-		if _, err := s.upsertOptions(q.cat); err != nil {
+		if err := s.planUpserts(q.cat); err != nil {
 			return nil, q.errorf(n.Pos, "%v", err)
 		}
 	}
