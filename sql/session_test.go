@@ -105,6 +105,17 @@ FROM nexmark WHERE event_type = 2;
 
 func run(t *testing.T, script string, p int) []string {
 	t.Helper()
+	lines, err := runErr(t, script, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// runErr runs script as one job at parallelism p and returns what its
+// "collect" tables received and the job's error.
+func runErr(t *testing.T, script string, p int) ([]string, error) {
+	t.Helper()
 	c := &collectSink{}
 	s := sql.NewSession(sql.WithConnectors(registry(c)))
 	if _, err := s.Execute(script); err != nil {
@@ -114,10 +125,8 @@ func run(t *testing.T, script string, p int) []string {
 	if err := s.Build(env); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Execute(context.Background(), "sql"); err != nil {
-		t.Fatal(err)
-	}
-	return c.lines
+	err := env.Execute(context.Background(), "sql")
+	return c.lines, err
 }
 
 func TestProjectionAndFilterOverNexmark(t *testing.T) {

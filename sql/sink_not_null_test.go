@@ -1,31 +1,10 @@
 package sql_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/eddystream/eddy"
-	"github.com/eddystream/eddy/sql"
 )
-
-// runErr runs script as one job at parallelism p and returns what its
-// "collect" tables received and the job's error.
-func runErr(t *testing.T, script string, p int) ([]string, error) {
-	t.Helper()
-	c := &collectSink{}
-	s := sql.NewSession(sql.WithConnectors(registry(c)))
-	if _, err := s.Execute(script); err != nil {
-		t.Fatal(err)
-	}
-	env := eddy.NewEnvironment(eddy.WithParallelism(p))
-	if err := s.Build(env); err != nil {
-		t.Fatal(err)
-	}
-	err := env.Execute(context.Background(), "sql")
-	return c.lines, err
-}
 
 const notNullSink = `
 CREATE TABLE out (a BIGINT NOT NULL, b STRING) WITH ('connector' = 'collect');
