@@ -60,10 +60,25 @@ SELECT k, COUNT(*) FROM (SELECT CAST(k AS STRING) AS k FROM (VALUES ('a'), ('b')
 func TestSinkUpsertMaterialize(t *testing.T) {
 	byK := "CREATE TABLE out (k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'upserts');"
 	byN := "CREATE TABLE out (k STRING, n BIGINT, PRIMARY KEY (n) NOT ENFORCED) WITH ('connector' = 'upserts');"
+	// ints groups by a key column of type from and writes it into the
+	// sink's key of type to; nullable makes the key column nullable.
+	ints := func(from, to string, nullable bool) string {
+		k := "k"
+		if nullable {
+			k = "CASE WHEN k > 0 THEN k END"
+		}
+		return "CREATE TABLE out (k " + to + ", n BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'upserts');" +
+			"INSERT INTO out SELECT k, COUNT(*) FROM (SELECT CAST(" + k + " AS " + from + ") AS k FROM (VALUES (1), (2), (1)) AS t(k)) GROUP BY k;"
+	}
 	for _, tc := range []struct {
 		name, script string
 		materializes bool
 	}{
+		// The key column is cast to the sink's type: a cast that keeps
+		// distinct values distinct keeps the key.
+		{"key cast to NOT NULL", ints("INT", "INT", true), false},
+		{"key widened", ints("SMALLINT", "BIGINT", false), false},
+		{"key narrowed", ints("BIGINT", "INT", false), true},
 		{"auto, keyed by the sink key", byK, false},
 		{"auto, keyed otherwise", byN, true},
 		{"none", "SET 'table.exec.sink.upsert-materialize' = 'NONE';" + byN, false},
@@ -71,7 +86,11 @@ func TestSinkUpsertMaterialize(t *testing.T) {
 		{"force with a state TTL", "SET 'table.exec.sink.upsert-materialize' = 'FORCE'; SET 'table.exec.state.ttl' = '1 h';" + byK, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			plan, lines := upsertPlan(t, tc.script+upsertCounts)
+			script := tc.script
+			if !strings.Contains(script, "INSERT") {
+				script += upsertCounts
+			}
+			plan, lines := upsertPlan(t, script)
 			if got := strings.Contains(plan, "UpsertMaterialize"); got != tc.materializes {
 				t.Errorf("materializer in the plan: %v, want %v; plan:\n%s", got, tc.materializes, plan)
 			}
@@ -82,7 +101,7 @@ func TestSinkUpsertMaterialize(t *testing.T) {
 			c := &collectSink{}
 			reg := registry(c)
 			reg.Register(upsertsFactory{c})
-			rs, err := sql.NewSession(sql.WithConnectors(reg)).Execute(tc.script + "EXPLAIN" + upsertCounts)
+			rs, err := sql.NewSession(sql.WithConnectors(reg)).Execute(strings.Replace(script, "INSERT", "EXPLAIN INSERT", 1))
 			if err != nil {
 				t.Fatal(err)
 			}

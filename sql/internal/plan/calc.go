@@ -64,11 +64,12 @@ func (c *CalcRel) Props() Props {
 		out.Mode = ops.FilterRowsMode(p.Mode)
 	}
 	if len(p.UpsertKey) > 0 {
-		// The key survives if every key column is projected as is.
+		// The key survives if every key column is projected as is, or
+		// cast to a type that keeps distinct values distinct.
 		for _, k := range p.UpsertKey {
 			found := -1
 			for i, e := range c.Projs {
-				if col, ok := e.(*expr.Column); ok && col.Index == k {
+				if col, ok := keyPreserving(e); ok && col.Index == k {
 					found = i
 					break
 				}
@@ -81,6 +82,31 @@ func (c *CalcRel) Props() Props {
 		}
 	}
 	return out
+}
+
+// keyPreserving returns the column e projects when e is the column or an
+// injective cast of it: to its type of another nullability, to a wider
+// integer type, or from VARCHAR(n) to VARCHAR(m >= n). Distinct values of
+// the column then stay distinct, so that a key of the input that the
+// column is part of is a key of the output.
+func keyPreserving(e expr.Expr) (*expr.Column, bool) {
+	if c, ok := e.(*expr.Cast); ok {
+		col, ok := c.X.(*expr.Column)
+		if !ok {
+			return nil, false
+		}
+		from, to := col.T, c.T
+		switch {
+		case from.EqualIgnoringNullability(to):
+		case from.IsIntegral() && to.IsIntegral() && to.Kind() >= from.Kind():
+		case from.Kind() == types.KindVarChar && to.Kind() == types.KindVarChar && to.Length() >= from.Length():
+		default:
+			return nil, false
+		}
+		return col, true
+	}
+	col, ok := e.(*expr.Column)
+	return col, ok
 }
 
 func (c *CalcRel) Inputs() []Rel { return []Rel{c.Input} }

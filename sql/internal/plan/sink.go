@@ -231,6 +231,10 @@ func (q *queryPlanner) conform(n *parser.Insert, r Rel, target *types.RowType) (
 			order[i] = j
 		}
 	}
+	trim, err := trimsToLength(q.cat.Settings)
+	if err != nil {
+		return nil, q.errorf(n.Pos, "%v", err)
+	}
 	projs := make([]expr.Expr, target.Len())
 	same := true
 	for i, f := range target.Fields() {
@@ -252,6 +256,18 @@ func (q *queryPlanner) conform(n *parser.Insert, r Rel, target *types.RowType) (
 			projs[i] = &expr.Cast{X: col, T: f.Type.WithNullability(src.Type.IsNullable() || f.Type.IsNullable())}
 		default:
 			return nil, q.errorf(n.Pos, "column %s of %s is %s, but the query gives %s of type %s: CAST it", f.Name, n.Table.Last().Name, f.Type, src.Name, src.Type)
+		}
+		if c, ok := projs[i].(*expr.Cast); ok && !trim {
+			// The value keeps its length (table.exec.sink.type-length-enforcer
+			// IGNORE): a string or binary value as it is, another cast to
+			// the type of the column without its length.
+			if free := lengthFree(f.Type); !free.Equal(f.Type) {
+				if src.Type.IsString() && free.IsString() || src.Type.IsBinary() && free.IsBinary() {
+					projs[i] = col
+				} else {
+					projs[i] = &expr.Cast{X: col, T: free.WithNullability(c.T.IsNullable())}
+				}
+			}
 		}
 		if j != i || projs[i] != col || src.Name != f.Name {
 			same = false
