@@ -2,6 +2,7 @@ package sql_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,5 +126,48 @@ func TestSinkUpsertMaterializeSettingError(t *testing.T) {
 	_, err := s.Execute("SET 'table.exec.sink.upsert-materialize' = 'ALWAYS'; CREATE TABLE out (k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'upserts');" + upsertCounts)
 	if err == nil || !strings.Contains(err.Error(), "'table.exec.sink.upsert-materialize' = 'ALWAYS'") || !strings.Contains(err.Error(), "AUTO") {
 		t.Fatalf("err = %v, want the setting named with its values", err)
+	}
+}
+
+// upsertSourcePlan runs script over the upsert table U (rows of id and v,
+// keyed by id, whose deletion carries its key alone) and returns what the
+// 'upserts' sink received and the error of planning or running it.
+func upsertSourcePlan(t *testing.T, script string) ([]string, error) {
+	t.Helper()
+	c := &collectSink{}
+	rows := newRowsFactory()
+	rows.tables["U"] = rowsTable{lines: []string{"+I|1|a", "+I|2|b", "+U|2|c", "-D|1|null"}, mode: changelog.Upsert}
+	reg := registry(c)
+	reg.Register(upsertsFactory{c})
+	reg.Register(rows)
+	s := sql.NewSession(sql.WithConnectors(reg))
+	if _, err := s.Execute("CREATE TABLE U (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'rows', 'id' = 'U');" + script); err != nil {
+		return nil, err
+	}
+	env := eddy.NewEnvironment(eddy.WithParallelism(2))
+	if err := s.Build(env); err != nil {
+		t.Fatal(err)
+	}
+	err := env.Execute(context.Background(), "sql")
+	return c.lines, err
+}
+
+// An upsert stream is written under its own key whatever the setting says,
+// its deletions (which may carry the key alone) unchecked by the NOT NULL
+// enforcer; keyed otherwise than the sink, it is refused when planned.
+func TestSinkUpsertStream(t *testing.T) {
+	for _, set := range []string{"", "SET 'table.exec.sink.upsert-materialize' = 'FORCE';"} {
+		got, err := upsertSourcePlan(t, set+"CREATE TABLE out (id BIGINT, v STRING NOT NULL, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upserts'); INSERT INTO out SELECT id, v FROM U;")
+		if err != nil {
+			t.Fatalf("%q: %v", set, err)
+		}
+		slices.Sort(got)
+		if want := []string{"+I[1, a]", "+I[2, b]", "+U[2, c]", "-D[1, null]"}; !slices.Equal(got, want) {
+			t.Errorf("%q: got %v, want %v", set, got, want)
+		}
+	}
+	_, err := upsertSourcePlan(t, "CREATE TABLE out (v STRING, id BIGINT, PRIMARY KEY (v) NOT ENFORCED) WITH ('connector' = 'upserts'); INSERT INTO out SELECT v, id FROM U;")
+	if err == nil || !strings.Contains(err.Error(), "upsert stream") || !strings.Contains(err.Error(), "primary key (v)") {
+		t.Fatalf("err = %v, want the upsert stream keyed otherwise refused", err)
 	}
 }

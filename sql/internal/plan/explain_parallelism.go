@@ -71,9 +71,5 @@ func (s *Script) parallelisms(roots []Rel) (map[Rel]int, error) {
 }
 
 // materialized says whether the sink writes through eddy.WriteUpserts'
-// materializer: an upsert sink whose input changes rows (not insert-only)
-// and is not keyed by the sink's primary key.
-func (s *SinkRel) materialized() bool {
-	in := s.Input.Props()
-	return s.upsert && !in.Mode.IsInsertOnly() && !sameKey(in.UpsertKey, s.ct.PrimaryKey)
-}
+// materializer, as planUpserts decided.
+func (s *SinkRel) materialized() bool { return s.materialize }

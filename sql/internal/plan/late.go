@@ -143,6 +143,9 @@ func (q *queryPlanner) lateRows(n *parser.Select, pre *CalcRel) (*lateRows, *Cal
 		return nil, nil, err
 	}
 	l.sink = &SinkRel{Input: r, Table: t, ct: ct, sink: sink, mode: mode}
+	if l.sink.notNull, err = newNotNullEnforcer(q.cat.Settings, r.Schema(), ct.Schema, changelog.InsertOnly); err != nil {
+		return nil, nil, q.errorf(h.Pos, "%v", err)
+	}
 	return l, wide, nil
 }
 

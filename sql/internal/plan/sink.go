@@ -74,7 +74,19 @@ const upsertMaterializeKey = "table.exec.sink.upsert-materialize"
 // which skips the materializer, and the materializer's state TTL
 // (table.exec.state.ttl).
 func (s *SinkRel) planUpserts(cat *Catalog) error {
-	keyed := sameKey(s.Input.Props().UpsertKey, s.ct.PrimaryKey)
+	in := s.Input.Props()
+	keyed := sameKey(in.UpsertKey, s.ct.PrimaryKey)
+	if isUpsertMode(in.Mode) {
+		// An upsert stream's deletions may carry its key alone: it is
+		// written under its own key, which must be the sink's, whatever
+		// the setting says.
+		if !keyed {
+			return fmt.Errorf("table sink %s: the query produces an upsert stream (%s) from %s, keyed otherwise than the sink's primary key (%s), and its deletions may carry their key alone, so the sink cannot apply them; key the query by the sink's primary key, or declare the sink's key as the query's",
+				s.Table.Name, in.Mode.Describe(), producer(s.Input, in.Mode), strings.Join(keyNames(s.ct.Schema, s.ct.PrimaryKey), ", "))
+		}
+		s.upsertOpts = []eddy.TableOption{eddy.KeyedBySinkKey()}
+		return nil
+	}
 	switch v := strings.TrimSpace(cat.Settings[upsertMaterializeKey]); {
 	case v == "" || strings.EqualFold(v, "AUTO"):
 	case strings.EqualFold(v, "NONE"):
@@ -88,11 +100,9 @@ func (s *SinkRel) planUpserts(cat *Catalog) error {
 		s.upsertOpts = []eddy.TableOption{eddy.KeyedBySinkKey()}
 		return nil
 	}
-	// A retract stream is materialized (WriteUpserts refuses an upsert
-	// stream keyed otherwise, whose deletions may carry its key alone), its
-	// rows kept for as long as the state TTL says.
-	mode := s.Input.Props().Mode
-	s.materialize = !mode.IsInsertOnly() && !(mode.Contains(changelog.UpdateAfter) && !mode.Contains(changelog.UpdateBefore))
+	// A retract stream is materialized, its rows kept for as long as the
+	// state TTL says; an insert-only one needs no materializer.
+	s.materialize = !in.Mode.IsInsertOnly()
 	if v, ok := cat.Settings["table.exec.state.ttl"]; ok && s.materialize {
 		d, err := settingDuration("table.exec.state.ttl", v)
 		if err != nil {
@@ -103,6 +113,15 @@ func (s *SinkRel) planUpserts(cat *Catalog) error {
 		}
 	}
 	return nil
+}
+
+// keyNames returns the names of the columns key of rt.
+func keyNames(rt *types.RowType, key []int) []string {
+	names := make([]string, len(key))
+	for i, k := range key {
+		names[i] = rt.Field(k).Name
+	}
+	return names
 }
 
 func sameKey(a, b []int) bool {
@@ -156,7 +175,7 @@ func (q *queryPlanner) insert(n *parser.Insert) (*SinkRel, error) {
 		return nil, err
 	}
 	s := &SinkRel{Input: r, Table: t, ct: ct, sink: sink, mode: changelog.Retract}
-	if s.notNull, err = newNotNullEnforcer(q.cat.Settings, r.Schema(), target); err != nil {
+	if s.notNull, err = newNotNullEnforcer(q.cat.Settings, r.Schema(), target, r.Props().Mode); err != nil {
 		return nil, q.errorf(n.Pos, "%v", err)
 	}
 	if cs, ok := sink.(connector.ChangelogSink); ok {

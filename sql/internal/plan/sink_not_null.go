@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/eddystream/eddy"
+	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -22,13 +23,17 @@ type notNullEnforcer struct {
 	// in one of them rather than fail.
 	cols []int
 	drop bool
+	// deletesByKey says the query's deletions may carry their key alone
+	// (an upsert stream's): they are passed unchecked, since the sink
+	// applies them by key.
+	deletesByKey bool
 }
 
 // newNotNullEnforcer returns the check of the columns of target that are
-// NOT NULL while the query's, of rt, may be NULL, under the setting of
-// settings; nil if there are none.
-func newNotNullEnforcer(settings map[string]string, rt, target *types.RowType) (*notNullEnforcer, error) {
-	e := &notNullEnforcer{}
+// NOT NULL while the query's, of rt and changes of mode, may be NULL,
+// under the setting of settings; nil if there are none.
+func newNotNullEnforcer(settings map[string]string, rt, target *types.RowType, mode changelog.Mode) (*notNullEnforcer, error) {
+	e := &notNullEnforcer{deletesByKey: isUpsertMode(mode)}
 	switch v, ok := settings[notNullEnforcerKey]; {
 	case !ok || strings.EqualFold(strings.TrimSpace(v), "ERROR"):
 	case strings.EqualFold(strings.TrimSpace(v), "DROP"):
@@ -71,6 +76,10 @@ type notNullCheck struct {
 }
 
 func (c *notNullCheck) ProcessElement(ctx *eddy.ProcessContext[Rec], r Rec) error {
+	if r.Kind == changelog.Delete && c.e.deletesByKey {
+		ctx.Emit(r)
+		return nil
+	}
 	for _, i := range c.e.cols {
 		if !r.Row.IsNull(i) {
 			continue
