@@ -48,18 +48,47 @@ func writeChanges(t testing.TB, dir, name string, rt *types.RowType, key []int, 
 // per checkpoint, later ones deleting rows of earlier ones.
 func writeKV(t testing.TB, dir, name string, n, keys int64) {
 	t.Helper()
+	writeKVAt(t, dir, name, n, keys, 20000)
+}
+
+// writeKVAt is writeKV with the changes generated at rate per second.
+func writeKVAt(t testing.TB, dir, name string, n, keys int64, rate float64) {
+	t.Helper()
 	sink, err := connector.OpenTableSink(connector.Default, "iceberg", sinkOptions(dir, name), &connector.Table{Schema: upsertType, PrimaryKey: []int{0}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := eddy.NewEnvironment(eddy.WithParallelism(2), eddy.WithCheckpointing(20*time.Millisecond), eddy.WithCheckpointDir(t.TempDir()))
-	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: 20000},
+	src := eddy.FromGenerator(env, eddy.GeneratorOptions{Count: n, RatePerSecond: rate},
 		func(i int64) connector.TableRecord { return kvChange(i, keys) }, eddy.NoWatermarks[connector.TableRecord]()).Parallelism(1)
 	key := types.NewKeyEncoder(upsertType, 0)
 	eddy.WriteUpserts(eddy.AsChangelog(src, changelog.Upsert), name, key.Key, sink, eddy.KeyedBySinkKey())
 	if err := env.Execute(context.Background(), "write-"+name); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeKVSnapshots writes changes [0, n) of the test stream as writeKV
+// does, into a table db.name of a new directory, until the table has at
+// least min snapshots (one per checkpoint completed while the changes are
+// written): a loaded machine completes fewer checkpoints in the same time,
+// so the table is written again, more slowly, in a fresh directory. It
+// returns the directory, the table and its snapshots, newest first.
+func writeKVSnapshots(t *testing.T, name string, n, keys int64, min int) (string, *table.Table, []table.Snapshot) {
+	t.Helper()
+	var took time.Duration
+	for _, rate := range []float64{20000, 4000, 800} {
+		dir := t.TempDir()
+		start := time.Now()
+		writeKVAt(t, dir, name, n, keys, rate)
+		took += time.Since(start)
+		tbl := loadTestTable(t, dir, name)
+		if snaps := table.AncestorsOf(tbl.CurrentSnapshot().SnapshotID, tbl.SnapshotByID); len(snaps) >= min {
+			return dir, tbl, snaps
+		}
+	}
+	t.Fatalf("fewer than %d snapshots in 3 writes of %d changes (%v in all): the test needs a few", min, n, took)
+	return "", nil, nil
 }
 
 // openSource opens the iceberg source of db.name under dir with extra
@@ -213,13 +242,7 @@ func TestSourceReadsEveryType(t *testing.T) {
 
 func TestSourceBatchAppliesDeletesAndTravelsInTime(t *testing.T) {
 	const n, keys = 4000, 60
-	dir := t.TempDir()
-	writeKV(t, dir, "kv", n, keys)
-	tbl := loadTestTable(t, dir, "kv")
-	snaps := table.AncestorsOf(tbl.CurrentSnapshot().SnapshotID, tbl.SnapshotByID)
-	if len(snaps) < 3 {
-		t.Fatalf("%d snapshots: the test needs a few", len(snaps))
-	}
+	dir, tbl, snaps := writeKVSnapshots(t, "kv", n, keys, 3)
 	if s := tbl.CurrentSnapshot(); s.Summary == nil || s.Summary.Properties["total-position-deletes"] == "0" {
 		t.Fatalf("the table has no position deletes (summary %v): the test needs some", s.Summary)
 	}
@@ -359,10 +382,7 @@ func TestSourceStreamingFollowsAppends(t *testing.T) {
 }
 
 func TestSourceStreamingFailsOnDeletes(t *testing.T) {
-	dir := t.TempDir()
-	writeKV(t, dir, "kv", 3000, 40)
-	tbl := loadTestTable(t, dir, "kv")
-	snaps := table.AncestorsOf(tbl.CurrentSnapshot().SnapshotID, tbl.SnapshotByID)
+	dir, _, snaps := writeKVSnapshots(t, "kv", 3000, 40, 2)
 	var first int64 // the oldest snapshot that is not an append
 	for _, s := range snaps {
 		if s.Summary.Operation != table.OpAppend {
