@@ -28,7 +28,10 @@ type tableConfig struct {
 	// output is a join's maker of result functions (JoinOutputReusing), a
 	// func(bool) (func(*A, *B) O, func()).
 	output any
-	set    []string
+	// copyKept is a top-N's copy of the rows it keeps (CopyingKeptRows), a
+	// func(T) T.
+	copyKept any
+	set      []string
 }
 
 func (c *tableConfig) mark(name string) { c.set = append(c.set, name) }

@@ -14,6 +14,10 @@ import (
 type KeyedStream[K comparable, T any] struct {
 	s    *Stream[T]
 	spec ops.KeySpec[K, T]
+	// forward says that s is partitioned by the key already
+	// (ReinterpretAsKeyed): its records go to the subtask of the same
+	// index.
+	forward bool
 }
 
 // KeyBy partitions s by key. K must be made of numbers, strings, bools, and
@@ -27,6 +31,22 @@ func KeyBy[T any, K comparable](s *Stream[T], key func(T) K) *KeyedStream[K, T] 
 	return &KeyedStream[K, T]{s: s, spec: spec}
 }
 
+// ReinterpretAsKeyed returns s as a stream keyed by key without an exchange,
+// as Flink's DataStreamUtils.reinterpretAsKeyedStream does: the operator
+// reading it runs in the subtask of the same index as the record's, chained
+// to the operator before it, and can keep state and timers per key. Every
+// record of s must be in the subtask that KeyBy(s, key) would send it to:
+// s comes from a keyed operator whose key is key's for each of its records,
+// of the same type and value, and whose parallelism and max parallelism are
+// the reading operator's. The job fails to start if the parallelisms
+// differ, and fails when a record comes whose key belongs to another
+// subtask's key groups.
+func ReinterpretAsKeyed[T any, K comparable](s *Stream[T], key func(T) K) *KeyedStream[K, T] {
+	k := KeyBy(s, key)
+	k.forward = true
+	return k
+}
+
 // WithRecordHash returns k routing records by hash, which must hash a
 // record's key as eddy hashes the key itself (for string keys,
 // xxhash.Sum64String(key(v))), without building the key: a key that costs
@@ -35,12 +55,17 @@ func KeyBy[T any, K comparable](s *Stream[T], key func(T) K) *KeyedStream[K, T] 
 func (k *KeyedStream[K, T]) WithRecordHash(hash func(T) uint64) *KeyedStream[K, T] {
 	spec := k.spec
 	spec.RecordHash = hash
-	return &KeyedStream[K, T]{s: k.s, spec: spec}
+	return &KeyedStream[K, T]{s: k.s, spec: spec, forward: k.forward}
 }
 
 // connect adds a hash-partitioned edge from the keyed stream into input
 // index input of n.
 func (k *KeyedStream[K, T]) connect(n *runtime.Node, input int) {
+	if k.forward {
+		e := k.s.env.graph.Connect(k.s.node, k.s.tag, n, input, runtime.Forward, nil)
+		e.KeepOrder = "a stream reinterpreted as keyed (eddy.ReinterpretAsKeyed) must be read with the parallelism of the operator that partitioned it; give both the same parallelism"
+		return
+	}
 	k.s.env.graph.Connect(k.s.node, k.s.tag, n, input, runtime.Hash, k.spec.Partitioner())
 }
 

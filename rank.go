@@ -66,7 +66,7 @@ func TopNRanked[K comparable, T comparable](g *KeyedStream[K, changelog.Change[T
 
 func topN[K comparable, T comparable, R any](g *KeyedStream[K, changelog.Change[T]], name string, n int, less func(a, b T) bool, numbered bool, row func(T, int64) R, opts []TableOption) *Stream[changelog.Change[R]] {
 	env := g.s.env
-	cfg := tableOptions(env, name, []string{"StateTTL"}, opts)
+	cfg := tableOptions(env, name, []string{"StateTTL", "CopyingKeptRows"}, opts)
 	in := g.s.ChangelogMode()
 	if n < 1 {
 		env.fail(fmt.Errorf("eddy: %s after %q: n = %d; keep at least 1 row per partition", name, g.s.node.Name, n))
@@ -78,9 +78,29 @@ func topN[K comparable, T comparable, R any](g *KeyedStream[K, changelog.Change[
 		env.fail(fmt.Errorf("eddy: %s after %q: the input carries +U without -U (%s): its updates do not retract the rows they replace, and its deletions may carry only key fields; normalise it first with eddy.ChangelogNormalize on its unique key", name, g.s.node.Name, in.Describe()))
 	}
 	logic := ops.RankLogic[T, R]{N: n, Less: less, Row: row, Numbered: numbered, Retracting: !in.IsInsertOnly(), TTL: cfg.ttl}
+	if cfg.copyKept != nil {
+		c, ok := cfg.copyKept.(func(T) T)
+		if !ok {
+			env.fail(fmt.Errorf("eddy: %s after %q: CopyingKeptRows copies %T, not rows of the stream (%T)", name, g.s.node.Name, cfg.copyKept, *new(T)))
+		}
+		logic.Copy = c
+	}
 	return keyedNode[K, changelog.Change[T], changelog.Change[R]](g, name, func(ctx *runtime.Context, outs map[string]any) (runtime.Input[changelog.Change[T]], error) {
 		return ops.NewRank(ctx, g.spec, env.backendFactory(), logic, outs)
 	})
+}
+
+// CopyingKeptRows makes a top-N (TopN, TopNRanked) keep and emit copies of
+// its input rows, made by copy, rather than the rows themselves: it then
+// keeps nothing of a row it does not keep, and the operator before it may
+// hand it rows in memory it reuses for the next ones (MapRowsReusing,
+// JoinOutputReusing) when the two are chained. A row that does not enter
+// the top N is never copied. copy must return a value equal (==) to its
+// argument that shares no memory with it, and be a func(T) T for the
+// stream's rows T. It applies to an insert-only input; with a retracting
+// one the operator keeps every row, and copies each.
+func CopyingKeptRows[T any](copy func(T) T) TableOption {
+	return func(c *tableConfig) { c.copyKept = copy; c.mark("CopyingKeptRows") }
 }
 
 // isUpsert reports whether a stream of mode m updates rows by key: it has

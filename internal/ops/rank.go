@@ -37,6 +37,11 @@ type RankLogic[T comparable, R any] struct {
 	// Prefix is the number of rows of a partition kept in order with a
 	// retracting input, at least N; 0 means N + max(N, 16).
 	Prefix int
+	// Copy, if set, copies the rows the operator keeps: it keeps and emits
+	// copies, and nothing of its input rows once ProcessBatch returns
+	// (RetainsNoInput). With an insert-only input, a row that does not
+	// enter the top N is not copied.
+	Copy func(T) T
 }
 
 // rankPrefix is the state of a partition that the ranking reads on every
@@ -189,6 +194,10 @@ func (r *Rank[K, T, R]) removeBeyond(row T) bool {
 
 // add inserts row into the current partition.
 func (r *Rank[K, T, R]) add(row T) {
+	if r.logic.Copy != nil && r.rows != nil {
+		// A retracting input keeps every row.
+		row = r.logic.Copy(row)
+	}
 	p := r.load()
 	pos := r.upperBound(p.Rows, row)
 	if pos == len(p.Rows) {
@@ -203,6 +212,9 @@ func (r *Rank[K, T, R]) add(row T) {
 		}
 	}
 	r.keepOld(p.Rows)
+	if r.logic.Copy != nil && r.rows == nil {
+		row = r.logic.Copy(row)
+	}
 	p.Rows = slices.Insert(p.Rows, pos, row)
 	if len(p.Rows) > r.cap {
 		if r.rows != nil {
@@ -246,6 +258,8 @@ func (r *Rank[K, T, R]) retract(row T) {
 		return
 	}
 	r.keepOld(p.Rows)
+	// The row emitted is the one kept (a copy, with Copy).
+	row = p.Rows[last]
 	p.Rows = slices.Delete(p.Rows, last, last+1)
 	if !p.All && len(p.Rows) < r.logic.N {
 		r.refill(&p)
@@ -331,3 +345,7 @@ func (r *Rank[K, T, R]) emitDiff(pos int, rows []T) {
 	}
 	clear(r.old)
 }
+
+// RetainsNoInput implements runtime.InputRetainer: with Copy, the operator
+// keeps copies of its input rows only.
+func (r *Rank[K, T, R]) RetainsNoInput() bool { return r.logic.Copy != nil }

@@ -289,6 +289,7 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 	var out *eddy.Stream[Rec]
 	if lf, rf, ok := intJoinKeys(j.keys, kind, j.spec.left.Schema(), j.spec.right.Schema()); ok {
 		out = keyedJoin(eddy.GroupBy(ls, lf), eddy.GroupBy(rs, rf), kind, on, fn, opts)
+		b.intKeyed[out] = joinIntKeyCols(j.keys[0], kind, j.spec.left.Schema().Len(), projs)
 	} else {
 		out = keyedJoin(eddy.GroupBy(ls, lk.keyFunc()), eddy.GroupBy(rs, rk.keyFunc()), kind, on, fn, opts)
 	}

@@ -134,38 +134,56 @@ func (r *RankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if r.End < r.Start || r.End > 1<<31-1 {
 		return nil, fmt.Errorf("%s: keeping rows %d to %d is not supported", r.Describe(), r.Start, r.End)
 	}
-	s, owned, err := b.keptStream(r.Input)
-	if err != nil {
-		return nil, err
-	}
 	in := r.Input.Schema()
-	s = eddy.AsChangelog(s, r.Input.Props().Mode)
-	if !owned {
-		s = cloneRows(s)
+	mode := r.Input.Props().Mode
+	var opts []eddy.TableOption
+	var built, s *eddy.Stream[Rec]
+	var err error
+	if mode.IsInsertOnly() && regularJoinBelow(r.Input) {
+		// A top-N over a join keeps few of its rows: it copies those
+		// it keeps, and the join, if they are chained (below), writes
+		// its results into memory it uses again.
+		if built, err = b.stream(r.Input); err != nil {
+			return nil, err
+		}
+		s = eddy.AsChangelog(built, mode)
+		opts = append(opts, eddy.CopyingKeptRows(types.Row.Clone))
+	} else {
+		var owned bool
+		if built, owned, err = b.keptStream(r.Input); err != nil {
+			return nil, err
+		}
+		s = eddy.AsChangelog(built, mode)
+		if !owned {
+			s = cloneRows(s)
+		}
 	}
 	less := func(a, b types.Row) bool { return false }
 	if len(r.OrderBy) > 0 {
 		cmp := types.NewRowComparator(in, r.OrderBy...)
 		less = func(a, b types.Row) bool { return cmp.Compare(a, b) < 0 }
 	}
+	if g, ok := b.intKeyedBy(built, s, in, r.PartitionBy); ok {
+		return rankBy[int64](r, less, opts)(g), nil
+	}
 	return keyedBy(s, in, r.PartitionBy, partitionedBy[*eddy.Stream[Rec]]{
-		int: rankBy[int64](r, less), nullable: rankBy[nullableInt](r, less),
-		pair: rankBy[intPair](r, less), encoded: anyEncoding(rankBy[string](r, less)),
+		int: rankBy[int64](r, less, opts), nullable: rankBy[nullableInt](r, less, opts),
+		pair: rankBy[intPair](r, less, opts), encoded: anyEncoding(rankBy[string](r, less, opts)),
 	}), nil
 }
 
 // rankBy returns the Top-N of r over its input partitioned by keys of
 // type K, in the order less.
-func rankBy[K comparable](r *RankRel, less func(a, b types.Row) bool) func(*eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
+func rankBy[K comparable](r *RankRel, less func(a, b types.Row) bool, opts []eddy.TableOption) func(*eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
 	return func(g *eddy.KeyedStream[K, Rec]) *eddy.Stream[Rec] {
 		if !r.ranked() {
-			out := eddy.TopN(g, int(r.End), less)
+			out := eddy.TopN(g, int(r.End), less, opts...)
 			if p := r.Props(); p.Mode.IsInsertOnly() {
 				out = eddy.AsChangelog(out, p.Mode)
 			}
 			return out
 		}
-		return r.numbered(eddy.TopNRanked(g, int(r.End), less))
+		return r.numbered(eddy.TopNRanked(g, int(r.End), less, opts...))
 	}
 }
 

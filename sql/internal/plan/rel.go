@@ -52,11 +52,15 @@ type builder struct {
 	// owned holds the streams whose rows are each in memory of their own,
 	// never written again.
 	owned map[*eddy.Stream[Rec]]bool
+	// intKeyed holds the streams whose subtasks hold the rows of their int64
+	// key (the streams out of joins keyed by one integer column), with
+	// the columns that hold the key (intKeyedBy).
+	intKeyed map[*eddy.Stream[Rec]]intKeyCols
 }
 
 func newBuilder(env *eddy.Environment, cat *Catalog) *builder {
 	return &builder{env: env, cat: cat, reuse: newReuse(cat), built: map[int]*eddy.Stream[Rec]{}, parents: map[int]int{},
-		keeps: map[int]bool{}, owned: map[*eddy.Stream[Rec]]bool{}}
+		keeps: map[int]bool{}, owned: map[*eddy.Stream[Rec]]bool{}, intKeyed: map[*eddy.Stream[Rec]]intKeyCols{}}
 }
 
 // keptStream builds r for a reader that keeps r's rows in state, and
