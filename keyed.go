@@ -34,7 +34,8 @@ func KeyBy[T any, K comparable](s *Stream[T], key func(T) K) *KeyedStream[K, T] 
 // ReinterpretAsKeyed returns s as a stream keyed by key without an exchange,
 // as Flink's DataStreamUtils.reinterpretAsKeyedStream does: the operator
 // reading it runs in the subtask of the same index as the record's, chained
-// to the operator before it, and can keep state and timers per key. Every
+// to the operator before it where chaining applies (a one-input operator,
+// chaining not disabled), and can keep state and timers per key. Every
 // record of s must be in the subtask that KeyBy(s, key) would send it to:
 // s comes from a keyed operator whose key is key's for each of its records,
 // of the same type and value, and whose parallelism and max parallelism are

@@ -92,13 +92,15 @@ func topN[K comparable, T comparable, R any](g *KeyedStream[K, changelog.Change[
 
 // CopyingKeptRows makes a top-N (TopN, TopNRanked) keep and emit copies of
 // its input rows, made by copy, rather than the rows themselves: it then
-// keeps nothing of a row it does not keep, and the operator before it may
-// hand it rows in memory it reuses for the next ones (MapRowsReusing,
-// JoinOutputReusing) when the two are chained. A row that does not enter
-// the top N is never copied. copy must return a value equal (==) to its
-// argument that shares no memory with it, and be a func(T) T for the
-// stream's rows T. It applies to an insert-only input; with a retracting
-// one the operator keeps every row, and copies each.
+// keeps nothing of its input, and the operator before it may hand it rows
+// in memory it reuses for the next ones (MapRowsReusing, JoinOutputReusing)
+// when the two are chained (ReinterpretAsKeyed). On an insert-only input a
+// row that does not enter the top N is never copied; on a retracting one
+// every row is, additions and retractions alike, as the operator keeps
+// every row and looks retracted ones up. copy must return a value that
+// shares no memory with its argument and, for a retracting input, is equal
+// (==) to it; it is a func(T) T for the stream's rows T. The partition key
+// the operator keeps must share no memory with the row either.
 func CopyingKeptRows[T any](copy func(T) T) TableOption {
 	return func(c *tableConfig) { c.copyKept = copy; c.mark("CopyingKeptRows") }
 }

@@ -3,10 +3,12 @@ package eddy_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/changelog"
@@ -59,22 +61,7 @@ func TestReinterpretAsKeyed(t *testing.T) {
 			if got := mem.told.Load() > 0; got != c.copying {
 				t.Errorf("the join was told to reuse its memory: %v; want %v", got, c.copying)
 			}
-			table := map[string]int{}
-			for _, ch := range sink.Committed() {
-				kind, v, _ := strings.Cut(ch, " ")
-				if kind == changelog.Insert.String() {
-					table[v]++
-				} else {
-					table[v]--
-				}
-			}
-			var got []string
-			for v, count := range table {
-				for range count {
-					got = append(got, v)
-				}
-			}
-			slices.Sort(got)
+			got := finalValues(sink.Committed())
 			if !slices.Equal(got, want) {
 				t.Errorf("final top-N table %v, want %v", got, want)
 			}
@@ -97,4 +84,117 @@ func TestReinterpretAsKeyedParallelism(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ReinterpretAsKeyed") {
 		t.Fatalf("error %v, want one naming eddy.ReinterpretAsKeyed", err)
 	}
+}
+
+// TestCopyingKeptRowsRetracting ranks a retracting changelog whose rows are
+// written into memory that is overwritten after every batch
+// (eddy.MapRowsReusing), read without an exchange at parallelism 1 (where
+// every stream is in the subtasks of its keys). With few distinct rows, many
+// copies of each lie beyond the top N, in the operator's map of rows, where
+// retractions look them up; most rows are retracted in the end, so that
+// the top is made of those. The top-N (eddy.CopyingKeptRows) must keep and
+// look up copies only. The final top-N table must match the brute force on
+// both state backends.
+func TestCopyingKeptRowsRetracting(t *testing.T) {
+	const n, groups, rows = 2, 3, 3000
+	rng := rand.New(rand.NewPCG(5, 6))
+	// Rows "g:v" of few values; a retraction takes back a row added
+	// before.
+	var input []changelog.Change[string]
+	var live []string
+	for range rows {
+		if len(live) > 0 && rng.IntN(3) == 0 {
+			i := rng.IntN(len(live))
+			input = append(input, changelog.Of(changelog.Delete, live[i]))
+			live = append(live[:i], live[i+1:]...)
+			continue
+		}
+		r := fmt.Sprintf("%d:%d", rng.IntN(groups), rng.IntN(6))
+		input = append(input, changelog.Of(changelog.Insert, r))
+		live = append(live, r)
+	}
+	// Then most rows are retracted, so that the top comes from the rows
+	// that were beyond it.
+	for len(live) > 10 {
+		i := rng.IntN(len(live))
+		input = append(input, changelog.Of(changelog.Delete, live[i]))
+		live = append(live[:i], live[i+1:]...)
+	}
+	less := func(a, b string) bool { return a > b }
+	var want []string
+	for g := range groups {
+		var rs []string
+		for _, r := range live {
+			if r[0] == byte('0'+g) {
+				rs = append(rs, r)
+			}
+		}
+		slices.SortFunc(rs, func(a, b string) int { return strings.Compare(b, a) })
+		want = append(want, rs[:min(n, len(rs))]...)
+	}
+	slices.Sort(want)
+	for _, backend := range relBackends {
+		t.Run(backend, func(t *testing.T) {
+			opts := []eddy.Option{eddy.WithParallelism(1), eddy.WithBatchSize(16)}
+			if backend == "pebble" {
+				opts = append(opts, eddy.WithStateBackend(eddy.PebbleState(t.TempDir(), 64<<20)))
+			}
+			env := eddy.NewEnvironment(opts...)
+			src := eddy.AsChangelog(eddy.FromSlice(env, input, eddy.NoWatermarks[changelog.Change[string]]()), changelog.Retract)
+			var rewinds atomic.Int32
+			reused := eddy.MapRowsReusing(src, func(reuse bool) (func(string) string, func()) {
+				buf := make([]byte, 0, 4096)
+				return func(r string) string {
+						if len(buf)+len(r) > cap(buf) {
+							buf = make([]byte, 0, cap(buf))
+						}
+						buf = append(buf, r...)
+						return unsafe.String(&buf[len(buf)-len(r)], len(r))
+					}, func() {
+						rewinds.Add(1)
+						// Overwrite what the batch's rows pointed at.
+						for i := range buf {
+							buf[i] = '#'
+						}
+						buf = buf[:0]
+					}
+			})
+			byGroup := eddy.ReinterpretAsKeyed(reused, func(c changelog.Change[string]) int { return int(c.Row[0] - '0') })
+			top := eddy.TopN(byGroup, n, less, eddy.CopyingKeptRows(strings.Clone))
+			sink := connectortest.NewMemorySink[string]()
+			eddy.WriteTo(eddy.Map(top, func(c changelog.Change[string]) string { return c.Kind.String() + " " + c.Row }), "sink", sink.Sink())
+			if err := env.Execute(context.Background(), "retracting"); err != nil {
+				t.Fatal(err)
+			}
+			if rewinds.Load() == 0 {
+				t.Fatal("the map was not told to reuse its memory: the test needs it")
+			}
+			got := finalValues(sink.Committed())
+			if !slices.Equal(got, want) {
+				t.Errorf("final top-N table %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// finalValues applies changes rendered as "kind value" (+I or -D) and
+// returns the values of the final table, sorted.
+func finalValues(changes []string) []string {
+	table := map[string]int{}
+	for _, ch := range changes {
+		kind, v, _ := strings.Cut(ch, " ")
+		if kind == changelog.Insert.String() {
+			table[v]++
+		} else {
+			table[v]--
+		}
+	}
+	var out []string
+	for v, count := range table {
+		for range count {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -105,7 +105,7 @@ func (k *keyedBase[K, T]) setKeyAt(b *runtime.Batch[T], i int) int {
 // that the subtask owns kg.
 func (k *keyedBase[K, T]) setKeyGroup(kg int, key K) int {
 	if !k.kgs.Contains(kg) {
-		panic(fmt.Sprintf("ops: record with key %v in key group %d reached subtask %d owning %v", key, kg, k.ctx.Subtask, k.kgs))
+		panic(fmt.Sprintf("ops: record with key %v in key group %d reached subtask %d owning %v; if its input is a stream reinterpreted as keyed (eddy.ReinterpretAsKeyed), that stream is not partitioned by this key", key, kg, k.ctx.Subtask, k.kgs))
 	}
 	k.kc.KG, k.kc.Key = kg, key
 	return kg

@@ -241,6 +241,11 @@ func (r *Rank[K, T, R]) add(row T) {
 
 // retract takes row out of the current partition.
 func (r *Rank[K, T, R]) retract(row T) {
+	if r.logic.Copy != nil {
+		// The row may become a key of the map of rows beyond the prefix
+		// (a Put of a present key stores the key given), or of its cache.
+		row = r.logic.Copy(row)
+	}
 	p := r.load()
 	last := -1
 	for i, v := range p.Rows {
