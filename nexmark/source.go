@@ -43,6 +43,9 @@ type SourceOptions[T any] struct {
 	// picker writes into memory that rewind, called before every read,
 	// hands out again.
 	newReusingPicker func() (pick Picker[T], rewind func())
+	// prefetch, if set, is given every batch of events before the picker
+	// sees them; what it returns is kept, so that its reads stay.
+	prefetch func(events []Event) byte
 }
 
 // NewSource returns the Nexmark sequence of cfg as a connector source. On a
@@ -108,7 +111,7 @@ func (s *source[T]) NewReader(ctx connector.ReaderContext) (connector.Reader[T],
 	if s.o.NewPicker == nil {
 		return nil, fmt.Errorf("nexmark source: SourceOptions.NewPicker is not set")
 	}
-	r := &reader[T]{cfg: s.cfg, onGen: s.o.OnGenerated, eventTypes: s.o.eventTypes, buf: make([]Event, 256)}
+	r := &reader[T]{cfg: s.cfg, onGen: s.o.OnGenerated, eventTypes: s.o.eventTypes, buf: make([]Event, 256), prefetch: s.o.prefetch}
 	if s.o.newReusingPicker != nil && connector.ReusesRecords(ctx) {
 		r.pick, r.rewind = s.o.newReusingPicker()
 	} else {
@@ -159,6 +162,8 @@ type reader[T any] struct {
 	onGen      func(int)
 	eventTypes uint8
 	buf        []Event
+	prefetch   func([]Event) byte
+	prefetched byte
 }
 
 func (r *reader[T]) AddSplits(splits []connector.Split) error {
@@ -205,6 +210,9 @@ func (r *reader[T]) Read(out connector.Output[T]) error {
 		}
 		if r.onGen != nil {
 			r.onGen(n)
+		}
+		if r.prefetch != nil {
+			r.prefetched += r.prefetch(r.buf[:n])
 		}
 		for i := range r.buf[:n] {
 			r.pick(&r.buf[i], so)

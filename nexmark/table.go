@@ -161,6 +161,9 @@ type tableWriter struct {
 	keep uint8
 	// conds are the comparisons an event must pass to have a row.
 	conds []fieldCond
+	// strs[t] are the offsets in an Event of type t of the strings its
+	// row copies (see prefetch).
+	strs [BidEvent + 1][]uintptr
 }
 
 // newTableWriter checks the columns of t against the events' fields and
@@ -213,6 +216,7 @@ func (tw *tableWriter) addColumn(f types.Field, out int) error {
 			}
 			write := ef.write
 			writes = append(writes, func(e *Event, w *types.RowWriter) { write(e, w, j) })
+			tw.copies(er.kind, ef)
 		}
 		slot, kind := len(tw.nested), er.kind
 		tw.nested = append(tw.nested, nt)
@@ -308,7 +312,7 @@ func newTableSource(cfg Config, t *connector.Table) (connector.Source[connector.
 
 // newTableSourceOf returns the source of table t writing its rows with tw.
 func newTableSourceOf(cfg Config, t *connector.Table, tw *tableWriter) *tableSource {
-	o := SourceOptions[connector.TableRecord]{NewPicker: tw.picker, newReusingPicker: tw.reusingPicker, eventTypes: tw.keep}
+	o := SourceOptions[connector.TableRecord]{NewPicker: tw.picker, newReusingPicker: tw.reusingPicker, eventTypes: tw.keep, prefetch: tw.prefetch}
 	return &tableSource{Source: NewSource(cfg, o), cfg: cfg, t: t, tw: tw}
 }
 
@@ -472,6 +476,7 @@ func (s *tableSource) ProjectFields(paths [][]int) (connector.Source[connector.T
 		}
 		fs = append(fs, types.F(fmt.Sprintf("f%d", k), nf.Type.Nullable()))
 		tw.fields = append(tw.fields, fieldColumn{eventField: ef, kind: er.kind, out: k})
+		tw.copies(er.kind, ef)
 	}
 	tw.rt = types.MustRowType(fs...)
 	return newTableSourceOf(s.cfg, s.t, tw), true

@@ -36,12 +36,6 @@ func joinIntKeyCols(k equiKey, kind eddy.JoinKind, split int, projs []expr.Expr)
 		in = append(in, split+c.Index)
 	}
 	out := intKeyCols{}
-	if projs == nil {
-		for _, i := range in {
-			out[i] = true
-		}
-		return out
-	}
 	for o, p := range projs {
 		if c, ok := p.(*expr.Column); ok {
 			for _, i := range in {
@@ -49,6 +43,11 @@ func joinIntKeyCols(k equiKey, kind eddy.JoinKind, split int, projs []expr.Expr)
 					out[o] = true
 				}
 			}
+		}
+	}
+	if projs == nil {
+		for _, i := range in {
+			out[i] = true
 		}
 	}
 	if len(out) == 0 {
