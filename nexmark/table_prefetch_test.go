@@ -10,7 +10,8 @@ import (
 
 // TestTablePrefetchReadsTheCopiedStrings checks which strings a nexmark
 // table's source reads ahead of writing its rows: those of the fields its
-// rows copy, of the events that have rows, and no others.
+// rows copy, each once, of the events that have rows (of the kinds kept,
+// passing the conditions), and no others.
 func TestTablePrefetchReadsTheCopiedStrings(t *testing.T) {
 	tbl := &connector.Table{Schema: types.MustRowType(
 		types.F("event_type", types.Int()),
@@ -50,6 +51,25 @@ func TestTablePrefetchReadsTheCopiedStrings(t *testing.T) {
 		t.Fatalf("projected strings %v, want %v for bids alone", tw.strs, want)
 	}
 
+	// A field projected on its own and in its whole row is read once.
+	both, ok := filtered.(connector.ProjectableSource).ProjectFields([][]int{{3, 4}, {3}})
+	if !ok {
+		t.Fatal("the projection of a field and its row was refused")
+	}
+	if got, want := both.(*tableSource).tw.strs[BidEvent], []uintptr{off(bidColumns["extra"]), off(bidColumns["channel"]), off(bidColumns["url"])}; !slices.Equal(got, want) {
+		t.Errorf("strings of a field and its row %v, want %v", got, want)
+	}
+
+	// The bids above a price: the others have no rows.
+	const minPrice = 1000000
+	pricey, accepted := src.ApplyFilters([]connector.Predicate{
+		{Path: []int{0}, Op: connector.OpEqual, Value: int32(BidEvent)},
+		{Path: []int{3, 1}, Op: connector.OpGreater, Value: int64(minPrice)},
+	})
+	if len(accepted) != 2 {
+		t.Fatalf("the filters on event_type and bid.price were not both accepted: %v", accepted)
+	}
+
 	g, err := NewGenerator(cfg, 0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +82,7 @@ func TestTablePrefetchReadsTheCopiedStrings(t *testing.T) {
 		}
 		return s[0] ^ s[len(s)-1]
 	}
-	var all, bids, bidExtras byte
+	var all, bids, priceyBids, bidExtras byte
 	for _, e := range events {
 		switch e.Type {
 		case PersonEvent:
@@ -71,6 +91,9 @@ func TestTablePrefetchReadsTheCopiedStrings(t *testing.T) {
 			all += ends(e.Bid.Channel) + ends(e.Bid.URL) + ends(e.Bid.Extra)
 			bids += ends(e.Bid.Channel) + ends(e.Bid.URL) + ends(e.Bid.Extra)
 			bidExtras += ends(e.Bid.Extra)
+			if e.Bid.Price > minPrice {
+				priceyBids += ends(e.Bid.Channel) + ends(e.Bid.URL) + ends(e.Bid.Extra)
+			}
 		}
 	}
 	if got := src.tw.prefetch(events); got != all {
@@ -78,6 +101,9 @@ func TestTablePrefetchReadsTheCopiedStrings(t *testing.T) {
 	}
 	if got := filtered.(*tableSource).tw.prefetch(events); got != bids {
 		t.Errorf("the table filtered to bids read %#x of its strings, want %#x", got, bids)
+	}
+	if got := pricey.(*tableSource).tw.prefetch(events); got != priceyBids || priceyBids == bids {
+		t.Errorf("the bids above %d read %#x of their strings, want %#x (all bids: %#x)", minPrice, got, priceyBids, bids)
 	}
 	if got := tw.prefetch(events); got != bidExtras {
 		t.Errorf("the projected bids read %#x of their strings, want %#x", got, bidExtras)

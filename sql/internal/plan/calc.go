@@ -26,9 +26,10 @@ type CalcRel struct {
 }
 
 // newCalc returns a Calc over in, deriving which output columns keep its
-// time attributes.
+// time attributes; its condition leaves out what in makes always true
+// (withoutImplied).
 func newCalc(in Rel, projs []expr.Expr, names []string, cond expr.Expr) *CalcRel {
-	c := &CalcRel{Input: in, Projs: projs, Names: names, Cond: cond, rowtime: -1, proctime: -1}
+	c := &CalcRel{Input: in, Projs: projs, Names: names, Cond: withoutImplied(cond, in), rowtime: -1, proctime: -1}
 	p := in.Props()
 	for i, e := range projs {
 		if isProctimeCall(e) && c.proctime < 0 {

@@ -169,11 +169,9 @@ func (s *Script) explain(src string, st *parser.Explain) (string, error) {
 // prepare rewrites the plans of one job before they are built or shown:
 // the filters their sources take are pushed into them (pushFilters), a
 // lookup join keeps only the columns read above it (pruneLookupJoins),
-// the scans of one table with the same filters become one (shareScans),
-// and a filter of the row numbers that a Top-N keeps anyway is dropped
-// (dropRankRanges).
+// and the scans of one table with the same filters become one
+// (shareScans).
 func (s *Script) prepare(roots []Rel) {
-	dropRankRanges(roots)
 	pushFilters(roots, s.Cat)
 	pruneLookupJoins(roots, s.Cat)
 	shareScans(roots, s.Cat)

@@ -4,37 +4,36 @@ import (
 	"github.com/eddystream/eddy/sql/internal/expr"
 )
 
-// dropRankRanges removes from the condition of every Calc under roots the
-// conjuncts that always hold for the rows it reads: a comparison of a
-// Top-N's row number with a constant that its range of row numbers
-// satisfies (rn <= 10 over a Rank of rows 1 to 10), or of a constant
-// column with a constant (1 <= 1, where the row number of a Top-1 or a
-// deduplication is the constant 1). The Top-N already keeps just those
-// rows, so the filter that asked for them is absorbed into it, as in
-// Flink's planner; a Calc left with no condition and projecting its input
-// as it is runs no operator at all. Without the filter, the Calc over an
-// updating Top-N keeps its input's changelog mode: it never turns an
-// update into a deletion.
-func dropRankRanges(roots []Rel) {
-	walkRels(roots, func(r Rel) bool {
-		c, ok := r.(*CalcRel)
-		if !ok || c.Cond == nil {
-			return true
+// withoutImplied returns cond, the condition of a Calc over in, without
+// the conjuncts that always hold for the rows of in (nil if none is left):
+// a comparison of a Top-N's row number with a constant that its range of
+// row numbers satisfies (rn <= 10 over a Rank of rows 1 to 10), or of a
+// constant column with a constant (1 <= 1, where the row number of a
+// Top-1 or a deduplication is the constant 1). The Top-N already keeps
+// just those rows, so the filter that asked for them is absorbed into it,
+// as in Flink's planner, and a Calc left with no condition and projecting
+// its input as it is runs no operator at all. Without the filter, the Calc
+// over an updating Top-N keeps its input's changelog mode from the start:
+// it never turns an update into a deletion, for EXPLAIN and for the
+// sink's check alike.
+func withoutImplied(cond expr.Expr, in Rel) expr.Expr {
+	if cond == nil {
+		return nil
+	}
+	all := conjuncts(cond)
+	var kept []expr.Expr
+	for _, e := range all {
+		if !alwaysHolds(e, in) {
+			kept = append(kept, e)
 		}
-		var kept []expr.Expr
-		for _, e := range conjuncts(c.Cond) {
-			if !alwaysHolds(e, c.Input) {
-				kept = append(kept, e)
-			}
-		}
-		switch {
-		case len(kept) == 0:
-			c.Cond = nil
-		case len(kept) < len(conjuncts(c.Cond)):
-			c.Cond = andOf(kept)
-		}
-		return true
-	})
+	}
+	switch {
+	case len(kept) == 0:
+		return nil
+	case len(kept) < len(all):
+		return andOf(kept)
+	}
+	return cond
 }
 
 // alwaysHolds tells whether e, a comparison of a column of in with an
@@ -94,8 +93,8 @@ func intConst(e expr.Expr) (int64, bool) {
 
 // intRange returns the range of the values of column i of r when they are
 // known to be integers, never NULL, from lo to hi: the row number of a
-// Top-N or window Top-N that outputs it (every row it emits or retracts is
-// numbered within its range), an integer constant a Calc projects, or a column a Calc
+// Top-N or window Top-N that outputs it (every row it emits or retracts
+// is numbered within its range), an integer constant a Calc projects, or a column a Calc
 // passes on from its input as it is.
 func intRange(r Rel, i int) (lo, hi int64, ok bool) {
 	switch r := r.(type) {
