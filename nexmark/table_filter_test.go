@@ -58,3 +58,27 @@ func TestTableFilterConformance(t *testing.T) {
 		Checkpoints: true,
 	})
 }
+
+// TestTableNotNullConformance checks the fields the source of a nexmark
+// table filtered to bids reports never NULL: event_type, the time, the bid
+// and its fields (RunFilter checks the claims of the other filters).
+func TestTableNotNullConformance(t *testing.T) {
+	tbl := filterTable()
+	connectortest.RunNotNull(t, connectortest.NotNullCase{
+		Open: func(t testing.TB) connector.Source[connector.TableRecord] {
+			src, err := connector.OpenTableSource(connector.Default, "nexmark", map[string]string{
+				"events.num": fmt.Sprint(conformanceEvents / 4), "first-event.rate": "10000000", "next-event.rate": "10000000",
+			}, tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bids, accepted := src.(connector.FilterableSource).ApplyFilters([]connector.Predicate{{Path: []int{0}, Op: connector.OpEqual, Value: int32(2)}})
+			if len(accepted) != 1 {
+				t.Fatalf("the source accepted %v of the filter event_type = 2", accepted)
+			}
+			return bids
+		},
+		RowType: tbl.RowType(),
+		NotNull: [][]int{{0}, {3}, {3, 0}, {3, 3}, {3, 5}, {4}},
+	})
+}

@@ -54,7 +54,9 @@ type FilterCase struct {
 // filtered source projected with each of c.Projections, and the source
 // projected first and filtered after (whose predicates still refer to the
 // table's rows), each against the reference filtered and projected alike.
-// A set the source accepts none of must give (nil, nil).
+// A set the source accepts none of must give (nil, nil). Where the
+// unfiltered or a filtered source implements connector.NotNullSource, the
+// suite checks its claims on the rows it read (see RunNotNull).
 func RunFilter(t *testing.T, c FilterCase) {
 	t.Helper()
 	if c.Open == nil || c.RowType == nil {
@@ -72,6 +74,7 @@ func RunFilter(t *testing.T, c FilterCase) {
 	if len(ref) == 0 {
 		t.Fatal("connectortest: the unfiltered source emitted no rows; the check needs an input")
 	}
+	checkNotNull(t, "the unfiltered source", src, c.RowType, ref)
 	for i, preds := range c.Filters {
 		t.Run(fmt.Sprintf("filter %d %v", i, preds), func(t *testing.T) {
 			fs := c.Open(t).(connector.FilterableSource)
@@ -96,6 +99,7 @@ func RunFilter(t *testing.T, c FilterCase) {
 			want := filterRows(t, c.RowType, ref, keep)
 			wantKeys := keysOf(c.RowType, want)
 			got := readTable(t, "filtered", filtered, p, readPlain)
+			checkNotNull(t, "the filtered source", filtered, c.RowType, got)
 			compareKeys(t, "the filtered source", keysOf(c.RowType, got), wantKeys)
 			got = readTable(t, "filtered, records reused", filtered, p, readReused)
 			compareKeys(t, "the filtered source with its records reused (connector.ReusesRecords)", keysOf(c.RowType, got), wantKeys)

@@ -325,9 +325,9 @@ func (r *AggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		d, _ := settingDuration("table.exec.state.ttl", ttl)
 		r.fn.touch = d > 0
 	}
-	in, keys := r.Input.Schema(), seq(r.Keys)
+	keys := seq(r.Keys)
 	cols := leadingKey(r.Keys)
-	return keyedBy(s, in, keys, partitionedBy[*eddy.Stream[Rec]]{
+	return keyedBy(b, r.Input, s, keys, partitionedBy[*eddy.Stream[Rec]]{
 		int:      aggregateBy(r, opts, intKeyWriter(cols)),
 		nullable: aggregateBy(r, opts, nullableIntKeyWriter(cols)),
 		pair:     aggregateBy(r, opts, intPairKeyWriter(cols)),

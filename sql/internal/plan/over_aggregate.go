@@ -440,7 +440,7 @@ func (r *OverAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	}
 	// The rows wait in state for the watermark or stay in their frames:
 	// each gets memory of its own.
-	out := keyedBy(cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), in, r.Partition, partitionedBy[*eddy.Stream[changelog.Change[eddy.OverRow[types.Row, string]]]]{
+	out := keyedBy(b, r.Input, cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), r.Partition, partitionedBy[*eddy.Stream[changelog.Change[eddy.OverRow[types.Row, string]]]]{
 		int: overBy[int64](r, frame, opts), nullable: overBy[nullableInt](r, frame, opts),
 		pair: overBy[intPair](r, frame, opts), encoded: anyEncoding(overBy[string](r, frame, opts)),
 	})

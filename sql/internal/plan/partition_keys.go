@@ -62,19 +62,21 @@ func anyEncoding[R any](f func(*eddy.KeyedStream[string, Rec]) R) func(*eddy.Key
 	return func(g *eddy.KeyedStream[string, Rec], _ *types.KeyEncoder) R { return f(g) }
 }
 
-// keyedBy partitions s, of rows of rt, by the columns cols and builds on
-// it the function of p for the key's type. One or two integer, date or
-// millisecond-timestamp columns (slotKey) are keyed by their int64 values
-// (int64 for one never NULL, nullableInt for one that may be, intPair for
-// two), which the state, timers and exchanges hash and compare without
-// building a key string per row; other columns, and none, by the encoded
-// key (types.KeyEncoder). The key type is part of the state's kind: state
+// keyedBy partitions s, the stream of the rows of in, by the columns cols
+// and builds on it the function of p for the key's type. One or two
+// integer, date or millisecond-timestamp columns (slotKey) are keyed by
+// their int64 values (int64 for one never NULL, by its type or as notNull
+// finds, nullableInt for one that may be, intPair for two), which the
+// state, timers and exchanges hash and compare without building a key
+// string per row; other columns, and none, by the encoded key
+// (types.KeyEncoder). The key type is part of the state's kind: state
 // keyed one way does not restore into an operator keyed another.
-func keyedBy[R any](s *eddy.Stream[Rec], rt *types.RowType, cols []int, p partitionedBy[R]) R {
+func keyedBy[R any](b *builder, in Rel, s *eddy.Stream[Rec], cols []int, p partitionedBy[R]) R {
+	rt := in.Schema()
 	switch {
 	case len(cols) == 1 && slotKey(rt.FieldType(cols[0])):
 		i := cols[0]
-		if !rt.FieldType(i).IsNullable() {
+		if notNull(b.cat, in, []int{i}) {
 			return p.int(eddy.GroupBy(s, func(r types.Row) int64 { return r.Int64(i) }))
 		}
 		return p.nullable(eddy.GroupBy(s, func(r types.Row) nullableInt { return nullableIntOf(r, i) }))

@@ -166,7 +166,7 @@ func (r *RankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if g, ok := b.intKeyedBy(built, s, in, r.PartitionBy); ok {
 		return rankBy[int64](r, less, opts)(g), nil
 	}
-	return keyedBy(s, in, r.PartitionBy, partitionedBy[*eddy.Stream[Rec]]{
+	return keyedBy(b, r.Input, s, r.PartitionBy, partitionedBy[*eddy.Stream[Rec]]{
 		int: rankBy[int64](r, less, opts), nullable: rankBy[nullableInt](r, less, opts),
 		pair: rankBy[intPair](r, less, opts), encoded: anyEncoding(rankBy[string](r, less, opts)),
 	}), nil
@@ -272,7 +272,7 @@ func (d *DedupRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if d.EventTime {
 		domain = eddy.EventTime
 	}
-	return keyedBy(s, d.Input.Schema(), d.Key, partitionedBy[*eddy.Stream[Rec]]{
+	return keyedBy(b, d.Input, s, d.Key, partitionedBy[*eddy.Stream[Rec]]{
 		int: dedupBy[int64](keep, domain), nullable: dedupBy[nullableInt](keep, domain),
 		pair: dedupBy[intPair](keep, domain), encoded: anyEncoding(dedupBy[string](keep, domain)),
 	}), nil

@@ -114,7 +114,7 @@ func (r *WindowRankRel) build(b *builder) (*eddy.Stream[Rec], error) {
 		}
 		return f
 	}
-	out := keyedBy(s, in, r.PartitionBy, partitionedBy[*eddy.Stream[Rec]]{
+	out := keyedBy(b, r.Input, s, r.PartitionBy, partitionedBy[*eddy.Stream[Rec]]{
 		int: windowRankBy[int64](newRanker), nullable: windowRankBy[nullableInt](newRanker),
 		pair: windowRankBy[intPair](newRanker), encoded: anyEncoding(windowRankBy[string](newRanker)),
 	})

@@ -52,10 +52,9 @@ func (d *WindowDedupRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if err != nil {
 		return nil, err
 	}
-	in := d.Input.Schema()
 	keepLast, endCol, timeCol := d.KeepLast, d.Window.end, d.TimeCol
 	spec := windowDedupSpec{keepLast: keepLast, endCol: endCol, timeCol: timeCol}
-	out := keyedBy(cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), in, d.Key, partitionedBy[*eddy.Stream[Rec]]{
+	out := keyedBy(b, d.Input, cloneRows(eddy.AsChangelog(s, changelog.InsertOnly)), d.Key, partitionedBy[*eddy.Stream[Rec]]{
 		int: windowDedupBy[int64](spec), nullable: windowDedupBy[nullableInt](spec),
 		pair: windowDedupBy[intPair](spec), encoded: anyEncoding(windowDedupBy[string](spec)),
 	})

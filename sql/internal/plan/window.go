@@ -482,7 +482,7 @@ func (r *WindowAggregateRel) build(b *builder) (*eddy.Stream[Rec], error) {
 			cols = append(cols, keyColumn{Out: i, Key: r.KeyIdx[i]})
 		}
 	}
-	out := keyedBy(s, r.Input.Schema(), seq(r.Keys), partitionedBy[windowBuilt]{
+	out := keyedBy(b, r.Input, s, seq(r.Keys), partitionedBy[windowBuilt]{
 		int:      windowAggregateBy(b, r, assigner, intKeyWriter(cols)),
 		nullable: windowAggregateBy(b, r, assigner, nullableIntKeyWriter(cols)),
 		pair:     windowAggregateBy(b, r, assigner, intPairKeyWriter(cols)),
