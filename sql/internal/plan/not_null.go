@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/connector"
 	"github.com/eddystream/eddy/sql/internal/expr"
 )
@@ -50,6 +51,10 @@ func notNull(cat *Catalog, r Rel, path []int) bool {
 	case *AggregateRel:
 		// The grouping columns come first, as the input has them.
 		return path[0] < x.Keys && notNull(cat, x.Input, path)
+	case *RegularJoinRel:
+		return joinNotNull(cat, x.spec, x.keys, x.cond, path)
+	case *IntervalJoinRel:
+		return joinNotNull(cat, x.spec, x.keys, x.cond, path)
 	}
 	// Operators whose rows are their input's, some columns appended.
 	var in Rel
@@ -102,4 +107,44 @@ func rejectsNull(cond expr.Expr, path []int) bool {
 		}
 	}
 	return false
+}
+
+// joinNotNull is notNull for a join of sp, on the equalities keys and the
+// residual condition cond, whose rows are a left row and a right row: a
+// field of a side that is never padded with NULLs is never NULL if it is
+// not in that side's rows; in an inner join, neither is a column an
+// equality compares (NULL equals nothing) nor a field the residual
+// condition drops the NULLs of.
+func joinNotNull(cat *Catalog, sp *joinSpec, keys []equiKey, cond expr.Expr, path []int) bool {
+	side, in, p := 0, sp.left, path
+	if n := sp.left.Schema().Len(); path[0] >= n {
+		side, in = 1, sp.right
+		p = append([]int{path[0] - n}, path[1:]...)
+	}
+	switch sp.kind {
+	case eddy.InnerJoin:
+		if rejectsNull(cond, path) {
+			return true
+		}
+		for _, k := range keys {
+			e := k.left
+			if side == 1 {
+				e = k.right
+			}
+			if c, ok := e.(*expr.Column); ok && !k.nullSafe && len(p) == 1 && c.Index == p[0] {
+				return true
+			}
+		}
+	case eddy.LeftJoin:
+		if side == 1 {
+			return false
+		}
+	case eddy.RightJoin:
+		if side == 0 {
+			return false
+		}
+	default:
+		return false
+	}
+	return notNull(cat, in, p)
 }

@@ -5,8 +5,8 @@ import (
 )
 
 // notNullDDL declares a nexmark table as the reference does, its bid view,
-// a datagen table whose columns x and y may be NULL and z is never, and a
-// sink.
+// a datagen table whose columns x and y may be NULL and z is never, a
+// view of auctions, and a sink.
 const notNullDDL = `
 CREATE TABLE datagen (
     event_type INT,
@@ -17,6 +17,9 @@ CREATE TABLE datagen (
 CREATE VIEW bid AS SELECT bid.auction, bid.bidder, bid.price, dateTime FROM datagen WHERE event_type = 2;
 CREATE TABLE t (x BIGINT, y BIGINT, z BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10',
     'fields.x.null-rate' = '0.1', 'fields.y.null-rate' = '0.1');
+CREATE TABLE auctions (event_type INT, auction ROW<id BIGINT, category BIGINT>)
+    WITH ('connector' = 'nexmark', 'events.num' = '1000');
+CREATE VIEW auction AS SELECT auction.id, auction.category FROM auctions WHERE event_type = 1;
 CREATE TABLE out (k BIGINT, n BIGINT) WITH ('connector' = 'blackhole');
 `
 
@@ -49,6 +52,14 @@ func TestNotNullKey(t *testing.T) {
 		{"top-n", `SELECT auction, price FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rn FROM bid) WHERE rn <= 3`, true},
 		{"aggregate of an aggregate", `SELECT a, COUNT(*) FROM (SELECT auction AS a, COUNT(*) AS c FROM bid GROUP BY auction) GROUP BY a`, true},
 		{"union of bids", `SELECT auction, COUNT(*) FROM (SELECT auction FROM bid UNION ALL SELECT bidder FROM bid) GROUP BY auction`, true},
+		{"inner join, a side's field", `SELECT category, COUNT(*) FROM (SELECT A.category FROM auction A JOIN bid B ON A.id = B.auction) GROUP BY category`, true},
+		{"inner join, equality", `SELECT t.x, COUNT(*) FROM t JOIN t AS u ON t.x = u.y GROUP BY t.x`, true},
+		{"inner join, IS NOT DISTINCT FROM", `SELECT t.x, COUNT(*) FROM t JOIN t AS u ON t.x IS NOT DISTINCT FROM u.y GROUP BY t.x`, false},
+		{"left join, equality", `SELECT t.x, COUNT(*) FROM t LEFT JOIN t AS u ON t.x = u.y GROUP BY t.x`, false},
+		{"left join, left field", `SELECT t.z, COUNT(*) FROM t LEFT JOIN t AS u ON t.x = u.y GROUP BY t.z`, true},
+		{"left join, right field", `SELECT u.z, COUNT(*) FROM t LEFT JOIN t AS u ON t.x = u.y GROUP BY u.z`, false},
+		{"right join, right field", `SELECT u.z, COUNT(*) FROM t RIGHT JOIN t AS u ON t.x = u.y GROUP BY u.z`, true},
+		{"full join", `SELECT t.z, COUNT(*) FROM t FULL JOIN t AS u ON t.x = u.y GROUP BY t.z`, false},
 		{"union with all events", `SELECT auction, COUNT(*) FROM (SELECT auction FROM bid UNION ALL SELECT bid.bidder FROM datagen) GROUP BY auction`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
