@@ -39,10 +39,11 @@ func writeReferenceFiles(t *testing.T) string {
 
 // TestNexmarkCommandSQL runs queries beside their reference SQL files: each
 // SQL run gets a row with its share of the Go API's rate per core, and a
-// file that eddy does not plan is reported without stopping the others.
+// file that eddy does not plan, or a query's file missing from the folder,
+// is reported without stopping the others.
 func TestNexmarkCommandSQL(t *testing.T) {
 	var out, errOut bytes.Buffer
-	o := nexmarkOptions{query: "q0,q6", events: 20_000, tps: 10_000, parallelism: 2, state: "heap", output: "blackhole",
+	o := nexmarkOptions{query: "q0,q6,q22", events: 20_000, tps: 10_000, parallelism: 2, state: "heap", output: "blackhole",
 		sqlDir: writeReferenceFiles(t)}
 	if err := runNexmark(context.Background(), &out, &errOut, o); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
@@ -51,13 +52,17 @@ func TestNexmarkCommandSQL(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s*q0/sql\s+20000\s.*\s-\s+\d+%\s*$`).MatchString(table) {
 		t.Errorf("the table has no row for q0's SQL with its share of the Go API's rate:\n%s", table)
 	}
-	for _, q := range []string{" q0 ", " q6 "} {
+	for _, q := range []string{" q0 ", " q6 ", " q22 "} {
 		if !strings.Contains(table, q) {
 			t.Errorf("the table has no row for%s:\n%s", q, table)
 		}
 	}
 	if strings.Contains(table, "q6/sql") || !strings.Contains(errOut.String(), "q6/sql does not run") || !strings.Contains(errOut.String(), "nosuchcolumn") {
 		t.Errorf("q6's SQL should be reported as not planned, naming the column:\ntable:\n%s\nstderr:\n%s", table, errOut.String())
+	}
+	// The folder has no q22.sql, as older copies of the reference have not.
+	if strings.Contains(table, "q22/sql") || !strings.Contains(errOut.String(), "q22/sql does not run") || !strings.Contains(errOut.String(), "q22.sql") {
+		t.Errorf("q22's missing file should be reported, naming it:\ntable:\n%s\nstderr:\n%s", table, errOut.String())
 	}
 
 	// Alone, a file that is not planned, or a folder without the files, is
