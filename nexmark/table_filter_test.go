@@ -21,6 +21,18 @@ func filterTable() *connector.Table {
 	)}
 }
 
+// openFilterTable opens the source of tbl, a quarter of the conformance
+// suite's events.
+func openFilterTable(t testing.TB, tbl *connector.Table) connector.Source[connector.TableRecord] {
+	src, err := connector.OpenTableSource(connector.Default, "nexmark", map[string]string{
+		"events.num": fmt.Sprint(conformanceEvents / 4), "first-event.rate": "10000000", "next-event.rate": "10000000",
+	}, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
 // TestTableFilterConformance runs the filter check of the conformance
 // suite on the source of a nexmark table: the predicates on the event type
 // and the comparisons of BIGINT fields with a constant are accepted, the
@@ -31,15 +43,7 @@ func TestTableFilterConformance(t *testing.T) {
 		return connector.Predicate{Path: path, Op: op, Value: v}
 	}
 	connectortest.RunFilter(t, connectortest.FilterCase{
-		Open: func(t testing.TB) connector.Source[connector.TableRecord] {
-			src, err := connector.OpenTableSource(connector.Default, "nexmark", map[string]string{
-				"events.num": fmt.Sprint(conformanceEvents / 4), "first-event.rate": "10000000", "next-event.rate": "10000000",
-			}, tbl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return src
-		},
+		Open:    func(t testing.TB) connector.Source[connector.TableRecord] { return openFilterTable(t, tbl) },
 		RowType: tbl.RowType(),
 		Filters: [][]connector.Predicate{
 			{pred([]int{0}, connector.OpEqual, int32(2))},
@@ -66,13 +70,7 @@ func TestTableNotNullConformance(t *testing.T) {
 	tbl := filterTable()
 	connectortest.RunNotNull(t, connectortest.NotNullCase{
 		Open: func(t testing.TB) connector.Source[connector.TableRecord] {
-			src, err := connector.OpenTableSource(connector.Default, "nexmark", map[string]string{
-				"events.num": fmt.Sprint(conformanceEvents / 4), "first-event.rate": "10000000", "next-event.rate": "10000000",
-			}, tbl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bids, accepted := src.(connector.FilterableSource).ApplyFilters([]connector.Predicate{{Path: []int{0}, Op: connector.OpEqual, Value: int32(2)}})
+			bids, accepted := openFilterTable(t, tbl).(connector.FilterableSource).ApplyFilters([]connector.Predicate{{Path: []int{0}, Op: connector.OpEqual, Value: int32(2)}})
 			if len(accepted) != 1 {
 				t.Fatalf("the source accepted %v of the filter event_type = 2", accepted)
 			}
