@@ -48,6 +48,18 @@ func commitFiles(ctx context.Context, tbl *table.Table, data, deletes []fileMeta
 	}
 }
 
+// commitConflict tells whether err says that a schema change's commit
+// lost a race with another commit and changed nothing (optimistic
+// concurrency): it wraps table.ErrCommitFailed, or it is a requirement of
+// the commit that the catalog found broken. iceberg-go's SQL catalog
+// checks a commit's requirements before it writes anything, but returns
+// their failure ("requirement failed: branch "main" has changed: ...")
+// without table.ErrCommitFailed, so that message is taken as a conflict
+// too.
+func commitConflict(err error) bool {
+	return err != nil && (errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed:"))
+}
+
 // commitAttempts is how many times commitFiles builds and tries a commit
 // that another commit got ahead of.
 const commitAttempts = 4

@@ -204,3 +204,39 @@ func TestFormatVersion3(t *testing.T) {
 		t.Errorf("position deletes in format version 3: %v", err)
 	}
 }
+
+// TestCommitConflictOfStaleTable checks that a commit built on a table
+// another commit has moved on from counts as a conflict (commitConflict),
+// which a pipeline sink's schema change retries on the table as it is
+// then (retryConflicts): the SQL catalog reports the broken requirement
+// without table.ErrCommitFailed.
+func TestCommitConflictOfStaleTable(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalog(t)
+	tbl := testTable(t, cat, "kv", ioKVType, []int{0}, 2)
+	tf, err := newTableFiles(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = commitFiles(ctx, tbl, roundTrip(t, []fileMeta{ioWriteKV(t, tf, 1, "one")}), nil, ioSummary("job-1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	stale := tbl
+	if _, err = commitFiles(ctx, tbl, roundTrip(t, []fileMeta{ioWriteKV(t, tf, 2, "two")}), nil, ioSummary("job-1", 2)); err != nil {
+		t.Fatal(err)
+	}
+	tx := stale.NewTransaction()
+	if err := tx.SetProperties(map[string]string{"eddy.test": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tx.Commit(ctx)
+	if err == nil {
+		t.Fatal("a commit on a table another commit moved on from went through")
+	}
+	if !commitConflict(err) {
+		t.Errorf("commitConflict(%v) = false, want true", err)
+	}
+	if commitConflict(nil) || commitConflict(fmt.Errorf("iceberg table kv: disk full")) {
+		t.Error("commitConflict holds for no error or for another failure")
+	}
+}

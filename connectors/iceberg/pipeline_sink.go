@@ -582,7 +582,7 @@ func (w *pipelineWriter) alter(ctx context.Context, e pipeline.Event) error {
 			tbl, err = tx.Commit(ctx)
 		}
 		if err != nil {
-			if errors.Is(err, table.ErrCommitFailed) {
+			if commitConflict(err) {
 				return err // a race with a commit: retryConflicts runs it again
 			}
 			if !e.Tolerant {
@@ -613,7 +613,7 @@ func (w *pipelineWriter) alter(ctx context.Context, e pipeline.Event) error {
 func retryConflicts(change func() error) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		if err = change(); err == nil || !errors.Is(err, table.ErrCommitFailed) {
+		if err = change(); !commitConflict(err) {
 			return err
 		}
 	}
