@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/eddystream/eddy/sql/types"
 )
 
@@ -34,6 +36,18 @@ func ioWriteKV(t *testing.T, tf *tableFiles, rows ...any) fileMeta {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// newKVTable creates the table kv of rows (id, v) in a new catalog and
+// returns it with the files of its data.
+func newKVTable(t *testing.T) (*table.Table, *tableFiles) {
+	t.Helper()
+	tbl := testTable(t, testCatalog(t), "kv", ioKVType, []int{0}, 2)
+	tf, err := newTableFiles(context.Background(), tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl, tf
 }
 
 func ioSummary(job string, checkpoint int) map[string]string {
@@ -152,12 +166,7 @@ func TestCommitDeletes(t *testing.T) {
 
 func TestCommitSpecMismatch(t *testing.T) {
 	ctx := context.Background()
-	cat := testCatalog(t)
-	tbl := testTable(t, cat, "kv", ioKVType, []int{0}, 2)
-	tf, err := newTableFiles(ctx, tbl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, tf := newKVTable(t)
 	a := ioWriteKV(t, tf, 1, "one")
 	a.SpecID = 5
 	if _, err := commitFiles(ctx, tbl, []fileMeta{a}, nil, nil); err == nil {
@@ -212,12 +221,8 @@ func TestFormatVersion3(t *testing.T) {
 // without table.ErrCommitFailed.
 func TestCommitConflictOfStaleTable(t *testing.T) {
 	ctx := context.Background()
-	cat := testCatalog(t)
-	tbl := testTable(t, cat, "kv", ioKVType, []int{0}, 2)
-	tf, err := newTableFiles(ctx, tbl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, tf := newKVTable(t)
+	var err error
 	if tbl, err = commitFiles(ctx, tbl, roundTrip(t, []fileMeta{ioWriteKV(t, tf, 1, "one")}), nil, ioSummary("job-1", 1)); err != nil {
 		t.Fatal(err)
 	}
