@@ -129,6 +129,26 @@ func (s collectingSink) values() []int {
 	return out
 }
 
+// txCollecting is the committer of an exactly-once sink
+// (connector.TwoPhase) that hands each record to its collectingSink as it
+// is written, and keeps of the records what that sink keeps.
+type txCollecting struct{ s collectingSink }
+
+func (c txCollecting) Begin() (struct{}, error)        { return struct{}{}, nil }
+func (c txCollecting) Write(_ *struct{}, v *int) error { return c.s.Write([]*int{v}, nil) }
+func (c txCollecting) PreCommit(*struct{}) error       { return nil }
+func (c txCollecting) Commit(struct{}) error           { return nil }
+func (c txCollecting) Abort(struct{}) error            { return nil }
+func (c txCollecting) Recover(_, _ []struct{}) error   { return nil }
+func (c txCollecting) RetainsNoRecords() bool          { return c.s.copies }
+
+// transactional returns the exactly-once sink that writes into s.
+func (s collectingSink) transactional() connector.Sink[*int] {
+	return connector.TwoPhase(func(connector.WriterContext) (connector.TwoPhaseCommitter[*int, struct{}], error) {
+		return txCollecting{s}, nil
+	})
+}
+
 func newCollectingSink(copies bool) collectingSink {
 	return collectingSink{copies: copies, mu: &sync.Mutex{}, ptrs: new([]*int), vals: new([]int)}
 }
@@ -153,6 +173,16 @@ func TestRecordReuse(t *testing.T) {
 		{"a sink that keeps the records", func(src *eddy.Stream[*int]) []collectingSink {
 			s := newCollectingSink(false)
 			eddy.WriteTo[*int](src, "keeps", s)
+			return []collectingSink{s}
+		}, false},
+		{"an exactly-once sink whose committer keeps nothing", func(src *eddy.Stream[*int]) []collectingSink {
+			s := newCollectingSink(true)
+			eddy.WriteTo(src, "copies", s.transactional())
+			return []collectingSink{s}
+		}, true},
+		{"an exactly-once sink whose committer keeps the records", func(src *eddy.Stream[*int]) []collectingSink {
+			s := newCollectingSink(false)
+			eddy.WriteTo(src, "keeps", s.transactional())
 			return []collectingSink{s}
 		}, false},
 		{"a Map before the sink", func(src *eddy.Stream[*int]) []collectingSink {

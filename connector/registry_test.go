@@ -611,3 +611,42 @@ func (c *jsonCommitter) Commit(tx fileTx) error {
 	*c.committed = append(*c.committed, tx)
 	return nil
 }
+
+// copyingCommitter is a jsonCommitter that says it keeps nothing of the
+// records given to Write (connector.NonRetainingWriter).
+type copyingCommitter struct{ jsonCommitter }
+
+func (*copyingCommitter) RetainsNoRecords() bool { return true }
+
+// TestTwoPhaseRetainsWhatItsCommitterRetains checks that the writers of a
+// TwoPhase sink, transactional or flushing, keep nothing of their records
+// (connector.NonRetainingWriter) exactly when their committer says so.
+func TestTwoPhaseRetainsWhatItsCommitterRetains(t *testing.T) {
+	var committed []fileTx
+	for _, c := range []struct {
+		name      string
+		committer connector.TwoPhaseCommitter[int, fileTx]
+		want      bool
+	}{
+		{"a committer that says nothing", &jsonCommitter{committed: &committed}, false},
+		{"a committer that keeps nothing", &copyingCommitter{jsonCommitter{committed: &committed}}, true},
+	} {
+		sink := connector.TwoPhase(func(connector.WriterContext) (connector.TwoPhaseCommitter[int, fileTx], error) {
+			return c.committer, nil
+		})
+		tw, err := sink.NewTransactionalWriter(writerCtx{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := sink.NewWriter(writerCtx{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for kind, w := range map[string]any{"transactional": tw, "flushing": w} {
+			r, ok := w.(connector.NonRetainingWriter)
+			if got := ok && r.RetainsNoRecords(); got != c.want {
+				t.Errorf("%s: the %s writer says it keeps nothing of its records: %v, want %v", c.name, kind, got, c.want)
+			}
+		}
+	}
+}

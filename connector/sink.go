@@ -95,7 +95,9 @@ type ChangelogSink interface {
 // restore Commit and Abort are called for transactions of earlier runs,
 // possibly written by other subtasks. A committer that also has a
 // Close() error method has it called when its subtask ends, to release
-// its connections.
+// its connections. A committer that keeps nothing of the records given to
+// Write once it returns (it encodes them into its transaction at once) says
+// so by implementing NonRetainingWriter, as writers do.
 type TwoPhaseCommitter[T, TX any] interface {
 	// Begin starts a transaction.
 	Begin() (TX, error)
@@ -181,6 +183,10 @@ func (s twoPhase[T, TX]) NewWriter(ctx WriterContext) (Writer[T], error) {
 
 type flushCommitter[T any] struct{ w TransactionalWriter[T] }
 
+// RetainsNoRecords implements NonRetainingWriter: the writer keeps what its
+// committer keeps.
+func (f flushCommitter[T]) RetainsNoRecords() bool { return retainsNoRecords(f.w) }
+
 func (f flushCommitter[T]) Write(r []T, ts []int64) error { return f.w.Write(r, ts) }
 func (f flushCommitter[T]) Close() error                  { return f.w.Close() }
 func (f flushCommitter[T]) Flush() error {
@@ -212,6 +218,17 @@ func (w *txWriter[T, TX]) Write(records []T, _ []int64) error {
 		}
 	}
 	return nil
+}
+
+// RetainsNoRecords implements NonRetainingWriter: the writer keeps what its
+// committer keeps.
+func (w *txWriter[T, TX]) RetainsNoRecords() bool { return retainsNoRecords(w.c) }
+
+// retainsNoRecords reports whether w says it keeps nothing of the records
+// given to Write once it returns.
+func retainsNoRecords(w any) bool {
+	r, ok := w.(NonRetainingWriter)
+	return ok && r.RetainsNoRecords()
 }
 
 func (w *txWriter[T, TX]) PreCommit() ([]byte, error) {

@@ -82,6 +82,10 @@ func (c *committer[T]) Write(tx *PartFile, v T) error {
 	return err
 }
 
+// RetainsNoRecords implements connector.NonRetainingWriter: Write encodes
+// the record into the part file's buffer before it returns.
+func (c *committer[T]) RetainsNoRecords() bool { return true }
+
 func (c *committer[T]) PreCommit(tx *PartFile) error {
 	if c.f == nil {
 		return nil

@@ -172,6 +172,11 @@ func (c *tableCommitter) partFile(tx *tableTx, part string) (*openPart, error) {
 	return op, nil
 }
 
+// RetainsNoRecords implements connector.NonRetainingWriter: Write copies
+// the partition values it compares the next row with, and encodes the row
+// into the part file's buffer, before it returns.
+func (c *tableCommitter) RetainsNoRecords() bool { return true }
+
 func (c *tableCommitter) PreCommit(*tableTx) error {
 	c.last = nil
 	var first error
