@@ -203,10 +203,25 @@ func (testWriterContext) Log() *slog.Logger     { return slog.Default() }
 // says it keeps nothing of them (connector.NonRetainingWriter), which it
 // must then say.
 func TestTableCommitterAlternatingPartitions(t *testing.T) {
+	// The partition column between the data columns, whose rows the
+	// committer projects, and after them, where it reads them in place.
+	for _, last := range []bool{false, true} {
+		t.Run(fmt.Sprintf("partition column last %v", last), func(t *testing.T) { alternatePartitions(t, last) })
+	}
+}
+
+func alternatePartitions(t *testing.T, last bool) {
 	rt := types.MustRowType(types.F("id", types.Int()), types.F("dt", types.String()), types.F("v", types.String()))
-	l := testLayout(t, rt, 1)
+	part := 1
+	if last {
+		rt, part = types.MustRowType(types.F("id", types.Int()), types.F("v", types.String()), types.F("dt", types.String())), 2
+	}
+	l := testLayout(t, rt, part)
 	dir := t.TempDir()
 	enc := connector.EncoderFunc[connector.TableRecord](func(dst []byte, c connector.TableRecord) ([]byte, error) {
+		if c.Row.Len() != 2 {
+			return nil, fmt.Errorf("a data row of %d columns, want 2", c.Row.Len())
+		}
 		return fmt.Appendf(dst, "(%d, %s)", c.Row.Int32(0), c.Row.String(1)), nil
 	})
 	var seq atomic.Int64
@@ -224,7 +239,12 @@ func TestTableCommitterAlternatingPartitions(t *testing.T) {
 		}
 		for k := 0; k < 40; k++ {
 			dt := []types.Value{"a", "b", "a", nil, "c", "c"}[k%6]
-			r := rows.row(t, int32(n), dt, fmt.Sprint("v", n))
+			var r types.Row
+			if last {
+				r = rows.row(t, int32(n), fmt.Sprint("v", n), dt)
+			} else {
+				r = rows.row(t, int32(n), dt, fmt.Sprint("v", n))
+			}
 			if err := c.Write(&tx, connector.TableRecord{Row: r}); err != nil {
 				t.Fatal(err)
 			}

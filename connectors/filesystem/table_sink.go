@@ -83,8 +83,21 @@ func newTableCommitter(dir, suffix string, layout *tableLayout, pc PartitionComm
 		// the one before.
 		c.data, c.scratch = types.NewKeyEncoder(layout.schema, layout.dataCols...), types.NewScratchArena()
 		c.dirs = newPartitionDirs(layout)
+		if firstColumns(layout.dataCols) {
+			c.dataPrefix = len(layout.dataCols)
+		}
 	}
 	return c
+}
+
+// firstColumns reports whether cols are 0, 1, … len(cols)-1.
+func firstColumns(cols []int) bool {
+	for i, c := range cols {
+		if c != i {
+			return false
+		}
+	}
+	return true
 }
 
 type openPart struct {
@@ -101,9 +114,13 @@ type tableCommitter struct {
 	seq         *atomic.Int64
 	enc         connector.Encoder[connector.TableRecord]
 	data        *types.KeyEncoder // of the data columns
-	scratch     *types.Arena
-	dirs        *partitionDirs
-	open        map[string]*openPart
+	// dataPrefix is the number of data columns when they are the
+	// schema's first (the partition columns come last), else 0: the
+	// encoder then reads them in the row as it is (types.Row.Prefix).
+	dataPrefix int
+	scratch    *types.Arena
+	dirs       *partitionDirs
+	open       map[string]*openPart
 	// last is the open part file of the partition lastPart, the last
 	// written to (nil when none is open).
 	last     *openPart
@@ -122,7 +139,11 @@ func (c *tableCommitter) Write(tx *tableTx, v connector.TableRecord) error {
 	row := v
 	if c.dirs != nil {
 		part = c.dirs.Dir(v.Row)
-		row.Row = c.data.Project(c.scratch, v.Row)
+		if r, ok := v.Row.Prefix(c.dataPrefix); c.dataPrefix > 0 && ok {
+			row.Row = r // the data columns where they are
+		} else {
+			row.Row = c.data.Project(c.scratch, v.Row)
+		}
 	}
 	op := c.last
 	if op == nil || part != c.lastPart {

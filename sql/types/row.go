@@ -126,6 +126,19 @@ func (r Row) Array(i int) Array { return Array{b: varAt(r.b, r.slot(i))} }
 // Map returns MAP or MULTISET field i without copying.
 func (r Row) Map(i int) Map { return Map{b: varAt(r.b, r.slot(i))} }
 
+// Prefix returns the row of the first k fields of r, in r's memory, and
+// true when r's encoding holds them where that of a row of k fields does:
+// when the null bitmaps of the two have one size (k and r.Len() both at
+// most 64, say). The row is for reading its fields: its encoding keeps the
+// bytes of r's other fields, so it is not the canonical encoding of a row
+// of k fields that keys and equality compare.
+func (r Row) Prefix(k int) (Row, bool) {
+	if k < 0 || k > int(r.n) || bitmapBytes(k) != bitmapBytes(int(r.n)) {
+		return Row{}, false
+	}
+	return Row{b: r.b, n: int32(k)}, true
+}
+
 // Clone returns a copy of the row in its own allocation, so that keeping it
 // does not keep its arena chunk alive.
 func (r Row) Clone() Row { return Row{b: strings.Clone(r.b), n: r.n} }

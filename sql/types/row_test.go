@@ -68,3 +68,49 @@ func TestRowRoundTripRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestRowPrefix reads the first k fields of random rows through Prefix:
+// where it answers, each field reads as in the row of the first k fields
+// written anew, and it answers exactly when the two rows' null bitmaps
+// have one size.
+func TestRowPrefix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	answered := 0
+	for iter := 0; iter < 1500; iter++ {
+		rt := randRowType(rng, 2)
+		vals := make([]Value, rt.Len())
+		for i := range vals {
+			vals[i] = randValue(rng, rt.FieldType(i))
+		}
+		r, err := BuildRow(rt, nil, vals...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k <= rt.Len(); k++ {
+			p, ok := r.Prefix(k)
+			if want := (k+63)/64 == (rt.Len()+63)/64; ok != want {
+				t.Fatalf("%s: Prefix(%d) answers %v, want %v", rt, k, ok, want)
+			}
+			if !ok {
+				continue
+			}
+			answered++
+			pt := MustRowType(rt.Fields()[:k]...)
+			if p.Len() != k {
+				t.Fatalf("%s: Prefix(%d) has %d fields", rt, k, p.Len())
+			}
+			got, want := RowValues(pt, p), vals[:k]
+			for i := range want {
+				if !valueEqual(pt.FieldType(i), want[i], got[i]) || (want[i] == nil) != p.IsNull(i) {
+					t.Fatalf("%s: Prefix(%d) field %d reads %#v, want %#v", rt, k, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	if answered == 0 {
+		t.Fatal("Prefix never answered")
+	}
+	if _, ok := (Row{}).Prefix(-1); ok {
+		t.Error("Prefix(-1) answers")
+	}
+}
