@@ -568,7 +568,10 @@ func (evs *joinEvals) forSubtask(reuse bool) (*joinEval, func()) {
 type joinEval struct {
 	w    *types.RowWriter
 	pair expr.Pair
-	sets []func(types.Row, *types.RowWriter)
+	// copies are the columns of the result that are columns of a side as
+	// they are; sets write the others.
+	copies []joinCopy
+	sets   []func(types.Row, *types.RowWriter)
 	// nullL and nullR are rows of every column NULL, the padded side of
 	// an outer join's unmatched row.
 	nullL, nullR types.Row
@@ -590,6 +593,10 @@ func newJoinEvals(out *types.RowType, projs []expr.Expr, l, r *types.RowType, co
 		e := &joinEval{w: types.NewRowWriter(out, a), nullL: nullRow(l), nullR: nullRow(r)}
 		e.pair.Split = l.Len()
 		for i, p := range projs {
+			if c, ok := joinCopyOf(p, i, out, l, r); ok {
+				e.copies = append(e.copies, c)
+				continue
+			}
 			set, err := e.pair.Setter(p, i)
 			if err != nil {
 				return nil, err
@@ -616,6 +623,29 @@ func newJoinEvals(out *types.RowType, projs []expr.Expr, l, r *types.RowType, co
 	return evs, nil
 }
 
+// joinCopy is a column of a join's result that is column in of a side
+// (the right one if right) as it is: column out of the result.
+type joinCopy struct {
+	out, in int
+	right   bool
+}
+
+// joinCopyOf tells whether projection p, column i of rows of type out, is
+// a column of the l or r side of the pair of the type out gives it (up to
+// nullability), and which.
+func joinCopyOf(p expr.Expr, i int, out, l, r *types.RowType) (joinCopy, bool) {
+	col, ok := p.(*expr.Column)
+	if !ok || col.Index < 0 || col.Index >= l.Len()+r.Len() || !col.T.EqualIgnoringNullability(out.FieldType(i)) {
+		return joinCopy{}, false
+	}
+	c := joinCopy{out: i, in: col.Index}
+	side := l
+	if c.in >= l.Len() {
+		c.in, c.right, side = c.in-l.Len(), true, r
+	}
+	return c, side.FieldType(c.in).EqualIgnoringNullability(col.T)
+}
+
 // nullRow returns the row of type rt whose every column is NULL.
 func nullRow(rt *types.RowType) types.Row {
 	w := types.NewRowWriter(rt, types.NewArena(0))
@@ -633,6 +663,13 @@ func (e *joinEval) join(a, b *types.Row) types.Row {
 	}
 	if b != nil {
 		e.pair.B = *b
+	}
+	for _, c := range e.copies {
+		src := e.pair.A
+		if c.right {
+			src = e.pair.B
+		}
+		e.w.CopyFieldRef(c.out, src, c.in)
 	}
 	for _, set := range e.sets {
 		set(types.Row{}, e.w)
