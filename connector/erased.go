@@ -154,7 +154,7 @@ func (b *boxedWriter[T]) Close() error { return b.w.Close() }
 // RetainsNoRecords implements NonRetainingWriter: the boxes of a batch are
 // not read once Write returns, so the writer keeps what the one it boxes
 // for keeps.
-func (b *boxedWriter[T]) RetainsNoRecords() bool { return retainsNoRecords(b.w) }
+func (b *boxedWriter[T]) RetainsNoRecords() bool { return RetainsNoRecords(b.w) }
 
 func (b *boxedWriter[T]) NotifyCheckpointComplete(id int64) error {
 	if l, ok := b.w.(CheckpointListener); ok {
@@ -190,7 +190,7 @@ func (b *boxedTxWriter[T]) Write(records []T, ts []int64) error {
 }
 
 // RetainsNoRecords implements NonRetainingWriter, as boxedWriter's does.
-func (b *boxedTxWriter[T]) RetainsNoRecords() bool { return retainsNoRecords(b.TransactionalWriter) }
+func (b *boxedTxWriter[T]) RetainsNoRecords() bool { return RetainsNoRecords(b.TransactionalWriter) }
 
 // NotifyCheckpointComplete passes the notification on: the embedded
 // interface does not carry the method of the writer it holds.

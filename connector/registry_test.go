@@ -642,8 +642,8 @@ func TestTwoPhaseRetainsWhatItsCommitterRetains(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for kind, w := range map[string]any{"transactional": tw, "flushing": w} {
-			r, ok := w.(connector.NonRetainingWriter)
+		for kind, writer := range map[string]any{"transactional": tw, "flushing": w} {
+			r, ok := writer.(connector.NonRetainingWriter)
 			if got := ok && r.RetainsNoRecords(); got != c.want {
 				t.Errorf("%s: the %s writer says it keeps nothing of its records: %v, want %v", c.name, kind, got, c.want)
 			}

@@ -96,8 +96,10 @@ type ChangelogSink interface {
 // possibly written by other subtasks. A committer that also has a
 // Close() error method has it called when its subtask ends, to release
 // its connections. A committer that keeps nothing of the records given to
-// Write once it returns (it encodes them into its transaction at once) says
-// so by implementing NonRetainingWriter, as writers do.
+// Write once it returns says so by implementing NonRetainingWriter, as
+// writers do: it encodes or copies what it needs of each record at once,
+// and its TX holds no record, nor rows or strings that share a record's
+// memory (the open transaction stays until PreCommit).
 type TwoPhaseCommitter[T, TX any] interface {
 	// Begin starts a transaction.
 	Begin() (TX, error)
@@ -185,7 +187,7 @@ type flushCommitter[T any] struct{ w TransactionalWriter[T] }
 
 // RetainsNoRecords implements NonRetainingWriter: the writer keeps what its
 // committer keeps.
-func (f flushCommitter[T]) RetainsNoRecords() bool { return retainsNoRecords(f.w) }
+func (f flushCommitter[T]) RetainsNoRecords() bool { return RetainsNoRecords(f.w) }
 
 func (f flushCommitter[T]) Write(r []T, ts []int64) error { return f.w.Write(r, ts) }
 func (f flushCommitter[T]) Close() error                  { return f.w.Close() }
@@ -222,11 +224,12 @@ func (w *txWriter[T, TX]) Write(records []T, _ []int64) error {
 
 // RetainsNoRecords implements NonRetainingWriter: the writer keeps what its
 // committer keeps.
-func (w *txWriter[T, TX]) RetainsNoRecords() bool { return retainsNoRecords(w.c) }
+func (w *txWriter[T, TX]) RetainsNoRecords() bool { return RetainsNoRecords(w.c) }
 
-// retainsNoRecords reports whether w says it keeps nothing of the records
-// given to Write once it returns.
-func retainsNoRecords(w any) bool {
+// RetainsNoRecords reports whether writer w (or a TwoPhase committer) says
+// it keeps nothing of the records given to Write once it returns: it is a
+// NonRetainingWriter whose RetainsNoRecords is true.
+func RetainsNoRecords(w any) bool {
 	r, ok := w.(NonRetainingWriter)
 	return ok && r.RetainsNoRecords()
 }

@@ -226,6 +226,9 @@ func alternatePartitions(t *testing.T, last bool) {
 	})
 	var seq atomic.Int64
 	c := newTableCommitter(dir, ".txt", l, PartitionCommit{}, testWriterContext{}, &seq, enc)
+	if want := map[bool]int{false: 0, true: 2}[last]; c.dataPrefix != want {
+		t.Errorf("the committer reads %d data columns in place, want %d", c.dataPrefix, want)
+	}
 	if !c.RetainsNoRecords() {
 		t.Error("the committer does not say it keeps nothing of its records")
 	}

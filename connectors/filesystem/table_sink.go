@@ -78,9 +78,10 @@ func newTableCommitter(dir, suffix string, layout *tableLayout, pc PartitionComm
 	c := &tableCommitter{dir: dir, suffix: suffix, layout: layout, pc: pc, ctx: ctx, seq: seq, enc: enc,
 		open: map[string]*openPart{}, waiting: map[string]int64{}, watermark: math.MinInt64}
 	if layout.partitioned() {
-		// The data columns of a row, copied as the row of a key is, are
-		// encoded at once and then not read again: each is written over
-		// the one before.
+		// The data columns of a row, copied as the row of a key is when
+		// they are not the schema's first (dataPrefix), are encoded at
+		// once and then not read again: each is written over the one
+		// before.
 		c.data, c.scratch = types.NewKeyEncoder(layout.schema, layout.dataCols...), types.NewScratchArena()
 		c.dirs = newPartitionDirs(layout)
 		if firstColumns(layout.dataCols) {

@@ -48,14 +48,7 @@ func (s *WriterSink[T]) ProcessBatch(b *runtime.Batch[T]) error {
 
 // RetainsNoInput implements runtime.InputRetainer: the sink keeps nothing
 // of its input when its writer keeps nothing (connector.NonRetainingWriter).
-func (s *WriterSink[T]) RetainsNoInput() bool { return retainsNoRecords(s.w) }
-
-// retainsNoRecords reports whether writer w says it keeps nothing of the
-// records given to Write once it returns (connector.NonRetainingWriter).
-func retainsNoRecords(w any) bool {
-	r, ok := w.(connector.NonRetainingWriter)
-	return ok && r.RetainsNoRecords()
-}
+func (s *WriterSink[T]) RetainsNoInput() bool { return connector.RetainsNoRecords(s.w) }
 
 // ProcessWatermark passes the watermark to the writer if it listens
 // (connector.WatermarkListener); a sink has no output.
@@ -183,13 +176,13 @@ func (s *TransactionalSink[T]) ProcessBatch(b *runtime.Batch[T]) error {
 	return s.w.Write(b.Data, b.TS)
 }
 
-// ProcessWatermark passes the watermark to the writer if it listens
-// (connector.WatermarkListener); a sink has no output.
 // RetainsNoInput implements runtime.InputRetainer: the sink keeps nothing
 // of its input when its writer keeps nothing (connector.NonRetainingWriter;
 // connector.TwoPhase's writers say what their committers say).
-func (s *TransactionalSink[T]) RetainsNoInput() bool { return retainsNoRecords(s.w) }
+func (s *TransactionalSink[T]) RetainsNoInput() bool { return connector.RetainsNoRecords(s.w) }
 
+// ProcessWatermark passes the watermark to the writer if it listens
+// (connector.WatermarkListener); a sink has no output.
 func (s *TransactionalSink[T]) ProcessWatermark(wm int64) error {
 	if l, ok := s.w.(connector.WatermarkListener); ok {
 		return l.ProcessWatermark(wm)

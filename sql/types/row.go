@@ -128,10 +128,11 @@ func (r Row) Map(i int) Map { return Map{b: varAt(r.b, r.slot(i))} }
 
 // Prefix returns the row of the first k fields of r, in r's memory, and
 // true when r's encoding holds them where that of a row of k fields does:
-// when the null bitmaps of the two have one size (k and r.Len() both at
-// most 64, say). The row is for reading its fields: its encoding keeps the
-// bytes of r's other fields, so it is not the canonical encoding of a row
-// of k fields that keys and equality compare.
+// when the null bitmaps of the two have one size (k from 1 to 64 and
+// r.Len() at most 64, say). The row is for reading its fields one by one:
+// its encoding keeps the bytes, and the null bits, of r's other fields, so
+// it is not the canonical encoding of a row of k fields that keys and
+// equality compare, and AnyNull, Size, Bytes and Clone see all of r.
 func (r Row) Prefix(k int) (Row, bool) {
 	if k < 0 || k > int(r.n) || bitmapBytes(k) != bitmapBytes(int(r.n)) {
 		return Row{}, false

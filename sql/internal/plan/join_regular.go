@@ -630,9 +630,9 @@ type joinCopy struct {
 	right   bool
 }
 
-// joinCopyOf tells whether projection p, column i of rows of type out, is
-// a column of the l or r side of the pair of the type out gives it (up to
-// nullability), and which.
+// joinCopyOf tells whether projection p, column i of the result rows (of
+// type out), is a column of the left (l) or right (r) side whose type is
+// the result column's up to nullability, and if so which.
 func joinCopyOf(p expr.Expr, i int, out, l, r *types.RowType) (joinCopy, bool) {
 	col, ok := p.(*expr.Column)
 	if !ok || col.Index < 0 || col.Index >= l.Len()+r.Len() || !col.T.EqualIgnoringNullability(out.FieldType(i)) {
