@@ -12,17 +12,9 @@ func TestCopyFieldMatchesSetValue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	arena := NewArena(1 << 10)
 	for iter := 0; iter < 2000; iter++ {
-		rt := randRowType(rng, 2)
+		rt, _, r := randRow(t, rng, arena)
 		if rt.Len() == 0 {
 			continue
-		}
-		vals := make([]Value, rt.Len())
-		for i := range vals {
-			vals[i] = randValue(rng, rt.FieldType(i))
-		}
-		r, err := BuildRow(rt, arena, vals...)
-		if err != nil {
-			t.Fatalf("%s: build %v: %v", rt, vals, err)
 		}
 		// A projection: some of the fields, in a random order, some twice.
 		var src []int

@@ -5,6 +5,22 @@ import (
 	"testing"
 )
 
+// randRow returns a random row type, random values of it, and the row of
+// those values written into arena.
+func randRow(t *testing.T, rng *rand.Rand, arena *Arena) (*RowType, []Value, Row) {
+	t.Helper()
+	rt := randRowType(rng, 2)
+	vals := make([]Value, rt.Len())
+	for i := range vals {
+		vals[i] = randValue(rng, rt.FieldType(i))
+	}
+	r, err := BuildRow(rt, arena, vals...)
+	if err != nil {
+		t.Fatalf("%s: build %v: %v", rt, vals, err)
+	}
+	return rt, vals, r
+}
+
 // TestRowRoundTripRandom builds random rows of random types and checks that
 // they read back equal, survive Bytes/RowFromBytes, encode equal values to
 // equal bytes, and that truncated or corrupted bytes give an error, never a
@@ -13,15 +29,7 @@ func TestRowRoundTripRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	arena := NewArena(1 << 10)
 	for iter := 0; iter < 3000; iter++ {
-		rt := randRowType(rng, 2)
-		vals := make([]Value, rt.Len())
-		for i := range vals {
-			vals[i] = randValue(rng, rt.FieldType(i))
-		}
-		r, err := BuildRow(rt, arena, vals...)
-		if err != nil {
-			t.Fatalf("%s: build %v: %v", rt, vals, err)
-		}
+		rt, vals, r := randRow(t, rng, arena)
 		got := RowValues(rt, r)
 		for i := range vals {
 			if !valueEqual(rt.FieldType(i), vals[i], got[i]) {
@@ -77,15 +85,7 @@ func TestRowPrefix(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	answered := 0
 	for iter := 0; iter < 1500; iter++ {
-		rt := randRowType(rng, 2)
-		vals := make([]Value, rt.Len())
-		for i := range vals {
-			vals[i] = randValue(rng, rt.FieldType(i))
-		}
-		r, err := BuildRow(rt, nil, vals...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rt, vals, r := randRow(t, rng, nil)
 		for k := 0; k <= rt.Len(); k++ {
 			p, ok := r.Prefix(k)
 			if want := (k+63)/64 == (rt.Len()+63)/64; ok != want {
