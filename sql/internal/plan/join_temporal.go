@@ -282,19 +282,6 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	if _, err := newProjector(kt, exprs); err != nil {
 		return nil, err
 	}
-	// keyMaker makes the keys of a subtask: the key row is read once, by
-	// enc.KeyIn, before the projector writes the next, so it is written
-	// in a scratch arena; keys holds the keys made, which the join keeps
-	// while their lookups run and its cache holds them.
-	type keyMaker struct {
-		p    *projector
-		keys *types.Arena
-	}
-	newKeyMaker := func() *keyMaker {
-		p, _ := newProjector(kt, exprs)
-		p.w = types.NewRowWriter(kt, types.NewScratchArena())
-		return &keyMaker{p: p, keys: types.NewArena(0)}
-	}
 	enc := types.NewKeyEncoder(kt, seq(len(fs))...)
 	if _, err := newProjector(j.calc.rt, j.calc.Projs); err != nil {
 		return nil, err
@@ -319,28 +306,15 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 		return nil, err
 	}
 	kind := j.spec.kind
-	// Each subtask makes its keys and result rows, and a synchronous
-	// lookup projects its rows, with objects of its own.
-	funcs := func() eddy.LookupFuncs[types.Row, string, types.Row, types.Row] {
-		km, e := newKeyMaker(), ev.pool.New().(*joinEval)
+	// Each subtask finds the rows of its key rows, and a synchronous
+	// lookup projects them, with objects of its own.
+	rowsOf := func() func(ctx context.Context, k types.Row) ([]types.Row, error) {
 		var side *sideProjector
 		if inMemory && !direct {
 			side = newSide()
 		}
-		key := func(r types.Row) string {
-			k := km.p.project(r)
-			for i := range fs {
-				if k.IsNull(i) {
-					return "" // NULL keys find nothing
-				}
-			}
-			return enc.KeyIn(km.keys, k)
-		}
-		look := func(ctx context.Context, k string) ([]types.Row, error) {
-			if k == "" {
-				return nil, nil
-			}
-			rows, err := lookup(ctx, enc.KeyRow(k))
+		return func(ctx context.Context, k types.Row) ([]types.Row, error) {
+			rows, err := lookup(ctx, k)
 			if err != nil {
 				return nil, fmt.Errorf("lookup in table %s: %w", j.scan.Table.Name, err)
 			}
@@ -354,14 +328,16 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 			defer sidePool.Put(p)
 			return p.projectAll(rows), nil
 		}
-		// The rest of the condition picks the rows found that join; a
-		// LEFT join pads a row none of whose rows do, once. The results
-		// are written as LookupOutputReusing below says.
-		f := eddy.LookupFuncs[types.Row, string, types.Row, types.Row]{Key: key, Lookup: look}
-		if j.cond != nil {
-			f.Match = func(a types.Row, m *types.Row) bool { return e.test(a, *m) }
+	}
+	// The rest of the condition picks the rows found that join; a LEFT
+	// join pads a row none of whose rows do, once. The results are written
+	// as LookupOutputReusing below says.
+	match := func() func(a types.Row, m *types.Row) bool {
+		if j.cond == nil {
+			return nil
 		}
-		return f
+		e := ev.pool.New().(*joinEval)
+		return func(a types.Row, m *types.Row) bool { return e.test(a, *m) }
 	}
 	// Each subtask writes its results with an evaluator of its own, into
 	// memory used again for each batch when the readers keep none of them.
@@ -372,7 +348,79 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	if inMemory {
 		opts = append(opts, eddy.LookupSynchronous())
 	}
-	return eddy.LookupJoinEach(ls, funcs, kind, opts...), nil
+	if inMemory && kt.Len() == 1 && kt.FieldType(0).IsIntegral() {
+		// A key of one integer column is its value: the change's key is
+		// computed, and the key row written only for the lookup (on the
+		// join's goroutine, a source in memory being synchronous).
+		return eddy.LookupJoinEach(ls, lookupFuncs(func() lookupKeyer[nullableInt] {
+			ev, _ := expr.Compile(exprs[0]) // it compiles: newProjector above compiled it
+			f := ev.Int
+			w := types.NewRowWriter(kt, types.NewArena(0))
+			return lookupKeyer[nullableInt]{
+				key: func(r types.Row) nullableInt {
+					v, null := f(r)
+					return nullableInt{V: v, Null: null}
+				},
+				row: func(k nullableInt) (types.Row, bool) {
+					if k.Null {
+						return types.Row{}, false
+					}
+					w.SetInt64(0, k.V)
+					return w.Finish(), true
+				},
+			}
+		}, rowsOf, match), kind, opts...), nil
+	}
+	// Other keys are key rows encoded (enc): the key row is written in a
+	// scratch arena, read once by enc.KeyIn before the next is written;
+	// keys holds the keys made, which the join keeps while their lookups
+	// run and its cache holds them.
+	return eddy.LookupJoinEach(ls, lookupFuncs(func() lookupKeyer[string] {
+		p, _ := newProjector(kt, exprs)
+		p.w = types.NewRowWriter(kt, types.NewScratchArena())
+		keys := types.NewArena(0)
+		return lookupKeyer[string]{
+			key: func(r types.Row) string {
+				k := p.project(r)
+				for i := range fs {
+					if k.IsNull(i) {
+						return "" // NULL keys find nothing
+					}
+				}
+				return enc.KeyIn(keys, k)
+			},
+			row: func(k string) (types.Row, bool) { return enc.KeyRow(k), k != "" },
+		}
+	}, rowsOf, match), kind, opts...), nil
+}
+
+// lookupKeyer makes the keys of one subtask's lookups: key gives the key of
+// a change's row, and row the key row it looks up, or false for a key with
+// a NULL, which finds nothing.
+type lookupKeyer[K comparable] struct {
+	key func(types.Row) K
+	row func(K) (types.Row, bool)
+}
+
+// lookupFuncs returns the functions of a subtask of a lookup join by keys
+// of type K: its keyer (newKeyer), its lookup of a key row (rowsOf) and
+// the rest of its condition (match, nil when there is none).
+func lookupFuncs[K comparable](newKeyer func() lookupKeyer[K], rowsOf func() func(context.Context, types.Row) ([]types.Row, error),
+	match func() func(types.Row, *types.Row) bool) func() eddy.LookupFuncs[types.Row, K, types.Row, types.Row] {
+	return func() eddy.LookupFuncs[types.Row, K, types.Row, types.Row] {
+		k, rows := newKeyer(), rowsOf()
+		return eddy.LookupFuncs[types.Row, K, types.Row, types.Row]{
+			Key: k.key,
+			Lookup: func(ctx context.Context, key K) ([]types.Row, error) {
+				r, ok := k.row(key)
+				if !ok {
+					return nil, nil
+				}
+				return rows(ctx, r)
+			},
+			Match: match(),
+		}
+	}
 }
 
 // sideProjector projects the rows a lookup found. Its arena never hands
