@@ -11,8 +11,8 @@ import (
 // TestFilesystemLookupJoin joins a stream with a filesystem table at
 // processing time (JOIN dim FOR SYSTEM_TIME AS OF s.p ON ...), declared
 // with Flink's legacy options as Nexmark's q13 declares its side input
-// and with today's options, INNER and LEFT, and compares the rows with
-// brute force at parallelism 1 and 2.
+// and with today's options, INNER and LEFT, on a BIGINT and on an INT
+// column, and compares the rows with brute force at parallelism 1 and 2.
 func TestFilesystemLookupJoin(t *testing.T) {
 	dir := t.TempDir()
 	var orders []string
@@ -49,13 +49,18 @@ CREATE TABLE orders (id BIGINT, k BIGINT, p AS PROCTIME())
 CREATE TABLE side_input (key BIGINT, `+"`value`"+` VARCHAR)
   WITH ('connector.type' = 'filesystem', 'connector.path' = 'file://%s', 'format.type' = 'csv');
 CREATE TABLE dim (key BIGINT, v VARCHAR)
-  WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv', 'lookup.cache' = 'FULL');
+  WITH ('connector' = 'filesystem', 'path' = '%[3]s', 'format' = 'csv', 'lookup.cache' = 'FULL');
+CREATE TABLE dim_int (key INT, v VARCHAR)
+  WITH ('connector' = 'filesystem', 'path' = '%[3]s', 'format' = 'csv');
 CREATE TABLE out_inner (id BIGINT, k BIGINT, v VARCHAR) WITH ('connector' = 'collect');
 CREATE TABLE out_left (id BIGINT, k BIGINT, v VARCHAR) WITH ('connector' = 'collect');
+CREATE TABLE out_left_int (id BIGINT, k BIGINT, v VARCHAR) WITH ('connector' = 'collect');
 INSERT INTO out_inner SELECT O.id, O.k, S.`+"`value`"+`
   FROM orders AS O JOIN side_input FOR SYSTEM_TIME AS OF O.p AS S ON MOD(O.k, 10000) = S.key;
 INSERT INTO out_left SELECT O.id, O.k, D.v
   FROM orders AS O LEFT JOIN dim FOR SYSTEM_TIME AS OF O.p AS D ON O.k = D.key;
+INSERT INTO out_left_int SELECT O.id, O.k, D.v
+  FROM orders AS O LEFT JOIN dim_int FOR SYSTEM_TIME AS OF O.p AS D ON CAST(O.k AS INT) = D.key;
 `, filepath.Join(dir, "orders"), filepath.Join(dir, "dim", "side_input.txt"), filepath.Join(dir, "dim"))
 	for _, p := range []int{1, 2} {
 		t.Run(fmt.Sprint("p", p), func(t *testing.T) {
@@ -63,7 +68,7 @@ INSERT INTO out_left SELECT O.id, O.k, D.v
 			// Both sinks collect into one list; the inner join's rows
 			// all have a value and the left join's are a superset.
 			all := sorted(got)
-			want := sorted(append(append([]string{}, inner...), left...))
+			want := sorted(append(append(append([]string{}, inner...), left...), left...))
 			if d := diffLines(all, want); d != "" {
 				t.Fatal(d)
 			}

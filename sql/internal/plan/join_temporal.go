@@ -350,11 +350,15 @@ func (j *LookupJoinRel) buildProjected(b *builder, rt *types.RowType, projs []ex
 	}
 	if inMemory && kt.Len() == 1 && kt.FieldType(0).IsIntegral() {
 		// A key of one integer column is its value: the change's key is
-		// computed, and the key row written only for the lookup (on the
-		// join's goroutine, a source in memory being synchronous).
+		// computed, and the key row written only for the lookup. The
+		// writer is the subtask's: a synchronous lookup (LookupSynchronous
+		// above) runs on the join's goroutine, never on one of its own.
+		if _, err := expr.Compile(exprs[0]); err != nil {
+			return nil, err
+		}
 		return eddy.LookupJoinEach(ls, lookupFuncs(func() lookupKeyer[nullableInt] {
-			ev, _ := expr.Compile(exprs[0]) // it compiles: newProjector above compiled it
-			f := ev.Int
+			kev, _ := expr.Compile(exprs[0]) // it compiles, as checked above
+			f := kev.Int
 			w := types.NewRowWriter(kt, types.NewArena(0))
 			return lookupKeyer[nullableInt]{
 				key: func(r types.Row) nullableInt {

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"strconv"
+
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/sql/types"
 )
@@ -11,6 +13,14 @@ import (
 type nullableInt struct {
 	V    int64
 	Null bool
+}
+
+// String renders the key as errors name it: its value, or NULL.
+func (k nullableInt) String() string {
+	if k.Null {
+		return "NULL"
+	}
+	return strconv.FormatInt(k.V, 10)
 }
 
 // nullableIntOf returns the key of column i of r.
