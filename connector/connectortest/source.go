@@ -28,6 +28,14 @@ type SourceCase[T any] struct {
 	// Unbounded marks a source that does not end by itself. The suite stops
 	// each of its jobs once len(Want) records are committed.
 	Unbounded bool
+	// RestoreOnce marks a source whose position the outside system keeps
+	// too, and moves on as the jobs reading it complete checkpoints (a
+	// PostgreSQL replication slot's confirmed_flush_lsn): a savepoint can
+	// then be restored once, since a job restored from it confirms
+	// positions past it. The "rescale" test takes a savepoint of its own,
+	// from a job of a source Open makes anew, for each parallelism it
+	// restores at.
+	RestoreOnce bool
 	// Seq, if set, says that the source emits the records of each split in
 	// order: Seq of a record is never below Seq of the record the split
 	// emitted before it.
@@ -54,7 +62,8 @@ type SourceCase[T any] struct {
 //   - "kill and resume": an operator downstream of the source fails after
 //     a checkpoint taken mid-stream, and the job restarts from it;
 //   - "rescale": a savepoint taken mid-stream at parallelism 2 stops the
-//     job, and it is restored at parallelism 1 and 3.
+//     job, and it is restored at parallelism 1 and 3 (from a savepoint
+//     each if RestoreOnce).
 //
 // Every job writes into an exactly-once MemorySink, whose committed records
 // must equal the reference exactly: a split lost or read twice by the
@@ -257,6 +266,17 @@ func (s *sourceSuite[T]) killResume(t *testing.T) {
 }
 
 func (s *sourceSuite[T]) rescale(t *testing.T) {
+	if s.c.RestoreOnce {
+		s.rescaleTo(t, 1)
+		s.rescaleTo(t, 3)
+		return
+	}
+	s.rescaleTo(t, 1, 3)
+}
+
+// rescaleTo stops a job at parallelism 2 of a source Open makes with a
+// savepoint taken mid-stream, and restores it at each of parallelisms.
+func (s *sourceSuite[T]) rescaleTo(t *testing.T, parallelisms ...int) {
 	at := s.pauseAfter(t)
 	src, grow := s.open(t)
 	sink := NewMemorySink[T]()
@@ -272,7 +292,7 @@ func (s *sourceSuite[T]) rescale(t *testing.T) {
 		t.Errorf("the job at parallelism 2 committed records beyond the reference: %s", d)
 	}
 	added1, finished1 := ctl1.splitSets()
-	for _, p := range []int{1, 3} {
+	for _, p := range parallelisms {
 		t.Run(fmt.Sprintf("restore at parallelism %d", p), func(t *testing.T) {
 			sk := sink.Clone()
 			ctl2 := newControl(0, false, s.c.Seq)

@@ -48,6 +48,9 @@ type ItemsCase struct {
 	// returns a connection that writes it, its name, and the options of a
 	// source of it.
 	Create func(t testing.TB) (c Conn, table string, options map[string]string)
+	// RestoreOnce says that the server keeps the source's position too, so
+	// that a savepoint can be restored once (connectortest.SourceCase).
+	RestoreOnce bool
 }
 
 // SourceConformance runs the connector conformance suite on a table of
@@ -70,8 +73,9 @@ func SourceConformance(t *testing.T, ic ItemsCase) {
 			src := ic.Connector.OpenSource(t, Options(options, "scan.incremental.snapshot.chunk.size", "400"), ItemsTable)
 			return src, func() { InsertItems(t, c, table, initial+1, initial+added, 50) }
 		},
-		Want:      want,
-		Unbounded: true,
-		Key:       RecordKey(rt),
+		Want:        want,
+		Unbounded:   true,
+		RestoreOnce: ic.RestoreOnce,
+		Key:         RecordKey(rt),
 	})
 }
