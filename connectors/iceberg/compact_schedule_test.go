@@ -1,11 +1,16 @@
 package iceberg
 
 import (
+	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/eddystream/eddy/connector"
 )
 
 // TestCompactionSchedule runs upsert jobs whose compactions start by each
@@ -16,18 +21,20 @@ import (
 // the commit that started it). The compactions at the end of the input
 // are left out: they run whatever the schedule.
 func TestCompactionSchedule(t *testing.T) {
-	const n, keys = 20000, 300
+	const keys = 300
 	for _, c := range []struct {
-		name  string
+		name string
+		// n is the number of changes, written at 20000 a second.
+		n     int64
 		opts  map[string]string
 		reach func(commits, files int64, elapsed time.Duration, k int) bool
 	}{
-		{"commit-count", map[string]string{"flink-maintenance.rewrite.schedule.commit-count": "4"},
+		{"commit-count", 20000, map[string]string{"flink-maintenance.rewrite.schedule.commit-count": "4"},
 			func(commits, _ int64, _ time.Duration, k int) bool { return commits >= int64(4*k+1) }},
-		{"data-file-count", map[string]string{"flink-maintenance.rewrite.schedule.commit-count": "100000",
+		{"data-file-count", 20000, map[string]string{"flink-maintenance.rewrite.schedule.commit-count": "100000",
 			"flink-maintenance.rewrite.schedule.data-file-count": "7"},
 			func(_, files int64, _ time.Duration, k int) bool { return files >= int64(7*k) }},
-		{"interval-second", map[string]string{"flink-maintenance.rewrite.schedule.commit-count": "100000",
+		{"interval-second", 60000, map[string]string{"flink-maintenance.rewrite.schedule.commit-count": "100000",
 			"flink-maintenance.rewrite.schedule.interval-second": "1"},
 			func(_, _ int64, elapsed time.Duration, k int) bool { return elapsed >= time.Duration(k)*time.Second }},
 	} {
@@ -36,7 +43,7 @@ func TestCompactionSchedule(t *testing.T) {
 			for k, v := range c.opts {
 				opts[k] = v
 			}
-			tbl := runKV(t, t.TempDir(), n, keys, opts)
+			tbl := runKV(t, t.TempDir(), c.n, keys, opts)
 			snaps := tbl.Metadata().Snapshots()
 			last := -1
 			for i, s := range snaps {
@@ -108,3 +115,79 @@ func TestCompactionScheduleDue(t *testing.T) {
 		t.Errorf("after reset: %+v", p)
 	}
 }
+
+// TestEndOfInputCompacts checks the end of the input's compaction when
+// every file went with the checkpoint before: a writer with no files
+// still tells the committer that the input ended, and the committer's
+// commit of that empty transaction compacts the table though no
+// threshold of the schedule is reached.
+func TestEndOfInputCompacts(t *testing.T) {
+	var got []writeResult
+	var w fileWriter
+	emit := func(r writeResult) { got = append(got, r) }
+	if err := w.flush(emit, 7); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("a checkpoint without files emitted %+v", got)
+	}
+	if err := w.flush(emit, 0); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Checkpoint != 0 || len(got[0].Data)+len(got[0].Deletes) != 0 {
+		t.Fatalf("the end of the input without files emitted %+v, want one empty result", got)
+	}
+
+	dir := t.TempDir()
+	runKV(t, dir, 2000, 50, nil)
+	before := loadTestTable(t, dir, "kv")
+	if compactions(before) != 0 {
+		t.Fatal("compaction ran with compaction off")
+	}
+	opts := sinkOptions(dir, "kv")
+	maps.Copy(opts, map[string]string{"compaction-enabled": "true", "flink-maintenance.rewrite.min-input-files": "2",
+		"flink-maintenance.rewrite.schedule.commit-count": "100000"})
+	sink, err := connector.OpenTableSink(connector.Default, "iceberg", opts, &connector.Table{Schema: upsertType, PrimaryKey: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := sink.(*Sink)
+	if !ok {
+		t.Fatalf("the iceberg sink is a %T", sink)
+	}
+	c, err := s.newCommitter(testWriterContext{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got {
+		if err := c.Write(&tx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.PreCommit(&tx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(tx); err != nil {
+		t.Fatal(err)
+	}
+	after := loadTestTable(t, dir, "kv")
+	if compactions(after) != 1 {
+		t.Errorf("the end of the input's empty transaction made %d compactions, want 1", compactions(after))
+	}
+	if got, want := scanRows(t, after), kvState(2000, 50); !slices.Equal(got, want) {
+		t.Errorf("the compacted table holds %d rows, want %d", len(got), len(want))
+	}
+}
+
+// testWriterContext is the WriterContext of a committer a test drives.
+type testWriterContext struct{}
+
+func (testWriterContext) SinkName() string      { return "iceberg" }
+func (testWriterContext) Subtask() int          { return 0 }
+func (testWriterContext) Parallelism() int      { return 1 }
+func (testWriterContext) ProcessingTime() int64 { return time.Now().UnixMilli() }
+func (testWriterContext) Log() *slog.Logger     { return slog.New(slog.DiscardHandler) }

@@ -227,7 +227,11 @@ func (w *fileWriter) flush(emit func(writeResult), id int64) error {
 }
 
 // flushWith is flush with the delete files more, written and closed by
-// the caller, emitted with the others.
+// the caller, emitted with the others. At the end of the input (id 0) it
+// emits a result even without files: from it the committer learns that
+// its transaction is the last one, whose commit compacts the table
+// whatever the schedule, also when every file went with the checkpoint
+// before.
 func (w *fileWriter) flushWith(emit func(writeResult), id int64, more []fileMeta) error {
 	if err := w.closeData(); err != nil {
 		return err
@@ -249,7 +253,7 @@ func (w *fileWriter) flushWith(emit func(writeResult), id int64, more []fileMeta
 		r.Deletes = append(r.Deletes, dvs...)
 	}
 	w.done = nil
-	if len(r.Data) > 0 || len(r.Deletes) > 0 {
+	if len(r.Data) > 0 || len(r.Deletes) > 0 || id == 0 {
 		emit(r)
 	}
 	return nil
