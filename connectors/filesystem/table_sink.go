@@ -140,11 +140,7 @@ func (c *tableCommitter) Write(tx *tableTx, v connector.TableRecord) error {
 	row := v
 	if c.dirs != nil {
 		part = c.dirs.Dir(v.Row)
-		if r, ok := v.Row.Prefix(c.dataPrefix); c.dataPrefix > 0 && ok {
-			row.Row = r // the data columns where they are
-		} else {
-			row.Row = c.data.Project(c.scratch, v.Row)
-		}
+		row.Row = c.dataColumns(v.Row)
 	}
 	op := c.last
 	if op == nil || part != c.lastPart {
@@ -381,4 +377,16 @@ func parsePartitionTime(s, part string) (int64, error) {
 		return int64(d) * types.MillisPerDay, nil
 	}
 	return 0, fmt.Errorf("filesystem table sink: the time of partition %s is %q, which is not a timestamp (yyyy-MM-dd[ HH:mm:ss]); set 'partition.time-extractor.timestamp-pattern' to make one from the partition's values, e.g. '$dt $hr:00:00'", part, s)
+}
+
+// dataColumns returns the data columns of row r: in r's own memory when
+// they come first and the encoding allows (types.Row.Prefix), else
+// projected into the committer's scratch arena.
+func (c *tableCommitter) dataColumns(r types.Row) types.Row {
+	if c.dataPrefix > 0 {
+		if p, ok := r.Prefix(c.dataPrefix); ok {
+			return p
+		}
+	}
+	return c.data.Project(c.scratch, r)
 }
