@@ -80,10 +80,7 @@ func (u *unboxedReader[T]) HandleEvent(e []byte) error {
 }
 
 func (u *unboxedReader[T]) NotifyCheckpointComplete(id int64) error {
-	if l, ok := u.r.(CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
+	return NotifyIfListening(u.r, id)
 }
 
 type unboxedOutput[T any] struct{ u *unboxedReader[T] }
@@ -157,11 +154,11 @@ func (b *boxedWriter[T]) Close() error { return b.w.Close() }
 func (b *boxedWriter[T]) RetainsNoRecords() bool { return RetainsNoRecords(b.w) }
 
 func (b *boxedWriter[T]) NotifyCheckpointComplete(id int64) error {
-	if l, ok := b.w.(CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
+	return NotifyIfListening(b.w, id)
 }
+
+// ProcessWatermark passes the watermark on to the writer it boxes.
+func (b *boxedWriter[T]) ProcessWatermark(wm int64) error { return PassWatermark(b.w, wm) }
 
 type boxedTxSink[T any] struct{ s TransactionalSink[any] }
 
@@ -195,10 +192,13 @@ func (b *boxedTxWriter[T]) RetainsNoRecords() bool { return RetainsNoRecords(b.T
 // NotifyCheckpointComplete passes the notification on: the embedded
 // interface does not carry the method of the writer it holds.
 func (b *boxedTxWriter[T]) NotifyCheckpointComplete(id int64) error {
-	if l, ok := b.TransactionalWriter.(CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
+	return NotifyIfListening(b.TransactionalWriter, id)
+}
+
+// ProcessWatermark passes the watermark on, as NotifyCheckpointComplete
+// passes the notification.
+func (b *boxedTxWriter[T]) ProcessWatermark(wm int64) error {
+	return PassWatermark(b.TransactionalWriter, wm)
 }
 
 func unboxDecoder[T any](d Decoder[any]) Decoder[T] {

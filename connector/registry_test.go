@@ -353,6 +353,10 @@ func (c *linesCommitter) NotifyCheckpointComplete(id int64) error {
 	*c.log = append(*c.log, fmt.Sprint("committer checkpoint ", id))
 	return nil
 }
+func (c *linesCommitter) ProcessWatermark(wm int64) error {
+	*c.log = append(*c.log, fmt.Sprint("committer watermark ", wm))
+	return nil
+}
 
 // readerCtx, enumCtx and writerCtx are contexts for calling readers,
 // enumerators and writers directly.
@@ -444,7 +448,22 @@ func TestReflectiveAdaptersForwardOptionalInterfaces(t *testing.T) {
 	if err := l.NotifyCheckpointComplete(8); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"no more splits", "event hello", "checkpoint 7", "committer checkpoint 8"}
+	// The watermark reaches the committer through the typed writers, the
+	// transactional one and the flushing one.
+	fw, err := sink.NewWriter(writerCtx{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []any{w, fw} {
+		wl, ok := w.(connector.WatermarkListener)
+		if !ok {
+			t.Fatalf("the typed writer %T does not pass on watermarks", w)
+		}
+		if err := wl.ProcessWatermark(int64(100 + i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"no more splits", "event hello", "checkpoint 7", "committer checkpoint 8", "committer watermark 100", "committer watermark 101"}
 	if !slices.Equal(log, want) {
 		t.Errorf("calls %q, want %q", log, want)
 	}

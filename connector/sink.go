@@ -191,6 +191,10 @@ func (f flushCommitter[T]) RetainsNoRecords() bool { return RetainsNoRecords(f.w
 
 func (f flushCommitter[T]) Write(r []T, ts []int64) error { return f.w.Write(r, ts) }
 func (f flushCommitter[T]) Close() error                  { return f.w.Close() }
+
+// ProcessWatermark passes the watermark on to the committer if it listens.
+func (f flushCommitter[T]) ProcessWatermark(wm int64) error { return PassWatermark(f.w, wm) }
+
 func (f flushCommitter[T]) Flush() error {
 	tx, err := f.w.PreCommit()
 	if err != nil || tx == nil {
@@ -308,10 +312,7 @@ func (w *txWriter[T, TX]) Close() error {
 // NotifyCheckpointComplete passes the notification on to the committer if
 // it listens.
 func (w *txWriter[T, TX]) NotifyCheckpointComplete(id int64) error {
-	if l, ok := w.c.(CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
+	return NotifyIfListening(w.c, id)
 }
 
 // WatermarkListener is implemented by writers, and by the committers of
@@ -323,12 +324,19 @@ type WatermarkListener interface {
 	ProcessWatermark(watermark int64) error
 }
 
-// ProcessWatermark passes the watermark on to the committer if it listens.
-func (w *txWriter[T, TX]) ProcessWatermark(wm int64) error {
-	if l, ok := w.c.(WatermarkListener); ok {
+// PassWatermark passes watermark wm on to v if it is a WatermarkListener,
+// and does nothing otherwise: a writer that wraps another calls it from
+// its own ProcessWatermark.
+func PassWatermark(v any, wm int64) error {
+	if l, ok := v.(WatermarkListener); ok {
 		return l.ProcessWatermark(wm)
 	}
 	return nil
+}
+
+// ProcessWatermark passes the watermark on to the committer if it listens.
+func (w *txWriter[T, TX]) ProcessWatermark(wm int64) error {
+	return PassWatermark(w.c, wm)
 }
 
 // sinkMode returns the changelog mode a sink declares, insert-only if it

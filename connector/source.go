@@ -196,6 +196,16 @@ type CheckpointListener interface {
 	NotifyCheckpointComplete(checkpointID int64) error
 }
 
+// NotifyIfListening passes the completion of checkpoint id on to v if it
+// is a CheckpointListener, and does nothing otherwise: a reader or writer
+// that wraps another calls it from its own NotifyCheckpointComplete.
+func NotifyIfListening(v any, id int64) error {
+	if l, ok := v.(CheckpointListener); ok {
+		return l.NotifyCheckpointComplete(id)
+	}
+	return nil
+}
+
 // DeadLetter is a malformed input record that a source set aside instead of
 // failing the job.
 type DeadLetter struct {

@@ -271,6 +271,18 @@ func (w *releasingWriter) Close() error {
 	return w.Writer.Close()
 }
 
+// NotifyCheckpointComplete, ProcessWatermark and RetainsNoRecords answer
+// as the nats writer does: the embedded interface does not carry them.
+func (w *releasingWriter) NotifyCheckpointComplete(id int64) error {
+	return connector.NotifyIfListening(w.Writer, id)
+}
+
+func (w *releasingWriter) ProcessWatermark(wm int64) error {
+	return connector.PassWatermark(w.Writer, wm)
+}
+
+func (w *releasingWriter) RetainsNoRecords() bool { return connector.RetainsNoRecords(w.Writer) }
+
 // durableTxSink is a durableSink whose stream is written exactly once.
 type durableTxSink struct {
 	durableSink
@@ -299,6 +311,20 @@ type releasingTxWriter struct {
 func (w *releasingTxWriter) Close() error {
 	defer w.release()
 	return w.TransactionalWriter.Close()
+}
+
+// NotifyCheckpointComplete, ProcessWatermark and RetainsNoRecords answer
+// as the nats writer does (see releasingWriter).
+func (w *releasingTxWriter) NotifyCheckpointComplete(id int64) error {
+	return connector.NotifyIfListening(w.TransactionalWriter, id)
+}
+
+func (w *releasingTxWriter) ProcessWatermark(wm int64) error {
+	return connector.PassWatermark(w.TransactionalWriter, wm)
+}
+
+func (w *releasingTxWriter) RetainsNoRecords() bool {
+	return connector.RetainsNoRecords(w.TransactionalWriter)
 }
 
 // checkNameOption adapts checkName to an option's check, without the

@@ -287,10 +287,7 @@ func (r *readerWrap[T]) HandleEvent(e []byte) error {
 
 func (r *readerWrap[T]) NotifyCheckpointComplete(id int64) error {
 	r.c.completed(id)
-	if l, ok := r.r.(connector.CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
+	return connector.NotifyIfListening(r.r, id)
 }
 
 type outputWrap[T any] struct{ r *readerWrap[T] }

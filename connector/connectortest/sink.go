@@ -290,10 +290,12 @@ func (w *failingWriter[T]) Write(records []T, ts []int64) error {
 }
 
 func (w *failingWriter[T]) NotifyCheckpointComplete(id int64) error {
-	if l, ok := w.Writer.(connector.CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
+	return connector.NotifyIfListening(w.Writer, id)
+}
+
+// ProcessWatermark passes the watermark on to the writer it wraps.
+func (w *failingWriter[T]) ProcessWatermark(wm int64) error {
+	return connector.PassWatermark(w.Writer, wm)
 }
 
 type failingTxSink[T any] struct {
@@ -330,8 +332,10 @@ func (w *failingTxWriter[T]) Write(records []T, ts []int64) error {
 }
 
 func (w *failingTxWriter[T]) NotifyCheckpointComplete(id int64) error {
-	if l, ok := w.TransactionalWriter.(connector.CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
+	return connector.NotifyIfListening(w.TransactionalWriter, id)
+}
+
+// ProcessWatermark passes the watermark on to the writer it wraps.
+func (w *failingTxWriter[T]) ProcessWatermark(wm int64) error {
+	return connector.PassWatermark(w.TransactionalWriter, wm)
 }

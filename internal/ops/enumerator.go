@@ -326,10 +326,7 @@ func (h *EnumeratorHost) checkpointComplete(id int64) {
 			return nil
 		}
 		h.notified = id
-		if l, ok := h.enum.(connector.CheckpointListener); ok {
-			return l.NotifyCheckpointComplete(id)
-		}
-		return nil
+		return connector.NotifyIfListening(h.enum, id)
 	})
 }
 

@@ -53,10 +53,7 @@ func (s *WriterSink[T]) RetainsNoInput() bool { return connector.RetainsNoRecord
 // ProcessWatermark passes the watermark to the writer if it listens
 // (connector.WatermarkListener); a sink has no output.
 func (s *WriterSink[T]) ProcessWatermark(wm int64) error {
-	if l, ok := s.w.(connector.WatermarkListener); ok {
-		return l.ProcessWatermark(wm)
-	}
-	return nil
+	return connector.PassWatermark(s.w, wm)
 }
 
 // EndInput flushes the writer.
@@ -72,10 +69,7 @@ func (s *WriterSink[T]) SnapshotState(int64) (*runtime.OperatorSnapshot, error) 
 
 // NotifyCheckpointComplete tells the writer, if it listens.
 func (s *WriterSink[T]) NotifyCheckpointComplete(id int64) error {
-	if l, ok := s.w.(connector.CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
+	return connector.NotifyIfListening(s.w, id)
 }
 
 // Close closes the writer.
@@ -184,10 +178,7 @@ func (s *TransactionalSink[T]) RetainsNoInput() bool { return connector.RetainsN
 // ProcessWatermark passes the watermark to the writer if it listens
 // (connector.WatermarkListener); a sink has no output.
 func (s *TransactionalSink[T]) ProcessWatermark(wm int64) error {
-	if l, ok := s.w.(connector.WatermarkListener); ok {
-		return l.ProcessWatermark(wm)
-	}
-	return nil
+	return connector.PassWatermark(s.w, wm)
 }
 
 // preCommit pre-commits the open transaction, if any, for checkpoint id.
@@ -235,10 +226,7 @@ func (s *TransactionalSink[T]) NotifyCheckpointComplete(id int64) error {
 		k++
 	}
 	s.pending = s.pending[k:]
-	if l, ok := s.w.(connector.CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
+	return connector.NotifyIfListening(s.w, id)
 }
 
 // Close aborts the open transaction, if any: its records will be replayed

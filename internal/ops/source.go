@@ -502,10 +502,7 @@ func (d *SourceDriver[T]) SnapshotState(id int64) (*runtime.OperatorSnapshot, er
 // NotifyCheckpointComplete tells the reader and the enumerator.
 func (d *SourceDriver[T]) NotifyCheckpointComplete(id int64) error {
 	d.host.checkpointComplete(id)
-	if l, ok := d.reader.(connector.CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
+	return connector.NotifyIfListening(d.reader, id)
 }
 
 // Close closes the reader and, with the last reader, the enumerator.
