@@ -1,7 +1,6 @@
 package iceberg
 
 import (
-	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/connector/connectortest"
 )
 
 // TestCompactionSchedule runs upsert jobs whose compactions start by each
@@ -155,7 +155,7 @@ func TestEndOfInputCompacts(t *testing.T) {
 	if !ok {
 		t.Fatalf("the iceberg sink is a %T", sink)
 	}
-	c, err := s.newCommitter(testWriterContext{})
+	c, err := s.newCommitter(connectortest.WriterContext{Name: "iceberg"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,12 +182,3 @@ func TestEndOfInputCompacts(t *testing.T) {
 		t.Errorf("the compacted table holds %d rows, want %d", len(got), len(want))
 	}
 }
-
-// testWriterContext is the WriterContext of a committer a test drives.
-type testWriterContext struct{}
-
-func (testWriterContext) SinkName() string      { return "iceberg" }
-func (testWriterContext) Subtask() int          { return 0 }
-func (testWriterContext) Parallelism() int      { return 1 }
-func (testWriterContext) ProcessingTime() int64 { return time.Now().UnixMilli() }
-func (testWriterContext) Log() *slog.Logger     { return slog.New(slog.DiscardHandler) }

@@ -16,6 +16,7 @@ import (
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/connector/connectortest"
 	"github.com/eddystream/eddy/sql"
 	"github.com/eddystream/eddy/sql/types"
 )
@@ -349,7 +350,7 @@ func TestBucketSink(t *testing.T) {
 			if m := sink.(interface{ ChangelogMode() changelog.Mode }).ChangelogMode(); m != changelog.Upsert {
 				t.Fatalf("the bucket sink takes %v, want upserts", m)
 			}
-			w, err := sink.NewWriter(writerCtx{})
+			w, err := sink.NewWriter(connectortest.WriterContext{Name: "nats out"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,6 @@ package nats_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -109,14 +108,6 @@ func TestOverlappingFilters(t *testing.T) {
 	}
 }
 
-type writerCtx struct{}
-
-func (writerCtx) SinkName() string      { return "nats out" }
-func (writerCtx) Subtask() int          { return 0 }
-func (writerCtx) Parallelism() int      { return 1 }
-func (writerCtx) ProcessingTime() int64 { return time.Now().UnixMilli() }
-func (writerCtx) Log() *slog.Logger     { return slog.New(slog.DiscardHandler) }
-
 // TestLostAcknowledgementFailsTheCommit publishes to a subject that a
 // plain subscriber takes and never acknowledges: the exactly-once and
 // at-least-once writers fail once the publication timeout passes instead
@@ -138,7 +129,7 @@ func TestLostAcknowledgementFailsTheCommit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := sink.NewWriter(writerCtx{})
+		w, err := sink.NewWriter(connectortest.WriterContext{Name: "nats out"})
 		if err != nil {
 			t.Fatal(err)
 		}

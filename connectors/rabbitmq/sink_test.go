@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -38,14 +37,6 @@ func TestSinkConformance(t *testing.T) {
 	})
 }
 
-type writerCtx struct{}
-
-func (writerCtx) SinkName() string      { return "rabbitmq out" }
-func (writerCtx) Subtask() int          { return 0 }
-func (writerCtx) Parallelism() int      { return 1 }
-func (writerCtx) ProcessingTime() int64 { return time.Now().UnixMilli() }
-func (writerCtx) Log() *slog.Logger     { return slog.New(slog.DiscardHandler) }
-
 // freshExchange declares an exchange of the kind with a new name, deleted
 // when the test ends.
 func freshExchange(t *testing.T, conn *amqp.Connection, kind string) string {
@@ -74,7 +65,7 @@ func write(t *testing.T, opts map[string]string, lines []line, timestamps []int6
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := sink.NewWriter(writerCtx{})
+	w, err := sink.NewWriter(connectortest.WriterContext{Name: "rabbitmq out"})
 	if err != nil {
 		return err
 	}
@@ -289,7 +280,7 @@ func TestPublishOnCheckpointRecommit(t *testing.T) {
 	if !ok {
 		t.Fatalf("the sink is a %T, not a transactional sink", sink)
 	}
-	w, err := ts.NewTransactionalWriter(writerCtx{})
+	w, err := ts.NewTransactionalWriter(connectortest.WriterContext{Name: "rabbitmq out"})
 	if err != nil {
 		t.Fatal(err)
 	}

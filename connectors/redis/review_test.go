@@ -9,6 +9,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/connector/connectortest"
 )
 
 // TestCommitAfterBatchSizeChange cuts a commit short after its first
@@ -20,7 +21,7 @@ func TestCommitAfterBatchSizeChange(t *testing.T) {
 	ctx := context.Background()
 	stream := freshStream(t, cli)
 	first := openSink(t, map[string]string{"stream": stream, "format": "json", "sink.batch-size": "100", "sink.transaction.marker-ttl": "1 h"}).(connector.TransactionalSink[line])
-	w, err := first.NewTransactionalWriter(writerCtx{})
+	w, err := first.NewTransactionalWriter(connectortest.WriterContext{Name: "redis out"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestCommitAfterBatchSizeChange(t *testing.T) {
 	}
 
 	restored := openSink(t, map[string]string{"stream": stream, "format": "json", "sink.batch-size": "70", "sink.transaction.marker-ttl": "1 h"}).(connector.TransactionalSink[line])
-	again, err := restored.NewTransactionalWriter(writerCtx{})
+	again, err := restored.NewTransactionalWriter(connectortest.WriterContext{Name: "redis out"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -33,14 +32,6 @@ func TestSinkConformance(t *testing.T) {
 	}
 }
 
-type writerCtx struct{}
-
-func (writerCtx) SinkName() string      { return "redis out" }
-func (writerCtx) Subtask() int          { return 0 }
-func (writerCtx) Parallelism() int      { return 1 }
-func (writerCtx) ProcessingTime() int64 { return time.Now().UnixMilli() }
-func (writerCtx) Log() *slog.Logger     { return slog.New(slog.DiscardHandler) }
-
 // TestRepeatedCommitAddsNothing commits a transaction, then commits it
 // again, as a restored job does, from another writer: the stream holds its
 // records once, and every chunk has a marker that expires.
@@ -52,7 +43,7 @@ func TestRepeatedCommitAddsNothing(t *testing.T) {
 	if !ok {
 		t.Fatalf("the exactly-once sink is a %T, not a TransactionalSink", sink)
 	}
-	w, err := ts.NewTransactionalWriter(writerCtx{})
+	w, err := ts.NewTransactionalWriter(connectortest.WriterContext{Name: "redis out"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +70,7 @@ func TestRepeatedCommitAddsNothing(t *testing.T) {
 	if err := w.Commit(tx); err != nil {
 		t.Fatal(err)
 	}
-	again, err := ts.NewTransactionalWriter(writerCtx{})
+	again, err := ts.NewTransactionalWriter(connectortest.WriterContext{Name: "redis out"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +107,7 @@ func TestAbortAndLostStaging(t *testing.T) {
 	ctx := context.Background()
 	stream := freshStream(t, cli)
 	ts := openSink(t, map[string]string{"stream": stream, "format": "json", "sink.batch-size": "10"}).(connector.TransactionalSink[line])
-	w, err := ts.NewTransactionalWriter(writerCtx{})
+	w, err := ts.NewTransactionalWriter(connectortest.WriterContext{Name: "redis out"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +153,7 @@ func TestMaxLen(t *testing.T) {
 	for _, g := range []string{"exactly-once", "at-least-once"} {
 		stream := freshStream(t, cli)
 		sink := openSink(t, map[string]string{"stream": stream, "format": "json", "sink.delivery-guarantee": g, "sink.max-len": "100", "sink.batch-size": "50"})
-		w, err := sink.NewWriter(writerCtx{})
+		w, err := sink.NewWriter(connectortest.WriterContext{Name: "redis out"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +187,7 @@ func TestSinkToAnotherType(t *testing.T) {
 			t.Fatal(err)
 		}
 		sink := openSink(t, map[string]string{"stream": key, "format": "json", "sink.delivery-guarantee": g})
-		w, err := sink.NewWriter(writerCtx{})
+		w, err := sink.NewWriter(connectortest.WriterContext{Name: "redis out"})
 		if err != nil {
 			t.Fatal(err)
 		}
