@@ -100,6 +100,13 @@ func (c *CalcRel) prunedJoin(alone bool) *CalcRel {
 	for s, shift := range [2][2]int{{0, 0}, {nl, nlNew}} {
 		nj.expiry[s] = j.expiry[s].remap(func(col int) int { return newIndex[col+shift[0]] - shift[1] }, nj.rt, shift[1])
 	}
+	if p := j.prefilter; p != nil {
+		// Its columns are read by the condition: kept.
+		np := *p
+		shift := [2][2]int{{0, 0}, {nl, nlNew}}[p.side]
+		np.col, np.time = newIndex[p.col+shift[0]]-shift[1], newIndex[p.time+shift[0]]-shift[1]
+		nj.prefilter = &np
+	}
 	out := *c
 	out.Input = &nj
 	out.Projs = mapExprs(c.Projs, joined)

@@ -31,6 +31,9 @@ type RegularJoinRel struct {
 	// expiry says when the rows of each input can be dropped from the
 	// join's state (join_expiry.go), nil for never.
 	expiry [2]joinExpiry
+	// prefilter drops the rows of one input that cannot match the
+	// maximum of their window (join_max_prefilter.go), nil for none.
+	prefilter *maxPrefilter
 }
 
 func (q *queryPlanner) newRegularJoin(sp *joinSpec, keys []equiKey, residual []expr.Expr) *RegularJoinRel {
@@ -41,6 +44,7 @@ func (q *queryPlanner) newRegularJoin(sp *joinSpec, keys []equiKey, residual []e
 		j.contains[side] = len(j.unique[side]) > 0 && keyContains(keys, side, j.unique[side])
 	}
 	j.planExpiry(q.cat)
+	j.prefilter = j.planMaxPrefilter(q.cat)
 	return j
 }
 
@@ -160,6 +164,9 @@ func (j *RegularJoinRel) Describe() string {
 	if len(expiry) > 0 {
 		exp = ", stateExpiry=[" + strings.Join(expiry, ", ") + "]"
 	}
+	if j.prefilter != nil {
+		exp += ", maxPrefilter=[" + j.prefilter.String(j.rt, j.spec.width()) + "]"
+	}
 	return fmt.Sprintf("Join(joinType=[%s], where=[%s], select=[%s], leftInputSpec=[%s], rightInputSpec=[%s]%s)",
 		flinkJoinType(j.spec.kind), joinWhereText(j.keys, j.residual, j.rt), fieldList(j.rt), j.inputSpec(0), j.inputSpec(1), exp)
 }
@@ -194,6 +201,14 @@ func (j *RegularJoinRel) buildProjected(b *builder, rt *types.RowType, projs []e
 		return nil, err
 	}
 	ls, rs = wholeRows(ls, j.spec.left), wholeRows(rs, j.spec.right)
+	// The settings may have changed since the join was planned.
+	if p := j.prefilter; p != nil && maxPrefilterAllowed(b.cat) {
+		if p.side == 0 {
+			ls = p.apply(ls)
+		} else {
+			rs = p.apply(rs)
+		}
+	}
 	kind := j.spec.kind
 	// Rows whose key is NULL match nothing: those of a side that is not
 	// kept unmatched need not enter the join.
