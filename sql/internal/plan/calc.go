@@ -294,12 +294,13 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	if c.identity() {
 		return s, nil
 	}
-	rt, projs := c.rt, c.Projs
+	rt, projs, in := c.rt, c.Projs, c.Input.Schema()
 	// The projection writes each row anew: the rows it reads may be in
 	// memory reused for the next ones, and the rows it writes may be too.
 	return eddy.MapRowsReusing(s, func(reuse bool) (func(types.Row) types.Row, func()) {
 		a := newOutputArena(reuse)
 		p, _ := newSharedProjector(rt, projs, expr.NewShared(projs...), a)
+		p.inPlace(in)
 		return p.project, a.Rewind
 	}), nil
 }
@@ -383,6 +384,7 @@ func (c *CalcRel) newTransform(reuse bool) (func(Rec) (Rec, bool), func()) {
 		arena = types.NewRecyclingArena(0)
 	}
 	p, _ := newSharedProjector(c.rt, c.Projs, shared, arena)
+	p.inPlace(c.Input.Schema())
 	return func(r Rec) (Rec, bool) {
 		shared.Next()
 		if cond != nil {
@@ -398,6 +400,9 @@ func (c *CalcRel) newTransform(reuse bool) (func(Rec) (Rec, bool), func()) {
 // projector writes the row of a projection.
 type projector struct {
 	w *types.RowWriter
+	// pos, if set, starts each row with the columns passed as they are
+	// at the positions they have in the input row (see inPlace).
+	pos *types.PositionCopier
 	// copies are the columns passed as they are: field out of the row
 	// is field in of the input row.
 	copies []columnCopy
@@ -435,6 +440,29 @@ func newSharedProjector(rt *types.RowType, exprs []expr.Expr, shared *expr.Share
 	return p, nil
 }
 
+// inPlace makes the projector copy the columns it passes from the same
+// position of the input row, of type in, with one copy of the input's
+// bitmap and slots: worth it when it passes two or more that way.
+func (p *projector) inPlace(in *types.RowType) {
+	var same []int
+	var rest []columnCopy
+	for _, c := range p.copies {
+		if c.in == c.out {
+			same = append(same, c.out)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	if len(same) < 2 {
+		return
+	}
+	pos, err := types.NewPositionCopier(in, p.w.RowType(), same)
+	if err != nil {
+		return
+	}
+	p.pos, p.copies = pos, rest
+}
+
 // project writes the row of the projection of in.
 func (p *projector) project(in types.Row) types.Row {
 	p.shared.Next()
@@ -444,7 +472,11 @@ func (p *projector) project(in types.Row) types.Row {
 // write is project for a row its caller has started.
 func (p *projector) write(in types.Row) types.Row {
 	w := p.w
-	w.Reset()
+	if p.pos != nil {
+		p.pos.Start(w, in)
+	} else {
+		w.Reset()
+	}
 	for _, c := range p.copies {
 		w.CopyFieldRef(c.out, in, c.in)
 	}
