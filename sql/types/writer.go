@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 )
 
@@ -99,6 +100,24 @@ func (c *cells) setVar(i int, s string) {
 
 func (c *cells) setVarBytes(i int, b []byte) { c.setVar(i, unsafeString(b)) }
 
+// appendInt64Bytes appends to vbuf what the function appendInt64Bytes
+// appends, writing a whole word at its end and keeping the bytes of v it
+// needs: vbuf is the writer's own, so the bytes past its length are free
+// to write.
+func (c *cells) appendInt64Bytes(v int64) {
+	u := uint64(v)
+	if v < 0 {
+		u = ^u
+	}
+	n := (bits.Len64(u) + 8) / 8
+	l := len(c.vbuf)
+	if cap(c.vbuf)-l < 8 {
+		c.vbuf = slices.Grow(c.vbuf, 8)
+	}
+	binary.BigEndian.PutUint64(c.vbuf[l:l+8], uint64(v)<<(64-8*n))
+	c.vbuf = c.vbuf[:l+n]
+}
+
 // beginVar and endVar bracket bytes appended to vbuf directly as cell i.
 func (c *cells) beginVar(i int) {
 	c.nulls[i>>6] &^= 1 << (i & 63)
@@ -126,7 +145,7 @@ func (c *cells) setDecimal(i int, d Decimal, t Type) error {
 		if p > MaxCompactPrecision {
 			// Every int64 fits 19 digits or more: its bytes as they are.
 			c.beginVar(i)
-			c.vbuf = appendInt64Bytes(c.vbuf, d.u)
+			c.appendInt64Bytes(d.u)
 			c.endVar(i)
 			return nil
 		}
@@ -441,7 +460,7 @@ func (w *RowWriter) SetDecimal(i int, d Decimal) error {
 		// scale.
 		if t.p > MaxCompactPrecision {
 			w.beginVar(i)
-			w.vbuf = appendInt64Bytes(w.vbuf, d.u)
+			w.appendInt64Bytes(d.u)
 			w.endVar(i)
 			return nil
 		}
