@@ -329,6 +329,9 @@ func compileDistinct(distinct bool, c *Call, args []*Eval) (*Eval, error) {
 
 func compileAnd(c *Call, args []*Eval) (*Eval, error) {
 	f, g := args[0].Bool, args[1].Bool
+	if costlyFirst(c) {
+		f, g = g, f
+	}
 	return &Eval{Bool: func(r types.Row) (bool, bool) {
 		u, n1 := f(r)
 		if !u && !n1 {
@@ -344,6 +347,9 @@ func compileAnd(c *Call, args []*Eval) (*Eval, error) {
 
 func compileOr(c *Call, args []*Eval) (*Eval, error) {
 	f, g := args[0].Bool, args[1].Bool
+	if costlyFirst(c) {
+		f, g = g, f
+	}
 	return &Eval{Bool: func(r types.Row) (bool, bool) {
 		u, n1 := f(r)
 		if u && !n1 {
