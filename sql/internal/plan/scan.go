@@ -198,12 +198,10 @@ func (s *ScanRel) watermarks(b *builder) (eddy.WatermarkStrategy[Rec], error) {
 	if s.rowtime == nil {
 		return eddy.NoWatermarks[Rec](), nil
 	}
-	rt, err := expr.Compile(s.rowtime)
+	ts, err := rowtimeOf(s.rowtime)
 	if err != nil {
 		return eddy.WatermarkStrategy[Rec]{}, err
 	}
-	tsOf := millisOf(rt)
-	ts := func(c Rec) int64 { return tsOf(c.Row) }
 	var ws eddy.WatermarkStrategy[Rec]
 	if d, ok := fixedDelay(s.watermark, s.rowtime); ok {
 		ws = eddy.BoundedOutOfOrder(d, ts)
@@ -230,6 +228,29 @@ func (s *ScanRel) watermarks(b *builder) (eddy.WatermarkStrategy[Rec], error) {
 		}
 	}
 	return ws, nil
+}
+
+// rowtimeOf returns the function giving the milliseconds of a record's
+// rowtime, e over its row (the smallest timestamp for NULL): one read of
+// the row where e is a column of milliseconds, as a table's rowtime
+// column mostly is.
+func rowtimeOf(e expr.Expr) (func(Rec) int64, error) {
+	if col, ok := e.(*expr.Column); ok && col.Index >= 0 && col.T.Precision() <= types.MaxCompactTimestampPrecision &&
+		(col.T.Kind() == types.KindTimestamp || col.T.Kind() == types.KindTimestampLTZ) {
+		i := col.Index
+		return func(c Rec) int64 {
+			if c.Row.IsNull(i) {
+				return math.MinInt64
+			}
+			return c.Row.TimestampMillis(i)
+		}, nil
+	}
+	ev, err := expr.Compile(e)
+	if err != nil {
+		return nil, err
+	}
+	tsOf := millisOf(ev)
+	return func(c Rec) int64 { return tsOf(c.Row) }, nil
 }
 
 // millisOf returns a function giving the milliseconds of a timestamp
