@@ -248,7 +248,8 @@ func TestLookupJoinConcurrentInOrder(t *testing.T) {
 }
 
 // TestLookupJoinUpdates checks that an update of an input row comes out as
-// updates of its result rows.
+// updates of its result rows, with lookups in flight and with synchronous
+// ones.
 func TestLookupJoinUpdates(t *testing.T) {
 	dims := &fakeTable{rows: map[int64][]dimRow{1: {{K: 1, Name: 10}, {K: 1, Name: 11}}}}
 	input := []changelog.Change[relRow]{
@@ -256,20 +257,22 @@ func TestLookupJoinUpdates(t *testing.T) {
 		changelog.Of(changelog.UpdateBefore, relRow{ID: 1, G: 1, V: 1}),
 		changelog.Of(changelog.UpdateAfter, relRow{ID: 1, G: 1, V: 2}),
 	}
-	out, err := runLookup(t, input, dims, eddy.InnerJoin, eddy.LookupConcurrency(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kinds []string
-	for _, c := range out {
-		kinds = append(kinds, c.Kind.String())
-	}
-	if got := strings.Join(kinds, " "); got != "+I +I -U +U -U +U" {
-		t.Fatalf("kinds %q, want %q: %v", got, "+I +I -U +U -U +U", out)
-	}
-	checkPairs(t, out)
-	if d := diffTables(table(t, out), bruteLookup(table(t, input), dims, eddy.InnerJoin)); d != "" {
-		t.Fatalf("result table differs:\n%s", d)
+	for _, opt := range []eddy.LookupOption{eddy.LookupConcurrency(4), eddy.LookupSynchronous()} {
+		out, err := runLookup(t, input, dims, eddy.InnerJoin, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, c := range out {
+			kinds = append(kinds, c.Kind.String())
+		}
+		if got := strings.Join(kinds, " "); got != "+I +I -U +U -U +U" {
+			t.Fatalf("kinds %q, want %q: %v", got, "+I +I -U +U -U +U", out)
+		}
+		checkPairs(t, out)
+		if d := diffTables(table(t, out), bruteLookup(table(t, input), dims, eddy.InnerJoin)); d != "" {
+			t.Fatalf("result table differs:\n%s", d)
+		}
 	}
 }
 

@@ -159,6 +159,9 @@ func NewLookupJoin[T any, K comparable, R, O any](ctx *runtime.Context, logic Lo
 // ProcessBatch starts the lookups of the batch's changes (or finds their
 // rows in the cache) and emits the results that are ready, in order.
 func (j *LookupJoin[T, K, R, O]) ProcessBatch(b *runtime.Batch[changelog.Change[T]]) error {
+	if j.logic.Sync && j.head == len(j.queue) {
+		return j.processSync(b)
+	}
 	for i := range b.Data {
 		c := &b.Data[i]
 		for j.inFlight >= j.logic.Concurrency || len(j.queue)-j.head >= maxLookupQueue+j.logic.Concurrency {
@@ -183,6 +186,44 @@ func (j *LookupJoin[T, K, R, O]) ProcessBatch(b *runtime.Batch[changelog.Change[
 		return err
 	}
 	j.poll()
+	if err := j.out.Flush(); err != nil {
+		return err
+	}
+	if j.logic.Rewind != nil {
+		j.logic.Rewind()
+	}
+	return nil
+}
+
+// processSync is ProcessBatch for a Sync logic with nothing queued: each
+// lookup is done as it starts, so the results of each change go out at
+// once, in input order, without queueing the change. The -U and +U of an
+// update go out together, as emitReady sends them.
+func (j *LookupJoin[T, K, R, O]) processSync(b *runtime.Batch[changelog.Change[T]]) error {
+	for i := 0; i < len(b.Data); i++ {
+		c := &b.Data[i]
+		it := lookupItem[T, K, R]{kind: c.Kind, row: c.Row, ts: b.TS[i], call: j.start(j.logic.Key(c.Row))}
+		if j.failed != nil {
+			return j.failed
+		}
+		if c.Kind == changelog.UpdateBefore && i+1 < len(b.Data) && b.Data[i+1].Kind == changelog.UpdateAfter {
+			i++
+			n := &b.Data[i]
+			next := lookupItem[T, K, R]{kind: n.Kind, row: n.Row, ts: b.TS[i], call: j.start(j.logic.Key(n.Row))}
+			if j.failed != nil {
+				return j.failed
+			}
+			j.results(&it, true)
+			j.results(&next, false)
+			j.emitResults(true, next.ts)
+			j.release(it.call)
+			j.release(next.call)
+			continue
+		}
+		j.results(&it, it.kind.IsRetraction())
+		j.emitResults(false, it.ts)
+		j.release(it.call)
+	}
 	if err := j.out.Flush(); err != nil {
 		return err
 	}
@@ -408,13 +449,19 @@ func (j *LookupJoin[T, K, R, O]) emitReady() error {
 // pop drops n items from the head of the queue.
 func (j *LookupJoin[T, K, R, O]) pop(n int) {
 	for _, it := range j.queue[j.head : j.head+n] {
-		if c := it.call; c != nil && c.pooled {
-			*c = lookupCall[K, R]{pooled: true}
-			j.free = append(j.free, c)
-		}
+		j.release(it.call)
 	}
 	clear(j.queue[j.head : j.head+n])
 	j.head += n
+}
+
+// release keeps the call of a Sync lookup for another, once its change
+// went out.
+func (j *LookupJoin[T, K, R, O]) release(c *lookupCall[K, R]) {
+	if c != nil && c.pooled {
+		*c = lookupCall[K, R]{pooled: true}
+		j.free = append(j.free, c)
+	}
 }
 
 // results collects the result rows of a change: retractions if retract,
