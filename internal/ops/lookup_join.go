@@ -78,8 +78,9 @@ type lookupCall[K comparable, R any] struct {
 	rows []R
 	err  error
 	done bool
-	// pooled marks the call of a Sync lookup, which one queue item alone
-	// holds and which is used again once that item is emitted.
+	// pooled marks the call of a Sync lookup, which one change alone
+	// holds (its queue item, or processSync) and which is used again
+	// once the change's results are emitted.
 	pooled bool
 }
 

@@ -40,9 +40,11 @@ func (w *RowWriter) copyField(i int, r Row, j int, ref bool) {
 // price, dateTime, extra). It copies the input's null bitmap and slots at
 // once instead of field by field.
 type PositionCopier struct {
-	// n is the number of fields of the input rows; fixed is the size of
-	// their bitmap and slots copied.
-	n, fixed int
+	// n is the number of fields of the input rows, out that of the
+	// output rows; fixed is the size of the bitmap and slots copied.
+	n, out, fixed int
+	// fields are the fields copied.
+	fields []int
 	// keep has the bits of the fields copied, per null bitmap word.
 	keep []uint64
 	// vars are the fields copied that are of variable size.
@@ -55,12 +57,12 @@ type PositionCopier struct {
 // of the type of field i of rt (up to nullability) for each i in fields.
 func NewPositionCopier(rt, out *RowType, fields []int) (*PositionCopier, error) {
 	if rt.bitmapBytes != out.bitmapBytes {
-		return nil, fmt.Errorf("rows of %d fields copied into rows of %d", rt.Len(), out.Len())
+		return nil, fmt.Errorf("types: rows of %d fields copied into rows of %d: their null bitmaps differ in size", rt.Len(), out.Len())
 	}
-	c := &PositionCopier{n: rt.Len(), fixed: min(rt.fixedSize, out.fixedSize), keep: make([]uint64, rt.bitmapBytes/8)}
+	c := &PositionCopier{n: rt.Len(), out: out.Len(), fields: slices.Clone(fields), fixed: min(rt.fixedSize, out.fixedSize), keep: make([]uint64, rt.bitmapBytes/8)}
 	for _, i := range fields {
 		if i < 0 || i >= rt.Len() || i >= out.Len() || !rt.FieldType(i).EqualIgnoringNullability(out.FieldType(i)) {
-			return nil, fmt.Errorf("field %d of %s is not a field of %s", i, rt, out)
+			return nil, fmt.Errorf("types: field %d of %s is not copied as field %d of %s: no such field, or another type", i, rt, i, out)
 		}
 		c.keep[i>>6] |= 1 << (i & 63)
 		if slices.Contains(out.varFields, i) {
@@ -73,10 +75,18 @@ func NewPositionCopier(rt, out *RowType, fields []int) (*PositionCopier, error) 
 // Start resets w to a row whose copied fields are those of r, as
 // CopyFieldRef(i, r, i) sets them, and whose other fields are NULL. As with
 // CopyFieldRef, r's memory must stay as it is until the row is finished.
-// w writes rows of the copier's output type and r is of its input type.
+// w must write rows of the copier's output type; r is of its input type (a
+// row of another number of fields is copied field by field).
 func (c *PositionCopier) Start(w *RowWriter, r Row) {
+	if w.n != c.out {
+		panic(fmt.Sprintf("types: a copier into rows of %d fields starts a row of %d", c.out, w.n))
+	}
 	if int(r.n) != c.n {
-		panic(fmt.Sprintf("types: a row of %d fields copied as one of %d", r.n, c.n))
+		w.Reset()
+		for _, i := range c.fields {
+			w.CopyFieldRef(i, r, i)
+		}
+		return
 	}
 	w.vbuf = w.vbuf[:0]
 	w.ordered, w.lastVar = true, -1

@@ -119,3 +119,35 @@ func randRowOf(rng *rand.Rand, rt *RowType, arena *Arena) ([]Value, Row) {
 	}
 	return vals, r
 }
+
+// TestPositionCopierOtherRows copies from a row with fewer fields than the
+// copier's input type, field by field, into a writer left with a row
+// unfinished, and refuses a writer of another type.
+func TestPositionCopierOtherRows(t *testing.T) {
+	in := MustRowType(F("a", BigInt()), F("b", String()), F("c", BigInt()))
+	short := MustRowType(F("a", BigInt()), F("b", String()))
+	c, err := NewPositionCopier(in, in, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arena := NewArena(0)
+	r, err := BuildRow(short, arena, int64(7), "seven")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := NewRowWriter(in, arena), NewRowWriter(in, arena)
+	got.SetInt64(0, 1) // a row left unfinished
+	got.SetInt64(2, 3)
+	c.Start(got, r)
+	want.CopyFieldRef(0, r, 0)
+	want.CopyFieldRef(1, r, 1)
+	if g, w := got.Finish(), want.Finish(); g != w {
+		t.Fatalf("from a row of %s: %x, want %x", short, g.Bytes(), w.Bytes())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a writer of another type: no panic")
+		}
+	}()
+	c.Start(NewRowWriter(short, arena), r)
+}

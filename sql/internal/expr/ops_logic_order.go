@@ -16,8 +16,8 @@ var errorFreeCalls = map[string]bool{
 	"=": true, "<>": true, "<": true, "<=": true, ">": true, ">=": true,
 	"IS NULL": true, "IS NOT NULL": true, "NOT": true, "AND": true, "OR": true,
 	"LOWER": true, "UPPER": true,
-	// With a constant pattern (see costlyFirst): a pattern is compiled
-	// when the query is.
+	// Only with a constant pattern (see errorFree), which the query
+	// compiles once.
 	"REGEXP": true, "REGEXP_EXTRACT": true,
 }
 
@@ -30,6 +30,10 @@ var costlyCalls = map[string]bool{"REGEXP": true, "REGEXP_EXTRACT": true}
 func errorFree(e Expr) bool {
 	ok := true
 	Walk(e, func(x Expr) bool {
+		if !ok {
+			// Walk goes on to the siblings of a node it stops at.
+			return false
+		}
 		switch x := x.(type) {
 		case *Column, *Field, *Literal:
 		case *Cast:

@@ -57,6 +57,8 @@ func TestCostlyFirst(t *testing.T) {
 		{"regex OR regex", f.call("OR", regex, regex), false},
 		{"pattern from a column", f.call("OR", regexCol, hot), false},
 		{"a cast that can fail", f.call("OR", regex, cast), false},
+		{"a cast that can fail before a comparison", f.call("AND", f.call("REGEXP", f.col(0), StringLiteral("a+")), f.call("OR", cast, f.call("=", f.col(1), StringLiteral("x")))), false},
+		{"arithmetic before a comparison", f.call("OR", regex, f.call("OR", arith, f.call("=", f.col(1), StringLiteral("x")))), false},
 		{"a cast of text to text", f.call("OR", regex, f.call("=", &Cast{X: f.col(1), T: types.VarChar(3)}, StringLiteral("x"))), true},
 		{"arithmetic that can overflow", f.call("OR", regex, arith), false},
 	} {
