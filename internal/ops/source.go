@@ -73,7 +73,11 @@ func (s *splitOutput[T]) EmitAt(v T, ts int64) {
 }
 
 func (s *splitOutput[T]) emit(v T, ts int64) {
-	s.touched = true
+	if !s.touched {
+		// Written once per read, not at every record: a store would
+		// take the cache line from another core reading its neighbours.
+		s.touched = true
+	}
 	if s.gen != nil {
 		s.gen.OnEvent(v, ts)
 	}

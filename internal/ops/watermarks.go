@@ -40,6 +40,7 @@ type BoundedOutOfOrderness[T any] struct {
 	Delay int64
 	max   int64
 	seen  bool
+	_     CacheLinePad
 }
 
 // OnEvent records ts.

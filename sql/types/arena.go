@@ -12,6 +12,7 @@ const DefaultArenaChunk = 64 << 10
 // briefly. An Arena is not safe for concurrent use: give each goroutine
 // its own.
 type Arena struct {
+	_     cacheLinePad
 	buf   []byte // the current chunk; len is the part handed out
 	chunk int
 	total int64
@@ -24,6 +25,7 @@ type Arena struct {
 	next    int
 	// own gives every row memory of its own.
 	own bool
+	_   cacheLinePad
 }
 
 // NewOwnArena returns an arena that gives every row memory of its own, one

@@ -229,6 +229,7 @@ func (c *cells) encode(dst []byte, base, n int, vars []int, allVar bool) {
 // reusable and allocates nothing per row once its buffers have grown; it
 // is not safe for concurrent use.
 type RowWriter struct {
+	_ cacheLinePad
 	cells
 	rt    *RowType
 	arena *Arena
@@ -241,6 +242,7 @@ type RowWriter struct {
 	full  []uint64 // the null words with every field NULL
 	// isVar[i] tells whether field i lives in the variable part.
 	isVar []bool
+	_     cacheLinePad
 }
 
 // NewRowWriter returns a writer of rows of type rt into arena (which may
@@ -249,15 +251,15 @@ func NewRowWriter(rt *RowType, arena *Arena) *RowWriter {
 	n := rt.Len()
 	w := &RowWriter{rt: rt, arena: arena, n: n}
 	words := bitmapBytes(n) / 8
-	w.fixed = make([]uint64, words+n)
+	w.fixed = guarded[uint64](words + n)
 	w.nulls = w.fixed[:words:words]
 	w.slots = w.fixed[words:]
 	w.full = make([]uint64, words)
 	for i := 0; i < n; i++ {
 		w.full[i>>6] |= 1 << (i & 63)
 	}
-	w.vstart = make([]int32, n)
-	w.vlen = make([]int32, n)
+	w.vstart = guarded[int32](n)
+	w.vlen = guarded[int32](n)
 	w.isVar = make([]bool, n)
 	for _, i := range rt.varFields {
 		w.isVar[i] = true
@@ -414,7 +416,7 @@ const refCell = -1
 // that are still being written will not.
 func (w *RowWriter) SetStringRef(i int, s string) {
 	if w.refs == nil {
-		w.refs = make([]string, w.n)
+		w.refs = guarded[string](w.n)
 	}
 	w.nulls[i>>6] &^= 1 << (i & 63)
 	w.ordered = false
