@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy/internal/runtime"
+	"golang.org/x/sys/cpu"
 )
 
 // WatermarkGenerator tracks the event time of one split and says how far
@@ -40,7 +41,7 @@ type BoundedOutOfOrderness[T any] struct {
 	Delay int64
 	max   int64
 	seen  bool
-	_     CacheLinePad
+	_     cpu.CacheLinePad
 }
 
 // OnEvent records ts.
