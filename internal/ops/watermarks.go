@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/eddystream/eddy/internal/runtime"
-	"golang.org/x/sys/cpu"
 )
 
 // WatermarkGenerator tracks the event time of one split and says how far
@@ -41,7 +40,7 @@ type BoundedOutOfOrderness[T any] struct {
 	Delay int64
 	max   int64
 	seen  bool
-	_     cpu.CacheLinePad
+	_     CacheLinePad
 }
 
 // OnEvent records ts.

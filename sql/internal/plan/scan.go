@@ -8,10 +8,10 @@ import (
 	"github.com/eddystream/eddy"
 	"github.com/eddystream/eddy/changelog"
 	"github.com/eddystream/eddy/connector"
+	"github.com/eddystream/eddy/internal/ops"
 	"github.com/eddystream/eddy/sql/internal/expr"
 	"github.com/eddystream/eddy/sql/parser"
 	"github.com/eddystream/eddy/sql/types"
-	"golang.org/x/sys/cpu"
 )
 
 // ScanRel reads a table through its connector: the physical columns and
@@ -293,7 +293,7 @@ func fixedDelay(wm, rowtime expr.Expr) (time.Duration, bool) {
 type exprWatermarks struct {
 	wm  func(types.Row) int64
 	max int64
-	_   cpu.CacheLinePad
+	_   ops.CacheLinePad
 }
 
 func (g *exprWatermarks) OnEvent(c Rec, _ int64) {
