@@ -180,6 +180,11 @@ func groupAggregate[K comparable, T, ACC, OUT, R any](g *KeyedStream[K, changelo
 	if cfg.localGlobal {
 		return localGlobal(g, f, logic, cfg)
 	}
+	// A function that tells when an input leaves its result as it is
+	// saves making the group's row for that input.
+	if k, ok := f.(agg.ResultKeeper[T, ACC]); ok && equal != nil {
+		logic.Keeps = k.KeepsResult
+	}
 	// The operator owns the accumulator it reads from its state: a function
 	// that can change one in place need not copy it (agg.Mutating).
 	if m, ok := f.(agg.Mutating[T, ACC]); ok {

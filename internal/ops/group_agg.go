@@ -36,6 +36,11 @@ type GroupAggLogic[K comparable, T, ACC, R any] struct {
 	// Equal, if set, compares two output rows: an update that leaves the
 	// row equal is not emitted.
 	Equal func(a, b R) bool
+	// Keeps, if set (with Equal), tells before a row is added to a
+	// group's accumulator that adding it leaves the group's row as it is
+	// (agg.ResultKeeper): the operator then adds it without making the
+	// group's row, and emits nothing.
+	Keeps func(acc ACC, row T) bool
 	// StableRows tells that a row Row made shares no memory that a later
 	// change of the accumulator changes: the operator then keeps the row
 	// it last emitted for the group it last changed, and takes it as that
@@ -159,6 +164,25 @@ func (g *GroupAgg[K, T, ACC, R]) apply(rows []changelog.Change[T]) error {
 	if !existed {
 		st = groupState[ACC]{Acc: g.logic.Create()}
 	}
+	v := g.agViews()
+	// The additions that leave the group's row as it is are folded in
+	// first: the row before the others is then the row the group had.
+	kept := 0
+	if existed && g.logic.Keeps != nil && g.logic.Equal != nil {
+		for _, c := range rows {
+			if !c.Kind.IsAddition() || !g.logic.Keeps(st.Acc, c.Row) {
+				break
+			}
+			st.Acc = g.logic.Add(st.Acc, c.Row, v)
+			st.Count++
+			kept++
+		}
+		if kept == len(rows) {
+			g.acc.Update(st)
+			return nil
+		}
+		rows = rows[kept:]
+	}
 	var before R
 	if existed {
 		if g.lastOK && g.lastKey == g.kc.Key {
@@ -167,8 +191,7 @@ func (g *GroupAgg[K, T, ACC, R]) apply(rows []changelog.Change[T]) error {
 			before = g.logic.Row(g.kc.Key, st.Acc)
 		}
 	}
-	v := g.agViews()
-	changed := false
+	changed := kept > 0
 	for _, c := range rows {
 		if c.Kind.IsAddition() {
 			st.Acc = g.logic.Add(st.Acc, c.Row, v)
