@@ -587,6 +587,10 @@ type joinEval struct {
 	// they are; sets write the others.
 	copies []joinCopy
 	sets   []func(types.Row, *types.RowWriter)
+	// pos, if set, starts each result row with the columns of the left
+	// side that keep their positions, copied at once (see
+	// types.PositionCopier); copies holds the others.
+	pos *types.PositionCopier
 	// nullL and nullR are rows of every column NULL, the padded side of
 	// an outer join's unmatched row.
 	nullL, nullR types.Row
@@ -618,6 +622,7 @@ func newJoinEvals(out *types.RowType, projs []expr.Expr, l, r *types.RowType, co
 			}
 			e.sets = append(e.sets, set)
 		}
+		e.leftInPlace(l)
 		if cond != nil {
 			ev, err := e.pair.Compile(cond)
 			if err != nil {
@@ -670,6 +675,29 @@ func nullRow(rt *types.RowType) types.Row {
 func (evs *joinEvals) get() *joinEval  { return evs.pool.Get().(*joinEval) }
 func (evs *joinEvals) put(e *joinEval) { evs.pool.Put(e) }
 
+// leftInPlace makes e copy the columns of the left side, of type l, that
+// keep their positions in the result rows with one copy of the left row's
+// bitmap and slots: worth it when there are two or more.
+func (e *joinEval) leftInPlace(l *types.RowType) {
+	var same []int
+	var rest []joinCopy
+	for _, c := range e.copies {
+		if !c.right && c.in == c.out {
+			same = append(same, c.out)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	if len(same) < 2 {
+		return
+	}
+	pos, err := types.NewPositionCopier(l, e.w.RowType(), same)
+	if err != nil {
+		return
+	}
+	e.pos, e.copies = pos, rest
+}
+
 // join writes the result row of a and b (nil for the padded side).
 func (e *joinEval) join(a, b *types.Row) types.Row {
 	e.pair.A, e.pair.B = e.nullL, e.nullR
@@ -678,6 +706,9 @@ func (e *joinEval) join(a, b *types.Row) types.Row {
 	}
 	if b != nil {
 		e.pair.B = *b
+	}
+	if e.pos != nil {
+		e.pos.Start(e.w, e.pair.A)
 	}
 	for _, c := range e.copies {
 		src := e.pair.A
