@@ -124,7 +124,9 @@ func GroupAggregate[K comparable, T, ACC, OUT any](g *KeyedStream[K, changelog.C
 // byte if they hold numbers only, as GroupAggregate's do), so R is a
 // comparable type whose value does not change once row returns it (a
 // struct of numbers and strings; not a pointer to memory row reuses, nor
-// an interface, whose == may panic).
+// an interface, whose == may panic). If f is an agg.ResultKeeper, row
+// must read acc only through what f's Result shows of it: an input that
+// leaves the result as it is makes no row.
 func GroupAggregateRows[K comparable, T, ACC, OUT any, R comparable](g *KeyedStream[K, changelog.Change[T]], f agg.Function[T, ACC, OUT], row func(key K, acc ACC) R, opts ...TableOption) *Stream[changelog.Change[R]] {
 	// Rows of plain memory compare as GroupAggregate's do, byte for byte.
 	equal := func(a, b R) bool { return a == b }

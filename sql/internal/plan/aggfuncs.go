@@ -126,6 +126,9 @@ type sqlAgg struct {
 	// not add to, so that the entry lives as long as the group's state
 	// time-to-live counts from its last write (table.exec.state.ttl).
 	touch bool
+	// mayKeep tells that a row may leave every call's result as it is
+	// (see KeepsResult).
+	mayKeep bool
 }
 
 // distinctGroup is a view shared by DISTINCT calls of one argument.
@@ -278,6 +281,7 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 		a.keys = append(a.keys, key)
 	}
 	a.placeSharedViews()
+	a.mayKeep = a.canKeep()
 	a.rt = types.MustRowType(fs...)
 	a.pool.New = func() any { return types.NewRowWriter(a.rt, types.NewArena(1024)) }
 	return a, nil

@@ -13,7 +13,7 @@ import (
 // holds a value at least as good as the row's. It says false for every
 // other call, whose result a row may change.
 func (a *sqlAgg) KeepsResult(acc Acc, in types.Row) bool {
-	if len(acc.W) < a.words {
+	if !a.mayKeep || len(acc.W) < a.words {
 		return false
 	}
 	for i, c := range a.calls {
@@ -33,6 +33,24 @@ func (a *sqlAgg) KeepsResult(acc Acc, in types.Row) bool {
 		if !a.extremumKeeps(c, s, acc, in) {
 			return false
 		}
+	}
+	return true
+}
+
+// canKeep tells whether a row may leave every call's result as it is:
+// each call is a MIN or MAX, or may not see some rows (it has a FILTER, or
+// its argument may be NULL). An aggregation with a COUNT(*), or a SUM of a
+// column never NULL, changes its result at every row.
+func (a *sqlAgg) canKeep() bool {
+	for i, c := range a.calls {
+		switch a.slots[i].kind {
+		case kMinMaxInt, kMinMaxFloat, kMinMaxStr, kMinMaxDec, kMinMaxTS:
+			continue
+		}
+		if c.Filter >= 0 || !c.Star && c.Arg >= 0 && a.pre.FieldType(c.Arg).IsNullable() {
+			continue
+		}
+		return false
 	}
 	return true
 }

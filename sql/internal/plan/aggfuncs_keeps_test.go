@@ -95,6 +95,13 @@ func TestKeepsResult(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		star := false
+		for _, c := range calls {
+			star = star || c.Star
+		}
+		if f.mayKeep == star {
+			t.Fatalf("%v: mayKeep is %v", calls, f.mayKeep)
+		}
 		result := func(acc Acc) string {
 			return types.FormatRow(f.rt, types.NewKeyEncoder(f.rt, seq(f.rt.Len())...).KeyRow(f.Result(acc)))
 		}
