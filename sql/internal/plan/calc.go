@@ -444,23 +444,32 @@ func newSharedProjector(rt *types.RowType, exprs []expr.Expr, shared *expr.Share
 // position of the input row, of type in, with one copy of the input's
 // bitmap and slots: worth it when it passes two or more that way.
 func (p *projector) inPlace(in *types.RowType) {
+	p.pos, p.copies = positionCopier(in, p.w.RowType(), p.copies, func(c columnCopy) (int, bool) { return c.out, c.in == c.out })
+}
+
+// positionCopier returns the copier of the columns of copies that keep
+// their positions from rows of type in into rows of type out (keeps gives
+// a copy's output column and whether it does), and the other copies; nil
+// and copies as they are when fewer than two keep their positions or the
+// rows' null bitmaps differ in size.
+func positionCopier[C any](in, out *types.RowType, copies []C, keeps func(C) (int, bool)) (*types.PositionCopier, []C) {
 	var same []int
-	var rest []columnCopy
-	for _, c := range p.copies {
-		if c.in == c.out {
-			same = append(same, c.out)
+	var rest []C
+	for _, c := range copies {
+		if i, ok := keeps(c); ok {
+			same = append(same, i)
 		} else {
 			rest = append(rest, c)
 		}
 	}
 	if len(same) < 2 {
-		return
+		return nil, copies
 	}
-	pos, err := types.NewPositionCopier(in, p.w.RowType(), same)
+	pos, err := types.NewPositionCopier(in, out, same)
 	if err != nil {
-		return
+		return nil, copies
 	}
-	p.pos, p.copies = pos, rest
+	return pos, rest
 }
 
 // project writes the row of the projection of in.

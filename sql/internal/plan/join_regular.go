@@ -679,23 +679,7 @@ func (evs *joinEvals) put(e *joinEval) { evs.pool.Put(e) }
 // keep their positions in the result rows with one copy of the left row's
 // bitmap and slots: worth it when there are two or more.
 func (e *joinEval) leftInPlace(l *types.RowType) {
-	var same []int
-	var rest []joinCopy
-	for _, c := range e.copies {
-		if !c.right && c.in == c.out {
-			same = append(same, c.out)
-		} else {
-			rest = append(rest, c)
-		}
-	}
-	if len(same) < 2 {
-		return
-	}
-	pos, err := types.NewPositionCopier(l, e.w.RowType(), same)
-	if err != nil {
-		return
-	}
-	e.pos, e.copies = pos, rest
+	e.pos, e.copies = positionCopier(l, e.w.RowType(), e.copies, func(c joinCopy) (int, bool) { return c.out, !c.right && c.in == c.out })
 }
 
 // join writes the result row of a and b (nil for the padded side).
