@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	icebergo "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -79,11 +80,41 @@ func openCatalog(ctx context.Context, catalogType, name, uri, warehouse string, 
 	default:
 		return nil, fmt.Errorf("iceberg catalog %q: unknown 'catalog-type' %q: use 'sql' or 'rest'", name, catalogType)
 	}
-	cat, err := catalog.Load(ctx, name, p)
+	cat, err := loadCatalog(ctx, name, p)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg catalog %q: opening the %s catalog at %s: %w", name, catalogType, redactURI(uri), err)
 	}
 	return cat, nil
+}
+
+// sqliteOpenWait bounds how long opening a SQLite catalog waits for
+// another connection that holds the file's lock.
+const sqliteOpenWait = 10 * time.Second
+
+// loadCatalog loads the catalog of properties p. Opening a SQLite catalog
+// creates its tables and switches the file to WAL, which SQLite refuses at
+// once, without waiting out its busy timeout, while another connection
+// (a source and a sink of one job, opening the same catalog) does the
+// same: that is tried again, for up to sqliteOpenWait.
+func loadCatalog(ctx context.Context, name string, p icebergo.Properties) (catalog.Catalog, error) {
+	deadline := time.Now().Add(sqliteOpenWait)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		cat, err := catalog.Load(ctx, name, p)
+		if err == nil || p[sqlcat.DialectKey] != string(sqlcat.SQLite) || !sqliteBusy(err) || time.Now().After(deadline) {
+			return cat, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (while waiting for the SQLite catalog's lock: %w)", err, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// sqliteBusy tells whether err is SQLite's "database is locked".
+func sqliteBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
 // addS3Prop sets the file IO property s3.<key> of an 's3.*' option: as
