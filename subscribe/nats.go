@@ -232,11 +232,20 @@ func (svc *natsService) forward(id string, ns *natsSub) {
 	}
 }
 
+// take removes subscription id from those served and returns it, or nil
+// if there is none. Once it returns, renewing or ending id is refused,
+// though its forwarder may still be sending its last messages.
+func (svc *natsService) take(id string) *natsSub {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	ns := svc.subs[id]
+	delete(svc.subs, id)
+	return ns
+}
+
 // drop ends subscription id with err.
 func (svc *natsService) drop(id string, err error) {
-	svc.mu.Lock()
-	ns := svc.subs[id]
-	svc.mu.Unlock()
+	ns := svc.take(id)
 	if ns == nil {
 		return
 	}
@@ -258,9 +267,7 @@ func (svc *natsService) renew(m *natsgo.Msg) {
 
 func (svc *natsService) unsubscribe(m *natsgo.Msg) {
 	id := lastToken(m.Subject)
-	svc.mu.Lock()
-	ns := svc.subs[id]
-	svc.mu.Unlock()
+	ns := svc.take(id)
 	if ns == nil {
 		respond(m, map[string]string{"error": fmt.Sprintf("no subscription %s", id)})
 		return

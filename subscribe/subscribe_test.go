@@ -479,6 +479,19 @@ INSERT INTO orders SELECT * FROM (VALUES %s) AS t(id, region, amount);
 	if err != nil || !strings.Contains(string(m.Data), "no subscription") {
 		t.Fatalf("renewing an ended subscription: %s %v", m.Data, err)
 	}
+	// A subscription ends when its unsubscribe is answered: renewing it
+	// right after is refused, not answered by a subscription that is
+	// still winding down.
+	for i := 0; i < 200; i++ {
+		s := subscribeNATS(t, nc, "durable-orders", map[string]any{"after": 4})
+		if m, err := nc.Request("eddy.unsubscribe."+s.id, nil, 10*time.Second); err != nil || string(m.Data) != `{"ok":true}` {
+			t.Fatalf("unsubscribe: %v %v", m, err)
+		}
+		m, err := nc.Request("eddy.renew."+s.id, nil, 10*time.Second)
+		if err != nil || !strings.Contains(string(m.Data), "no subscription") {
+			t.Fatalf("renewing subscription %d right after unsubscribing it: %s %v", i, m.Data, err)
+		}
+	}
 	m, err = nc.Request("eddy.subscribe.durable-orders", []byte(`{"where": "amount >"}`), 10*time.Second)
 	if err != nil || !strings.Contains(string(m.Data), "error") {
 		t.Fatalf("a bad condition: %s %v", m.Data, err)
