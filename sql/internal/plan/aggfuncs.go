@@ -226,9 +226,6 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 				return nil, fmt.Errorf("%s of %s is not supported", c.Name, c.ArgType)
 			}
 			if retract {
-				if s.kind == kMinMaxDec {
-					return nil, fmt.Errorf("%s of a DECIMAL over a changelog is not supported", c.Name)
-				}
 				s.view = a.views
 				a.views++
 			}
@@ -250,9 +247,10 @@ func newSQLAgg(calls []*aggCall, pre *types.RowType, retract bool) (*sqlAgg, err
 		if c.Distinct {
 			s.view = a.views
 			a.views++
-			if s.kind == kMinMaxInt || s.kind == kMinMaxFloat || s.kind == kMinMaxStr || s.kind == kMinMaxTS {
+			if s.kind == kMinMaxInt || s.kind == kMinMaxFloat || s.kind == kMinMaxStr || s.kind == kMinMaxTS || s.kind == kMinMaxDec && retract {
 				// DISTINCT does not change MIN and MAX; their own view
-				// serves.
+				// serves. (An insert-only MIN or MAX of DECIMALs keeps
+				// its DISTINCT view, as the plans of older versions do.)
 				s.view--
 				a.views--
 				c.Distinct = false
@@ -681,6 +679,9 @@ func (a *sqlAgg) fold(i int, c *aggCall, s *aggSlots, acc *Acc, in types.Row, v 
 		}
 	case kMinMaxDec:
 		d := in.Decimal(c.Arg, c.ArgType.Precision(), c.ArgType.Scale())
+		if s.view >= 0 && a.decimalView(c, s, acc, d, v, first, sign) {
+			return
+		}
 		if acc.W[s.w] == 1 || (s.max && d.Cmp(acc.D[s.d]) > 0) || (!s.max && d.Cmp(acc.D[s.d]) < 0) {
 			acc.D[s.d] = d
 		}

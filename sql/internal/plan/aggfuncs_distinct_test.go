@@ -16,13 +16,15 @@ type mapViews struct {
 	ints     map[int]map[int64]int64
 	strs     map[int]map[string]int64
 	restored bool
+	// retracts makes InsertOnly false: the input takes rows back.
+	retracts bool
 }
 
 func newMapViews() *mapViews {
 	return &mapViews{ints: map[int]map[int64]int64{}, strs: map[int]map[string]int64{}}
 }
 
-func (v *mapViews) InsertOnly() bool { return true }
+func (v *mapViews) InsertOnly() bool { return !v.retracts }
 func (v *mapViews) Restored() bool   { return v.restored }
 
 func (v *mapViews) Count(view int, value string) int64 { return v.strs[view][value] }

@@ -13,6 +13,8 @@ import (
 // KeepsResult against the results before and after each row: a row it
 // says keeps the result must leave it equal, and for aggregations of MIN
 // and MAX calls alone, every row that leaves it equal must be said to.
+// Half of the aggregations take rows back too (MIN and MAX then keep
+// their values in views).
 func TestKeepsResult(t *testing.T) {
 	bi := types.BigInt()
 	dec := types.DecimalType(10, 2)
@@ -65,6 +67,7 @@ func TestKeepsResult(t *testing.T) {
 	kept, total := 0, 0
 	for iter := 0; iter < 300; iter++ {
 		onlyExtrema := iter%2 == 0
+		retract := iter%4 >= 2
 		var calls []*aggCall
 		for k := 1 + rng.Intn(4); k > 0; k-- {
 			s := extrema[rng.Intn(len(extrema))]
@@ -91,7 +94,7 @@ func TestKeepsResult(t *testing.T) {
 			}
 			calls = append(calls, c)
 		}
-		f, err := newSQLAgg(calls, pre, false)
+		f, err := newSQLAgg(calls, pre, retract)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,11 +109,21 @@ func TestKeepsResult(t *testing.T) {
 			return types.FormatRow(f.rt, types.NewKeyEncoder(f.rt, seq(f.rt.Len())...).KeyRow(f.Result(acc)))
 		}
 		acc := f.Create()
+		views := newMapViews()
+		views.retracts = retract
+		var held []types.Row
 		for n := 0; n < 40; n++ {
+			if retract && len(held) > 0 && rng.Intn(3) == 0 {
+				j := rng.Intn(len(held))
+				acc = f.RetractInPlace(acc, held[j], views, 0)
+				held = append(held[:j], held[j+1:]...)
+				continue
+			}
 			in := row()
+			held = append(held, in)
 			before := result(acc)
 			keeps := f.KeepsResult(acc, in)
-			acc = f.AddInPlace(acc, in, nil, 0)
+			acc = f.AddInPlace(acc, in, views, 0)
 			after := result(acc)
 			total++
 			if keeps {
