@@ -256,7 +256,7 @@ func (c *CalcRel) build(b *builder) (*eddy.Stream[Rec], error) {
 	// record instead of one per Calc.
 	c, chain := c.fusedChain()
 	alone := b.readsAlone(c, chain)
-	c = c.pushProjection(b)
+	c = c.pushProjection(b, alone)
 	if err := c.compiles(); err != nil {
 		return nil, err
 	}

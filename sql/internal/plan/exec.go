@@ -159,6 +159,7 @@ func (s *Script) explain(src string, st *parser.Explain) (string, error) {
 		return "", parser.ErrorAt(src, st.Statement.Position(), "EXPLAIN takes a query, an INSERT or a statement set")
 	}
 	s.prepare(roots)
+	asBuilt(roots, s.Cat)
 	par, err := s.parallelisms(roots)
 	if err != nil {
 		return "", parser.ErrorAt(src, st.Pos, "EXPLAIN: "+err.Error())

@@ -92,8 +92,17 @@ func replacePaths(e expr.Expr, repl func(p []int, e expr.Expr) expr.Expr) expr.E
 // pushProjection returns c over a scan of only the columns and nested
 // fields c reads, when c reads a table whose source can emit them
 // (connector.ProjectableSource): the source then writes one narrow row per
-// record instead of the table's whole rows.
-func (c *CalcRel) pushProjection(b *builder) *CalcRel { return c.narrowed(b.cat) }
+// record instead of the table's whole rows. It returns c as it is unless
+// c reads the scan alone (builder.readsAlone): a scan that other
+// relations read too is one source for them all (shareScans makes the
+// scans of one table one, and sub-plan reuse builds equal scans once), and
+// a scan of c's own would open another.
+func (c *CalcRel) pushProjection(b *builder, alone bool) *CalcRel {
+	if !alone {
+		return c
+	}
+	return c.narrowed(b.cat)
+}
 
 // narrowed is pushProjection with the connectors of cat.
 func (c *CalcRel) narrowed(cat *Catalog) *CalcRel {
