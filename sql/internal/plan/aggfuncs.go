@@ -679,7 +679,7 @@ func (a *sqlAgg) fold(i int, c *aggCall, s *aggSlots, acc *Acc, in types.Row, v 
 		}
 	case kMinMaxDec:
 		d := in.Decimal(c.Arg, c.ArgType.Precision(), c.ArgType.Scale())
-		if s.view >= 0 && a.decimalView(c, s, acc, d, v, first, sign) {
+		if a.retract && s.view >= 0 && a.decimalView(c, s, acc, d, v, first, sign) {
 			return
 		}
 		if acc.W[s.w] == 1 || (s.max && d.Cmp(acc.D[s.d]) > 0) || (!s.max && d.Cmp(acc.D[s.d]) < 0) {

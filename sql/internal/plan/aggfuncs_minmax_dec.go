@@ -16,7 +16,7 @@ import (
 // decimalOrderKey.
 func (a *sqlAgg) decimalView(c *aggCall, s *aggSlots, acc *Acc, d types.Decimal, v agg.Views, first int, sign int64) bool {
 	scale := c.ArgType.Scale()
-	narrow := c.ArgType.Precision() <= maxNarrowDecimal
+	narrow := c.ArgType.Precision() <= types.MaxCompactPrecision
 	var after int64
 	if narrow {
 		u, _ := d.Unscaled()
@@ -43,10 +43,6 @@ func (a *sqlAgg) decimalView(c *aggCall, s *aggSlots, acc *Acc, d types.Decimal,
 	}
 	return true
 }
-
-// maxNarrowDecimal is the greatest precision of the DECIMALs whose
-// unscaled values fit an int64.
-const maxNarrowDecimal = 18
 
 // decimalOrderKey encodes the unscaled value of d so that the encodings of
 // values of one scale compare bytewise as the values do: a first byte

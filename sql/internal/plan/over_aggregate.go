@@ -88,8 +88,6 @@ func (q *queryPlanner) overAggregate(n *parser.Select, in Rel, sc *scope, cond a
 		// aggregates.
 		for _, c := range g.calls {
 			switch {
-			case (c.Name == "MIN" || c.Name == "MAX") && c.ArgType.Kind() == types.KindDecimal:
-				return nil, q.errorf(firstCall.Pos, "%s of a DECIMAL over a bounded OVER frame is not supported: the rows that leave the frame are taken back out of the aggregate, which MIN and MAX of DECIMAL cannot do; CAST the argument to DOUBLE or use an unbounded frame", c.text)
 			case strings.HasPrefix(c.Name, "APPROX_"):
 				return nil, q.errorf(firstCall.Pos, "%s over a bounded OVER frame is not supported: the rows that leave the frame are taken back out of the aggregate, and its sketch cannot forget a value; use an unbounded frame (UNBOUNDED PRECEDING)", c.text)
 			}
